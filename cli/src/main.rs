@@ -1,0 +1,158 @@
+//! `maumau`: the Mau Mau Arena command line.
+//!
+//! `maumau play` (the default) plays one seeded match between random players and prints it.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use maumau_engine::{CallsMode, DrawCause, Event, Game, MatchConfig, Options, ProfileId, RoundEnd};
+
+/// Mau Mau Arena: a rules engine, server and tournament runner for Mau Mau bots.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play one seeded match between random players and print every event.
+    Play(PlayArgs),
+}
+
+#[derive(clap::Args)]
+struct PlayArgs {
+    /// Rule profile: classic, penalty-points, brazilian or romanian-32.
+    #[arg(long, default_value = "classic")]
+    profile: String,
+    /// Number of seats (default: 4).
+    #[arg(long, default_value_t = 4)]
+    seats: u8,
+    /// Seed of the deal and of the random players.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Profile options, comma-separated (e.g. deck32,nine_reverses,limit150), or -.
+    #[arg(long, default_value = "-")]
+    options: String,
+    /// Call rules: challenge, enforce or off.
+    #[arg(long, default_value = "enforce")]
+    calls: String,
+    /// Print only the round results and the final ranking.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl Default for PlayArgs {
+    fn default() -> PlayArgs {
+        PlayArgs {
+            profile: "classic".into(),
+            seats: 4,
+            seed: 1,
+            options: "-".into(),
+            calls: "enforce".into(),
+            quiet: false,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::Play(PlayArgs::default())) {
+        Command::Play(args) => play(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("maumau: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A tiny seeded generator for the random players (SplitMix64), kept apart from the engine's.
+struct Players(u64);
+
+impl Players {
+    fn pick(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let profile: ProfileId = args.profile.parse()?;
+    let config = MatchConfig {
+        options: Options::from_words(&args.options)?,
+        calls: args.calls.parse::<CallsMode>()?,
+        ..MatchConfig::new(profile, args.seats)
+    };
+    let quiet = args.quiet;
+    let mut print = |e: &Event| {
+        if let Some(line) = describe(e, quiet) {
+            println!("{line}");
+        }
+    };
+    let mut game = Game::new_with(config, args.seed, &mut print)?;
+    println!("# {}", game.position());
+    let mut players = Players(args.seed ^ 0x5EED);
+    let mut decisions = 0u64;
+    while let Some(seat) = game.to_act() {
+        let legal = game.legal_actions(seat);
+        let action = legal[players.pick(legal.len())];
+        if !quiet {
+            println!("S{seat}: {action}");
+        }
+        game.apply_with(seat, action, &mut print)?;
+        decisions += 1;
+    }
+    let result = game.match_result().ok_or("the match did not finish")?;
+    println!(
+        "match over after {} rounds and {decisions} decisions",
+        result.rounds
+    );
+    for seat in 0..result.seats {
+        let s = seat as usize;
+        println!(
+            "  place {}  S{seat}  total {:>4}  rounds won {}",
+            result.placings[s], result.totals[s], result.rounds_won[s]
+        );
+    }
+    Ok(())
+}
+
+/// One line for an event, or `None` for events not worth a line.
+fn describe(e: &Event, quiet: bool) -> Option<String> {
+    let line = match e {
+        Event::RoundEnded(r) => {
+            let how = match r.end {
+                RoundEnd::Out(s) => format!("S{s} went out"),
+                RoundEnd::Blocked => "blocked".to_string(),
+            };
+            let n = r.totals.iter().rposition(|&t| t != 0).map_or(0, |i| i + 1);
+            format!(
+                "round {} over: {how}; totals {:?}",
+                r.round,
+                &r.totals[..n.max(1)]
+            )
+        }
+        _ if quiet => return None,
+        Event::RoundStarted { round, dealer } => format!("-- round {round}, dealer S{dealer}"),
+        Event::Drew {
+            cause: DrawCause::Deal,
+            ..
+        }
+        | Event::TurnStarted { .. } => return None,
+        Event::Drew { seat, card, cause } => {
+            let card = card.map_or("?".to_string(), |c| c.to_string());
+            format!("   S{seat} draws {card} ({cause:?})")
+        }
+        Event::UpCard { card } => format!("   up-card {card}"),
+        Event::MatchEnded => return None,
+        other => format!("   {other:?}"),
+    };
+    Some(line)
+}

@@ -1,0 +1,146 @@
+//! What a seat may see: the observation, and events as that seat receives them.
+//!
+//! This module is the one place that decides visibility. Everything that leaves a server for a
+//! seat or a spectator must pass through [`Game::observation`] or [`event_for`].
+//!
+//! # The observation
+//!
+//! An [`Observation`] for seat `s` holds:
+//!
+//! - public table state: profile and seat count, round, dealer (brazilian: F), phase, the seat to
+//!   act, direction, the whole discard pile (every card in it was played face up; its top is the
+//!   card to match), the named suit, the debt, the stock size, every seat's card count, the open
+//!   offence and pending-out seat, each seat's last romanian call, whether an accusation has just
+//!   succeeded, turns taken this round, totals and rounds won;
+//! - private to `s`: its own hand, and while `s` is the seat to move, the card of its 1-card draw
+//!   and the cards it received by penalty draws this turn;
+//! - `s`'s legal actions ([`Game::legal_actions`]).
+//!
+//! It never contains another seat's cards or the order of the stock. After a stock rebuild the
+//! cards below the top are no longer in the discard pile, so the observation does not say which
+//! cards are in the stock (a seat that kept count still knows).
+
+use crate::action::{ActionList, Call};
+use crate::card::{Card, Hand, Pile, Suit};
+use crate::event::{Event, Seat};
+use crate::game::{Game, Offence, Phase};
+use crate::outcome::MAX_SEATS;
+use crate::profile::MatchConfig;
+
+/// Everything one seat may know about the game now. Building one never allocates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Observation {
+    /// The observing seat.
+    pub seat: Seat,
+    /// The match configuration (rules are public).
+    pub config: MatchConfig,
+    /// Round number, from 1.
+    pub round: u16,
+    /// The dealer (brazilian: the first player F).
+    pub dealer: Seat,
+    /// The phase.
+    pub phase: Phase,
+    /// The seat that must act, if any.
+    pub to_act: Option<Seat>,
+    /// True while play goes clockwise.
+    pub clockwise: bool,
+    /// This seat's hand.
+    pub hand: Hand,
+    /// Cards held by each seat.
+    pub hand_sizes: [u8; MAX_SEATS],
+    /// The discard pile, bottom to top.
+    pub discard: Pile,
+    /// The suit named by a J on top.
+    pub named_suit: Option<Suit>,
+    /// Cards owed by the seat to move because of 7s.
+    pub debt: u8,
+    /// Cards in the stock.
+    pub stock_size: u8,
+    /// The open offence.
+    pub offence: Option<Offence>,
+    /// The pending-out seat.
+    pub pending_out: Option<Seat>,
+    /// Each seat's last romanian call.
+    pub last_calls: [Call; MAX_SEATS],
+    /// True right after a successful accusation.
+    pub just_accused: bool,
+    /// This seat's 1-card draw this turn (only while it is the seat to move).
+    pub drawn_card: Option<Card>,
+    /// Cards this seat received by penalty draws this turn (only while it is the seat to move).
+    pub penalty_cards: Hand,
+    /// Turns taken this round.
+    pub turns: u16,
+    /// Match totals.
+    pub totals: [i32; MAX_SEATS],
+    /// Rounds won.
+    pub rounds_won: [u16; MAX_SEATS],
+    /// This seat's legal actions now.
+    pub legal: ActionList,
+}
+
+impl Observation {
+    /// The top card of the discard pile.
+    pub fn top(&self) -> Card {
+        self.discard
+            .top()
+            .expect("the discard pile always holds the up-card")
+    }
+}
+
+impl Game {
+    /// What `seat` may see now. See the module docs for the list.
+    pub fn observation(&self, seat: Seat) -> Observation {
+        let n = self.rules.seats as usize;
+        let mut hand_sizes = [0; MAX_SEATS];
+        for (size, hand) in hand_sizes.iter_mut().zip(&self.hands[..n]) {
+            *size = hand.len() as u8;
+        }
+        let moving = self.phase != Phase::AwaitSuit && self.to_act() == Some(seat);
+        Observation {
+            seat,
+            config: self.config,
+            round: self.round,
+            dealer: self.dealer,
+            phase: self.phase,
+            to_act: self.to_act(),
+            clockwise: self.clockwise,
+            hand: self.hands[seat as usize],
+            hand_sizes,
+            discard: self.discard,
+            named_suit: self.named,
+            debt: self.debt,
+            stock_size: self.stock.len() as u8,
+            offence: self.offence,
+            pending_out: self.pending_out(),
+            last_calls: self.last_call,
+            just_accused: self.accused,
+            drawn_card: if moving { self.drawn } else { None },
+            penalty_cards: if moving {
+                self.penalty_cards
+            } else {
+                Hand::EMPTY
+            },
+            turns: self.turns,
+            totals: self.totals,
+            rounds_won: self.rounds_won,
+            legal: self.legal_actions(seat),
+        }
+    }
+}
+
+/// The event as `viewer` may see it: a card drawn by another seat is hidden. `None` is a
+/// spectator during play, who sees no drawn card.
+pub fn event_for(event: &Event, viewer: Option<Seat>) -> Event {
+    match *event {
+        Event::Drew {
+            seat,
+            card: Some(_),
+            cause,
+        } if viewer != Some(seat) => Event::Drew {
+            seat,
+            card: None,
+            cause,
+        },
+        e => e,
+    }
+}
