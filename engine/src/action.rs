@@ -252,6 +252,11 @@ impl Default for ActionList {
 }
 
 impl ActionList {
+    /// Empties the list.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     /// Appends an action.
     pub(crate) fn push(&mut self, a: Action) {
         self.items[self.len as usize] = a;
@@ -276,6 +281,17 @@ impl ActionList {
     /// True when `a` is in the list.
     pub fn contains(&self, a: &Action) -> bool {
         self.as_slice().contains(a)
+    }
+}
+
+impl FromIterator<Action> for ActionList {
+    /// Collects at most [`MAX_LEGAL`] actions; the rest are dropped.
+    fn from_iter<I: IntoIterator<Item = Action>>(iter: I) -> ActionList {
+        let mut list = ActionList::default();
+        for a in iter.into_iter().take(MAX_LEGAL) {
+            list.push(a);
+        }
+        list
     }
 }
 

@@ -336,10 +336,25 @@ impl FromIterator<Card> for Hand {
 pub const MAX_CARDS: usize = 104;
 
 /// An ordered pile of cards with fixed capacity (stock or discard pile); the top is the last card.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+/// Two piles are equal when they hold the same cards in the same order.
+#[derive(Clone, Copy)]
 pub struct Pile {
     cards: [Card; MAX_CARDS],
     len: u8,
+}
+
+impl PartialEq for Pile {
+    fn eq(&self, other: &Pile) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Pile {}
+
+impl std::hash::Hash for Pile {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
 }
 
 impl Default for Pile {

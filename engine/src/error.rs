@@ -54,6 +54,33 @@ pub enum Rejection {
 }
 
 impl Rejection {
+    /// Every rejection, in declaration order.
+    pub const ALL: [Rejection; 23] = [
+        Rejection::MatchOver,
+        Rejection::NoSuchSeat,
+        Rejection::AwaitingSuit,
+        Rejection::NotAwaitingSuit,
+        Rejection::NotYourTurn,
+        Rejection::CardNotInHand,
+        Rejection::SuitRequired,
+        Rejection::SuitNotAllowed,
+        Rejection::IllegalCard,
+        Rejection::PenaltyCardThisTurn,
+        Rejection::OnlyDrawnCard,
+        Rejection::MustPlayAfterAnnounce,
+        Rejection::HoldsLegalPlay,
+        Rejection::AlreadyDrew,
+        Rejection::NothingToDraw,
+        Rejection::PassBeforeDraw,
+        Rejection::ChallengesDisabled,
+        Rejection::NoOpenOffence,
+        Rejection::OwnOffence,
+        Rejection::AlreadyChallenged,
+        Rejection::AnnounceNotAllowed,
+        Rejection::WrongWord,
+        Rejection::AlreadyAnnounced,
+    ];
+
     /// A stable snake-case name for programs.
     pub const fn code(self) -> &'static str {
         match self {

@@ -426,7 +426,7 @@ impl Game {
 
     /// As [`Game::legal_actions`], into a list the caller keeps (cleared first).
     pub fn legal_actions_into(&self, seat: Seat, list: &mut ActionList) {
-        *list = ActionList::default();
+        list.clear();
         match self.phase {
             Phase::Over => return,
             Phase::AwaitSuit => {
@@ -925,10 +925,12 @@ impl Game {
 
     fn end_round(&mut self, end: RoundEnd, sink: &mut impl EventSink) {
         self.offence = None;
+        self.drawn = None;
+        self.penalty_cards = Hand::EMPTY;
         let n = self.rules.seats as usize;
         let points = round_points(&self.rules, &self.hands[..n], end);
-        for s in 0..n {
-            self.totals[s] += points[s];
+        for (total, p) in self.totals.iter_mut().zip(points) {
+            *total += p;
         }
         if let RoundEnd::Out(w) = end {
             self.rounds_won[w as usize] += 1;

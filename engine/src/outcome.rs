@@ -106,8 +106,8 @@ pub(crate) fn rank(
         (score, tie)
     };
     let mut placings = [0; MAX_SEATS];
-    for s in 0..n {
-        placings[s] = 1 + (0..n).filter(|&o| key(o) > key(s)).count() as u8;
+    for (s, placing) in placings.iter_mut().enumerate().take(n) {
+        *placing = 1 + (0..n).filter(|&o| key(o) > key(s)).count() as u8;
     }
     MatchResult {
         seats: rules.seats,

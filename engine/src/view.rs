@@ -16,6 +16,8 @@
 //!   and the cards it received by penalty draws this turn;
 //! - `s`'s legal actions ([`Game::legal_actions`]).
 //!
+//! A spectator's observation ([`Game::spectator_observation`]) is the public part alone.
+//!
 //! It never contains another seat's cards or the order of the stock. After a stock rebuild the
 //! cards below the top are no longer in the discard pile, so the observation does not say which
 //! cards are in the stock (a seat that kept count still knows).
@@ -30,8 +32,8 @@ use crate::profile::MatchConfig;
 /// Everything one seat may know about the game now. Building one never allocates.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Observation {
-    /// The observing seat.
-    pub seat: Seat,
+    /// The observing seat; `None` for a spectator, who sees only public information.
+    pub viewer: Option<Seat>,
     /// The match configuration (rules are public).
     pub config: MatchConfig,
     /// Round number, from 1.
@@ -74,7 +76,7 @@ pub struct Observation {
     pub totals: [i32; MAX_SEATS],
     /// Rounds won.
     pub rounds_won: [u16; MAX_SEATS],
-    /// This seat's legal actions now.
+    /// This seat's legal actions now (empty for a spectator).
     pub legal: ActionList,
 }
 
@@ -90,21 +92,30 @@ impl Observation {
 impl Game {
     /// What `seat` may see now. See the module docs for the list.
     pub fn observation(&self, seat: Seat) -> Observation {
+        self.observation_for(Some(seat))
+    }
+
+    /// What a spectator may see during play: the public part of every seat's observation.
+    pub fn spectator_observation(&self) -> Observation {
+        self.observation_for(None)
+    }
+
+    fn observation_for(&self, viewer: Option<Seat>) -> Observation {
         let n = self.rules.seats as usize;
         let mut hand_sizes = [0; MAX_SEATS];
         for (size, hand) in hand_sizes.iter_mut().zip(&self.hands[..n]) {
             *size = hand.len() as u8;
         }
-        let moving = self.phase != Phase::AwaitSuit && self.to_act() == Some(seat);
+        let moving = viewer.is_some() && self.phase != Phase::AwaitSuit && self.to_act() == viewer;
         Observation {
-            seat,
+            viewer,
             config: self.config,
             round: self.round,
             dealer: self.dealer,
             phase: self.phase,
             to_act: self.to_act(),
             clockwise: self.clockwise,
-            hand: self.hands[seat as usize],
+            hand: viewer.map_or(Hand::EMPTY, |s| self.hands[s as usize]),
             hand_sizes,
             discard: self.discard,
             named_suit: self.named,
@@ -123,7 +134,7 @@ impl Game {
             turns: self.turns,
             totals: self.totals,
             rounds_won: self.rounds_won,
-            legal: self.legal_actions(seat),
+            legal: viewer.map_or_else(ActionList::default, |s| self.legal_actions(s)),
         }
     }
 }
