@@ -233,6 +233,7 @@ impl Game {
     }
 
     /// The top card of the discard pile.
+    #[inline]
     pub fn top(&self) -> Card {
         self.discard
             .top()
@@ -275,6 +276,7 @@ impl Game {
     }
 
     /// The seat that emptied its hand without the right call and waits for its window to close.
+    #[inline]
     pub fn pending_out(&self) -> Option<Seat> {
         self.offence
             .map(|o| o.offender)
@@ -326,6 +328,7 @@ impl Game {
     // ----- legal actions -----------------------------------------------------------------
 
     /// The distinct cards the seat to move may play now.
+    #[inline]
     pub fn playable(&self) -> u64 {
         if !matches!(
             self.phase,
@@ -346,14 +349,19 @@ impl Game {
     }
 
     /// The distinct cards that match the top now, whoever holds them.
+    #[inline]
     fn matching(&self) -> u64 {
         if self.debt > 0 {
             return Rank::Seven.mask();
         }
-        let top = self.top();
-        let suit = self.named.unwrap_or(top.suit());
-        let mut m = suit.mask() | top.rank().mask();
-        if top.rank() != Rank::Seven || self.rules.jack_wild_on_paid_seven {
+        // The masks come straight from the top card's bit position (suit * 16 + rank).
+        let at = self.top().bit().trailing_zeros();
+        let suit = match self.named {
+            Some(s) => s.mask(),
+            None => 0x1FFF << (at & 0x30),
+        };
+        let mut m = suit | (Rank::Two.mask() << (at & 15));
+        if at & 15 != Rank::Seven as u32 || self.rules.jack_wild_on_paid_seven {
             m |= Rank::Jack.mask();
         }
         m
@@ -366,12 +374,17 @@ impl Game {
 
     /// Whether the seat to move may DRAW now.
     fn check_draw(&self) -> Result<(), Rejection> {
+        self.check_draw_with(self.playable())
+    }
+
+    /// [`Game::check_draw`], given [`Game::playable`].
+    fn check_draw_with(&self, playable: u64) -> Result<(), Rejection> {
         match self.phase {
             Phase::Start => {}
             Phase::AfterDraw => return Err(Rejection::AlreadyDrew),
             _ => return Err(Rejection::MustPlayAfterAnnounce),
         }
-        let has_play = self.playable() != 0;
+        let has_play = playable != 0;
         if self.debt > 0 {
             if has_play && self.drawable() < self.debt as usize {
                 return Err(Rejection::NothingToDraw);
@@ -440,9 +453,11 @@ impl Game {
             _ => {}
         }
         if seat == self.current {
-            let left = self.hands[seat as usize].len() - 1;
+            // An empty hand (a caught pending-out seat with no card left to draw) plays nothing.
+            let left = self.hands[seat as usize].len().saturating_sub(1);
             let calls = self.calls_for(left);
-            for card in cards_of(self.playable()) {
+            let playable = self.playable();
+            for card in cards_of(playable) {
                 for &call in calls {
                     if card.rank() == Rank::Jack {
                         for s in Suit::ALL {
@@ -461,7 +476,7 @@ impl Game {
                     }
                 }
             }
-            if self.check_draw().is_ok() {
+            if self.check_draw_with(playable).is_ok() {
                 list.push(Action::Draw);
             }
             if self.phase == Phase::AfterDraw {
@@ -788,15 +803,18 @@ impl Game {
 
     // ----- mechanics ---------------------------------------------------------------------
 
-    /// `step(s, k)` of RULES.md: `k` seats on in the current direction.
+    /// `step(s, k)` of RULES.md: `k` seats on in the current direction. `|k| <= 2 <= seats`,
+    /// so one correction replaces a division.
+    #[inline]
     pub(crate) fn step(&self, seat: Seat, k: i8) -> Seat {
-        let n = self.rules.seats as i16;
-        let d = if self.clockwise {
-            k as i16
-        } else {
-            -(k as i16)
-        };
-        (seat as i16 + d).rem_euclid(n) as Seat
+        let n = self.rules.seats as i8;
+        let mut s = seat as i8 + if self.clockwise { k } else { -k };
+        if s < 0 {
+            s += n;
+        } else if s >= n {
+            s -= n;
+        }
+        s as Seat
     }
 
     /// Applies a played card's effect (§1.7) and returns the seat that plays next.
@@ -1000,8 +1018,8 @@ impl Game {
             UpCardMode::AsPlayByFirst => self.dealer,
             _ => (self.dealer + 1) % n,
         };
-        for i in 0..self.rules.hand_size as usize * n as usize {
-            let seat = (first_dealt + (i % n as usize) as u8) % n;
+        let mut seat = first_dealt;
+        for _ in 0..self.rules.hand_size as usize * n as usize {
             let card = self.stock.pop().expect("a deck holds every hand");
             self.hands[seat as usize].insert(card);
             sink.event(&Event::Drew {
@@ -1009,6 +1027,7 @@ impl Game {
                 card: Some(card),
                 cause: DrawCause::Deal,
             });
+            seat = if seat + 1 == n { 0 } else { seat + 1 };
         }
         let up = self.stock.pop().expect("a deck holds the up-card");
         self.discard.push(up);
