@@ -1,6 +1,9 @@
 //! `maumau`: the Mau Mau Arena command line.
 //!
-//! `maumau play` (the default) plays one seeded match between random players and prints it.
+//! `maumau play` (the default) plays one seeded match between random players and prints it;
+//! `maumau serve` runs the game server.
+
+mod serve;
 
 use std::process::ExitCode;
 
@@ -19,6 +22,8 @@ struct Cli {
 enum Command {
     /// Play one seeded match between random players and print every event.
     Play(PlayArgs),
+    /// Run the game server (gRPC, grpc-web, health and reflection on one port).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(clap::Args)]
@@ -60,6 +65,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Play(PlayArgs::default())) {
         Command::Play(args) => play(&args),
+        Command::Serve(args) => {
+            tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| "info".into()),
+                )
+                .with_writer(std::io::stderr)
+                .init();
+            serve::serve(&args)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,122 @@
+//! `maumau serve`: the game server, configured by flags, a TOML file, or nothing at all.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use maumau_server::{GiveUp, ServerConfig};
+use serde::Deserialize;
+
+/// Start the game server.
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:50051].
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Where finished matches are kept [default: ./maumau-data].
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Token needed for operator calls (CreateMatch, AbortMatch); required beyond loopback.
+    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
+    /// A TOML file with any of the settings below; flags given on the command line win.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// The settings a configuration file may hold. Every key is optional.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<SocketAddr>,
+    data_dir: Option<PathBuf>,
+    operator_token: Option<String>,
+    max_open_matches: Option<usize>,
+    max_message_bytes: Option<usize>,
+    actions_per_second: Option<u32>,
+    join_timeout_ms: Option<u64>,
+    decision_ms: Option<u64>,
+    bank_ms: Option<u64>,
+    max_timeouts: Option<u32>,
+    disconnect_grace_ms: Option<u64>,
+    /// `bot` or `forfeit`.
+    give_up: Option<String>,
+}
+
+fn load(path: &PathBuf) -> Result<FileConfig, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let file = match &args.config {
+        Some(p) => load(p)?,
+        None => FileConfig::default(),
+    };
+    let defaults = ServerConfig::default();
+    let mut config = ServerConfig {
+        data_dir: args
+            .data_dir
+            .clone()
+            .or(file.data_dir)
+            .unwrap_or(defaults.data_dir),
+        operator_token: args.operator_token.clone().or(file.operator_token),
+        ..ServerConfig::default()
+    };
+    let listen = args
+        .listen
+        .or(file.listen)
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 50051)));
+    let ms = Duration::from_millis;
+    let t = &mut config.default_time_control;
+    if let Some(v) = file.decision_ms {
+        t.decision = ms(v);
+    }
+    if let Some(v) = file.bank_ms {
+        t.bank = ms(v);
+    }
+    if let Some(v) = file.max_timeouts {
+        t.max_timeouts = v;
+    }
+    if let Some(v) = file.disconnect_grace_ms {
+        t.disconnect_grace = ms(v);
+    }
+    if let Some(v) = file.give_up {
+        t.give_up = match v.as_str() {
+            "bot" => GiveUp::Bot,
+            "forfeit" => GiveUp::Forfeit,
+            other => {
+                return Err(format!("give_up = {other:?}: expected \"bot\" or \"forfeit\"").into());
+            }
+        };
+    }
+    if let Some(v) = file.max_open_matches {
+        config.max_open_matches = v;
+    }
+    if let Some(v) = file.max_message_bytes {
+        config.max_message_bytes = v;
+    }
+    if let Some(v) = file.actions_per_second {
+        config.actions_per_second = v;
+    }
+    if let Some(v) = file.join_timeout_ms {
+        config.join_timeout = ms(v);
+    }
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+        eprintln!(
+            "maumau: serving on {} (data in {})",
+            listener.local_addr()?,
+            config.data_dir.display()
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        maumau_server::run(listener, config, shutdown).await?;
+        Ok(())
+    })
+}

@@ -1,0 +1,122 @@
+//! Server configuration, with defaults that work with no configuration at all.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use maumau::pb;
+
+/// Everything the server can be told at start. `ServerConfig::default()` is a working server for
+/// bots on the same machine or network.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Where finished matches are stored (`<data_dir>/matches`).
+    pub data_dir: PathBuf,
+    /// When set, CreateMatch and AbortMatch need `authorization: Bearer <operator token>`.
+    pub operator_token: Option<String>,
+    /// Most matches that may be waiting or running at once.
+    pub max_open_matches: usize,
+    /// Largest message a client may send, in bytes.
+    pub max_message_bytes: usize,
+    /// Actions one connection may send per second (sustained); bursts of twice this are allowed.
+    pub actions_per_second: u32,
+    /// The time control of a match that does not set one (zero fields take these values).
+    pub default_time_control: TimeControl,
+    /// A match starts when every remote seat has joined, or this long after it was created.
+    pub join_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            data_dir: PathBuf::from("maumau-data"),
+            operator_token: None,
+            max_open_matches: 20_000,
+            max_message_bytes: 64 * 1024,
+            actions_per_second: 1_000,
+            default_time_control: TimeControl::default(),
+            join_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What happens to a seat that gives up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The built-in random bot plays on for it.
+    Bot,
+    /// It forfeits: the server plays the default action for it and it is placed last.
+    Forfeit,
+}
+
+/// A match's clock (see `TimeControl` in `proto/maumau/v1/rules.proto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeControl {
+    /// Allowance of every decision.
+    pub decision: Duration,
+    /// Each seat's time bank at the start.
+    pub bank: Duration,
+    /// Timeouts after which a seat gives up.
+    pub max_timeouts: u32,
+    /// How long a seat that must act may stay disconnected before it gives up.
+    pub disconnect_grace: Duration,
+    /// What giving up means.
+    pub give_up: GiveUp,
+}
+
+impl Default for TimeControl {
+    /// Defaults for bots on the same network: 2 s per decision, a 30 s bank, 3 timeouts, 10 s of
+    /// grace after a disconnect, then the built-in bot takes over.
+    fn default() -> TimeControl {
+        TimeControl {
+            decision: Duration::from_secs(2),
+            bank: Duration::from_secs(30),
+            max_timeouts: 3,
+            disconnect_grace: Duration::from_secs(10),
+            give_up: GiveUp::Bot,
+        }
+    }
+}
+
+impl TimeControl {
+    /// Reads a wire time control; zero or unset fields take `defaults`' values.
+    pub fn from_wire(w: Option<&pb::TimeControl>, defaults: &TimeControl) -> TimeControl {
+        let Some(w) = w else { return *defaults };
+        let ms = |v: u32, d: Duration| {
+            if v == 0 {
+                d
+            } else {
+                Duration::from_millis(v.into())
+            }
+        };
+        TimeControl {
+            decision: ms(w.decision_ms, defaults.decision),
+            bank: ms(w.bank_ms, defaults.bank),
+            max_timeouts: if w.max_timeouts == 0 {
+                defaults.max_timeouts
+            } else {
+                w.max_timeouts
+            },
+            disconnect_grace: ms(w.disconnect_grace_ms, defaults.disconnect_grace),
+            give_up: match w.give_up() {
+                pb::GiveUpPolicy::Unspecified => defaults.give_up,
+                pb::GiveUpPolicy::Bot => GiveUp::Bot,
+                pb::GiveUpPolicy::Forfeit => GiveUp::Forfeit,
+            },
+        }
+    }
+
+    /// The wire form.
+    pub fn to_wire(&self) -> pb::TimeControl {
+        let ms = |d: Duration| d.as_millis().min(u32::MAX as u128) as u32;
+        pb::TimeControl {
+            decision_ms: ms(self.decision),
+            bank_ms: ms(self.bank),
+            max_timeouts: self.max_timeouts,
+            disconnect_grace_ms: ms(self.disconnect_grace),
+            give_up: match self.give_up {
+                GiveUp::Bot => pb::GiveUpPolicy::Bot,
+                GiveUp::Forfeit => pb::GiveUpPolicy::Forfeit,
+            } as i32,
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The Mau Mau Arena game server.
+//!
+//! A library with one entry point, [`run`]: give it a bound listener, a [`ServerConfig`] and a
+//! shutdown signal. It serves, on one port:
+//!
+//! - `maumau.v1.PlayService` (seats play; spectators watch), `maumau.v1.MatchService` (create,
+//!   list, inspect, replays);
+//! - `grpc.health.v1.Health` and server reflection (`v1` and `v1alpha`), so `grpcurl` and
+//!   `buf curl` work without the proto files;
+//! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`).
+//!
+//! Each match is owned by one task (see `table.rs`); everything a seat receives is built there
+//! from the engine's per-seat view. Finished matches are written to `<data_dir>/matches` and read
+//! back at start.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:50051").await?;
+//! let config = maumau_server::ServerConfig::default();
+//! maumau_server::run(listener, config, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod bots;
+mod config;
+mod matches;
+mod play;
+mod registry;
+mod table;
+
+use std::future::Future;
+
+use maumau::pb;
+use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::TcpListenerStream;
+
+pub use config::{GiveUp, ServerConfig, TimeControl};
+pub use matches::verify as verify_replay;
+pub use table::default_action;
+
+/// Why the server could not run.
+#[derive(Debug)]
+pub enum ServerError {
+    /// The data directory could not be opened.
+    Storage(std::io::Error),
+    /// The listener's address could not be read.
+    Listener(std::io::Error),
+    /// Operator calls would be open to the network.
+    OpenToNetwork(std::net::SocketAddr),
+    /// Reflection could not be built from the descriptor set.
+    Reflection(String),
+    /// The transport failed.
+    Transport(tonic::transport::Error),
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerError::Storage(e) => write!(f, "cannot open the data directory: {e}"),
+            ServerError::Listener(e) => write!(f, "cannot read the listening address: {e}"),
+            ServerError::OpenToNetwork(a) => write!(
+                f,
+                "listening on {a}, beyond loopback, needs an operator token \
+                 (--operator-token or MAUMAU_OPERATOR_TOKEN) so strangers cannot create matches"
+            ),
+            ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
+            ServerError::Transport(e) => write!(f, "transport error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {}
+
+/// Serves until `shutdown` completes, then aborts and records every open match, and returns.
+pub async fn run(
+    listener: TcpListener,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    let addr = listener.local_addr().map_err(ServerError::Listener)?;
+    if !addr.ip().is_loopback() && config.operator_token.is_none() {
+        return Err(ServerError::OpenToNetwork(addr));
+    }
+    let max_message = config.max_message_bytes;
+    let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<pb::play_service_server::PlayServiceServer<play::Play>>()
+        .await;
+    health
+        .set_serving::<pb::match_service_server::MatchServiceServer<matches::Matches>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(maumau::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| ServerError::Reflection(e.to_string()))?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(maumau::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .map_err(|e| ServerError::Reflection(e.to_string()))?;
+
+    let play = pb::play_service_server::PlayServiceServer::new(play::Play {
+        registry: registry.clone(),
+    })
+    .max_decoding_message_size(max_message);
+    let matches = pb::match_service_server::MatchServiceServer::new(matches::Matches {
+        registry: registry.clone(),
+    })
+    .max_decoding_message_size(max_message);
+
+    tracing::info!(%addr, "serving");
+    // Small messages in both directions: without TCP_NODELAY every reply waits for a delayed ACK.
+    let incoming = TcpListenerStream::new(listener).map(|conn| {
+        conn.inspect(|c| {
+            let _ = c.set_nodelay(true);
+        })
+    });
+    let stopping = registry.clone();
+    let result = tonic::transport::Server::builder()
+        .accept_http1(true)
+        .layer(tonic_web::GrpcWebLayer::new())
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(play)
+        .add_service(matches)
+        .serve_with_incoming_shutdown(incoming, async move {
+            shutdown.await;
+            tracing::info!("shutting down: recording open matches");
+            stopping.shutdown().await;
+        })
+        .await;
+    result.map_err(ServerError::Transport)
+}

@@ -1,0 +1,305 @@
+//! The match service: create, abort, list and inspect matches; download and verify replays.
+
+use std::sync::Arc;
+
+use maumau::pb::match_service_server::MatchService;
+use maumau::{pb, wire};
+use maumau_engine::{MatchConfig, Seat};
+use tokio::sync::oneshot;
+use tonic::{Request, Response, Status};
+
+use crate::config::TimeControl;
+use crate::play::bearer;
+use crate::registry::{NewMatch, Registry, Start, simulate};
+use crate::table::Command;
+
+/// The match service.
+pub(crate) struct Matches {
+    pub(crate) registry: Arc<Registry>,
+}
+
+impl Matches {
+    /// Operator calls need the operator token when the server has one.
+    fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        match &self.registry.config.operator_token {
+            None => Ok(()),
+            Some(t) if bearer(req).as_deref() == Some(t.as_str()) => Ok(()),
+            Some(_) => Err(wire::status(
+                pb::ErrorReason::PermissionDenied,
+                "this call needs `authorization: Bearer <operator token>`",
+            )),
+        }
+    }
+
+    fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
+        self.registry
+            .get(id)
+            .ok_or_else(|| wire::status(pb::ErrorReason::MatchNotFound, format!("no match `{id}`")))
+    }
+}
+
+fn invalid(reason: pb::ErrorReason, message: impl Into<String>) -> Status {
+    wire::status(reason, message)
+}
+
+/// Checks a CreateMatch request and turns it into what the registry needs.
+fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMatch, Status> {
+    let start = match r.start {
+        None => Start::Seed,
+        Some(pb::create_match_request::Start::DeckOrder(d)) => Start::Deck(d),
+        Some(pb::create_match_request::Start::Position(p)) => Start::Position(p),
+    };
+    let config = match (&start, r.config.as_ref()) {
+        (Start::Position(p), given) => {
+            let game = maumau_engine::Game::from_position(p)
+                .map_err(|e| invalid(pb::ErrorReason::InvalidSetup, e.to_string()))?;
+            if let Some(c) = given {
+                let c = MatchConfig::try_from(c)
+                    .map_err(|e| invalid(pb::ErrorReason::InvalidConfig, e.to_string()))?;
+                if c != *game.config() {
+                    return Err(invalid(
+                        pb::ErrorReason::InvalidSetup,
+                        "the configuration differs from the one in the position; leave it unset",
+                    ));
+                }
+            }
+            *game.config()
+        }
+        (_, Some(c)) => MatchConfig::try_from(c)
+            .map_err(|e| invalid(pb::ErrorReason::InvalidConfig, e.to_string()))?,
+        (_, None) => {
+            return Err(invalid(
+                pb::ErrorReason::InvalidConfig,
+                "config is required",
+            ));
+        }
+    };
+    if r.rated && !matches!(start, Start::Seed) {
+        return Err(invalid(
+            pb::ErrorReason::InvalidSetup,
+            "a rated match starts from a seed, never from a deck order or a position",
+        ));
+    }
+    let mut bots = vec![None; config.seats as usize];
+    for b in &r.bots {
+        let seat = Seat::try_from(b.seat)
+            .ok()
+            .filter(|&s| s < config.seats)
+            .ok_or_else(|| {
+                invalid(
+                    pb::ErrorReason::InvalidArgument,
+                    format!("no seat {}", b.seat),
+                )
+            })?;
+        match b.kind() {
+            pb::BotKind::Random => bots[seat as usize] = Some(pb::BotKind::Random),
+            pb::BotKind::Unspecified => {
+                return Err(invalid(
+                    pb::ErrorReason::InvalidArgument,
+                    "bot kind is required",
+                ));
+            }
+            other => {
+                return Err(invalid(
+                    pb::ErrorReason::InvalidArgument,
+                    format!(
+                        "the built-in {} bot is not available yet; use BOT_KIND_RANDOM",
+                        other.as_str_name()
+                    ),
+                ));
+            }
+        }
+    }
+    let seed = r.seed.unwrap_or_else(rand::random);
+    Ok(NewMatch {
+        config,
+        seed,
+        start,
+        clock: TimeControl::from_wire(r.time_control.as_ref(), defaults),
+        bots,
+        rated: r.rated,
+        label: r.label.chars().take(128).collect(),
+    })
+}
+
+#[tonic::async_trait]
+impl MatchService for Matches {
+    async fn create_match(
+        &self,
+        req: Request<pb::CreateMatchRequest>,
+    ) -> Result<Response<pb::CreateMatchResponse>, Status> {
+        self.operator(&req)?;
+        let m = new_match(req.into_inner(), &self.registry.config.default_time_control)?;
+        let response = self.registry.create(m)?;
+        tracing::info!(match_id = %response.match_id, "match created");
+        Ok(Response::new(response))
+    }
+
+    async fn abort_match(
+        &self,
+        req: Request<pb::AbortMatchRequest>,
+    ) -> Result<Response<pb::AbortMatchResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        let entry = self.entry(&r.match_id)?;
+        if let Some(tx) = entry.sender() {
+            let (reply, done) = oneshot::channel();
+            let reason = if r.reason.is_empty() {
+                "aborted by the operator".into()
+            } else {
+                r.reason
+            };
+            if tx.send(Command::Abort { reason, reply }).await.is_ok() {
+                let _ = done.await;
+            }
+        }
+        // The table records the end before it stops; wait for that.
+        for _ in 0..100 {
+            if entry.report().is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        Ok(Response::new(pb::AbortMatchResponse {
+            status: entry.status() as i32,
+        }))
+    }
+
+    async fn list_matches(
+        &self,
+        req: Request<pb::ListMatchesRequest>,
+    ) -> Result<Response<pb::ListMatchesResponse>, Status> {
+        let r = req.into_inner();
+        let start = if r.page_token.is_empty() {
+            0
+        } else {
+            r.page_token
+                .parse()
+                .map_err(|_| invalid(pb::ErrorReason::InvalidArgument, "bad page_token"))?
+        };
+        let size = match r.page_size {
+            0 => 50,
+            n => n.min(500) as usize,
+        };
+        let status = match r.status() {
+            pb::MatchStatus::Unspecified => None,
+            s => Some(s),
+        };
+        let (entries, next) = self.registry.list(start, size, status);
+        Ok(Response::new(pb::ListMatchesResponse {
+            matches: entries.iter().map(|e| e.summary()).collect(),
+            next_page_token: next.map(|n| n.to_string()).unwrap_or_default(),
+        }))
+    }
+
+    async fn get_match(
+        &self,
+        req: Request<pb::GetMatchRequest>,
+    ) -> Result<Response<pb::GetMatchResponse>, Status> {
+        let entry = self.entry(&req.into_inner().match_id)?;
+        Ok(Response::new(pb::GetMatchResponse {
+            r#match: Some(entry.summary()),
+        }))
+    }
+
+    async fn get_result(
+        &self,
+        req: Request<pb::GetResultRequest>,
+    ) -> Result<Response<pb::GetResultResponse>, Status> {
+        let entry = self.entry(&req.into_inner().match_id)?;
+        let report = entry.report().ok_or_else(|| {
+            invalid(
+                pb::ErrorReason::MatchNotFinished,
+                "the match is still being played",
+            )
+        })?;
+        Ok(Response::new(pb::GetResultResponse {
+            report: Some(report),
+        }))
+    }
+
+    async fn get_replay(
+        &self,
+        req: Request<pb::GetReplayRequest>,
+    ) -> Result<Response<pb::GetReplayResponse>, Status> {
+        let entry = self.entry(&req.into_inner().match_id)?;
+        let replay = entry.replay().ok_or_else(|| {
+            invalid(
+                pb::ErrorReason::MatchNotFinished,
+                "the replay is available when the match ends",
+            )
+        })?;
+        Ok(Response::new(pb::GetReplayResponse {
+            replay: Some(replay),
+        }))
+    }
+
+    async fn verify_replay(
+        &self,
+        req: Request<pb::VerifyReplayRequest>,
+    ) -> Result<Response<pb::VerifyReplayResponse>, Status> {
+        let replay = req
+            .into_inner()
+            .replay
+            .ok_or_else(|| invalid(pb::ErrorReason::InvalidReplay, "no replay"))?;
+        Ok(Response::new(verify(&replay)))
+    }
+}
+
+/// Re-simulates a replay and compares the result it records.
+pub fn verify(replay: &pb::Replay) -> pb::VerifyReplayResponse {
+    match simulate(replay) {
+        Err((at, why)) => pb::VerifyReplayResponse {
+            valid: false,
+            result: None,
+            rounds: Vec::new(),
+            actions_applied: at,
+            failed_action: Some(at),
+            error: Some(pb::ErrorDetail {
+                reason: pb::ErrorReason::InvalidReplay as i32,
+                message: why,
+            }),
+            finished: false,
+        },
+        Ok((game, events, applied)) => {
+            let seats = game.seats();
+            let rounds = events
+                .iter()
+                .filter_map(|e| match e {
+                    maumau_engine::Event::RoundEnded(r) => {
+                        Some(wire::round_result_to_wire(r, seats))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let result = game.match_result().map(|r| pb::MatchResult::from(&r));
+            // A recorded result may place forfeited seats last; compare totals and rounds only.
+            let mismatch = match (&replay.result, &result) {
+                (Some(want), Some(got)) => {
+                    let key = |r: &pb::MatchResult| {
+                        (
+                            r.rounds,
+                            r.standings.iter().map(|s| s.total).collect::<Vec<_>>(),
+                        )
+                    };
+                    key(want) != key(got)
+                }
+                (Some(_), None) => true,
+                _ => false,
+            };
+            pb::VerifyReplayResponse {
+                valid: !mismatch,
+                finished: result.is_some(),
+                result,
+                rounds,
+                actions_applied: applied,
+                failed_action: None,
+                error: mismatch.then(|| pb::ErrorDetail {
+                    reason: pb::ErrorReason::ReplayMismatch as i32,
+                    message: "re-simulation gives a different result than the replay records"
+                        .into(),
+                }),
+            }
+        }
+    }
+}

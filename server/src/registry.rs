@@ -1,0 +1,501 @@
+//! The matches a server knows: open ones (with their table task) and finished ones (with their
+//! report and replay, kept on disk so they survive a restart).
+//!
+//! The maps sit behind plain `std::sync::Mutex`es that are never held across an `.await`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use maumau::{pb, wire};
+use maumau_engine::{Event, Game, MatchConfig, Seat};
+use prost::Message;
+use rand::RngExt;
+use tokio::sync::{mpsc, oneshot};
+use tonic::Status;
+
+use crate::config::{ServerConfig, TimeControl};
+use crate::table::{Command, Role, Table};
+
+/// How a match's first deal was made.
+#[derive(Clone, Debug)]
+pub(crate) enum Start {
+    Seed,
+    Deck(pb::DeckOrder),
+    Position(String),
+}
+
+/// What the match service reports about a match; updated by its table.
+pub(crate) struct Info {
+    pub(crate) status: pb::MatchStatus,
+    pub(crate) players: Vec<pb::PlayerInfo>,
+    pub(crate) round: u32,
+    pub(crate) actions: u32,
+    pub(crate) totals: Vec<i32>,
+    pub(crate) ended_unix_ms: u64,
+    pub(crate) report: Option<pb::MatchReport>,
+    pub(crate) replay: Option<pb::Replay>,
+}
+
+/// One match.
+pub(crate) struct MatchEntry {
+    pub(crate) id: String,
+    pub(crate) config: MatchConfig,
+    pub(crate) start: Start,
+    pub(crate) clock: TimeControl,
+    pub(crate) rated: bool,
+    pub(crate) label: String,
+    pub(crate) seed_commitment: Vec<u8>,
+    pub(crate) created_unix_ms: u64,
+    tx: Mutex<Option<mpsc::Sender<Command>>>,
+    info: Mutex<Info>,
+    registry: std::sync::Weak<Registry>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+impl MatchEntry {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut Info)) {
+        f(&mut lock(&self.info));
+    }
+
+    pub(crate) fn report(&self) -> Option<pb::MatchReport> {
+        lock(&self.info).report.clone()
+    }
+
+    pub(crate) fn replay(&self) -> Option<pb::Replay> {
+        lock(&self.info).replay.clone()
+    }
+
+    pub(crate) fn status(&self) -> pb::MatchStatus {
+        lock(&self.info).status
+    }
+
+    /// The table task's command channel, while the match is open.
+    pub(crate) fn sender(&self) -> Option<mpsc::Sender<Command>> {
+        lock(&self.tx).clone()
+    }
+
+    pub(crate) fn welcome(&self, seat: Option<Seat>) -> pb::Welcome {
+        let info = lock(&self.info);
+        pb::Welcome {
+            match_id: self.id.clone(),
+            seat: seat.map(u32::from),
+            config: Some((&self.config).into()),
+            rules: self.config.rules().ok().map(|r| (&r).into()),
+            time_control: Some(self.clock.to_wire()),
+            seed_commitment: self.seed_commitment.clone(),
+            players: info.players.clone(),
+            rated: self.rated,
+            status: info.status as i32,
+        }
+    }
+
+    pub(crate) fn summary(&self) -> pb::MatchSummary {
+        let info = lock(&self.info);
+        pb::MatchSummary {
+            match_id: self.id.clone(),
+            status: info.status as i32,
+            config: Some((&self.config).into()),
+            time_control: Some(self.clock.to_wire()),
+            rated: self.rated,
+            label: self.label.clone(),
+            players: info.players.clone(),
+            created_unix_ms: self.created_unix_ms,
+            ended_unix_ms: info.ended_unix_ms,
+            round: info.round,
+            actions: info.actions,
+            totals: info.totals.clone(),
+            seed_commitment: self.seed_commitment.clone(),
+            result: info.report.as_ref().and_then(|r| r.result.clone()),
+        }
+    }
+
+    /// Records the end of the match (finished or aborted) and stores it.
+    pub(crate) fn finish(&self, report: pb::MatchReport, replay: pb::Replay) {
+        {
+            let mut info = lock(&self.info);
+            info.status = report.status();
+            info.ended_unix_ms = now_ms();
+            info.players = report.players.clone();
+            info.report = Some(report.clone());
+            info.replay = Some(replay.clone());
+        }
+        if let Some(reg) = self.registry.upgrade() {
+            reg.store.save(
+                &self.id,
+                &report,
+                &replay,
+                self.created_unix_ms,
+                &self.label,
+                self.rated,
+            );
+        }
+    }
+}
+
+/// Finished matches on disk: `<data_dir>/matches/<id>.pb`, one encoded `StoredMatch` each,
+/// written to a temporary file and renamed, so a crash never leaves half a record.
+pub(crate) struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    fn open(data_dir: &Path) -> std::io::Result<Store> {
+        let dir = data_dir.join("matches");
+        std::fs::create_dir_all(&dir)?;
+        Ok(Store { dir })
+    }
+
+    fn save(
+        &self,
+        id: &str,
+        report: &pb::MatchReport,
+        replay: &pb::Replay,
+        created: u64,
+        label: &str,
+        rated: bool,
+    ) {
+        let record = pb::StoredMatch {
+            report: Some(report.clone()),
+            replay: Some(replay.clone()),
+            created_unix_ms: created,
+            ended_unix_ms: now_ms(),
+            label: label.to_string(),
+            rated,
+        };
+        let tmp = self.dir.join(format!("{id}.pb.tmp"));
+        let path = self.dir.join(format!("{id}.pb"));
+        let written = std::fs::write(&tmp, record.encode_to_vec())
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            tracing::error!(match_id = id, error = %e, "could not store the finished match");
+        }
+    }
+
+    fn load(&self) -> Vec<pb::StoredMatch> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        for entry in dir.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "pb") {
+                continue;
+            }
+            match std::fs::read(&path).map(|b| pb::StoredMatch::decode(b.as_slice())) {
+                Ok(Ok(r)) => records.push(r),
+                Ok(Err(e)) => {
+                    tracing::warn!(path = %path.display(), error = %e, "skipping a damaged match record")
+                }
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot read a match record")
+                }
+            }
+        }
+        records.sort_by_key(|r| r.created_unix_ms);
+        records
+    }
+}
+
+struct Inner {
+    matches: HashMap<String, Arc<MatchEntry>>,
+    order: Vec<String>,
+    tokens: HashMap<String, (Arc<MatchEntry>, Role)>,
+    open: usize,
+}
+
+/// All matches of one server.
+pub(crate) struct Registry {
+    pub(crate) config: ServerConfig,
+    store: Store,
+    inner: Mutex<Inner>,
+    next_conn: AtomicU64,
+}
+
+/// A fresh 128-bit secret, as 32 hex digits.
+fn secret() -> String {
+    format!("{:032x}", rand::rng().random::<u128>())
+}
+
+/// What a match was created with, checked.
+pub(crate) struct NewMatch {
+    pub(crate) config: MatchConfig,
+    pub(crate) seed: u64,
+    pub(crate) start: Start,
+    pub(crate) clock: TimeControl,
+    pub(crate) bots: Vec<Option<pb::BotKind>>,
+    pub(crate) rated: bool,
+    pub(crate) label: String,
+}
+
+impl Registry {
+    pub(crate) fn open(config: ServerConfig) -> std::io::Result<Arc<Registry>> {
+        let store = Store::open(&config.data_dir)?;
+        let stored = store.load();
+        let registry = Arc::new_cyclic(|weak| {
+            let mut inner = Inner {
+                matches: HashMap::new(),
+                order: Vec::new(),
+                tokens: HashMap::new(),
+                open: 0,
+            };
+            for r in stored {
+                let (Some(report), Some(replay)) = (r.report, r.replay) else {
+                    continue;
+                };
+                let Some(config) = replay
+                    .config
+                    .as_ref()
+                    .and_then(|c| MatchConfig::try_from(c).ok())
+                else {
+                    continue;
+                };
+                let entry = Arc::new(MatchEntry {
+                    id: report.match_id.clone(),
+                    config,
+                    start: match &replay.start {
+                        None => Start::Seed,
+                        Some(pb::replay::Start::DeckOrder(d)) => Start::Deck(d.clone()),
+                        Some(pb::replay::Start::Position(p)) => Start::Position(p.clone()),
+                    },
+                    clock: TimeControl::from_wire(replay.time_control.as_ref(), &config_default()),
+                    rated: r.rated,
+                    label: r.label,
+                    seed_commitment: report.seed_commitment.clone(),
+                    created_unix_ms: r.created_unix_ms,
+                    tx: Mutex::new(None),
+                    info: Mutex::new(Info {
+                        status: report.status(),
+                        players: report.players.clone(),
+                        round: report.rounds.len() as u32,
+                        actions: report.actions,
+                        totals: report
+                            .rounds
+                            .last()
+                            .map(|x| x.totals.clone())
+                            .unwrap_or_default(),
+                        ended_unix_ms: r.ended_unix_ms,
+                        report: Some(report),
+                        replay: Some(replay),
+                    }),
+                    registry: weak.clone(),
+                });
+                inner.order.push(entry.id.clone());
+                inner.matches.insert(entry.id.clone(), entry);
+            }
+            Registry {
+                config,
+                store,
+                inner: Mutex::new(inner),
+                next_conn: AtomicU64::new(1),
+            }
+        });
+        Ok(registry)
+    }
+
+    pub(crate) fn next_conn(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Deals the match, starts its table task and returns the response with the tokens.
+    pub(crate) fn create(self: &Arc<Self>, m: NewMatch) -> Result<pb::CreateMatchResponse, Status> {
+        let mut log = Vec::new();
+        let game = match &m.start {
+            Start::Seed => Game::new_with(m.config, m.seed, &mut log)
+                .map_err(|e| wire::status(pb::ErrorReason::InvalidConfig, e.to_string()))?,
+            Start::Deck(d) => {
+                let (dealer, deck) = wire::deck_order_from_wire(d)
+                    .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?;
+                Game::from_deck(m.config, m.seed, dealer, &deck, &mut log)
+                    .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?
+            }
+            Start::Position(text) => Game::from_position(text)
+                .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?,
+        };
+        let seed = game.rng_state().0;
+        let id = format!("m{}", &secret()[..16]);
+        let (tx, rx) = mpsc::channel(256);
+        let entry = Arc::new(MatchEntry {
+            id: id.clone(),
+            config: *game.config(),
+            start: m.start,
+            clock: m.clock,
+            rated: m.rated,
+            label: m.label,
+            seed_commitment: wire::seed_commitment(seed).to_vec(),
+            created_unix_ms: now_ms(),
+            tx: Mutex::new(Some(tx)),
+            info: Mutex::new(Info {
+                status: pb::MatchStatus::Waiting,
+                players: Vec::new(),
+                round: game.round().into(),
+                actions: 0,
+                totals: game.totals().to_vec(),
+                ended_unix_ms: 0,
+                report: None,
+                replay: None,
+            }),
+            registry: Arc::downgrade(self),
+        });
+        let mut response = pb::CreateMatchResponse {
+            match_id: id.clone(),
+            seat_tokens: Vec::new(),
+            spectator_token: secret(),
+            seed_commitment: entry.seed_commitment.clone(),
+        };
+        {
+            let mut inner = lock(&self.inner);
+            if inner.open >= self.config.max_open_matches {
+                return Err(wire::status(
+                    pb::ErrorReason::Unavailable,
+                    format!("the server already holds {} open matches", inner.open),
+                ));
+            }
+            inner.open += 1;
+            for seat in 0..game.seats() {
+                if m.bots[seat as usize].is_none() {
+                    let token = secret();
+                    inner
+                        .tokens
+                        .insert(token.clone(), (entry.clone(), Role::Seat(seat)));
+                    response.seat_tokens.push(pb::SeatToken {
+                        seat: seat.into(),
+                        token,
+                    });
+                }
+            }
+            inner.tokens.insert(
+                response.spectator_token.clone(),
+                (entry.clone(), Role::Spectator),
+            );
+            inner.order.push(id.clone());
+            inner.matches.insert(id.clone(), entry.clone());
+        }
+        let table = Table::new(entry, game, log, &m.bots, m.clock, self.config.join_timeout);
+        let registry = self.clone();
+        tokio::spawn(async move {
+            table.run(rx).await;
+            registry.closed(&id);
+        });
+        Ok(response)
+    }
+
+    /// A table task ended: its slot is free. Its tokens keep working, so a seat that reconnects
+    /// late still receives the final report.
+    fn closed(&self, id: &str) {
+        let mut inner = lock(&self.inner);
+        inner.open = inner.open.saturating_sub(1);
+        if let Some(e) = inner.matches.get(id) {
+            *lock(&e.tx) = None;
+        }
+    }
+
+    pub(crate) fn by_token(&self, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
+        lock(&self.inner).tokens.get(token).cloned()
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<MatchEntry>> {
+        lock(&self.inner).matches.get(id).cloned()
+    }
+
+    /// Matches in creation order, from `start`, at most `limit`, optionally of one status.
+    pub(crate) fn list(
+        &self,
+        start: usize,
+        limit: usize,
+        status: Option<pb::MatchStatus>,
+    ) -> (Vec<Arc<MatchEntry>>, Option<usize>) {
+        let inner = lock(&self.inner);
+        let mut out = Vec::new();
+        let mut i = start;
+        while i < inner.order.len() && out.len() < limit {
+            if let Some(e) = inner.matches.get(&inner.order[i])
+                && status.is_none_or(|s| e.status() == s)
+            {
+                out.push(e.clone());
+            }
+            i += 1;
+        }
+        (out, (i < inner.order.len()).then_some(i))
+    }
+
+    /// Aborts every open match and waits until each is recorded.
+    pub(crate) async fn shutdown(&self) {
+        let open: Vec<Arc<MatchEntry>> = lock(&self.inner)
+            .matches
+            .values()
+            .filter(|e| e.sender().is_some())
+            .cloned()
+            .collect();
+        for entry in open {
+            if let Some(tx) = entry.sender() {
+                let (reply, done) = oneshot::channel();
+                let reason = "the server shut down".to_string();
+                if tx.send(Command::Abort { reason, reply }).await.is_ok() {
+                    let _ = done.await;
+                }
+            }
+        }
+        // Wait for the tables to write their records.
+        for _ in 0..200 {
+            if lock(&self.inner).open == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}
+
+fn config_default() -> TimeControl {
+    TimeControl::default()
+}
+
+/// Events of a finished match are not kept; this re-simulates a replay (see the match service).
+pub(crate) fn simulate(replay: &pb::Replay) -> Result<(Game, Vec<Event>, u32), (u32, String)> {
+    let config = replay
+        .config
+        .as_ref()
+        .ok_or((0, "the replay has no configuration".to_string()))
+        .and_then(|c| MatchConfig::try_from(c).map_err(|e| (0, e.to_string())))?;
+    let mut events = Vec::new();
+    let mut game = match &replay.start {
+        None => Game::new_with(config, replay.seed, &mut events).map_err(|e| (0, e.to_string()))?,
+        Some(pb::replay::Start::DeckOrder(d)) => {
+            let (dealer, deck) = wire::deck_order_from_wire(d).map_err(|e| (0, e.to_string()))?;
+            Game::from_deck(config, replay.seed, dealer, &deck, &mut events)
+                .map_err(|e| (0, e.to_string()))?
+        }
+        Some(pb::replay::Start::Position(p)) => {
+            Game::from_position(p).map_err(|e| (0, e.to_string()))?
+        }
+    };
+    for (i, a) in replay.actions.iter().enumerate() {
+        let seat = Seat::try_from(a.seat).map_err(|_| (i as u32, "bad seat".to_string()))?;
+        let action = a
+            .action
+            .as_ref()
+            .ok_or((i as u32, "an action is missing".to_string()))
+            .and_then(|w| {
+                maumau_engine::Action::try_from(w).map_err(|e| (i as u32, e.to_string()))
+            })?;
+        game.apply_with(seat, action, &mut events).map_err(|r| {
+            (
+                i as u32,
+                format!("action {i} ({action}) by seat {seat} was rejected: {r}"),
+            )
+        })?;
+    }
+    Ok((game, events, replay.actions.len() as u32))
+}

@@ -1,0 +1,779 @@
+//! One task per table: it owns the game, the clocks and the per-seat feeds.
+//!
+//! Commands arrive on a bounded channel ([`Command`]); replies go back on oneshot channels. Every
+//! message a connection receives is built here, from the engine's [`Game::observation`],
+//! [`Game::spectator_observation`] and [`event_for`], so no other code decides what a seat sees.
+//!
+//! Event numbers are positions in the table's one event log, starting at 1, and are the same for
+//! every viewer (each sees its own redaction of event N). A reconnecting seat names the last
+//! number it saw and receives the rest.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use maumau::{pb, wire};
+use maumau_engine::{Action, Event, Game, Phase, Seat, event_for};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tonic::Status;
+
+use crate::bots::RandomBot;
+use crate::config::{GiveUp, TimeControl};
+use crate::registry::{MatchEntry, Start};
+
+/// A connection's outgoing queue.
+pub(crate) type Outbox = mpsc::Sender<Result<pb::ServerMessage, Status>>;
+
+/// Who is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A seat, by its seat token.
+    Seat(Seat),
+    /// A spectator, by the spectator token.
+    Spectator,
+}
+
+/// A request to the table task.
+pub(crate) enum Command {
+    /// A connection joins (or rejoins) the feed.
+    Attach {
+        role: Role,
+        resume: Option<pb::Resume>,
+        name: String,
+        outbox: Outbox,
+        conn: u64,
+    },
+    /// A connection went away.
+    Detach { role: Role, conn: u64 },
+    /// A seat acts.
+    Act {
+        seat: Seat,
+        state_id: u64,
+        action: Action,
+        reply: oneshot::Sender<Result<u64, (pb::ErrorReason, String)>>,
+    },
+    /// Stop the match now; it is recorded as aborted.
+    Abort {
+        reason: String,
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// Who plays a seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Controller {
+    /// A client over the network.
+    Remote,
+    /// The built-in random bot.
+    Bot,
+    /// The server's default action (a forfeited seat).
+    Default,
+}
+
+struct SeatState {
+    controller: Controller,
+    conn: Option<(u64, Outbox)>,
+    /// When the seat's connection went away (or the match started without it).
+    away_since: Option<Instant>,
+    joined: bool,
+    name: String,
+    bank: Duration,
+    decisions: u32,
+    timeouts: u32,
+    rejections: u32,
+    think_ms: Vec<u32>,
+    gave_up: bool,
+    forfeited: bool,
+    bot: RandomBot,
+    /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
+    optional_prompted: u64,
+}
+
+/// The table task's state.
+pub(crate) struct Table {
+    entry: Arc<MatchEntry>,
+    game: Game,
+    seats: Vec<SeatState>,
+    spectators: Vec<(u64, Outbox)>,
+    log: Vec<Event>,
+    state_id: u64,
+    clock: TimeControl,
+    running: bool,
+    created: Instant,
+    join_timeout: Duration,
+    /// When the current decision was first prompted.
+    decision_started: Option<Instant>,
+    actions: Vec<pb::ReplayAction>,
+    rounds: Vec<pb::RoundResult>,
+    aborted: Option<String>,
+}
+
+/// The default action the server plays for a seat: DRAW if legal, else PASS, else the first listed.
+pub fn default_action(legal: &[Action]) -> Action {
+    [Action::Draw, Action::Pass]
+        .into_iter()
+        .find(|a| legal.contains(a))
+        .unwrap_or(legal[0])
+}
+
+fn unix_ms(at: Instant) -> u64 {
+    let now = Instant::now();
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let wall = if at >= now {
+        wall + (at - now)
+    } else {
+        wall.saturating_sub(now - at)
+    };
+    wall.as_millis() as u64
+}
+
+fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
+    pb::ServerMessage { kind: Some(kind) }
+}
+
+impl Table {
+    pub(crate) fn new(
+        entry: Arc<MatchEntry>,
+        game: Game,
+        log: Vec<Event>,
+        bots: &[Option<pb::BotKind>],
+        clock: TimeControl,
+        join_timeout: Duration,
+    ) -> Table {
+        let seed = game.rng_state().0;
+        let seats = (0..game.seats())
+            .map(|s| SeatState {
+                controller: if bots[s as usize].is_some() {
+                    Controller::Bot
+                } else {
+                    Controller::Remote
+                },
+                conn: None,
+                away_since: None,
+                joined: false,
+                name: String::new(),
+                bank: clock.bank,
+                decisions: 0,
+                timeouts: 0,
+                rejections: 0,
+                think_ms: Vec::new(),
+                gave_up: false,
+                forfeited: false,
+                bot: RandomBot::new(seed ^ (0xB07 + s as u64)),
+                optional_prompted: 0,
+            })
+            .collect();
+        let rounds = log
+            .iter()
+            .filter_map(|e| match e {
+                Event::RoundEnded(r) => Some(wire::round_result_to_wire(r, game.seats())),
+                _ => None,
+            })
+            .collect();
+        Table {
+            entry,
+            game,
+            seats,
+            spectators: Vec::new(),
+            log,
+            state_id: 1,
+            clock,
+            running: false,
+            created: Instant::now(),
+            join_timeout,
+            decision_started: None,
+            actions: Vec::new(),
+            rounds,
+            aborted: None,
+        }
+    }
+
+    /// Runs the table until the match is over or aborted.
+    pub(crate) async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
+        self.maybe_start();
+        loop {
+            self.play_bots().await;
+            if self.game.phase() == Phase::Over || self.aborted.is_some() {
+                break;
+            }
+            let deadline = self.deadline();
+            tokio::select! {
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd),
+                    None => {
+                        self.aborted = Some("the server stopped the table".into());
+                        break;
+                    }
+                },
+                () = sleep_until(deadline) => self.on_deadline(),
+            }
+        }
+        self.finish();
+    }
+
+    fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::Attach {
+                role,
+                resume,
+                name,
+                outbox,
+                conn,
+            } => {
+                self.attach(role, resume, name, outbox, conn);
+                self.maybe_start();
+                self.prompt();
+            }
+            Command::Detach { role, conn } => match role {
+                Role::Seat(s) => {
+                    let seat = &mut self.seats[s as usize];
+                    if seat.conn.as_ref().is_some_and(|(c, _)| *c == conn) {
+                        seat.conn = None;
+                        seat.away_since = Some(Instant::now());
+                        self.publish_players();
+                    }
+                }
+                Role::Spectator => self.spectators.retain(|(c, _)| *c != conn),
+            },
+            Command::Act {
+                seat,
+                state_id,
+                action,
+                reply,
+            } => {
+                let result = self.act(seat, state_id, action);
+                let _ = reply.send(result);
+            }
+            Command::Abort { reason, reply } => {
+                self.aborted = Some(reason);
+                let _ = reply.send(());
+            }
+        }
+    }
+
+    // ----- connections -------------------------------------------------------------------
+
+    fn attach(
+        &mut self,
+        role: Role,
+        resume: Option<pb::Resume>,
+        name: String,
+        outbox: Outbox,
+        conn: u64,
+    ) {
+        let viewer = match role {
+            Role::Seat(s) => Some(s),
+            Role::Spectator => None,
+        };
+        let welcome = self.entry.welcome(viewer);
+        let mut batch = vec![message(pb::server_message::Kind::Welcome(welcome))];
+        let from = resume
+            .as_ref()
+            .filter(|r| !r.snapshot)
+            .map(|r| r.last_event_number);
+        match from {
+            Some(n) if (n as usize) <= self.log.len() => {
+                for (i, e) in self.log.iter().enumerate().skip(n as usize) {
+                    batch.push(self.numbered(i, e, viewer));
+                }
+            }
+            _ => batch.push(message(pb::server_message::Kind::Snapshot(
+                self.snapshot(viewer),
+            ))),
+        }
+        if let Some(report) = self.entry.report() {
+            batch.push(message(pb::server_message::Kind::Finished(
+                pb::MatchFinished {
+                    report: Some(report),
+                },
+            )));
+        }
+        for m in batch {
+            if outbox.try_send(Ok(m)).is_err() {
+                return;
+            }
+        }
+        if self.entry.report().is_some() {
+            return; // the outbox is dropped: the stream ends after the report
+        }
+        match role {
+            Role::Seat(s) => {
+                let seat = &mut self.seats[s as usize];
+                if let Some((_, old)) = seat.conn.take() {
+                    let _ = old.try_send(Err(wire::status(
+                        pb::ErrorReason::Superseded,
+                        "a newer connection joined for this seat",
+                    )));
+                }
+                seat.conn = Some((conn, outbox));
+                seat.away_since = None;
+                seat.joined = true;
+                seat.optional_prompted = 0;
+                if !name.is_empty() {
+                    seat.name = name.chars().take(64).collect();
+                }
+                self.publish_players();
+            }
+            Role::Spectator => self.spectators.push((conn, outbox)),
+        }
+    }
+
+    fn numbered(&self, i: usize, e: &Event, viewer: Option<Seat>) -> pb::ServerMessage {
+        message(pb::server_message::Kind::Event(pb::NumberedEvent {
+            number: i as u64 + 1,
+            event: Some(wire::event_to_wire(
+                &event_for(e, viewer),
+                self.game.seats(),
+            )),
+        }))
+    }
+
+    fn snapshot(&self, viewer: Option<Seat>) -> pb::Snapshot {
+        let observation = match viewer {
+            Some(s) => wire::observation_to_wire(&self.game.observation(s)),
+            None => wire::spectator_observation_to_wire(&self.game.spectator_observation()),
+        };
+        pb::Snapshot {
+            state_id: self.state_id,
+            last_event_number: self.log.len() as u64,
+            observation: Some(observation),
+        }
+    }
+
+    /// Sends `m` to a seat's connection; a full or closed queue drops the connection (the client
+    /// resumes from its last event number).
+    fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
+        let seat = &mut self.seats[s as usize];
+        if let Some((_, outbox)) = &seat.conn
+            && outbox.try_send(Ok(m)).is_err()
+        {
+            seat.conn = None;
+            seat.away_since = Some(Instant::now());
+        }
+    }
+
+    /// Sends the events from `from` on to every connection, each redacted for its viewer.
+    fn broadcast(&mut self, from: usize) {
+        for i in from..self.log.len() {
+            let e = self.log[i];
+            for s in 0..self.game.seats() {
+                if self.seats[s as usize].conn.is_some() {
+                    let m = self.numbered(i, &e, Some(s));
+                    self.send_seat(s, m);
+                }
+            }
+            if !self.spectators.is_empty() {
+                let m = self.numbered(i, &e, None);
+                self.spectators
+                    .retain(|(_, o)| o.try_send(Ok(m.clone())).is_ok());
+            }
+        }
+    }
+
+    fn publish_players(&self) {
+        let players = self.players();
+        self.entry.update(|info| info.players = players);
+    }
+
+    fn players(&self) -> Vec<pb::PlayerInfo> {
+        self.seats
+            .iter()
+            .enumerate()
+            .map(|(s, seat)| pb::PlayerInfo {
+                seat: s as u32,
+                name: seat.name.clone(),
+                bot: match seat.controller {
+                    Controller::Bot => pb::BotKind::Random as i32,
+                    _ => pb::BotKind::Unspecified as i32,
+                },
+                connected: seat.conn.is_some() || seat.controller == Controller::Bot,
+            })
+            .collect()
+    }
+
+    // ----- the clock ---------------------------------------------------------------------
+
+    fn maybe_start(&mut self) {
+        if self.running {
+            return;
+        }
+        let all_joined = self
+            .seats
+            .iter()
+            .all(|s| s.joined || s.controller != Controller::Remote);
+        if all_joined || self.created.elapsed() >= self.join_timeout {
+            self.running = true;
+            let now = Instant::now();
+            for seat in self
+                .seats
+                .iter_mut()
+                .filter(|s| s.controller == Controller::Remote)
+            {
+                if seat.conn.is_none() {
+                    seat.away_since = Some(now);
+                }
+            }
+            self.entry
+                .update(|info| info.status = pb::MatchStatus::Running);
+            self.decision_started = None;
+            self.prompt();
+        }
+    }
+
+    /// When the table must act by itself next: the start of a match whose seats did not all
+    /// join, or the deadline of the seat to act.
+    fn deadline(&self) -> Option<Instant> {
+        if !self.running {
+            return Some(self.created + self.join_timeout);
+        }
+        let seat = self.game.to_act()?;
+        let st = &self.seats[seat as usize];
+        if st.controller != Controller::Remote {
+            return None;
+        }
+        let started = self.decision_started?;
+        let clock = started + self.clock.decision + st.bank;
+        Some(match st.away_since {
+            Some(away) => clock.min(away.max(started) + self.clock.disconnect_grace),
+            None => clock,
+        })
+    }
+
+    fn on_deadline(&mut self) {
+        if !self.running {
+            self.maybe_start();
+            return;
+        }
+        let Some(s) = self.game.to_act() else { return };
+        let now = Instant::now();
+        let grace_over = self.seats[s as usize]
+            .away_since
+            .is_some_and(|away| now >= away + self.clock.disconnect_grace);
+        if grace_over {
+            self.give_up(s);
+            return;
+        }
+        let seat = &mut self.seats[s as usize];
+        seat.timeouts += 1;
+        seat.bank = Duration::ZERO;
+        let legal = self.game.legal_actions(s);
+        let action = default_action(&legal);
+        let timeouts = seat.timeouts;
+        tracing::debug!(match_id = %self.entry.id, seat = s, timeouts, "decision timed out");
+        self.apply(s, action, true);
+        if timeouts >= self.clock.max_timeouts {
+            self.give_up(s);
+        }
+    }
+
+    fn give_up(&mut self, s: Seat) {
+        let seat = &mut self.seats[s as usize];
+        seat.gave_up = true;
+        match self.clock.give_up {
+            GiveUp::Bot => seat.controller = Controller::Bot,
+            GiveUp::Forfeit => {
+                seat.controller = Controller::Default;
+                seat.forfeited = true;
+            }
+        }
+        tracing::info!(match_id = %self.entry.id, seat = s, policy = ?self.clock.give_up, "seat gave up");
+        self.publish_players();
+    }
+
+    // ----- actions -----------------------------------------------------------------------
+
+    fn act(
+        &mut self,
+        s: Seat,
+        state_id: u64,
+        action: Action,
+    ) -> Result<u64, (pb::ErrorReason, String)> {
+        if !self.running {
+            return Err((
+                pb::ErrorReason::MatchNotStarted,
+                "not every seat has joined yet".into(),
+            ));
+        }
+        let turn_action = !matches!(action, Action::Challenge | Action::Announce(_));
+        let stale = state_id != self.state_id && (turn_action || state_id != 0);
+        let seat = &mut self.seats[s as usize];
+        if seat.controller != Controller::Remote {
+            seat.rejections += 1;
+            return Err((
+                pb::ErrorReason::NotSeated,
+                "the server plays this seat now".into(),
+            ));
+        }
+        if stale {
+            seat.rejections += 1;
+            return Err((
+                pb::ErrorReason::StaleState,
+                format!(
+                    "state {state_id} is stale; the current state is {}",
+                    self.state_id
+                ),
+            ));
+        }
+        let mut probe = self.game;
+        if let Err(r) = probe.apply_with(s, action, &mut ()) {
+            self.seats[s as usize].rejections += 1;
+            return Err((pb::ErrorReason::from(r), r.to_string()));
+        }
+        if self.game.to_act() == Some(s) && turn_action {
+            let started = self.decision_started.unwrap_or_else(Instant::now);
+            let used = started.elapsed();
+            let seat = &mut self.seats[s as usize];
+            seat.bank = seat
+                .bank
+                .saturating_sub(used.saturating_sub(self.clock.decision));
+        }
+        self.apply(s, action, false);
+        Ok(self.state_id)
+    }
+
+    /// Applies an action already known to be legal, records it, and tells every connection.
+    fn apply(&mut self, s: Seat, action: Action, timeout: bool) {
+        let mover = self.game.to_act();
+        let think = if mover == Some(s) {
+            self.decision_started
+                .map_or(0, |t| t.elapsed().as_millis() as u32)
+        } else {
+            0
+        };
+        let from = self.log.len();
+        let log = &mut self.log;
+        let result = self
+            .game
+            .apply_with(s, action, &mut |e: &Event| log.push(*e));
+        debug_assert!(result.is_ok(), "apply is called with checked actions only");
+        if mover == Some(s) {
+            let seat = &mut self.seats[s as usize];
+            seat.decisions += 1;
+            seat.think_ms.push(think);
+        }
+        self.actions.push(pb::ReplayAction {
+            seat: s.into(),
+            action: Some(action.into()),
+            index: action.index() as u32,
+            think_ms: think,
+            timeout,
+        });
+        self.state_id += 1;
+        for e in &self.log[from..] {
+            if let Event::RoundEnded(r) = e {
+                self.rounds
+                    .push(wire::round_result_to_wire(r, self.game.seats()));
+            }
+        }
+        let (round, actions, totals) = (
+            self.game.round(),
+            self.actions.len(),
+            self.game.totals().to_vec(),
+        );
+        self.entry.update(|info| {
+            info.round = round.into();
+            info.actions = actions as u32;
+            info.totals = totals;
+        });
+        if self.game.to_act() != mover || mover == Some(s) {
+            self.decision_started = None;
+        }
+        self.broadcast(from);
+        self.prompt();
+    }
+
+    /// Sends the seat to act its decision prompt (once per state) and optional prompts to seats
+    /// that may challenge or cure.
+    fn prompt(&mut self) {
+        if !self.running || self.game.phase() == Phase::Over {
+            return;
+        }
+        let Some(mover) = self.game.to_act() else {
+            return;
+        };
+        if self.decision_started.is_none() {
+            self.decision_started = Some(Instant::now());
+            if self.seats[mover as usize].controller == Controller::Remote {
+                let m = self.prompt_for(mover, true);
+                self.send_seat(mover, m);
+            }
+        }
+        for s in 0..self.game.seats() {
+            let seat = &self.seats[s as usize];
+            if s == mover
+                || seat.controller != Controller::Remote
+                || seat.conn.is_none()
+                || seat.optional_prompted == self.state_id
+            {
+                continue;
+            }
+            if !self.game.legal_actions(s).is_empty() {
+                self.seats[s as usize].optional_prompted = self.state_id;
+                let m = self.prompt_for(s, false);
+                self.send_seat(s, m);
+            }
+        }
+    }
+
+    fn prompt_for(&self, s: Seat, required: bool) -> pb::ServerMessage {
+        let obs = self.game.observation(s);
+        let seat = &self.seats[s as usize];
+        let started = self.decision_started.unwrap_or_else(Instant::now);
+        let (deadline, left) = if required {
+            let deadline = started + self.clock.decision + seat.bank;
+            (
+                unix_ms(deadline),
+                deadline.saturating_duration_since(Instant::now()),
+            )
+        } else {
+            (0, Duration::ZERO)
+        };
+        message(pb::server_message::Kind::Prompt(pb::DecisionPrompt {
+            state_id: self.state_id,
+            legal_actions: wire::legal_actions_to_wire(&obs.legal),
+            required,
+            deadline_unix_ms: deadline,
+            time_left_ms: left.as_millis() as u32,
+            time_bank_ms: seat.bank.as_millis() as u32,
+            observation: Some(wire::observation_to_wire(&obs)),
+            last_event_number: self.log.len() as u64,
+        }))
+    }
+
+    /// Plays every seat the server controls until a remote seat must act or the match ends.
+    async fn play_bots(&mut self) {
+        let mut played = 0u32;
+        while self.running {
+            let Some(s) = self.game.to_act() else { return };
+            let legal = self.game.legal_actions(s);
+            let action = match self.seats[s as usize].controller {
+                Controller::Remote => return,
+                Controller::Bot => self.seats[s as usize].bot.choose(&legal),
+                Controller::Default => default_action(&legal),
+            };
+            self.apply(s, action, false);
+            played += 1;
+            if played.is_multiple_of(64) {
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    // ----- the end -----------------------------------------------------------------------
+
+    fn finish(&mut self) {
+        let status = if self.aborted.is_some() {
+            pb::MatchStatus::Aborted
+        } else {
+            pb::MatchStatus::Finished
+        };
+        let result = self.game.match_result().map(|r| {
+            let mut w = pb::MatchResult::from(&r);
+            self.place_forfeits_last(&mut w);
+            w
+        });
+        let (seed, _) = self.game.rng_state();
+        let stats = self
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(s, seat)| seat_stats(s, seat))
+            .collect();
+        let report = pb::MatchReport {
+            match_id: self.entry.id.clone(),
+            status: status as i32,
+            result: result.clone(),
+            rounds: std::mem::take(&mut self.rounds),
+            seats: stats,
+            seed,
+            seed_commitment: wire::seed_commitment(seed).to_vec(),
+            actions: self.actions.len() as u32,
+            players: self.players(),
+        };
+        let replay = pb::Replay {
+            format: 1,
+            match_id: self.entry.id.clone(),
+            config: Some((&self.entry.config).into()),
+            seed,
+            start: match &self.entry.start {
+                Start::Seed => None,
+                Start::Deck(d) => Some(pb::replay::Start::DeckOrder(d.clone())),
+                Start::Position(p) => Some(pb::replay::Start::Position(p.clone())),
+            },
+            actions: std::mem::take(&mut self.actions),
+            players: self.players(),
+            time_control: Some(self.clock.to_wire()),
+            result,
+        };
+        if let Some(why) = &self.aborted {
+            tracing::info!(match_id = %self.entry.id, reason = %why, "match aborted");
+        } else {
+            tracing::info!(match_id = %self.entry.id, actions = report.actions, "match finished");
+        }
+        self.entry.finish(report.clone(), replay);
+        let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
+            report: Some(report),
+        }));
+        for seat in &mut self.seats {
+            if let Some((_, outbox)) = seat.conn.take() {
+                let _ = outbox.try_send(Ok(done.clone()));
+            }
+        }
+        for (_, outbox) in self.spectators.drain(..) {
+            let _ = outbox.try_send(Ok(done.clone()));
+        }
+    }
+
+    /// A forfeited seat is placed behind every seat that did not forfeit.
+    fn place_forfeits_last(&self, result: &mut pb::MatchResult) {
+        let forfeited: Vec<bool> = self.seats.iter().map(|s| s.forfeited).collect();
+        if !forfeited.iter().any(|&f| f) {
+            return;
+        }
+        let old: Vec<u32> = result.standings.iter().map(|st| st.placing).collect();
+        let n = old.len();
+        for (s, standing) in result.standings.iter_mut().enumerate() {
+            standing.placing = 1
+                + (0..n)
+                    .filter(|&o| {
+                        (!forfeited[o] && forfeited[s])
+                            || (forfeited[o] == forfeited[s] && old[o] < old[s])
+                    })
+                    .count() as u32;
+        }
+    }
+}
+
+fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
+    let mut t = seat.think_ms.clone();
+    t.sort_unstable();
+    let pct = |p: usize| -> u32 {
+        if t.is_empty() {
+            0
+        } else {
+            t[((t.len() - 1) * p).div_ceil(100)]
+        }
+    };
+    pb::SeatStats {
+        seat: s as u32,
+        decisions: seat.decisions,
+        timeouts: seat.timeouts,
+        rejections: seat.rejections,
+        decision_ms_p50: pct(50),
+        decision_ms_p90: pct(90),
+        decision_ms_p99: pct(99),
+        decision_ms_max: t.last().copied().unwrap_or(0),
+        bank_left_ms: seat.bank.as_millis() as u32,
+        gave_up: seat.gave_up,
+        forfeited: seat.forfeited,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
