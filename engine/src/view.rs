@@ -155,3 +155,72 @@ pub fn event_for(event: &Event, viewer: Option<Seat>) -> Event {
         e => e,
     }
 }
+
+impl Observation {
+    /// A full game consistent with this observation: the cards the viewer cannot see (every card
+    /// of the deck not in its hand or the discard pile) are shuffled with `seed` and dealt to the
+    /// other seats, to their known hand sizes, and to the stock. What the viewer cannot know is
+    /// guessed: another seat's drawn card (one of its sampled cards), its penalty cards this turn
+    /// (none), the generator state (`seed`). For search bots that sample hidden information.
+    ///
+    /// A spectator's observation samples every hand. Never allocates.
+    pub fn determinize(&self, seed: u64) -> Game {
+        use rand::SeedableRng;
+        use rand::seq::SliceRandom;
+
+        let mut g = Game::blank(self.config, seed).expect("an observation has a valid config");
+        let rules = g.rules;
+        let n = rules.seats as usize;
+        // The unseen multiset: the deck minus what the viewer sees.
+        let mut seen = self.hand;
+        for &c in self.discard.as_slice() {
+            seen.insert(c);
+        }
+        let mut unseen = Pile::EMPTY;
+        for c in crate::card::cards_of(rules.deck_mask()) {
+            for _ in seen.count(c)..rules.copies {
+                unseen.push(c);
+            }
+        }
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        unseen.as_mut_slice().shuffle(&mut rng);
+        for s in 0..n {
+            if Some(s as Seat) == self.viewer {
+                g.hands[s] = self.hand;
+                continue;
+            }
+            for _ in 0..self.hand_sizes[s] {
+                if let Some(c) = unseen.pop() {
+                    g.hands[s].insert(c);
+                }
+            }
+        }
+        for _ in 0..self.stock_size {
+            if let Some(c) = unseen.pop() {
+                g.stock.push(c);
+            }
+        }
+        g.discard = self.discard;
+        g.clockwise = self.clockwise;
+        g.current = self.to_act.unwrap_or(0);
+        g.phase = self.phase;
+        g.named = self.named_suit;
+        g.debt = self.debt;
+        g.offence = self.offence;
+        g.last_call = self.last_calls;
+        g.accused = self.just_accused;
+        g.turns = self.turns;
+        g.dealer = self.dealer;
+        g.round = self.round;
+        g.totals = self.totals;
+        g.rounds_won = self.rounds_won;
+        let mover = g.current as usize;
+        if Some(g.current) == self.viewer {
+            g.drawn = self.drawn_card;
+            g.penalty_cards = self.penalty_cards;
+        } else if self.phase == Phase::AfterDraw {
+            g.drawn = g.hands[mover].iter().next();
+        }
+        g
+    }
+}

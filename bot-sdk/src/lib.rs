@@ -1,0 +1,93 @@
+//! Write Mau Mau Arena bots in Rust.
+//!
+//! A bot implements [`Bot`]: it is shown its seat's [`Observation`] (which carries the legal
+//! actions) and answers with one of them. The same bot runs in-process, at engine speed (for
+//! tournaments and tests), or against a server over gRPC.
+//!
+//! ```
+//! use maumau_bot_sdk::{Bot, bots::HeuristicBot, engine::{Game, MatchConfig, ProfileId}};
+//!
+//! let mut game = Game::new(MatchConfig::new(ProfileId::Classic, 2), 5).expect("valid");
+//! let mut bots = [HeuristicBot::new(1), HeuristicBot::new(2)];
+//! while let Some(seat) = game.to_act() {
+//!     let action = bots[seat as usize].decide(&game.observation(seat));
+//!     game.apply(seat, action).expect("bots choose legal actions");
+//! }
+//! assert!(game.match_result().is_some());
+//! ```
+//!
+//! The engine is re-exported as [`engine`], so a bot can simulate the game (see
+//! [`engine::Observation::determinize`] and [`bots::SearchBot`]).
+
+pub mod bots;
+
+pub use maumau_engine as engine;
+use maumau_engine::{Action, Event, MatchResult, Observation};
+
+/// A Mau Mau player.
+pub trait Bot: Send {
+    /// A short name for reports.
+    fn name(&self) -> &str;
+
+    /// Chooses the action to take when the seat must act. `obs.legal` is never empty and the
+    /// answer must be one of its entries.
+    fn decide(&mut self, obs: &Observation) -> Action;
+
+    /// Offered when the seat may act out of turn (a challenge, or a romanian late cure):
+    /// `obs.legal` lists those actions. `None` lets the moment pass. The default declines.
+    fn react(&mut self, _obs: &Observation) -> Option<Action> {
+        None
+    }
+
+    /// Called with every event the seat sees, in order (already redacted for the seat).
+    fn on_event(&mut self, _event: &Event) {}
+
+    /// Called once when the match ends.
+    fn on_match_end(&mut self, _result: Option<&MatchResult>) {}
+}
+
+/// Plays one match in-process with one bot per seat; returns the result. Bots are offered their
+/// out-of-turn actions (challenges, late cures) before each turn action, in seat order.
+pub fn play_match(
+    game: &mut maumau_engine::Game,
+    bots: &mut [Box<dyn Bot>],
+) -> Option<MatchResult> {
+    let seats = game.seats();
+    let mut events = Vec::new();
+    while let Some(mover) = game.to_act() {
+        for s in 0..seats {
+            if s == mover || game.legal_actions(s).is_empty() {
+                continue;
+            }
+            if let Some(a) = bots[s as usize].react(&game.observation(s)) {
+                events.clear();
+                if game.apply_with(s, a, &mut events).is_ok() {
+                    deliver(game, bots, &events);
+                }
+            }
+        }
+        let Some(mover) = game.to_act() else { break };
+        let action = bots[mover as usize].decide(&game.observation(mover));
+        events.clear();
+        if game.apply_with(mover, action, &mut events).is_err() {
+            // A bot that answers with an illegal action gets the first legal one instead.
+            let fallback = game.legal_actions(mover)[0];
+            events.clear();
+            game.apply_with(mover, fallback, &mut events).ok()?;
+        }
+        deliver(game, bots, &events);
+    }
+    let result = game.match_result();
+    for b in bots.iter_mut() {
+        b.on_match_end(result.as_ref());
+    }
+    result
+}
+
+fn deliver(game: &maumau_engine::Game, bots: &mut [Box<dyn Bot>], events: &[Event]) {
+    for (s, bot) in bots.iter_mut().enumerate().take(game.seats() as usize) {
+        for e in events {
+            bot.on_event(&maumau_engine::event_for(e, Some(s as u8)));
+        }
+    }
+}
