@@ -818,6 +818,97 @@ pub fn observation_to_wire(obs: &Observation) -> pb::Observation {
     }
 }
 
+/// Reads an observation a client received, with the legal actions of its prompt, back into the
+/// engine's [`Observation`] (what the Rust bot SDK hands to a bot). Everything is checked: an
+/// unknown enum number, a seat or count out of range, or a pile larger than a deck is an error.
+pub fn observation_from_wire(
+    w: &pb::Observation,
+    legal: &[pb::LegalAction],
+) -> Result<Observation, WireError> {
+    let config = MatchConfig::try_from(
+        w.config
+            .as_ref()
+            .ok_or(WireError::Missing("Observation.config"))?,
+    )
+    .map_err(|_| WireError::Inconsistent("Observation.config is not a valid configuration"))?;
+    let cards = |cs: &[pb::Card]| -> Result<Vec<Card>, WireError> {
+        cs.iter().map(Card::try_from).collect()
+    };
+    let hand: maumau_engine::Hand = cards(&w.hand)?.into_iter().collect();
+    let discard = cards(&w.discard)?;
+    if discard.len() > maumau_engine::card::MAX_CARDS {
+        return Err(WireError::OutOfRange {
+            field: "Observation.discard",
+            value: discard.len() as u64,
+        });
+    }
+    let phase = match enum_field::<pb::Phase>(w.phase, "Observation.phase")? {
+        pb::Phase::Unspecified => return Err(WireError::Unspecified("Observation.phase")),
+        pb::Phase::Start => Phase::Start,
+        pb::Phase::AfterDraw => Phase::AfterDraw,
+        pb::Phase::Announced => Phase::Announced,
+        pb::Phase::AwaitSuit => Phase::AwaitSuit,
+        pb::Phase::Over => Phase::Over,
+    };
+    let offence = match &w.offence {
+        None => None,
+        Some(o) => Some(Offence {
+            offender: seat_field(o.offender, "Offence.offender")?,
+            kind: offence_kind_field(o.kind, "Offence.kind")?,
+        }),
+    };
+    let legal = legal
+        .iter()
+        .map(|l| match &l.action {
+            Some(a) => Action::try_from(a),
+            None => action_from_index(l.index),
+        })
+        .collect::<Result<Vec<Action>, WireError>>()?;
+    Ok(Observation {
+        viewer: w
+            .seat
+            .map(|s| seat_field(s, "Observation.seat"))
+            .transpose()?,
+        config,
+        round: u16_field(w.round, "Observation.round")?,
+        dealer: seat_field(w.dealer, "Observation.dealer")?,
+        phase,
+        to_act: w
+            .to_act
+            .map(|s| seat_field(s, "Observation.to_act"))
+            .transpose()?,
+        clockwise: w.clockwise,
+        hand,
+        hand_sizes: seat_array(&w.hand_sizes, "Observation.hand_sizes", |n| {
+            u8_field(n, "Observation.hand_sizes")
+        })?,
+        discard: discard.into_iter().collect(),
+        named_suit: opt_suit_field(w.named_suit, "Observation.named_suit")?,
+        debt: u8_field(w.debt, "Observation.debt")?,
+        stock_size: u8_field(w.stock_size, "Observation.stock_size")?,
+        offence,
+        pending_out: w
+            .pending_out
+            .map(|s| seat_field(s, "Observation.pending_out"))
+            .transpose()?,
+        last_calls: seat_array(&w.last_calls, "Observation.last_calls", |c| {
+            Ok(Call::from(enum_field::<pb::Call>(
+                c,
+                "Observation.last_calls",
+            )?))
+        })?,
+        just_accused: w.just_accused,
+        drawn_card: w.drawn_card.as_ref().map(Card::try_from).transpose()?,
+        penalty_cards: cards(&w.penalty_cards)?.into_iter().collect(),
+        turns: u16_field(w.turns, "Observation.turns")?,
+        totals: seat_array(&w.totals, "Observation.totals", Ok)?,
+        rounds_won: seat_array(&w.rounds_won, "Observation.rounds_won", |n| {
+            u16_field(n, "Observation.rounds_won")
+        })?,
+        legal: legal.into_iter().collect(),
+    })
+}
+
 /// A spectator's observation (from [`maumau_engine::Game::spectator_observation`]): the engine
 /// has already left out every private field.
 pub fn spectator_observation_to_wire(obs: &Observation) -> pb::Observation {
@@ -1835,6 +1926,12 @@ mod tests {
                     assert_eq!(
                         MatchConfig::try_from(w.config.as_ref().expect("config is set")),
                         Ok(config)
+                    );
+                    let legal = legal_actions_to_wire(&obs.legal);
+                    assert_eq!(
+                        observation_from_wire(&w, &legal),
+                        Ok(obs),
+                        "observation round trip"
                     );
                     let public = spectator_observation_to_wire(&game.spectator_observation());
                     assert!(public.seat.is_none() && public.hand.is_empty());

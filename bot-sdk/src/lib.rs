@@ -20,6 +20,8 @@
 //! [`engine::Observation::determinize`] and [`bots::SearchBot`]).
 
 pub mod bots;
+#[cfg(feature = "net")]
+pub mod runner;
 
 pub use maumau_engine as engine;
 use maumau_engine::{Action, Event, MatchResult, Observation};

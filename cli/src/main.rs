@@ -24,6 +24,27 @@ enum Command {
     Play(PlayArgs),
     /// Run the game server (gRPC, grpc-web, health and reflection on one port).
     Serve(serve::ServeArgs),
+    /// Play one seat of a match on a server with a reference bot.
+    Bot(BotArgs),
+}
+
+#[derive(clap::Args)]
+struct BotArgs {
+    /// The reference bot: random, heuristic or search.
+    #[arg(long, default_value = "heuristic")]
+    kind: String,
+    /// The seat token from CreateMatch.
+    #[arg(long, env = "MAUMAU_TOKEN", hide_env_values = true)]
+    token: String,
+    /// The server.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    server: String,
+    /// Seed of the bot's own choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Samples per decision for the search bot.
+    #[arg(long)]
+    iterations: Option<u32>,
 }
 
 #[derive(clap::Args)]
@@ -75,6 +96,7 @@ fn main() -> ExitCode {
                 .init();
             serve::serve(&args)
         }
+        Command::Bot(args) => bot(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -83,6 +105,47 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use maumau_bot_sdk::bots::{BotKind, SearchBot};
+    let kind: BotKind = args.kind.parse()?;
+    let mut bot = match (kind, args.iterations) {
+        (BotKind::Search, Some(n)) => Box::new(SearchBot::with_iterations(args.seed, n)),
+        _ => kind.build(args.seed),
+    };
+    let mut options =
+        maumau_bot_sdk::runner::RunOptions::new(args.server.clone(), args.token.clone());
+    options.name = format!("maumau-{kind}");
+    let runtime = tokio::runtime::Runtime::new()?;
+    let report = runtime.block_on(maumau_bot_sdk::runner::run(bot.as_mut(), &options))?;
+    let status = report
+        .status()
+        .as_str_name()
+        .trim_start_matches("MATCH_STATUS_")
+        .to_lowercase();
+    println!(
+        "match {} {status} after {} actions",
+        report.match_id, report.actions
+    );
+    if let Some(result) = &report.result {
+        for s in &result.standings {
+            println!(
+                "  place {}  S{}  total {:>4}  rounds won {}",
+                s.placing, s.seat, s.total, s.rounds_won
+            );
+        }
+    }
+    println!(
+        "seed {} (commitment {})",
+        report.seed,
+        hex(&report.seed_commitment)
+    );
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A tiny seeded generator for the random players (SplitMix64), kept apart from the engine's.

@@ -1048,7 +1048,11 @@ fn seat_ranges_are_the_documented_ones() {
 fn determinized_games_agree_with_the_observation() {
     use maumau_engine::{Game, MatchConfig, ProfileId};
     for profile in ProfileId::ALL {
-        let seats = if profile == ProfileId::Brazilian { 5 } else { 3 };
+        let seats = if profile == ProfileId::Brazilian {
+            5
+        } else {
+            3
+        };
         let mut game = Game::new(MatchConfig::new(profile, seats), 99).expect("valid");
         let mut step = 0u64;
         while let Some(seat) = game.to_act() {

@@ -1,0 +1,266 @@
+//! Plays a bot against a Mau Mau Arena server over gRPC: join with a seat token, answer every
+//! prompt before its deadline, retry a rejected action sensibly, reconnect and resume after a
+//! dropped connection.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), maumau_bot_sdk::runner::RunError> {
+//! use maumau_bot_sdk::{bots::HeuristicBot, runner::{RunOptions, run}};
+//! let mut bot = HeuristicBot::new(7);
+//! let options = RunOptions::new("http://127.0.0.1:50051", "SEAT-TOKEN");
+//! let report = run(&mut bot, &options).await?;
+//! println!("placings: {:?}", report.result);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use maumau::{pb, wire};
+use maumau_engine::{Action, Event, MatchResult};
+use tokio::sync::mpsc;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::Bot;
+
+/// Where and how to play.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The server, e.g. `http://127.0.0.1:50051`.
+    pub server: String,
+    /// The seat token from CreateMatch.
+    pub token: String,
+    /// The name shown to operators and spectators.
+    pub name: String,
+    /// Reconnects tried in a row before giving up.
+    pub max_reconnects: u32,
+}
+
+impl RunOptions {
+    /// Options with a default name and 10 reconnects.
+    pub fn new(server: impl Into<String>, token: impl Into<String>) -> RunOptions {
+        RunOptions {
+            server: server.into(),
+            token: token.into(),
+            name: "rust-bot".into(),
+            max_reconnects: 10,
+        }
+    }
+}
+
+/// Why a run ended without a match report.
+#[derive(Debug)]
+pub enum RunError {
+    /// The server address is not a valid URI.
+    BadAddress(String),
+    /// The server refused the seat (a wrong token, for example): retrying will not help.
+    Refused(tonic::Status),
+    /// The connection failed more than `max_reconnects` times in a row.
+    GaveUp(String),
+    /// The server sent something the SDK could not read.
+    Protocol(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::BadAddress(a) => write!(
+                f,
+                "`{a}` is not a server address (try http://127.0.0.1:50051)"
+            ),
+            RunError::Refused(s) => write!(
+                f,
+                "the server refused the seat: {} ({})",
+                s.message(),
+                wire::reason_of(s).as_str_name()
+            ),
+            RunError::GaveUp(why) => write!(f, "lost the connection and could not resume: {why}"),
+            RunError::Protocol(why) => write!(f, "unexpected message from the server: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What one connection ended with.
+enum Outcome {
+    Finished(pb::MatchReport),
+    Dropped(String),
+}
+
+/// Plays the seat until the match ends and returns the final report.
+pub async fn run(bot: &mut dyn Bot, options: &RunOptions) -> Result<pb::MatchReport, RunError> {
+    let endpoint = tonic::transport::Endpoint::from_shared(options.server.clone())
+        .map_err(|_| RunError::BadAddress(options.server.clone()))?
+        .tcp_nodelay(true);
+    let mut last_event = None;
+    let mut failures = 0;
+    loop {
+        let outcome = match endpoint.connect().await {
+            Ok(channel) => play_once(bot, options, channel, &mut last_event).await?,
+            Err(e) => Outcome::Dropped(e.to_string()),
+        };
+        match outcome {
+            Outcome::Finished(report) => {
+                let result = report
+                    .result
+                    .as_ref()
+                    .and_then(|r| MatchResult::try_from(r).ok());
+                bot.on_match_end(result.as_ref());
+                return Ok(report);
+            }
+            Outcome::Dropped(why) => {
+                failures += 1;
+                if failures > options.max_reconnects {
+                    return Err(RunError::GaveUp(why));
+                }
+                // Back off a little more each time: 50 ms, 100 ms, … up to 2 s.
+                let wait =
+                    Duration::from_millis(50u64 << failures.min(6)).min(Duration::from_secs(2));
+                tokio::time::sleep(wait).await;
+            }
+        }
+    }
+}
+
+async fn play_once(
+    bot: &mut dyn Bot,
+    options: &RunOptions,
+    channel: tonic::transport::Channel,
+    last_event: &mut Option<u64>,
+) -> Result<Outcome, RunError> {
+    let mut client = pb::play_service_client::PlayServiceClient::new(channel);
+    let (tx, rx) = mpsc::channel(64);
+    let join = pb::Join {
+        token: options.token.clone(),
+        client_name: options.name.clone(),
+        resume: last_event.map(|n| pb::Resume {
+            last_event_number: n,
+            snapshot: false,
+        }),
+    };
+    let send = |kind| pb::PlayRequest { kind: Some(kind) };
+    if tx
+        .send(send(pb::play_request::Kind::Join(join)))
+        .await
+        .is_err()
+    {
+        return Ok(Outcome::Dropped("the stream closed".into()));
+    }
+    let mut inbound = match client.play(ReceiverStream::new(rx)).await {
+        Ok(r) => r.into_inner(),
+        Err(s) if is_refusal(&s) => return Err(RunError::Refused(s)),
+        Err(s) => return Ok(Outcome::Dropped(s.to_string())),
+    };
+    let mut request_id = 0u64;
+    // The prompt we answered last and the fallback to send if the answer is refused.
+    let mut pending: Option<(u64, u64, Action)> = None;
+    while let Some(message) = inbound.next().await {
+        let message = match message {
+            Ok(m) => m.message,
+            Err(s) if is_refusal(&s) => return Err(RunError::Refused(s)),
+            Err(s) => return Ok(Outcome::Dropped(s.to_string())),
+        };
+        let Some(kind) = message.and_then(|m| m.kind) else {
+            continue;
+        };
+        match kind {
+            pb::server_message::Kind::Event(e) => {
+                *last_event = Some(e.number);
+                if let Some(event) = e.event.as_ref().and_then(|ev| Event::try_from(ev).ok()) {
+                    bot.on_event(&event);
+                }
+            }
+            pb::server_message::Kind::Snapshot(s) => *last_event = Some(s.last_event_number),
+            pb::server_message::Kind::Prompt(p) => {
+                let observation = p
+                    .observation
+                    .as_ref()
+                    .ok_or_else(|| RunError::Protocol("a prompt without an observation".into()))?;
+                let obs = wire::observation_from_wire(observation, &p.legal_actions)
+                    .map_err(|e| RunError::Protocol(e.to_string()))?;
+                if obs.legal.is_empty() {
+                    continue;
+                }
+                let (state_id, action) = if p.required {
+                    (p.state_id, bot.decide(&obs))
+                } else {
+                    match bot.react(&obs) {
+                        Some(a) => (0, a),
+                        None => continue,
+                    }
+                };
+                // Should the bot answer with something unlisted, the first listed action is the
+                // fallback for a refusal.
+                let fallback = if obs.legal.contains(&action) {
+                    action
+                } else {
+                    obs.legal[0]
+                };
+                request_id += 1;
+                if p.required {
+                    pending = Some((request_id, state_id, fallback));
+                }
+                let submission = submission(state_id, action, request_id);
+                if tx
+                    .send(send(pb::play_request::Kind::Action(submission)))
+                    .await
+                    .is_err()
+                {
+                    return Ok(Outcome::Dropped("the stream closed".into()));
+                }
+            }
+            pb::server_message::Kind::Rejected(r) => {
+                // A stale state means the match moved on: the next prompt comes by itself.
+                // Anything else: send the fallback once.
+                if let Some((id, state_id, fallback)) = pending.take()
+                    && id == r.request_id
+                    && r.reason() != pb::ErrorReason::StaleState
+                {
+                    request_id += 1;
+                    let retry = submission(state_id, fallback, request_id);
+                    if tx
+                        .send(send(pb::play_request::Kind::Action(retry)))
+                        .await
+                        .is_err()
+                    {
+                        return Ok(Outcome::Dropped("the stream closed".into()));
+                    }
+                }
+            }
+            pb::server_message::Kind::Finished(f) => {
+                return f
+                    .report
+                    .map(Outcome::Finished)
+                    .ok_or_else(|| RunError::Protocol("MatchFinished without a report".into()));
+            }
+            pb::server_message::Kind::Welcome(_)
+            | pb::server_message::Kind::Accepted(_)
+            | pb::server_message::Kind::Pong(_) => {}
+        }
+    }
+    Ok(Outcome::Dropped("the server closed the stream".into()))
+}
+
+fn submission(state_id: u64, action: Action, request_id: u64) -> pb::ActionSubmission {
+    pb::ActionSubmission {
+        state_id,
+        choice: Some(pb::action_submission::Choice::ActionIndex(
+            action.index() as u32
+        )),
+        request_id,
+    }
+}
+
+/// Refusals that reconnecting cannot fix.
+fn is_refusal(s: &tonic::Status) -> bool {
+    matches!(
+        wire::reason_of(s),
+        pb::ErrorReason::BadToken
+            | pb::ErrorReason::NotSeated
+            | pb::ErrorReason::NotJoined
+            | pb::ErrorReason::Superseded
+            | pb::ErrorReason::PermissionDenied
+    )
+}
