@@ -35,6 +35,13 @@ pub trait Bot: Send {
     /// answer must be one of its entries.
     fn decide(&mut self, obs: &Observation) -> Action;
 
+    /// A bot that needs nothing but its legal actions may choose here, and runners then skip
+    /// building the observation (the fast path of in-process tournaments). Must agree with
+    /// [`Bot::decide`] on the same state. The default returns `None`.
+    fn quick_decide(&mut self, _legal: &[Action]) -> Option<Action> {
+        None
+    }
+
     /// Offered when the seat may act out of turn (a challenge, or a romanian late cure):
     /// `obs.legal` lists those actions. `None` lets the moment pass. The default declines.
     fn react(&mut self, _obs: &Observation) -> Option<Action> {
@@ -43,6 +50,12 @@ pub trait Bot: Send {
 
     /// Called with every event the seat sees, in order (already redacted for the seat).
     fn on_event(&mut self, _event: &Event) {}
+
+    /// False for a bot that ignores [`Bot::on_event`], so in-process runners can skip building
+    /// its events. The default is true.
+    fn listens(&self) -> bool {
+        true
+    }
 
     /// Called once when the match ends.
     fn on_match_end(&mut self, _result: Option<&MatchResult>) {}
@@ -54,30 +67,64 @@ pub fn play_match(
     game: &mut maumau_engine::Game,
     bots: &mut [Box<dyn Bot>],
 ) -> Option<MatchResult> {
+    play_match_with(game, bots, |_, _| {})
+}
+
+/// [`play_match`], reporting every accepted action (seat, action) to `on_action`, for replays.
+/// Bots that answer from their legal actions alone ([`Bot::quick_decide`]) skip the observation,
+/// and under call rules without challenges nobody is offered one, so a match of such bots runs at
+/// nearly engine speed. Events are delivered to [`Bot::on_event`] only if a bot is listening
+/// (always, except in that fast path).
+pub fn play_match_with(
+    game: &mut maumau_engine::Game,
+    bots: &mut [Box<dyn Bot>],
+    mut on_action: impl FnMut(maumau_engine::Seat, Action),
+) -> Option<MatchResult> {
     let seats = game.seats();
+    let windows = game.rules().windows_open();
+    let listening = bots.iter().any(|b| b.listens());
     let mut events = Vec::new();
+    let mut legal = maumau_engine::ActionList::default();
     while let Some(mover) = game.to_act() {
-        for s in 0..seats {
-            if s == mover || game.legal_actions(s).is_empty() {
-                continue;
-            }
-            if let Some(a) = bots[s as usize].react(&game.observation(s)) {
-                events.clear();
-                if game.apply_with(s, a, &mut events).is_ok() {
-                    deliver(game, bots, &events);
+        if windows {
+            for s in 0..seats {
+                if s == mover || game.legal_actions(s).is_empty() {
+                    continue;
+                }
+                if let Some(a) = bots[s as usize].react(&game.observation(s)) {
+                    events.clear();
+                    if game.apply_with(s, a, &mut events).is_ok() {
+                        on_action(s, a);
+                        deliver(game, bots, &events);
+                    }
                 }
             }
         }
         let Some(mover) = game.to_act() else { break };
-        let action = bots[mover as usize].decide(&game.observation(mover));
+        game.legal_actions_into(mover, &mut legal);
+        let bot = &mut bots[mover as usize];
+        let action = match bot.quick_decide(&legal) {
+            Some(a) => a,
+            None => bot.decide(&game.observation(mover)),
+        };
         events.clear();
-        if game.apply_with(mover, action, &mut events).is_err() {
-            // A bot that answers with an illegal action gets the first legal one instead.
-            let fallback = game.legal_actions(mover)[0];
+        let accepted = if listening {
+            game.apply_with(mover, action, &mut events).is_ok()
+        } else {
+            game.apply_with(mover, action, &mut ()).is_ok()
+        };
+        // A bot that answers with an illegal action gets the first legal one instead.
+        let action = if accepted {
+            action
+        } else {
             events.clear();
-            game.apply_with(mover, fallback, &mut events).ok()?;
+            game.apply_with(mover, legal[0], &mut events).ok()?;
+            legal[0]
+        };
+        on_action(mover, action);
+        if listening {
+            deliver(game, bots, &events);
         }
-        deliver(game, bots, &events);
     }
     let result = game.match_result();
     for b in bots.iter_mut() {

@@ -1,9 +1,11 @@
 //! `maumau`: the Mau Mau Arena command line.
 //!
-//! `maumau play` (the default) plays one seeded match between random players and prints it;
-//! `maumau serve` runs the game server.
+//! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
+//! plays one seeded match between random players and prints it; `maumau serve` runs the game
+//! server; `maumau bot` plays a seat on a server.
 
 mod serve;
+mod tournament;
 
 use std::process::ExitCode;
 
@@ -26,6 +28,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Play one seat of a match on a server with a reference bot.
     Bot(BotArgs),
+    /// Run a bot-versus-bot tournament and print the standings.
+    Tournament(tournament::TournamentArgs),
 }
 
 #[derive(clap::Args)]
@@ -69,22 +73,13 @@ struct PlayArgs {
     quiet: bool,
 }
 
-impl Default for PlayArgs {
-    fn default() -> PlayArgs {
-        PlayArgs {
-            profile: "classic".into(),
-            seats: 4,
-            seed: 1,
-            options: "-".into(),
-            calls: "enforce".into(),
-            quiet: false,
-        }
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Play(PlayArgs::default())) {
+    let command = cli.command.unwrap_or_else(|| {
+        // With no subcommand: the main job, a tournament of the reference bots.
+        Command::Tournament(tournament::TournamentArgs::parse_from(["tournament"]))
+    });
+    let result = match command {
         Command::Play(args) => play(&args),
         Command::Serve(args) => {
             tracing_subscriber::fmt()
@@ -97,6 +92,7 @@ fn main() -> ExitCode {
             serve::serve(&args)
         }
         Command::Bot(args) => bot(&args),
+        Command::Tournament(args) => tournament::tournament(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,571 @@
+//! Bot-versus-bot tournaments: fair schedules, duplicate deals, Weng-Lin ratings, resumable runs.
+//!
+//! ```
+//! use maumau_tournament::{Entrant, Format, Tournament};
+//! use maumau_engine::{MatchConfig, ProfileId};
+//!
+//! let entrants = Entrant::parse_list("random,heuristic").unwrap();
+//! let mut t = Tournament::new(entrants, MatchConfig::new(ProfileId::Classic, 2));
+//! t.deals = 2;
+//! let report = t.run(None, &mut |_| {}).unwrap();
+//! assert_eq!(report.games.len(), 4); // 1 table × 2 deals × 2 seatings
+//! assert_eq!(report.standings.len(), 2);
+//! ```
+
+mod entrant;
+pub mod schedule;
+mod stats;
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use maumau_bot_sdk::play_match_with;
+use maumau_engine::{CallsMode, Game, MatchConfig};
+use serde::{Deserialize, Serialize};
+
+pub use entrant::Entrant;
+pub use schedule::Fixture;
+pub use stats::{Estimate, GameRecord, PairResult, Standing, standings};
+
+/// How entrants are brought together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Format {
+    /// Every table of `seats` entrants out of all of them.
+    RoundRobin,
+    /// `rounds` rounds; each pairs entrants of similar standing who have not met yet.
+    Swiss {
+        /// Rounds to play.
+        rounds: u32,
+    },
+    /// Two-seat knockout: seeds in entry order, the loser of each pairing is out.
+    SingleElimination,
+}
+
+/// A tournament: who plays, under which rules, how often.
+#[derive(Clone, Debug)]
+pub struct Tournament {
+    /// The entrants.
+    pub entrants: Vec<Entrant>,
+    /// Rules of every game; `config.seats` is the table size.
+    pub config: MatchConfig,
+    /// The format.
+    pub format: Format,
+    /// Deals per table (each played once per seating).
+    pub deals: u32,
+    /// The tournament seed; every game seed derives from it.
+    pub seed: u64,
+    /// Replay each deal with the entrants rotated over the seats.
+    pub duplicate: bool,
+    /// Worker threads (default: every core).
+    pub threads: usize,
+    /// Keep every game's actions (written to `replays.jsonl`).
+    pub record_replays: bool,
+}
+
+/// Why a tournament could not run.
+#[derive(Debug)]
+pub enum TournamentError {
+    /// The configuration is refused (the message says why).
+    Invalid(String),
+    /// The output directory could not be used.
+    Io(PathBuf, std::io::Error),
+    /// The output directory holds a different tournament.
+    OtherTournament(PathBuf),
+}
+
+impl std::fmt::Display for TournamentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TournamentError::Invalid(why) => f.write_str(why),
+            TournamentError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            TournamentError::OtherTournament(p) => write!(
+                f,
+                "{} holds the results of a different tournament; choose another --out or delete it",
+                p.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TournamentError {}
+
+/// What a finished tournament produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// The tournament, as recorded in `tournament.json`.
+    pub description: Description,
+    /// Every game, in schedule order.
+    pub games: Vec<GameRecord>,
+    /// The standings.
+    pub standings: Vec<Standing>,
+    /// Head-to-head results.
+    pub pairs: Vec<PairResult>,
+    /// Games played by this run (the rest were resumed from the output directory).
+    pub played_now: usize,
+    /// Seconds this run spent playing.
+    pub seconds: f64,
+}
+
+/// Everything that identifies a tournament; a resumed run must match it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Description {
+    /// Entrant specs, in entry order.
+    pub entrants: Vec<String>,
+    /// Profile id.
+    pub profile: String,
+    /// Option words.
+    pub options: String,
+    /// Seats per table.
+    pub seats: u8,
+    /// Calls setting.
+    pub calls: String,
+    /// Turn limit per round.
+    pub max_turns_per_round: u16,
+    /// Format.
+    pub format: Format,
+    /// Deals per table.
+    pub deals: u32,
+    /// Seed.
+    pub seed: u64,
+    /// Duplicate deals.
+    pub duplicate: bool,
+}
+
+/// Progress of a run, for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Games finished (resumed ones included).
+    pub done: usize,
+    /// Games scheduled so far.
+    pub total: usize,
+}
+
+impl Tournament {
+    /// A round robin with 10 deals per table, duplicate deals, calls `enforce` (what tournaments
+    /// use), seed 1, every core.
+    pub fn new(entrants: Vec<Entrant>, config: MatchConfig) -> Tournament {
+        Tournament {
+            entrants,
+            config: MatchConfig {
+                calls: CallsMode::Enforce,
+                ..config
+            },
+            format: Format::RoundRobin,
+            deals: 10,
+            seed: 1,
+            duplicate: true,
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            record_replays: true,
+        }
+    }
+
+    /// What identifies this tournament.
+    pub fn description(&self) -> Description {
+        Description {
+            entrants: self.entrants.iter().map(|e| e.name.clone()).collect(),
+            profile: self.config.profile.to_string(),
+            options: self.config.options.to_words(),
+            seats: self.config.seats,
+            calls: self.config.calls.name().to_string(),
+            max_turns_per_round: self.config.max_turns_per_round,
+            format: self.format,
+            deals: self.deals,
+            seed: self.seed,
+            duplicate: self.duplicate,
+        }
+    }
+
+    fn validate(&self) -> Result<(), TournamentError> {
+        let invalid = |m: String| Err(TournamentError::Invalid(m));
+        if let Err(e) = self.config.rules() {
+            return invalid(format!("the table cannot be played: {e}"));
+        }
+        let k = self.config.seats as usize;
+        if self.entrants.len() < k {
+            return invalid(format!(
+                "{} entrants cannot fill a table of {k} seats; add entrants or use --seats {}",
+                self.entrants.len(),
+                self.entrants.len()
+            ));
+        }
+        if self.deals == 0 {
+            return invalid("deals must be at least 1".into());
+        }
+        if matches!(self.format, Format::SingleElimination) && k != 2 {
+            return invalid("elimination is played at tables of 2 seats (--seats 2)".into());
+        }
+        if let Format::Swiss { rounds: 0 } = self.format {
+            return invalid("a Swiss tournament needs at least one round".into());
+        }
+        Ok(())
+    }
+
+    /// Runs the tournament. With `out`, every finished game is appended to `out/results.jsonl`
+    /// (and its actions to `out/replays.jsonl`) as it ends, so an interrupted run resumes where it
+    /// stopped; the standings are written as JSON and CSV at the end.
+    pub fn run(
+        &self,
+        out: Option<&Path>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Report, TournamentError> {
+        self.validate()?;
+        let description = self.description();
+        let mut store = match out {
+            Some(dir) => Some(Store::open(dir, &description)?),
+            None => None,
+        };
+        let names: Vec<String> = self.entrants.iter().map(|e| e.name.clone()).collect();
+        let started = Instant::now();
+        let mut played_now = 0;
+        let mut games: Vec<GameRecord> = Vec::new();
+        let mut round = 0u32;
+        let mut met: HashSet<(usize, usize)> = HashSet::new();
+        let mut alive: Vec<usize> = (0..self.entrants.len()).collect();
+        let k = self.config.seats as usize;
+        loop {
+            let tables: Vec<Vec<usize>> = match self.format {
+                Format::RoundRobin if round == 0 => schedule::combinations(self.entrants.len(), k),
+                Format::RoundRobin => break,
+                Format::Swiss { rounds } if round < rounds => {
+                    let (rows, _) = standings(&names, &games);
+                    let order: Vec<usize> = rows
+                        .iter()
+                        .filter_map(|r| names.iter().position(|n| *n == r.name))
+                        .collect();
+                    schedule::swiss_tables(&order, k, &met)
+                }
+                Format::Swiss { .. } => break,
+                Format::SingleElimination if alive.len() > 1 => {
+                    if round == 0 {
+                        let b = schedule::bracket(alive.len());
+                        // Byes go straight through; only real pairings are tables.
+                        let mut next = Vec::new();
+                        let mut tables = Vec::new();
+                        for (a, b) in b {
+                            match b {
+                                Some(b) => tables.push(vec![alive[a], alive[b]]),
+                                None => next.push(alive[a]),
+                            }
+                        }
+                        alive = next;
+                        tables
+                    } else {
+                        alive
+                            .chunks(2)
+                            .filter(|p| p.len() == 2)
+                            .map(<[usize]>::to_vec)
+                            .collect()
+                    }
+                }
+                Format::SingleElimination => break,
+            };
+            for t in &tables {
+                for a in 0..t.len() {
+                    for b in a + 1..t.len() {
+                        met.insert((t[a].min(t[b]), t[a].max(t[b])));
+                    }
+                }
+            }
+            let fixtures =
+                schedule::fixtures(round, &tables, self.deals, self.seed, self.duplicate);
+            let total = games.len() + fixtures.len();
+            let (records, now) =
+                self.play_round(&fixtures, store.as_mut(), games.len(), total, progress)?;
+            played_now += now;
+            if let Format::SingleElimination = self.format {
+                // Winners of this round, in bracket order, join those who had a bye.
+                let mut winners = Vec::new();
+                for (t, table) in tables.iter().enumerate() {
+                    let prefix = format!("r{round}-t{t}-");
+                    let mine: Vec<&GameRecord> = records
+                        .iter()
+                        .filter(|g| g.id.starts_with(&prefix))
+                        .collect();
+                    winners.push(knockout_winner(table, &mine));
+                }
+                if round == 0 {
+                    winners.extend(alive.iter().copied());
+                }
+                alive = winners;
+            }
+            games.extend(records);
+            round += 1;
+        }
+        let (rows, pairs) = standings(&names, &games);
+        let report = Report {
+            description,
+            games,
+            standings: rows,
+            pairs,
+            played_now,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        if let Some(store) = &store {
+            store.finish(&report)?;
+        }
+        Ok(report)
+    }
+
+    /// Plays the fixtures not already stored, in parallel; returns every record in fixture order.
+    fn play_round(
+        &self,
+        fixtures: &[Fixture],
+        mut store: Option<&mut Store>,
+        done_before: usize,
+        total: usize,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Vec<GameRecord>, usize), TournamentError> {
+        let mut records: HashMap<String, GameRecord> = HashMap::new();
+        if let Some(s) = store.as_deref() {
+            for f in fixtures {
+                if let Some(r) = s.done.get(&f.id) {
+                    records.insert(f.id.clone(), r.clone());
+                }
+            }
+        }
+        let todo: Vec<&Fixture> = fixtures
+            .iter()
+            .filter(|f| !records.contains_key(&f.id))
+            .collect();
+        let mut done = done_before + records.len();
+        progress(Progress { done, total });
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel();
+        let mut result = Ok(());
+        std::thread::scope(|scope| {
+            for _ in 0..self.threads.max(1).min(todo.len().max(1)) {
+                let tx = tx.clone();
+                let (next, todo) = (&next, &todo);
+                scope.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(f) = todo.get(i) else { break };
+                        if tx.send(self.play(f)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for (record, replay) in rx {
+                if let Some(s) = store.as_deref_mut()
+                    && let Err(e) = s.append(&record, replay.as_deref())
+                {
+                    result = Err(e);
+                    // Stop handing out work; the workers finish their current game.
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                }
+                records.insert(record.id.clone(), record);
+                done += 1;
+                progress(Progress { done, total });
+            }
+        });
+        result?;
+        let played = todo.len();
+        let ordered = fixtures
+            .iter()
+            .filter_map(|f| records.remove(&f.id))
+            .collect();
+        Ok((ordered, played))
+    }
+
+    /// Plays one fixture; returns its record and, when recording, its replay line.
+    pub fn play(&self, f: &Fixture) -> (GameRecord, Option<String>) {
+        let mut game = Game::new(self.config, f.seed).expect("validated");
+        let mut bots: Vec<_> = f
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(s, &e)| self.entrants[e].bot(schedule::mix(&[f.seed, s as u64, 0xB07])))
+            .collect();
+        let mut actions = Vec::new();
+        let mut count = 0u32;
+        let record = self.record_replays;
+        let result = play_match_with(&mut game, &mut bots, |seat, action| {
+            count += 1;
+            if record {
+                actions.push(format!("{seat} {action}"));
+            }
+        });
+        let n = self.config.seats as usize;
+        let (placings, totals, rounds) = match result {
+            Some(r) => (r.placings[..n].to_vec(), r.totals[..n].to_vec(), r.rounds),
+            None => (vec![1; n], vec![0; n], game.round()),
+        };
+        let rec = GameRecord {
+            id: f.id.clone(),
+            seed: f.seed,
+            seats: f.seats.clone(),
+            placings,
+            totals,
+            rounds,
+            actions: count,
+        };
+        let replay = record.then(|| {
+            serde_json::json!({
+                "id": f.id,
+                "profile": self.config.profile.name(),
+                "options": self.config.options.to_words(),
+                "seats": self.config.seats,
+                "calls": self.config.calls.name(),
+                "seed": f.seed,
+                "entrants": f.seats.iter().map(|&e| self.entrants[e].name.clone()).collect::<Vec<_>>(),
+                "actions": actions,
+            })
+            .to_string()
+        });
+        (rec, replay)
+    }
+}
+
+/// The entrant that did better over a knockout pairing's games: more wins, then the better
+/// total, then the better seed (listed first).
+fn knockout_winner(table: &[usize], games: &[&GameRecord]) -> usize {
+    let score = |e: usize| {
+        let mut wins = 0.0;
+        let mut total = 0i64;
+        for g in games {
+            if let Some(seat) = g.seats.iter().position(|&x| x == e) {
+                let firsts = g.placings.iter().filter(|&&p| p == 1).count().max(1) as f64;
+                if g.placings[seat] == 1 {
+                    wins += 1.0 / firsts;
+                }
+                total += g.totals[seat] as i64;
+            }
+        }
+        (wins, total)
+    };
+    let (a, b) = (table[0], table[1]);
+    let (wa, ta) = score(a);
+    let (wb, tb) = score(b);
+    if wa > wb || (wa == wb && ta <= tb) {
+        a
+    } else {
+        b
+    }
+}
+
+/// The output directory: the description, results and replays appended as games end.
+struct Store {
+    dir: PathBuf,
+    done: HashMap<String, GameRecord>,
+    results: File,
+    replays: File,
+}
+
+impl Store {
+    fn open(dir: &Path, description: &Description) -> Result<Store, TournamentError> {
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e| TournamentError::Io(p, e)
+        };
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        let header = dir.join("tournament.json");
+        match fs::read_to_string(&header) {
+            Ok(text) => {
+                let same =
+                    serde_json::from_str::<Description>(&text).is_ok_and(|d| d == *description);
+                if !same {
+                    return Err(TournamentError::OtherTournament(dir.to_path_buf()));
+                }
+            }
+            Err(_) => {
+                let text = serde_json::to_string_pretty(description).unwrap_or_default();
+                fs::write(&header, text).map_err(io(&header))?;
+            }
+        }
+        let results_path = dir.join("results.jsonl");
+        let mut done = HashMap::new();
+        if let Ok(f) = File::open(&results_path) {
+            // A line cut short by an interruption is ignored: that game is played again.
+            for line in BufReader::new(f).lines().map_while(Result::ok) {
+                if let Ok(r) = serde_json::from_str::<GameRecord>(&line) {
+                    done.insert(r.id.clone(), r);
+                }
+            }
+        }
+        let open = |p: PathBuf| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .map_err(io(&p))
+        };
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            done,
+            results: open(results_path)?,
+            replays: open(dir.join("replays.jsonl"))?,
+        })
+    }
+
+    fn append(&mut self, record: &GameRecord, replay: Option<&str>) -> Result<(), TournamentError> {
+        let io = |e| TournamentError::Io(self.dir.clone(), e);
+        if let Some(r) = replay {
+            writeln!(self.replays, "{r}").map_err(io)?;
+        }
+        let line = serde_json::to_string(record).unwrap_or_default();
+        writeln!(self.results, "{line}").map_err(io)?;
+        self.results.flush().map_err(io)
+    }
+
+    fn finish(&self, report: &Report) -> Result<(), TournamentError> {
+        let io = |p: PathBuf| move |e| TournamentError::Io(p, e);
+        let json = self.dir.join("standings.json");
+        let body = serde_json::json!({ "standings": report.standings, "pairs": report.pairs });
+        fs::write(
+            &json,
+            serde_json::to_string_pretty(&body).unwrap_or_default(),
+        )
+        .map_err(io(json))?;
+        let csv = self.dir.join("standings.csv");
+        let mut text = String::from(
+            "rank,tied,name,games,mu,mu_ci95,conservative,win_share,win_share_ci95,placing,placing_ci95,score,score_ci95\n",
+        );
+        for r in &report.standings {
+            text.push_str(&format!(
+                "{},{},{},{},{:.3},{:.3},{:.3},{:.4},{:.4},{:.3},{:.3},{:.2},{:.2}\n",
+                r.rank,
+                r.tied,
+                csv_field(&r.name),
+                r.games,
+                r.rating.mean,
+                r.rating.ci95,
+                r.conservative,
+                r.win_share.mean,
+                r.win_share.ci95,
+                r.placing.mean,
+                r.placing.ci95,
+                r.score.mean,
+                r.score.ci95
+            ));
+        }
+        fs::write(&csv, text).map_err(io(csv))?;
+        let pairs = self.dir.join("pairs.csv");
+        let mut text = String::from("a,b,games,a_ahead,a_ahead_ci95\n");
+        for p in &report.pairs {
+            text.push_str(&format!(
+                "{},{},{},{:.4},{:.4}\n",
+                csv_field(&p.a),
+                csv_field(&p.b),
+                p.games,
+                p.a_ahead.mean,
+                p.a_ahead.ci95
+            ));
+        }
+        fs::write(&pairs, text).map_err(io(pairs))
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

@@ -1,0 +1,251 @@
+//! Standings: Weng-Lin (OpenSkill) ratings from placings, per-entrant and per-pair figures, each
+//! with a 95% confidence interval, and which entrants cannot be told apart.
+
+use serde::{Deserialize, Serialize};
+use skillratings::MultiTeamOutcome;
+use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+
+/// The result of one finished game.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// The fixture id.
+    pub id: String,
+    /// The match seed.
+    pub seed: u64,
+    /// Entrant index at each seat.
+    pub seats: Vec<usize>,
+    /// Placing of each seat (1 is best; ties share).
+    pub placings: Vec<u8>,
+    /// Final total of each seat.
+    pub totals: Vec<i32>,
+    /// Rounds played.
+    pub rounds: u16,
+    /// Actions applied.
+    pub actions: u32,
+}
+
+/// A mean with the half-width of its 95% confidence interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The mean.
+    pub mean: f64,
+    /// Half-width of the 95% interval (normal approximation).
+    pub ci95: f64,
+}
+
+impl Estimate {
+    /// The estimate of a sample's mean.
+    pub fn of(xs: &[f64]) -> Estimate {
+        let n = xs.len() as f64;
+        if xs.is_empty() {
+            return Estimate::default();
+        }
+        let mean = xs.iter().sum::<f64>() / n;
+        let var = if xs.len() > 1 {
+            xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        Estimate {
+            mean,
+            ci95: 1.96 * (var / n).sqrt(),
+        }
+    }
+
+    fn separated_from(&self, other: &Estimate) -> bool {
+        (self.mean - other.mean).abs() > self.ci95 + other.ci95
+    }
+}
+
+/// One line of the standings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Standing {
+    /// 1 for the best; entrants that cannot be separated share a rank.
+    pub rank: usize,
+    /// True when the rating interval overlaps the one ranked just above.
+    pub tied: bool,
+    /// Entrant name.
+    pub name: String,
+    /// Games played.
+    pub games: usize,
+    /// Weng-Lin rating: μ with ±1.96σ.
+    pub rating: Estimate,
+    /// μ − 3σ, the conservative score.
+    pub conservative: f64,
+    /// Share of games won (shared wins split).
+    pub win_share: Estimate,
+    /// Mean placing (1 is best).
+    pub placing: Estimate,
+    /// Mean final total per game (penalty points, or points in romanian-32).
+    pub score: Estimate,
+}
+
+/// How two entrants did at the tables where both sat.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairResult {
+    /// First entrant.
+    pub a: String,
+    /// Second entrant.
+    pub b: String,
+    /// Games both played.
+    pub games: usize,
+    /// Share of those games where `a` placed above `b` (ties count half).
+    pub a_ahead: Estimate,
+}
+
+/// Standings and pair results from the games, rated in the order given.
+pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<PairResult>) {
+    let n = names.len();
+    let config = WengLinConfig::new();
+    let mut ratings = vec![WengLinRating::new(); n];
+    let mut wins = vec![Vec::new(); n];
+    let mut placings = vec![Vec::new(); n];
+    let mut scores = vec![Vec::new(); n];
+    let mut pairs = vec![vec![Vec::new(); n]; n];
+    for g in games {
+        let teams: Vec<[WengLinRating; 1]> = g.seats.iter().map(|&e| [ratings[e]]).collect();
+        let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+            .iter()
+            .zip(&g.placings)
+            .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(p as usize)))
+            .collect();
+        let updated = weng_lin_multi_team(&input, &config);
+        let firsts = g.placings.iter().filter(|&&p| p == 1).count().max(1) as f64;
+        for (seat, &e) in g.seats.iter().enumerate() {
+            if let Some(r) = updated.get(seat).and_then(|t| t.first()) {
+                ratings[e] = *r;
+            }
+            let p = g.placings[seat];
+            wins[e].push(if p == 1 { 1.0 / firsts } else { 0.0 });
+            placings[e].push(p as f64);
+            scores[e].push(g.totals[seat] as f64);
+            for (other, &f) in g.seats.iter().enumerate() {
+                if f != e {
+                    let q = g.placings[other];
+                    pairs[e][f].push(if p < q {
+                        1.0
+                    } else if p == q {
+                        0.5
+                    } else {
+                        0.0
+                    });
+                }
+            }
+        }
+    }
+    let mut rows: Vec<Standing> = (0..n)
+        .map(|e| Standing {
+            rank: 0,
+            tied: false,
+            name: names[e].clone(),
+            games: placings[e].len(),
+            rating: Estimate {
+                mean: ratings[e].rating,
+                ci95: 1.96 * ratings[e].uncertainty,
+            },
+            conservative: ratings[e].rating - 3.0 * ratings[e].uncertainty,
+            win_share: Estimate::of(&wins[e]),
+            placing: Estimate::of(&placings[e]),
+            score: Estimate::of(&scores[e]),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.rating
+            .mean
+            .total_cmp(&a.rating.mean)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    for i in 0..rows.len() {
+        let tied = i > 0 && !rows[i].rating.separated_from(&rows[i - 1].rating);
+        rows[i].tied = tied;
+        rows[i].rank = if tied { rows[i - 1].rank } else { i + 1 };
+    }
+    let mut pair_results = Vec::new();
+    for a in 0..n {
+        for b in a + 1..n {
+            if !pairs[a][b].is_empty() {
+                pair_results.push(PairResult {
+                    a: names[a].clone(),
+                    b: names[b].clone(),
+                    games: pairs[a][b].len(),
+                    a_ahead: Estimate::of(&pairs[a][b]),
+                });
+            }
+        }
+    }
+    (rows, pair_results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(seats: &[usize], placings: &[u8]) -> GameRecord {
+        GameRecord {
+            id: String::new(),
+            seed: 0,
+            seats: seats.to_vec(),
+            placings: placings.to_vec(),
+            totals: placings.iter().map(|&p| p as i32 * 10).collect(),
+            rounds: 1,
+            actions: 10,
+        }
+    }
+
+    #[test]
+    fn one_win_matches_the_weng_lin_worked_example() {
+        // Two fresh players, one game: the winner moves up, the loser down, symmetrically.
+        let names = vec!["a".to_string(), "b".to_string()];
+        let (rows, _) = standings(&names, &[game(&[0, 1], &[1, 2])]);
+        assert_eq!(rows[0].name, "a");
+        let (up, down) = (rows[0].rating.mean - 25.0, 25.0 - rows[1].rating.mean);
+        assert!((up - down).abs() < 1e-9 && up > 0.0);
+        // skillratings' own two-player Weng-Lin gives the same numbers.
+        let (a, b) = skillratings::weng_lin::weng_lin(
+            &WengLinRating::new(),
+            &WengLinRating::new(),
+            &skillratings::Outcomes::WIN,
+            &WengLinConfig::new(),
+        );
+        assert!((rows[0].rating.mean - a.rating).abs() < 1e-9);
+        assert!((rows[1].rating.mean - b.rating).abs() < 1e-9);
+        assert!(rows[1].tied, "one game cannot separate two players");
+    }
+
+    #[test]
+    fn many_wins_separate_and_equal_records_tie() {
+        let names: Vec<String> = ["strong", "weak", "twin"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut games = Vec::new();
+        for i in 0..60 {
+            games.push(game(&[0, 1], &[1, 2]));
+            // weak and twin trade wins.
+            games.push(if i % 2 == 0 {
+                game(&[1, 2], &[1, 2])
+            } else {
+                game(&[2, 1], &[1, 2])
+            });
+        }
+        let (rows, pairs) = standings(&names, &games);
+        assert_eq!(rows[0].name, "strong");
+        assert_eq!(rows[0].rank, 1);
+        assert!(!rows[1].tied, "strong is clearly ahead");
+        assert!(rows[2].tied, "weak and twin cannot be separated");
+        assert_eq!(rows[1].rank, rows[2].rank);
+        let sw = pairs
+            .iter()
+            .find(|p| p.a == "strong" && p.b == "weak")
+            .unwrap();
+        assert_eq!((sw.games, sw.a_ahead.mean), (60, 1.0));
+        assert!((rows[0].win_share.mean - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn estimates_have_the_normal_interval() {
+        let e = Estimate::of(&[0.0, 1.0, 0.0, 1.0]);
+        assert_eq!(e.mean, 0.5);
+        assert!((e.ci95 - 1.96 * (1.0f64 / 3.0 / 4.0).sqrt()).abs() < 1e-12);
+    }
+}
