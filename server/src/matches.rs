@@ -80,6 +80,12 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
             "a rated match starts from a seed, never from a deck order or a position",
         ));
     }
+    if r.rated && r.seed.is_some() {
+        return Err(invalid(
+            pb::ErrorReason::InvalidSetup,
+            "a rated match starts from a seed the server draws; leave seed unset",
+        ));
+    }
     let mut bots = vec![None; config.seats as usize];
     for b in &r.bots {
         let seat = Seat::try_from(b.seat)
@@ -87,8 +93,8 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
             .filter(|&s| s < config.seats)
             .ok_or_else(|| {
                 invalid(
-                    pb::ErrorReason::InvalidArgument,
-                    format!("no seat {}", b.seat),
+                    pb::ErrorReason::InvalidSetup,
+                    format!("a bot on seat {}, which does not exist", b.seat),
                 )
             })?;
         match b.kind() {

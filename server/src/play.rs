@@ -115,14 +115,17 @@ async fn attach(
 ) -> u64 {
     let conn = registry.next_conn();
     if let Some(tx) = entry.sender() {
+        let (attached, queued) = oneshot::channel();
         let cmd = Command::Attach {
             role,
             resume,
             name,
             outbox: outbox.clone(),
             conn,
+            attached,
         };
-        if tx.send(cmd).await.is_ok() {
+        // Wait until the table has queued Welcome: nothing may overtake it.
+        if tx.send(cmd).await.is_ok() && queued.await.is_ok() {
             return conn;
         }
     }
@@ -185,12 +188,23 @@ async fn submit(
             state_id,
             action_index: action.index() as u32,
         }),
-        Ok(Err((reason, message))) => Err(reject(reason, message)),
+        Ok(Err((reason, message, state_id))) => Err(pb::ActionRejected {
+            state_id,
+            ..reject(reason, message)
+        }),
         Err(_) => Err(reject(
             pb::ErrorReason::MatchOver,
             "the match is over".into(),
         )),
     }
+}
+
+/// The refusal of a request message the stream could not read (too large, not a PlayRequest).
+fn unreadable(status: &Status) -> Status {
+    wire::status(
+        pb::ErrorReason::MalformedMessage,
+        format!("cannot read the message: {}", status.message()),
+    )
 }
 
 /// One Play stream: Join first, then actions and pings until the client goes away.
@@ -212,6 +226,10 @@ async fn session(
                 .await;
             return;
         }
+        Ok(Some(Err(status))) => {
+            let _ = outbox.send(Err(unreadable(&status))).await;
+            return;
+        }
         _ => return,
     };
     let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token) {
@@ -228,18 +246,44 @@ async fn session(
             .await;
         return;
     };
+    // The table queues this connection's feed in `feed`; this task forwards it, with its own
+    // answers in between. When the table lets go of the queue (after MatchFinished, or when it
+    // drops a slow or superseded connection) the stream ends.
+    let (feed_tx, mut feed) = mpsc::channel(OUTBOX);
     let mut conn = attach(
         &registry,
         &entry,
         role,
         join.resume,
         join.client_name.clone(),
-        outbox.clone(),
+        feed_tx,
     )
     .await;
     let mut limit = RateLimit::new(registry.config.actions_per_second);
-    while let Some(msg) = inbound.next().await {
-        let Ok(msg) = msg else { break };
+    loop {
+        let msg = tokio::select! {
+            biased;
+            m = feed.recv() => match m {
+                Some(m) => {
+                    if forward(&outbox, m).await {
+                        continue;
+                    }
+                    break;
+                }
+                None => break,
+            },
+            msg = inbound.next() => match msg {
+                Some(msg) => msg,
+                None => break,
+            },
+        };
+        let msg = match msg {
+            Ok(msg) => msg,
+            Err(status) => {
+                let _ = outbox.send(Err(unreadable(&status))).await;
+                break;
+            }
+        };
         let reply = match msg.kind {
             Some(pb::play_request::Kind::Action(a)) => {
                 if !limit.allow() {
@@ -263,15 +307,9 @@ async fn session(
             }
             Some(pb::play_request::Kind::Resume(r)) => {
                 detach(&entry, role, conn).await;
-                conn = attach(
-                    &registry,
-                    &entry,
-                    role,
-                    Some(r),
-                    String::new(),
-                    outbox.clone(),
-                )
-                .await;
+                let (feed_tx, rx) = mpsc::channel(OUTBOX);
+                feed = rx;
+                conn = attach(&registry, &entry, role, Some(r), String::new(), feed_tx).await;
                 None
             }
             Some(pb::play_request::Kind::Join(_)) => Some(rejected(
@@ -286,12 +324,52 @@ async fn session(
             )),
         };
         if let Some(m) = reply
-            && outbox.send(Ok(m)).await.is_err()
+            && !answer(&outbox, &mut feed, m).await
         {
             break;
         }
     }
     detach(&entry, role, conn).await;
+}
+
+type FeedQueue = mpsc::Receiver<Result<pb::ServerMessage, Status>>;
+
+fn is_finished(m: &Result<pb::ServerMessage, Status>) -> bool {
+    matches!(
+        m,
+        Ok(pb::ServerMessage {
+            kind: Some(pb::server_message::Kind::Finished(_))
+        })
+    )
+}
+
+/// Forwards one message of a connection's feed; false when the stream is over (the client went
+/// away, or the message was an error or MatchFinished, the last one).
+async fn forward(outbox: &Outbox, m: Result<pb::ServerMessage, Status>) -> bool {
+    let more = m.is_ok() && !is_finished(&m);
+    outbox.send(m).await.is_ok() && more
+}
+
+/// Sends a connection's own answer after what the table has queued so far (the events of an
+/// accepted action, say), but before MatchFinished; false when the stream is over.
+async fn answer(outbox: &Outbox, feed: &mut FeedQueue, reply: pb::ServerMessage) -> bool {
+    let mut last = None;
+    while let Ok(m) = feed.try_recv() {
+        if is_finished(&m) {
+            last = Some(m);
+            break;
+        }
+        if !forward(outbox, m).await {
+            return false;
+        }
+    }
+    if outbox.send(Ok(reply)).await.is_err() {
+        return false;
+    }
+    match last {
+        Some(m) => forward(outbox, m).await,
+        None => true,
+    }
 }
 
 async fn detach(entry: &MatchEntry, role: Role, conn: u64) {
@@ -332,19 +410,33 @@ impl PlayService for Play {
         let w = req.into_inner();
         let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
         let (tx, rx) = mpsc::channel(OUTBOX);
+        let (feed_tx, mut queue) = mpsc::channel(OUTBOX);
         let conn = attach(
             &self.registry,
             &entry,
             role,
             w.resume,
             w.client_name,
-            tx.clone(),
+            feed_tx,
         )
         .await;
-        // Detach when the client goes away: the table notices the closed queue on its next send,
-        // and this task tells it as soon as the receiver is dropped.
+        // Forward the table's feed until MatchFinished (or until the table lets go of this
+        // connection), then end the stream; detach as soon as the client goes away.
         tokio::spawn(async move {
-            tx.closed().await;
+            loop {
+                tokio::select! {
+                    m = queue.recv() => match m {
+                        Some(m) => {
+                            if !forward(&tx, m).await {
+                                break;
+                            }
+                        }
+                        None => break,
+                    },
+                    () = tx.closed() => break,
+                }
+            }
+            drop(tx);
             detach(&entry, role, conn).await;
         });
         Ok(Response::new(feed(rx, |m| pb::WatchResponse {

@@ -124,23 +124,26 @@ impl MatchEntry {
 
     /// Records the end of the match (finished or aborted) and stores it.
     pub(crate) fn finish(&self, report: pb::MatchReport, replay: pb::Replay) {
+        // One end time, in memory and on disk, so a restart reads back the same summary.
+        let ended = now_ms();
         {
             let mut info = lock(&self.info);
             info.status = report.status();
-            info.ended_unix_ms = now_ms();
+            info.ended_unix_ms = ended;
             info.players = report.players.clone();
             info.report = Some(report.clone());
             info.replay = Some(replay.clone());
         }
         if let Some(reg) = self.registry.upgrade() {
-            reg.store.save(
-                &self.id,
-                &report,
-                &replay,
-                self.created_unix_ms,
-                &self.label,
-                self.rated,
-            );
+            let record = pb::StoredMatch {
+                report: Some(report),
+                replay: Some(replay),
+                created_unix_ms: self.created_unix_ms,
+                ended_unix_ms: ended,
+                label: self.label.clone(),
+                rated: self.rated,
+            };
+            reg.store.save(&self.id, &record);
         }
     }
 }
@@ -158,23 +161,7 @@ impl Store {
         Ok(Store { dir })
     }
 
-    fn save(
-        &self,
-        id: &str,
-        report: &pb::MatchReport,
-        replay: &pb::Replay,
-        created: u64,
-        label: &str,
-        rated: bool,
-    ) {
-        let record = pb::StoredMatch {
-            report: Some(report.clone()),
-            replay: Some(replay.clone()),
-            created_unix_ms: created,
-            ended_unix_ms: now_ms(),
-            label: label.to_string(),
-            rated,
-        };
+    fn save(&self, id: &str, record: &pb::StoredMatch) {
         let tmp = self.dir.join(format!("{id}.pb.tmp"));
         let path = self.dir.join(format!("{id}.pb"));
         let written = std::fs::write(&tmp, record.encode_to_vec())
@@ -253,6 +240,7 @@ impl Registry {
             };
             for r in stored {
                 let (Some(report), Some(replay)) = (r.report, r.replay) else {
+                    tracing::warn!("skipping a match record without a report or a replay");
                     continue;
                 };
                 let Some(config) = replay
@@ -260,6 +248,7 @@ impl Registry {
                     .as_ref()
                     .and_then(|c| MatchConfig::try_from(c).ok())
                 else {
+                    tracing::warn!(match_id = %report.match_id, "skipping a match record with an invalid configuration");
                     continue;
                 };
                 let entry = Arc::new(MatchEntry {
@@ -410,7 +399,10 @@ impl Registry {
         lock(&self.inner).matches.get(id).cloned()
     }
 
-    /// Matches in creation order, from `start`, at most `limit`, optionally of one status.
+    /// Matches newest first (as the contract says), at most `limit`, optionally of one status,
+    /// from the cursor `start`: 0 for the newest, else the cursor the previous page returned (a
+    /// position in creation order, so matches created meanwhile do not shift later pages). The
+    /// returned cursor is `None` when no further match would be listed.
     pub(crate) fn list(
         &self,
         start: usize,
@@ -418,17 +410,23 @@ impl Registry {
         status: Option<pb::MatchStatus>,
     ) -> (Vec<Arc<MatchEntry>>, Option<usize>) {
         let inner = lock(&self.inner);
+        let shown = |i: usize| {
+            inner
+                .matches
+                .get(&inner.order[i])
+                .filter(|e| status.is_none_or(|s| e.status() == s))
+        };
         let mut out = Vec::new();
-        let mut i = start;
-        while i < inner.order.len() && out.len() < limit {
-            if let Some(e) = inner.matches.get(&inner.order[i])
-                && status.is_none_or(|s| e.status() == s)
-            {
-                out.push(e.clone());
-            }
-            i += 1;
+        let mut i = match start {
+            0 => inner.order.len(),
+            n => n.min(inner.order.len()),
+        };
+        while i > 0 && out.len() < limit {
+            i -= 1;
+            out.extend(shown(i).cloned());
         }
-        (out, (i < inner.order.len()).then_some(i))
+        let more = (0..i).any(|j| shown(j).is_some());
+        (out, more.then_some(i))
     }
 
     /// Aborts every open match and waits until each is recorded.

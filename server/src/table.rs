@@ -42,6 +42,9 @@ pub(crate) enum Command {
         name: String,
         outbox: Outbox,
         conn: u64,
+        /// Told once Welcome and the feed's first messages are queued, so that the connection
+        /// sends nothing of its own (a Pong, a refusal) before them.
+        attached: oneshot::Sender<()>,
     },
     /// A connection went away.
     Detach { role: Role, conn: u64 },
@@ -50,7 +53,8 @@ pub(crate) enum Command {
         seat: Seat,
         state_id: u64,
         action: Action,
-        reply: oneshot::Sender<Result<u64, (pb::ErrorReason, String)>>,
+        /// The new state id, or why the action was refused, with the current state id.
+        reply: oneshot::Sender<Result<u64, (pb::ErrorReason, String, u64)>>,
     },
     /// Stop the match now; it is recorded as aborted.
     Abort {
@@ -221,10 +225,12 @@ impl Table {
                 name,
                 outbox,
                 conn,
+                attached,
             } => {
                 self.attach(role, resume, name, outbox, conn);
                 self.maybe_start();
                 self.prompt();
+                let _ = attached.send(());
             }
             Command::Detach { role, conn } => match role {
                 Role::Seat(s) => {
@@ -243,7 +249,9 @@ impl Table {
                 action,
                 reply,
             } => {
-                let result = self.act(seat, state_id, action);
+                let result = self
+                    .act(seat, state_id, action)
+                    .map_err(|(reason, message)| (reason, message, self.state_id));
                 let _ = reply.send(result);
             }
             Command::Abort { reason, reply } => {
@@ -315,6 +323,16 @@ impl Table {
                     seat.name = name.chars().take(64).collect();
                 }
                 self.publish_players();
+                // `prompt` sends a decision's required prompt once; a seat that (re)attaches
+                // while its decision is pending gets it again, after the events.
+                if self.running
+                    && self.decision_started.is_some()
+                    && self.game.to_act() == Some(s)
+                    && self.seats[s as usize].controller == Controller::Remote
+                {
+                    let m = self.prompt_for(s, true);
+                    self.send_seat(s, m);
+                }
             }
             Role::Spectator => self.spectators.push((conn, outbox)),
         }
@@ -577,10 +595,23 @@ impl Table {
             info.actions = actions as u32;
             info.totals = totals;
         });
+        // An out-of-turn action (a challenge, a late cure) leaves the same seat to move, on its
+        // running clock, but with a new state_id: its pending prompt is stale, so it gets a fresh
+        // one (same deadline) after the events.
+        let reprompt = match mover {
+            Some(m) if m != s && self.game.to_act() == mover && self.decision_started.is_some() => {
+                (self.seats[m as usize].controller == Controller::Remote).then_some(m)
+            }
+            _ => None,
+        };
         if self.game.to_act() != mover || mover == Some(s) {
             self.decision_started = None;
         }
         self.broadcast(from);
+        if let Some(m) = reprompt {
+            let msg = self.prompt_for(m, true);
+            self.send_seat(m, msg);
+        }
         self.prompt();
     }
 

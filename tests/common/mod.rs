@@ -186,3 +186,198 @@ pub async fn play_to_end(mut seat: Seat, seed: u64) -> pb::MatchReport {
         }
     }
 }
+
+// ----- helpers for bad_input, tokens, reconnect, clock and fuzz ---------------------------------
+
+/// `authorization: Bearer TOKEN` on a request.
+pub fn with_bearer<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(message);
+    req.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ascii token"),
+    );
+    req
+}
+
+/// A Join message.
+pub fn join_request(token: &str, resume: Option<pb::Resume>) -> pb::PlayRequest {
+    pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Join(pb::Join {
+            token: token.to_string(),
+            client_name: "test".into(),
+            resume,
+        })),
+    }
+}
+
+/// An action message answering `state_id` with a dense index.
+pub fn index_request(state_id: u64, index: u32, request_id: u64) -> pb::PlayRequest {
+    pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Action(pb::ActionSubmission {
+            state_id,
+            choice: Some(pb::action_submission::Choice::ActionIndex(index)),
+            request_id,
+        })),
+    }
+}
+
+/// Opens a Play stream (with the token in the metadata when `meta_token` is set) whose first
+/// message is `first`, if any. Reads nothing.
+pub async fn open_play(
+    client: &mut PlayServiceClient<Channel>,
+    meta_token: Option<&str>,
+    first: Option<pb::PlayRequest>,
+) -> Seat {
+    let (tx, rx) = mpsc::channel(1024);
+    if let Some(m) = first {
+        tx.send(m).await.expect("send the first message");
+    }
+    let stream = ReceiverStream::new(rx);
+    let req = match meta_token {
+        Some(t) => with_bearer(stream, t),
+        None => tonic::Request::new(stream),
+    };
+    let rx = client.play(req).await.expect("play").into_inner();
+    Seat {
+        tx,
+        rx,
+        log: Vec::new(),
+    }
+}
+
+/// Creates a match; panics if the server refuses it.
+pub async fn create_match(
+    matches: &mut MatchServiceClient<Channel>,
+    req: pb::CreateMatchRequest,
+) -> pb::CreateMatchResponse {
+    matches
+        .create_match(req)
+        .await
+        .expect("create")
+        .into_inner()
+}
+
+/// GetMatch's summary of a match.
+pub async fn summary(matches: &mut MatchServiceClient<Channel>, id: &str) -> pb::MatchSummary {
+    matches
+        .get_match(pb::GetMatchRequest {
+            match_id: id.to_string(),
+        })
+        .await
+        .expect("get match")
+        .into_inner()
+        .r#match
+        .expect("a summary")
+}
+
+/// The default action the server plays for a silent seat, by dense index: DRAW (192) if listed,
+/// else PASS (193), else the first listed action.
+pub fn default_index(prompt: &pb::DecisionPrompt) -> u32 {
+    let listed = |i: u32| prompt.legal_actions.iter().any(|a| a.index == i);
+    if listed(192) {
+        192
+    } else if listed(193) {
+        193
+    } else {
+        prompt.legal_actions[0].index
+    }
+}
+
+impl Seat {
+    /// The next stream item within `limit`, error statuses included; `None` when the stream ended.
+    pub async fn next_item_within(
+        &mut self,
+        limit: Duration,
+    ) -> Option<Result<pb::ServerMessage, tonic::Status>> {
+        let item = tokio::time::timeout(limit, self.rx.next())
+            .await
+            .expect("a server message in time")?;
+        Some(item.map(|r| {
+            let m = r.message.expect("a message");
+            self.log.push(m.clone());
+            m
+        }))
+    }
+
+    /// The next stream item within 10 s, error statuses included; `None` when the stream ended.
+    pub async fn next_item(&mut self) -> Option<Result<pb::ServerMessage, tonic::Status>> {
+        self.next_item_within(Duration::from_secs(10)).await
+    }
+
+    /// The status the stream fails with next (skipping messages); panics if it ends cleanly.
+    pub async fn next_error(&mut self) -> tonic::Status {
+        loop {
+            match self.next_item().await {
+                Some(Ok(_)) => continue,
+                Some(Err(status)) => return status,
+                None => panic!("the stream ended without an error status"),
+            }
+        }
+    }
+
+    /// Reads until `pick` returns something for a message, and returns that.
+    pub async fn until<T>(&mut self, mut pick: impl FnMut(&pb::ServerMessage) -> Option<T>) -> T {
+        loop {
+            match self.next_item().await {
+                Some(Ok(m)) => {
+                    if let Some(t) = pick(&m) {
+                        return t;
+                    }
+                }
+                Some(Err(status)) => panic!("the stream failed: {status:?}"),
+                None => panic!("the stream ended"),
+            }
+        }
+    }
+
+    /// The next required prompt (skipping everything else).
+    pub async fn required_prompt(&mut self) -> pb::DecisionPrompt {
+        self.until(|m| match &m.kind {
+            Some(pb::server_message::Kind::Prompt(p)) if p.required => Some(p.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Sends any message.
+    pub async fn send(&self, m: pb::PlayRequest) {
+        self.tx.send(m).await.expect("send");
+    }
+
+    /// Sends a submission.
+    pub async fn submit(&self, s: pb::ActionSubmission) {
+        self.send(pb::PlayRequest {
+            kind: Some(pb::play_request::Kind::Action(s)),
+        })
+        .await;
+    }
+
+    /// The next ActionAccepted or ActionRejected (skipping everything else).
+    pub async fn verdict(&mut self) -> Result<pb::ActionAccepted, pb::ActionRejected> {
+        self.until(|m| match &m.kind {
+            Some(pb::server_message::Kind::Accepted(a)) => Some(Ok(*a)),
+            Some(pb::server_message::Kind::Rejected(r)) => Some(Err(r.clone())),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Sends a Ping and reads up to its Pong: the server answers messages in order, so every
+    /// reply to what was sent before has then been read. Returns the messages read before the Pong.
+    pub async fn sync(&mut self, nonce: u64) -> Vec<pb::ServerMessage> {
+        self.send(pb::PlayRequest {
+            kind: Some(pb::play_request::Kind::Ping(pb::Ping { nonce })),
+        })
+        .await;
+        let mut seen = Vec::new();
+        self.until(|m| match &m.kind {
+            Some(pb::server_message::Kind::Pong(p)) if p.nonce == nonce => Some(()),
+            _ => {
+                seen.push(m.clone());
+                None
+            }
+        })
+        .await;
+        seen
+    }
+}

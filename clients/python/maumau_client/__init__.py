@@ -1,0 +1,15 @@
+"""Python client of Mau Mau Arena: generated gRPC code (``maumau_client.pb``) and a thin bot helper.
+
+    from maumau_client import Bot, run
+
+    class First(Bot):
+        def decide(self, prompt):
+            return prompt.legal_actions[0].index
+
+    report = run(First(), "127.0.0.1:50051", token)
+"""
+
+from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
+
+__all__ = ["Bot", "MatchError", "RunStats", "run", "seed_commitment", "verify_seed"]
+__version__ = "0.1.0"

@@ -1,0 +1,371 @@
+"""A thin helper for Mau Mau Arena bots: subclass :class:`Bot`, implement :meth:`Bot.decide`, call
+:func:`run`.
+
+``run`` opens ``PlayService.Play``, sends ``Join{token}``, answers every required
+``DecisionPrompt`` with the index the bot picks, and returns the ``MatchReport`` of
+``MatchFinished``. When the connection drops it opens a new stream with
+``Join{token, resume{last_event_number}}`` and carries on, so the bot sees every event exactly
+once (see docs/PROTOCOL.md, "Reconnecting").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import grpc
+
+from .pb.maumau.v1 import errors_pb2, match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
+
+__all__ = ["Bot", "MatchError", "RunStats", "run", "seed_commitment", "verify_seed"]
+
+log = logging.getLogger("maumau_client")
+
+# Refusals after which reconnecting cannot help (the `maumau-reason` trailer of a failed stream).
+_FATAL_REASONS = {
+    "ERROR_REASON_BAD_TOKEN",
+    "ERROR_REASON_NOT_SEATED",
+    "ERROR_REASON_NOT_JOINED",
+    "ERROR_REASON_ALREADY_JOINED",
+    "ERROR_REASON_SUPERSEDED",
+    "ERROR_REASON_PERMISSION_DENIED",
+    "ERROR_REASON_MATCH_NOT_FOUND",
+    "ERROR_REASON_MALFORMED_MESSAGE",
+}
+# gRPC codes of a dropped or broken connection: worth a new stream.
+_RETRYABLE_CODES = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+def seed_commitment(seed: int) -> bytes:
+    """SHA-256 of the seed's 8 big-endian bytes, as sent in Welcome and CreateMatchResponse."""
+    return hashlib.sha256(seed.to_bytes(8, "big")).digest()
+
+
+def verify_seed(report: record_pb2.MatchReport) -> bool:
+    """True when the revealed seed matches the commitment the report carries."""
+    return seed_commitment(report.seed) == report.seed_commitment
+
+
+class MatchError(Exception):
+    """The server refused the stream for good (bad token, superseded, ...), or it stayed away."""
+
+    def __init__(self, message: str, reason: str = "", code: Optional[grpc.StatusCode] = None):
+        super().__init__(message)
+        self.reason = reason
+        self.code = code
+
+
+class Bot:
+    """Base class of a bot. Only :meth:`decide` is required; every hook has a no-op default."""
+
+    #: Shown to operators and spectators (Join.client_name).
+    name = "maumau-client-python"
+
+    def decide(self, prompt: play_pb2.DecisionPrompt) -> int:
+        """Returns the dense index of one of ``prompt.legal_actions`` (``LegalAction.index``).
+
+        Called for every required prompt. ``prompt.observation`` holds the seat's full view,
+        so a bot need not follow the events.
+        """
+        raise NotImplementedError
+
+    def decide_optional(self, prompt: play_pb2.DecisionPrompt) -> Optional[int]:
+        """An optional prompt (``required = false``): a challenge or late cure is open. Return
+        an index to act on it, or None (the default) to let it pass."""
+        return None
+
+    def on_message(self, message: play_pb2.ServerMessage) -> None:
+        """Every server message, as received, before the helper handles it."""
+
+    def on_welcome(self, welcome: play_pb2.Welcome) -> None:
+        """The first message of each stream (so again after every reconnect)."""
+
+    def on_snapshot(self, snapshot: play_pb2.Snapshot) -> None:
+        """The seat's view on a first join (or when the server no longer has the missed events)."""
+
+    def on_event(self, event: play_pb2.NumberedEvent) -> None:
+        """Each event exactly once, in order of its number."""
+
+    def on_rejected(self, rejected: play_pb2.ActionRejected) -> None:
+        """An action of this seat was refused (a stale one after a reconnect is normal)."""
+
+    def on_disconnect(self, error: Optional[BaseException], attempt: int) -> None:
+        """The stream dropped; the helper reconnects after this returns."""
+
+    def on_finished(self, report: record_pb2.MatchReport) -> None:
+        """The match is over."""
+
+
+@dataclass
+class RunStats:
+    """What happened on the wire during :func:`run` (pass one in to read it afterwards)."""
+
+    streams: int = 0  #: Play streams opened (1 + reconnects)
+    resumed_from: list = field(default_factory=list)  #: last_event_number sent in each resume
+    events: int = 0  #: events handed to the bot
+    duplicates: int = 0  #: events dropped because their number was already seen
+    gaps: int = 0  #: times a gap in the numbers made the helper ask for a Resume
+    prompts: int = 0  #: required prompts answered
+    resent: int = 0  #: answers re-sent after a reconnect
+    rejected: int = 0  #: ActionRejected received
+    last_event_number: int = 0
+
+
+class _Outbox:
+    """The request side of a Play stream: a queue the gRPC thread drains."""
+
+    _CLOSE = object()
+
+    def __init__(self) -> None:
+        self._q: "queue.Queue[object]" = queue.Queue()
+
+    def put(self, request: play_pb2.PlayRequest) -> None:
+        self._q.put(request)
+
+    def close(self) -> None:
+        self._q.put(self._CLOSE)
+
+    def __iter__(self) -> Iterator[play_pb2.PlayRequest]:
+        while True:
+            item = self._q.get()
+            if item is self._CLOSE:
+                return
+            yield item  # type: ignore[misc]
+
+
+def _reason(error: grpc.RpcError) -> str:
+    try:
+        for key, value in error.trailing_metadata() or ():
+            if key == "maumau-reason":
+                return value
+    except Exception:  # a locally failed call may have no trailers
+        pass
+    return ""
+
+
+class _Session:
+    def __init__(self, bot: Bot, token: str, client_name: str, stats: RunStats):
+        self.bot = bot
+        self.token = token
+        self.client_name = client_name
+        self.stats = stats
+        self.last_event = 0
+        self.joined = False
+        self.match_id = ""
+        self.request_id = 0
+        # The last required prompt and the answer to it, until the server acknowledges it.
+        self.pending: Optional[play_pb2.DecisionPrompt] = None
+        self.pending_index: Optional[int] = None
+        self.pending_request = 0
+        self.answered: set[int] = set()  # state ids answered on the current stream
+        self.fallback_used: set[int] = set()
+        self.resyncing = False
+
+    # ----- sending ---------------------------------------------------------------------------
+
+    def _submit(self, outbox: _Outbox, state_id: int, index: int) -> int:
+        self.request_id += 1
+        outbox.put(
+            play_pb2.PlayRequest(
+                action=play_pb2.ActionSubmission(
+                    state_id=state_id, action_index=index, request_id=self.request_id
+                )
+            )
+        )
+        return self.request_id
+
+    def _answer(self, outbox: _Outbox, state_id: int, index: int) -> None:
+        """Submits the answer to the pending required prompt."""
+        self.pending_index = index
+        self.pending_request = self._submit(outbox, state_id, index)
+
+    def join_request(self) -> play_pb2.PlayRequest:
+        join = play_pb2.Join(token=self.token, client_name=self.client_name)
+        if self.joined:
+            join.resume.last_event_number = self.last_event
+            self.stats.resumed_from.append(self.last_event)
+        return play_pb2.PlayRequest(join=join)
+
+    def new_stream(self) -> None:
+        self.answered = set()
+        self.resyncing = False
+
+    # ----- receiving -------------------------------------------------------------------------
+
+    def handle(self, msg: play_pb2.ServerMessage, outbox: _Outbox) -> Optional[record_pb2.MatchReport]:
+        self.bot.on_message(msg)
+        kind = msg.WhichOneof("kind")
+        if kind == "welcome":
+            resumed = self.joined
+            self.joined = True
+            self.resyncing = False
+            self.match_id = msg.welcome.match_id
+            self.bot.on_welcome(msg.welcome)
+            if resumed and self.pending is not None and self.pending_index is not None:
+                # The server does not always repeat a pending prompt after a resume: answer it
+                # again. If the first answer got through, this one is refused as stale.
+                self.answered.add(self.pending.state_id)
+                self.stats.resent += 1
+                self._answer(outbox, self.pending.state_id, self.pending_index)
+        elif kind == "snapshot":
+            self.last_event = max(self.last_event, msg.snapshot.last_event_number)
+            self.stats.last_event_number = self.last_event
+            self.bot.on_snapshot(msg.snapshot)
+        elif kind == "event":
+            n = msg.event.number
+            if self.resyncing:
+                pass  # wait for the Welcome that answers our Resume
+            elif n <= self.last_event:
+                self.stats.duplicates += 1
+                log.warning("event %d received again; ignored", n)
+            elif n > self.last_event + 1:
+                self.stats.gaps += 1
+                log.warning("events %d..%d missing; resuming", self.last_event + 1, n - 1)
+                self.resyncing = True
+                outbox.put(play_pb2.PlayRequest(resume=play_pb2.Resume(last_event_number=self.last_event)))
+            else:
+                self.last_event = n
+                self.stats.last_event_number = n
+                self.stats.events += 1
+                self.bot.on_event(msg.event)
+        elif kind == "prompt":
+            self._prompt(msg.prompt, outbox)
+        elif kind == "accepted":
+            if self.pending is not None and msg.accepted.request_id == self.pending_request:
+                self.pending = None
+                self.pending_index = None
+        elif kind == "rejected":
+            self._rejected(msg.rejected, outbox)
+        elif kind == "finished":
+            self.bot.on_finished(msg.finished.report)
+            return msg.finished.report
+        return None
+
+    def _prompt(self, prompt: play_pb2.DecisionPrompt, outbox: _Outbox) -> None:
+        legal = {a.index for a in prompt.legal_actions}
+        if not prompt.required:
+            choice = self.bot.decide_optional(prompt)
+            if choice is not None:
+                if choice not in legal:
+                    raise ValueError(f"decide_optional returned {choice}, not one of {sorted(legal)}")
+                self._submit(outbox, 0, choice)  # challenges and announces may race: state 0
+            return
+        if prompt.state_id in self.answered:
+            return  # already answered on this stream (re-sent after a reconnect)
+        choice = self.bot.decide(prompt)
+        if choice not in legal:
+            raise ValueError(f"decide returned {choice!r}, not one of the legal indices {sorted(legal)}")
+        self.pending = prompt
+        self.answered.add(prompt.state_id)
+        self.stats.prompts += 1
+        self._answer(outbox, prompt.state_id, choice)
+
+    def _rejected(self, rejected: play_pb2.ActionRejected, outbox: _Outbox) -> None:
+        self.stats.rejected += 1
+        self.bot.on_rejected(rejected)
+        reason = errors_pb2.ErrorReason.Name(rejected.reason) if rejected.reason in errors_pb2.ErrorReason.values() else ""
+        pending = self.pending
+        if pending is None or rejected.request_id != self.pending_request:
+            return
+        if reason == "ERROR_REASON_STALE_STATE" or reason == "ERROR_REASON_MATCH_OVER":
+            self.pending = None  # the match moved on; a new prompt follows if one is due
+            self.pending_index = None
+        elif reason == "ERROR_REASON_RATE_LIMITED":
+            time.sleep(0.05)
+            self._answer(outbox, pending.state_id, self.pending_index or 0)
+        elif pending.state_id not in self.fallback_used:
+            # The engine refused a listed action: play the first legal one so the match goes on.
+            log.warning("action refused (%s: %s); playing the first legal action", reason, rejected.message)
+            self.fallback_used.add(pending.state_id)
+            self._answer(outbox, pending.state_id, pending.legal_actions[0].index)
+
+
+def run(
+    bot: Bot,
+    address: str,
+    token: str,
+    *,
+    client_name: Optional[str] = None,
+    channel: Optional[grpc.Channel] = None,
+    max_reconnects: int = 10,
+    reconnect_delay: float = 0.2,
+    connect_timeout: float = 10.0,
+    stats: Optional[RunStats] = None,
+) -> record_pb2.MatchReport:
+    """Plays one seat to the end of its match and returns the final ``MatchReport``.
+
+    ``address`` is a gRPC target such as ``127.0.0.1:50051`` (ignored when ``channel`` is
+    given). A dropped stream is reopened with ``Join{resume}`` up to ``max_reconnects`` times
+    in a row without hearing from the server; refusals that a new stream cannot fix (bad
+    token, superseded, ...) raise :class:`MatchError`.
+    """
+    stats = stats if stats is not None else RunStats()
+    session = _Session(bot, token, client_name or bot.name, stats)
+    own_channel = channel is None
+    ch = channel if channel is not None else grpc.insecure_channel(address)
+    stub = play_pb2_grpc.PlayServiceStub(ch)
+    failures = 0
+    try:
+        while True:
+            error: Optional[BaseException] = None
+            heard = False
+            try:
+                grpc.channel_ready_future(ch).result(timeout=connect_timeout)
+            except grpc.FutureTimeoutError as e:
+                error = e
+            else:
+                outbox = _Outbox()
+                session.new_stream()
+                outbox.put(session.join_request())
+                stats.streams += 1
+                call = stub.Play(iter(outbox))
+                try:
+                    for response in call:
+                        heard = True
+                        report = session.handle(response.message, outbox)
+                        if report is not None:
+                            return report
+                    error = None  # the server closed the stream without MatchFinished
+                except grpc.RpcError as e:
+                    reason = _reason(e)
+                    code = e.code()
+                    if reason in _FATAL_REASONS or code not in _RETRYABLE_CODES:
+                        raise MatchError(f"{code.name}: {e.details()}", reason, code) from e
+                    error = e
+                finally:
+                    outbox.close()
+                    call.cancel()
+            failures = 0 if heard else failures + 1
+            if failures > max_reconnects:
+                if session.match_id:
+                    report = _result_after_end(ch, session.match_id)
+                    if report is not None:
+                        return report
+                raise MatchError(f"no answer from {address} after {failures} attempts: {error}")
+            log.info("stream dropped (%s); resuming after event %d", error, session.last_event)
+            bot.on_disconnect(error, failures)
+            time.sleep(min(reconnect_delay * (2 ** max(failures - 1, 0)), 5.0))
+    finally:
+        if own_channel:
+            ch.close()
+
+
+def _result_after_end(ch: grpc.Channel, match_id: str) -> Optional[record_pb2.MatchReport]:
+    """The report of a match that ended while this client was away, if the server has it."""
+    try:
+        stub = match_pb2_grpc.MatchServiceStub(ch)
+        return stub.GetResult(match_pb2.GetResultRequest(match_id=match_id), timeout=5).report
+    except grpc.RpcError:
+        return None

@@ -1,0 +1,142 @@
+// Types of the Node client of Mau Mau Arena (src/index.js). Messages follow the proto files in
+// proto/maumau/v1 with proto field names; only the parts the helper relies on are spelled out.
+
+import type * as grpc from '@grpc/grpc-js';
+
+/** A uint64 on the wire (state ids, event numbers, seeds): a decimal string. */
+export type Uint64 = string;
+
+export interface Card { rank: string; suit: string }
+export interface Action {
+  kind: 'play' | 'draw' | 'pass_turn' | 'declare_suit' | 'announce' | 'challenge';
+  play?: { card: Card; suit: string; call: string } | null;
+  declare_suit?: { suit: string } | null;
+  announce?: { call: string } | null;
+  [field: string]: unknown;
+}
+export interface LegalAction { index: number; action: Action }
+export interface Observation {
+  seat?: number;
+  to_act?: number;
+  hand: Card[];
+  hand_sizes: number[];
+  top: Card | null;
+  clockwise: boolean;
+  [field: string]: unknown;
+}
+export interface DecisionPrompt {
+  state_id: Uint64;
+  legal_actions: LegalAction[];
+  required: boolean;
+  deadline_unix_ms: Uint64;
+  time_left_ms: number;
+  time_bank_ms: number;
+  observation: Observation;
+  last_event_number: Uint64;
+}
+export interface Welcome {
+  match_id: string;
+  seat?: number;
+  rules: { profile: string; seats: number; ranks: { rank: string; in_deck: boolean; effect: string; value: number }[]; [field: string]: unknown };
+  seed_commitment: Buffer;
+  status: string;
+  [field: string]: unknown;
+}
+export interface Snapshot { state_id: Uint64; last_event_number: Uint64; observation: Observation }
+export interface NumberedEvent { number: Uint64; event: { kind: string; [field: string]: unknown } }
+export interface ActionRejected { request_id: Uint64; reason: string; message: string; state_id: Uint64 }
+export interface SeatStanding { seat: number; placing: number; total: number; rounds_won: number }
+export interface SeatStats {
+  seat: number; decisions: number; timeouts: number; rejections: number;
+  gave_up: boolean; forfeited: boolean; [field: string]: unknown;
+}
+export interface MatchReport {
+  match_id: string;
+  status: string;
+  result: { seats: number; rounds: number; standings: SeatStanding[] } | null;
+  rounds: { round: number; end: string; points: number[]; totals: number[]; winner?: number }[];
+  seats: SeatStats[];
+  seed: Uint64;
+  seed_commitment: Buffer;
+  actions: number;
+  players: { seat: number; name: string; bot: string; connected: boolean }[];
+}
+export interface ServerMessage {
+  kind: 'welcome' | 'snapshot' | 'event' | 'prompt' | 'accepted' | 'rejected' | 'finished' | 'pong';
+  welcome?: Welcome | null;
+  snapshot?: Snapshot | null;
+  event?: NumberedEvent | null;
+  prompt?: DecisionPrompt | null;
+  rejected?: ActionRejected | null;
+  finished?: { report: MatchReport } | null;
+  [field: string]: unknown;
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** A bot: a decide function, or an object with decide and optional hooks. */
+export type DecideFn = (prompt: DecisionPrompt) => MaybePromise<number>;
+export interface Bot {
+  /** Join.client_name. */
+  name?: string;
+  /** The dense index of one of prompt.legal_actions, for every required prompt. */
+  decide: DecideFn;
+  /** An optional prompt (a challenge or late cure is open): an index, or null to let it pass. */
+  decideOptional?(prompt: DecisionPrompt): MaybePromise<number | null | undefined>;
+  onMessage?(message: ServerMessage): void;
+  onWelcome?(welcome: Welcome): void;
+  onSnapshot?(snapshot: Snapshot): void;
+  /** Each event exactly once, in order of its number. */
+  onEvent?(event: NumberedEvent): void;
+  onRejected?(rejected: ActionRejected): void;
+  onDisconnect?(error: unknown, attempt: number): void;
+  onFinished?(report: MatchReport): void;
+}
+
+export interface RunStats {
+  streams: number;
+  resumedFrom: number[];
+  events: number;
+  duplicates: number;
+  gaps: number;
+  prompts: number;
+  resent: number;
+  rejected: number;
+  lastEventNumber: number;
+}
+
+export interface RunOptions {
+  clientName?: string;
+  maxReconnects?: number;
+  reconnectDelayMs?: number;
+  connectTimeoutMs?: number;
+  stats?: RunStats;
+  protoDir?: string;
+  /** A PlayService client to use instead of a new one (it is not closed). */
+  client?: grpc.Client;
+}
+
+export const PROTO_DIR: string;
+export const PROTO_FILES: string[];
+export const LOADER_OPTIONS: Readonly<Record<string, unknown>>;
+
+/** The maumau.v1 package: service client constructors and message types. */
+export function loadPackage(protoDir?: string): Record<string, any>;
+export function connect(
+  address: string,
+  options?: { protoDir?: string; channelOptions?: grpc.ChannelOptions },
+): { matches: grpc.Client & Record<string, any>; play: grpc.Client & Record<string, any>; close(): void };
+export function unary<T = any>(
+  client: grpc.Client,
+  method: string,
+  request: object,
+  options?: { timeoutMs?: number; metadata?: grpc.Metadata },
+): Promise<T>;
+export function seedCommitment(seed: bigint | number | string): Buffer;
+export function verifySeed(report: MatchReport): boolean;
+export function newStats(): RunStats;
+export class MatchError extends Error {
+  reason: string;
+  code?: number;
+}
+export function run(bot: DecideFn | Bot, address: string, token: string, options?: RunOptions): Promise<MatchReport>;

@@ -1,0 +1,269 @@
+// End to end against the real server: full matches played by the Node helper.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { newStats, run, seedCommitment, unary, verifySeed } from '../src/index.js';
+import { seededRandom, startProxy, startServer } from './harness.js';
+
+const SEED = 20261130n;
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.stop();
+});
+
+/** A seeded random bot that records what it sees. */
+function recordingBot(seed) {
+  const random = seededRandom(seed);
+  const bot = {
+    name: `js-${seed}`,
+    welcomes: [],
+    snapshots: [],
+    rawEvents: [], // event numbers as they came off the wire
+    perStream: [],
+    events: [], // event numbers as handed to the bot
+    rejections: [],
+    prompts: 0,
+    random,
+    decide(prompt) {
+      bot.prompts += 1;
+      return prompt.legal_actions[Math.floor(random() * prompt.legal_actions.length)].index;
+    },
+    onMessage(m) {
+      if (m.kind === 'welcome') bot.perStream.push([]);
+      if (m.kind === 'event') {
+        bot.rawEvents.push(Number(m.event.number));
+        bot.perStream.at(-1).push(Number(m.event.number));
+      }
+    },
+    onWelcome: (w) => bot.welcomes.push(w),
+    onSnapshot: (s) => bot.snapshots.push(s),
+    onEvent: (e) => bot.events.push(Number(e.number)),
+    onRejected: (r) => bot.rejections.push(r.reason),
+  };
+  return bot;
+}
+
+async function createClassic(remote, seats = 4) {
+  const bots = [];
+  for (let s = remote; s < seats; s++) bots.push({ seat: s, kind: 'BOT_KIND_RANDOM' });
+  const created = await unary(server.matches, 'CreateMatch', {
+    config: { profile: 'PROFILE_CLASSIC', seats },
+    seed: SEED.toString(),
+    bots,
+    label: 'node client test',
+  });
+  assert.deepEqual(created.seat_tokens.map((t) => t.seat), [...Array(remote).keys()]);
+  assert.ok(created.seed_commitment.equals(seedCommitment(SEED)));
+  return created;
+}
+
+function assertContiguous(numbers, start) {
+  assert.ok(numbers.length > 0, 'no events');
+  assert.deepEqual(numbers, numbers.map((_, i) => start + i), 'event numbers skip or repeat');
+}
+
+function checkReport(report, created, seats) {
+  assert.equal(report.match_id, created.match_id);
+  assert.equal(report.status, 'MATCH_STATUS_FINISHED');
+  assert.equal(BigInt(report.seed), SEED);
+  assert.ok(report.seed_commitment.equals(seedCommitment(SEED)));
+  assert.ok(report.seed_commitment.equals(created.seed_commitment));
+  assert.ok(verifySeed(report));
+  const { standings } = report.result;
+  assert.equal(report.result.seats, seats);
+  assert.deepEqual(standings.map((s) => s.seat), [...Array(seats).keys()]);
+  assert.ok(report.rounds.length >= 1);
+  assert.equal(report.result.rounds, report.rounds.length);
+  const placings = standings.map((s) => s.placing);
+  assert.equal(Math.min(...placings), 1);
+  for (const p of placings) assert.equal(p, placings.filter((q) => q < p).length + 1, `placings ${placings}`);
+  for (const a of standings) {
+    for (const b of standings) {
+      if (a.total < b.total) assert.ok(a.placing <= b.placing, 'a lower penalty total never places worse');
+    }
+  }
+  assert.deepEqual(report.rounds.at(-1).totals, standings.map((s) => s.total));
+  assert.ok(report.actions > 0);
+}
+
+test('a full classic match: two Node seats and two built-in random bots', { timeout: 120_000 }, async () => {
+  const created = await createClassic(2);
+  const bots = [recordingBot(1), recordingBot(2)];
+  const stats = [newStats(), newStats()];
+  const reports = await Promise.all(
+    created.seat_tokens.map((t, i) => run(bots[i], server.address, t.token, { stats: stats[i] })),
+  );
+  const [report] = reports;
+  assert.deepEqual(reports[1], report, 'every seat gets the same report');
+  checkReport(report, created, 4);
+  assert.deepEqual(report.players.map((p) => p.bot), [
+    'BOT_KIND_UNSPECIFIED',
+    'BOT_KIND_UNSPECIFIED',
+    'BOT_KIND_RANDOM',
+    'BOT_KIND_RANDOM',
+  ]);
+  bots.forEach((bot, seat) => {
+    assert.equal(bot.welcomes[0].seat, seat);
+    assert.equal(bot.welcomes[0].rules.profile, 'PROFILE_CLASSIC');
+    assert.ok(bot.welcomes[0].seed_commitment.equals(created.seed_commitment));
+    assert.equal(stats[seat].streams, 1);
+    assertContiguous(bot.rawEvents, Number(bot.snapshots[0].last_event_number) + 1);
+    assert.deepEqual(bot.events, bot.rawEvents);
+    assert.deepEqual(bot.rejections, []);
+    const row = report.seats[seat];
+    assert.equal(row.decisions, bot.prompts);
+    assert.ok(bot.prompts > 0);
+    assert.equal(row.timeouts, 0);
+    assert.equal(row.gave_up, false);
+  });
+  assert.equal(bots[0].events.at(-1), bots[1].events.at(-1));
+
+  const { report: stored } = await unary(server.matches, 'GetResult', { match_id: created.match_id });
+  assert.deepEqual(stored, report);
+  const { replay } = await unary(server.matches, 'GetReplay', { match_id: created.match_id });
+  assert.equal(replay.actions.length, report.actions);
+  const verdict = await unary(server.matches, 'VerifyReplay', { replay });
+  assert.ok(verdict.valid && verdict.finished, JSON.stringify(verdict.error));
+});
+
+test('a dropped connection resumes without missing or repeating an event', { timeout: 120_000 }, async () => {
+  const created = await createClassic(2);
+  const proxy = await startProxy(server.address);
+  let resumed;
+  const back = new Promise((resolve) => (resumed = resolve));
+  let dropped = false;
+  let promptAtDrop = null;
+
+  // Seat 0, through the proxy: once, right after choosing a play that hands the turn to seat 1
+  // (it keeps two cards, and the card neither skips nor reverses), it has the proxy swallow the
+  // server's messages and then cut the connection.
+  const a = recordingBot(3);
+  let rules = null;
+  const onWelcome = a.onWelcome;
+  a.onWelcome = (w) => {
+    onWelcome(w);
+    rules = w.rules;
+    if (a.welcomes.length === 2) resumed();
+  };
+  const handsTurnOn = (prompt, legal) => {
+    const obs = prompt.observation;
+    if (legal.action.kind !== 'play' || obs.hand.length < 3 || !obs.clockwise) return false;
+    const effect = rules.ranks.find((r) => r.rank === legal.action.play.card.rank).effect;
+    return effect !== 'CARD_EFFECT_SKIP' && effect !== 'CARD_EFFECT_REVERSE';
+  };
+  const decideA = a.decide;
+  a.decide = (prompt) => {
+    if (!dropped && a.prompts >= 2) {
+      const plays = prompt.legal_actions.filter((l) => handsTurnOn(prompt, l));
+      if (plays.length > 0) {
+        a.prompts += 1;
+        dropped = true;
+        promptAtDrop = prompt;
+        proxy.cut(500);
+        return plays[Math.floor(a.random() * plays.length)].index;
+      }
+    }
+    return decideA(prompt);
+  };
+
+  // Seat 1: while seat 0 is away it waits for it, so the turn cannot reach seat 0 meanwhile.
+  const b = recordingBot(4);
+  const decideB = b.decide;
+  b.decide = async (prompt) => {
+    if (dropped) await back;
+    return decideB(prompt);
+  };
+
+  const stats = [newStats(), newStats()];
+  try {
+    const reports = await Promise.all([
+      run(a, proxy.address, created.seat_tokens[0].token, { stats: stats[0] }),
+      run(b, server.address, created.seat_tokens[1].token, { stats: stats[1] }),
+    ]);
+    const [report] = reports;
+    assert.deepEqual(reports[1], report);
+    checkReport(report, created, 4);
+    assert.ok(dropped);
+    assert.equal(proxy.state.cuts, 1);
+    assert.ok(proxy.state.swallowed > 0);
+
+    const [sa] = stats;
+    assert.equal(sa.streams, 2);
+    assert.equal(a.welcomes.length, 2);
+    const [first, second] = a.perStream;
+    assert.deepEqual(sa.resumedFrom, [first.at(-1)]);
+    assert.equal(first.at(-1), Number(promptAtDrop.last_event_number));
+    assert.ok(second.length > 0);
+    assert.equal(second[0], first.at(-1) + 1, 'the resume starts right after the last event seen');
+    assertContiguous(a.rawEvents, Number(a.snapshots[0].last_event_number) + 1);
+    assert.deepEqual(a.events, a.rawEvents);
+    assert.equal(sa.duplicates, 0);
+    assert.equal(sa.gaps, 0);
+    assert.equal(a.events.at(-1), b.events.at(-1), 'both seats end on the same event number');
+    assertContiguous(b.rawEvents, Number(b.snapshots[0].last_event_number) + 1);
+
+    // The play chosen before the drop got through (the re-sent answer was refused as stale).
+    assert.equal(sa.resent, 1);
+    assert.ok(a.rejections.length <= 1 && a.rejections.every((r) => r === 'ERROR_REASON_STALE_STATE'));
+    const row = report.seats[0];
+    assert.equal(row.timeouts, 0);
+    assert.equal(row.gave_up, false);
+    assert.equal(row.rejections, a.rejections.length);
+  } finally {
+    await proxy.close();
+  }
+});
+
+test('an answer lost with the connection is sent again after the resume', { timeout: 120_000 }, async () => {
+  const created = await createClassic(2);
+  const proxy = await startProxy(server.address);
+  // Seat 0, through the proxy: on its third decision the proxy swallows both directions (its
+  // answer never reaches the server), then cuts the connection.
+  const a = recordingBot(5);
+  let promptAtDrop = null;
+  const decideA = a.decide;
+  a.decide = (prompt) => {
+    const choice = decideA(prompt);
+    if (a.prompts === 3) {
+      promptAtDrop = prompt;
+      proxy.cut(500, { upstream: true });
+    }
+    return choice;
+  };
+  const b = recordingBot(6);
+  const stats = [newStats(), newStats()];
+  try {
+    const reports = await Promise.all([
+      run(a, proxy.address, created.seat_tokens[0].token, { stats: stats[0] }),
+      run(b, server.address, created.seat_tokens[1].token, { stats: stats[1] }),
+    ]);
+    const [report] = reports;
+    assert.deepEqual(reports[1], report);
+    checkReport(report, created, 4);
+    const [sa] = stats;
+    assert.equal(proxy.state.cuts, 1);
+    assert.ok(proxy.state.swallowedUp > 0);
+    assert.equal(sa.streams, 2);
+    assert.equal(sa.resent, 1);
+    const [first, second] = a.perStream;
+    // Nothing happened while seat 0 was away: the match waited for its answer.
+    assert.equal(first.at(-1), Number(promptAtDrop.last_event_number));
+    assert.deepEqual(sa.resumedFrom, [first.at(-1)]);
+    assert.equal(second[0], first.at(-1) + 1);
+    assertContiguous(a.rawEvents, Number(a.snapshots[0].last_event_number) + 1);
+    assert.deepEqual(a.events, a.rawEvents);
+    assert.equal(sa.duplicates + sa.gaps, 0);
+    // The answer sent again after the resume was accepted: no refusal, no timeout.
+    assert.deepEqual(a.rejections, []);
+    const row = report.seats[0];
+    assert.equal(row.timeouts, 0);
+    assert.equal(row.rejections, 0);
+    assert.equal(row.decisions, a.prompts);
+  } finally {
+    await proxy.close();
+  }
+});

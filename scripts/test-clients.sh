@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Tests the Python and Node clients against the real server.
+#
+#   scripts/test-clients.sh
+#
+# 1. builds the server (`cargo build --release -p maumau-cli`) unless MAUMAU_BIN names a binary;
+# 2. Python: a venv in clients/python/.venv with the pinned dependencies and pytest, and
+#    Node: `npm ci` in clients/typescript from the committed package-lock.json (in parallel);
+# 3. drift check: regenerates the Python code from proto/ into a temporary directory and diffs it
+#    against the checked-in clients/python/maumau_client/pb (any difference fails);
+# 4. runs pytest and `node --test`; exits non-zero on any failure (pytest's "no tests ran"
+#    included).
+#
+# Needs only Python 3.11+ with venv and pip, Node 20 with npm, and cargo when MAUMAU_BIN is unset.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PY_DIR="$ROOT/clients/python"
+JS_DIR="$ROOT/clients/typescript"
+PYTHON="${PYTHON:-python3}"
+START=$SECONDS
+NPM_PID=""
+GEN_TMP=""
+cleanup() {
+  if [ -n "$NPM_PID" ]; then kill "$NPM_PID" 2>/dev/null || true; fi
+  if [ -n "$GEN_TMP" ]; then rm -rf "$GEN_TMP"; fi
+}
+trap cleanup EXIT
+
+step() { printf '\n== %s (%ds) ==\n' "$*" "$((SECONDS - START))"; }
+
+step "server binary"
+if [ -n "${MAUMAU_BIN:-}" ]; then
+  echo "MAUMAU_BIN=$MAUMAU_BIN"
+else
+  (cd "$ROOT" && cargo build --release --locked -p maumau-cli)
+  TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps |
+    "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}"
+  MAUMAU_BIN="$TARGET_DIR/release/maumau"
+fi
+if [ ! -x "$MAUMAU_BIN" ]; then
+  echo "no server binary at $MAUMAU_BIN" >&2
+  exit 1
+fi
+MAUMAU_BIN="$(cd "$(dirname "$MAUMAU_BIN")" && pwd)/$(basename "$MAUMAU_BIN")"
+export MAUMAU_BIN
+
+# npm ci downloads while pip does (both mostly wait on the network).
+step "node: npm ci (in the background)"
+node --version
+npm --version
+NPM_LOG="$(mktemp)"
+npm --prefix "$JS_DIR" ci --ignore-scripts --no-audit --no-fund >"$NPM_LOG" 2>&1 &
+NPM_PID=$!
+
+step "python: venv and dependencies"
+"$PYTHON" --version
+VENV="$PY_DIR/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+VPY="$VENV/bin/python"
+PIP=("$VPY" -m pip --disable-pip-version-check --no-input)
+# The pinned dependencies (and pytest) from pyproject.toml, then the package itself, editable,
+# without a second download of setuptools (grpcio-tools brings it).
+REQS="$(mktemp)"
+"$VPY" - "$PY_DIR/pyproject.toml" >"$REQS" <<'PY'
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+print("\n".join(project["dependencies"] + project["optional-dependencies"]["test"]))
+PY
+"${PIP[@]}" install --quiet -r "$REQS"
+"${PIP[@]}" install --quiet --no-deps --no-build-isolation -e "$PY_DIR"
+rm -f "$REQS"
+"${PIP[@]}" list 2>/dev/null | grep -Ei '^(grpcio|grpcio-tools|protobuf|pytest|maumau-client) '
+
+step "python: generated code matches the protos (drift check)"
+GEN_TMP="$(mktemp -d)"
+"$VPY" -m maumau_client.generate --proto "$ROOT/proto" --out "$GEN_TMP/pb"
+if ! diff -ru --exclude=__pycache__ "$PY_DIR/maumau_client/pb" "$GEN_TMP/pb"; then
+  echo "the checked-in Python code is not what the protos generate: run clients/python/generate.sh" >&2
+  exit 1
+fi
+echo "no drift"
+
+step "node: waiting for npm ci"
+npm_rc=0
+wait "$NPM_PID" || npm_rc=$?
+NPM_PID=""
+if [ "$npm_rc" -ne 0 ]; then
+  cat "$NPM_LOG" >&2
+  echo "npm ci failed ($npm_rc)" >&2
+  exit 1
+fi
+cat "$NPM_LOG"
+rm -f "$NPM_LOG"
+
+failed=0
+
+step "python: pytest"
+set +e
+(cd "$PY_DIR" && "$VPY" -m pytest -v -p no:cacheprovider tests)
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "pytest collected no tests" >&2
+  failed=1
+elif [ "$rc" -ne 0 ]; then
+  failed=1
+fi
+
+step "node: node --test"
+set +e
+(cd "$JS_DIR" && npm test)
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+  failed=1
+fi
+
+step "done"
+if [ "$failed" -ne 0 ]; then
+  echo "client tests FAILED" >&2
+  exit 1
+fi
+echo "client tests passed"

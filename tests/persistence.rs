@@ -1,0 +1,382 @@
+//! End to end: finished matches survive a restart; a graceful shutdown records the matches still
+//! open (as aborted, with their report and replay), so none is lost silently; a damaged record in
+//! the data directory is skipped, not fatal.
+#![allow(missing_docs)]
+
+mod common;
+#[path = "common/feed.rs"]
+mod feed;
+
+use std::time::Duration;
+
+use common::{Seat, TestServer, config, play_to_end};
+use maumau::pb;
+use maumau::pb::match_service_client::MatchServiceClient;
+use pb::server_message::Kind;
+use tonic::transport::Channel;
+
+/// How long stopping a server may take; it must never hang on open streams.
+const STOP: Duration = Duration::from_secs(10);
+
+/// Everything the match service says about one match.
+#[derive(Debug, PartialEq)]
+struct Record {
+    listed: pb::MatchSummary,
+    summary: pb::MatchSummary,
+    report: pb::MatchReport,
+    replay: pb::Replay,
+}
+
+async fn list_all(
+    matches: &mut MatchServiceClient<Channel>,
+    status: pb::MatchStatus,
+) -> Vec<pb::MatchSummary> {
+    let mut out = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = matches
+            .list_matches(pb::ListMatchesRequest {
+                status: status as i32,
+                page_size: 0,
+                page_token: token,
+            })
+            .await
+            .expect("list")
+            .into_inner();
+        out.extend(page.matches);
+        if page.next_page_token.is_empty() {
+            return out;
+        }
+        token = page.next_page_token;
+    }
+}
+
+async fn record(matches: &mut MatchServiceClient<Channel>, id: &str) -> Record {
+    let listed = list_all(matches, pb::MatchStatus::Unspecified)
+        .await
+        .into_iter()
+        .find(|m| m.match_id == id)
+        .expect("the match is listed");
+    let summary = common::summary(matches, id).await;
+    let report = matches
+        .get_result(pb::GetResultRequest {
+            match_id: id.to_string(),
+        })
+        .await
+        .expect("result")
+        .into_inner()
+        .report
+        .expect("a report");
+    let replay = matches
+        .get_replay(pb::GetReplayRequest {
+            match_id: id.to_string(),
+        })
+        .await
+        .expect("replay")
+        .into_inner()
+        .replay
+        .expect("a replay");
+    Record {
+        listed,
+        summary,
+        report,
+        replay,
+    }
+}
+
+fn bots(seats: impl IntoIterator<Item = u32>) -> Vec<pb::SeatBot> {
+    seats
+        .into_iter()
+        .map(|seat| pb::SeatBot {
+            seat,
+            kind: pb::BotKind::Random as i32,
+        })
+        .collect()
+}
+
+/// A clock that never runs out during a test.
+fn relaxed() -> pb::TimeControl {
+    pb::TimeControl {
+        decision_ms: 60_000,
+        bank_ms: 60_000,
+        max_timeouts: 3,
+        disconnect_grace_ms: 60_000,
+        give_up: pb::GiveUpPolicy::Bot as i32,
+    }
+}
+
+async fn stop(server: TestServer) -> tempfile::TempDir {
+    tokio::time::timeout(STOP, server.stop())
+        .await
+        .expect("the server stops without waiting on its clients")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_matches_survive_a_restart() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    // One match with a remote seat, played to the end over its stream...
+    let played = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Classic, 2)),
+            seed: Some(21),
+            bots: bots([1]),
+            label: "played".into(),
+            time_control: Some(relaxed()),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let mut client = server.play_client().await;
+    let seat = Seat::join(&mut client, &played.seat_tokens[0].token, None).await;
+    let report = play_to_end(seat, 3).await;
+    assert_eq!(report.status(), pb::MatchStatus::Finished);
+    // ...and one of bots only, rated, in another profile.
+    let rated = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Romanian32, 3)),
+            bots: bots(0..3),
+            rated: true,
+            label: "bots".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    feed::watch_to_end(&server, &rated.spectator_token).await;
+    let ids = [played.match_id.clone(), rated.match_id.clone()];
+    let mut before = Vec::new();
+    for id in &ids {
+        before.push(record(&mut matches, id).await);
+    }
+    let listed_before = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
+    drop(matches);
+    drop(client);
+
+    let dir = stop(server).await;
+    let files: Vec<_> = std::fs::read_dir(dir.path().join("matches"))
+        .expect("the matches directory")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert_eq!(files.len(), 2, "one record per finished match: {files:?}");
+
+    let server = TestServer::start_in(dir, |_| {}).await;
+    let mut matches = server.matches().await;
+    for (id, was) in ids.iter().zip(&before) {
+        let now = record(&mut matches, id).await;
+        assert_eq!(
+            &now, was,
+            "match {id} reads back identically after a restart"
+        );
+        assert_eq!(now.summary.status(), pb::MatchStatus::Finished);
+    }
+    assert_eq!(
+        list_all(&mut matches, pb::MatchStatus::Unspecified).await,
+        listed_before,
+        "the list reads back identically, in the same order"
+    );
+    // The stored replay still verifies.
+    let verdict = matches
+        .verify_replay(pb::VerifyReplayRequest {
+            replay: Some(before[0].replay.clone()),
+        })
+        .await
+        .expect("verify")
+        .into_inner();
+    assert!(verdict.valid && verdict.finished, "{verdict:?}");
+    // A seat token of a finished match is not kept across restarts; the match id is.
+    let mut client = server.play_client().await;
+    let status = client
+        .submit_action(pb::SubmitActionRequest {
+            token: played.seat_tokens[0].token.clone(),
+            action: Some(pb::ActionSubmission {
+                state_id: 1,
+                choice: Some(pb::action_submission::Choice::ActionIndex(192)),
+                request_id: 1,
+            }),
+        })
+        .await
+        .expect_err("the old token is unknown");
+    assert_eq!(
+        maumau::wire::reason_of(&status),
+        pb::ErrorReason::BadToken,
+        "{status:?}"
+    );
+    stop(server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_shutdown_records_every_open_match_as_aborted() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    // Running: seat 0 joined and is asked to act, but never does.
+    let running = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Classic, 3)),
+            seed: Some(8),
+            bots: bots([1, 2]),
+            time_control: Some(relaxed()),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let mut client = server.play_client().await;
+    let mut seat = Seat::join(&mut client, &running.seat_tokens[0].token, None).await;
+    let prompt = seat.required_prompt().await;
+    // Waiting: one of its two remote seats never joins.
+    let waiting = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Brazilian, 4)),
+            seed: Some(9),
+            bots: bots([2, 3]),
+            time_control: Some(relaxed()),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let mut client2 = server.play_client().await;
+    let lone = Seat::join(&mut client2, &waiting.seat_tokens[0].token, None).await;
+    assert_eq!(
+        common::summary(&mut matches, &running.match_id)
+            .await
+            .status(),
+        pb::MatchStatus::Running
+    );
+    assert_eq!(
+        common::summary(&mut matches, &waiting.match_id)
+            .await
+            .status(),
+        pb::MatchStatus::Waiting
+    );
+    let actions_before = common::summary(&mut matches, &running.match_id)
+        .await
+        .actions;
+    assert_eq!(u64::from(actions_before) + 1, prompt.state_id);
+
+    // The connected seats are told, and their streams end, while the server stops.
+    let told = [
+        tokio::spawn(read_to_end(seat)),
+        tokio::spawn(read_to_end(lone)),
+    ];
+    drop(matches);
+    let dir = stop(server).await;
+    for t in told {
+        let report = t.await.expect("a reader");
+        assert_eq!(report.status(), pb::MatchStatus::Aborted);
+    }
+    drop((client, client2));
+
+    let server = TestServer::start_in(dir, |_| {}).await;
+    let mut matches = server.matches().await;
+    let aborted = list_all(&mut matches, pb::MatchStatus::Aborted).await;
+    for (id, actions) in [(&running.match_id, actions_before), (&waiting.match_id, 0)] {
+        assert!(
+            aborted.iter().any(|m| &m.match_id == id),
+            "{id} is listed as aborted"
+        );
+        let r = record(&mut matches, id).await;
+        assert_eq!(r.summary.status(), pb::MatchStatus::Aborted);
+        assert_eq!(r.report.status(), pb::MatchStatus::Aborted);
+        assert_eq!(r.report.actions, actions);
+        assert_eq!(r.replay.actions.len() as u32, actions);
+        assert_eq!(
+            maumau::wire::seed_commitment(r.report.seed).to_vec(),
+            r.report.seed_commitment
+        );
+        // What was played re-simulates; the match did not reach its end.
+        let verdict = matches
+            .verify_replay(pb::VerifyReplayRequest {
+                replay: Some(r.replay),
+            })
+            .await
+            .expect("verify")
+            .into_inner();
+        assert!(verdict.valid && !verdict.finished, "{verdict:?}");
+    }
+    assert!(
+        list_all(&mut matches, pb::MatchStatus::Running)
+            .await
+            .is_empty()
+            && list_all(&mut matches, pb::MatchStatus::Waiting)
+                .await
+                .is_empty(),
+        "nothing is left open after a restart"
+    );
+    stop(server).await;
+}
+
+/// Reads a seat's stream until MatchFinished and checks that the stream then ends.
+async fn read_to_end(mut seat: Seat) -> pb::MatchReport {
+    let report = seat
+        .until(|m| match &m.kind {
+            Some(Kind::Finished(f)) => f.report.clone(),
+            _ => None,
+        })
+        .await;
+    assert!(
+        matches!(seat.next_item().await, None | Some(Err(_))),
+        "MatchFinished is the last message"
+    );
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_record_is_skipped_not_fatal() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let created = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::PenaltyPoints, 2)),
+            seed: Some(4),
+            bots: bots(0..2),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    feed::watch_to_end(&server, &created.spectator_token).await;
+    let good = record(&mut matches, &created.match_id).await;
+    drop(matches);
+    let dir = stop(server).await;
+
+    let store = dir.path().join("matches");
+    let original = std::fs::read(store.join(format!("{}.pb", created.match_id))).expect("record");
+    // Garbage, a truncated copy of a real record, an empty file, and a leftover temporary file.
+    std::fs::write(store.join("garbage.pb"), [0xFF_u8; 37]).expect("write");
+    std::fs::write(
+        store.join("truncated.pb"),
+        &original[..original.len() * 2 / 3],
+    )
+    .expect("write");
+    std::fs::write(store.join("empty.pb"), b"").expect("write");
+    std::fs::write(store.join("half-written.pb.tmp"), &original[..10]).expect("write");
+    std::fs::create_dir(store.join("a-directory.pb")).expect("mkdir");
+
+    let server = TestServer::start_in(dir, |_| {}).await;
+    let mut matches = server.matches().await;
+    let listed = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
+    assert_eq!(
+        listed.iter().map(|m| &m.match_id).collect::<Vec<_>>(),
+        vec![&created.match_id],
+        "only the good record is loaded"
+    );
+    assert_eq!(record(&mut matches, &created.match_id).await, good);
+    // The damaged files are left where they were, for the operator.
+    assert!(store.join("garbage.pb").exists() && store.join("truncated.pb").exists());
+    // The server still works.
+    let again = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Classic, 2)),
+            bots: bots(0..2),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let report = feed::watch_to_end(&server, &again.spectator_token).await;
+    assert_eq!(report.status(), pb::MatchStatus::Finished);
+    stop(server).await;
+}
