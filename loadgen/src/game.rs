@@ -1,0 +1,371 @@
+//! The game load: M concurrent 4-seat classic matches (calls enforced, every seat remote), each
+//! seat a bot on its own Play stream that answers every required prompt at once. A slot that sees
+//! its match finish creates the next one, until the window closes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use maumau::pb;
+use maumau::pb::match_service_client::MatchServiceClient;
+use maumau::pb::play_service_client::PlayServiceClient;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+
+use crate::stats::{Latencies, Window};
+
+/// Seats per match.
+pub(crate) const SEATS: usize = 4;
+/// Longest wait for any one server message or call.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// Most messages one seat reads in one match (a bound far above a real match).
+const MAX_MESSAGES: u64 = 10_000_000;
+/// Most matches one slot plays in a run (a bound far above what a run reaches).
+const MAX_MATCHES: u64 = 1_000_000;
+
+/// How a bot picks among the legal actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Policy {
+    /// The first legal action.
+    First,
+    /// A seeded pseudo-random legal action.
+    Random,
+}
+
+/// What a run of matches measured.
+#[derive(Debug, Default)]
+pub(crate) struct GameLoad {
+    /// Accepted actions inside the window.
+    pub(crate) decisions: u64,
+    /// Decision latencies inside the window: prompt received to the next prompt or accept.
+    pub(crate) latencies: Latencies,
+    /// Matches that finished inside the window.
+    pub(crate) matches_finished: u64,
+    /// Matches that finished at any time, and their accepted actions (for decisions per match).
+    pub(crate) finished_total: u64,
+    /// Accepted actions of those matches.
+    pub(crate) finished_decisions: u64,
+    /// Server messages received inside the window, all kinds.
+    pub(crate) messages: u64,
+    /// Of those, numbered events.
+    pub(crate) events: u64,
+    /// Actions the server rejected.
+    pub(crate) rejections: u64,
+    /// Seats that waited 10 s for a message inside the window.
+    pub(crate) stalls: u64,
+    /// Calls or streams that failed.
+    pub(crate) errors: u64,
+    /// The first failure, if any.
+    pub(crate) first_error: Option<String>,
+}
+
+impl GameLoad {
+    fn error(&mut self, e: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(e);
+    }
+
+    fn add(&mut self, o: GameLoad) {
+        self.decisions += o.decisions;
+        self.latencies.merge(o.latencies);
+        self.matches_finished += o.matches_finished;
+        self.finished_total += o.finished_total;
+        self.finished_decisions += o.finished_decisions;
+        self.messages += o.messages;
+        self.events += o.events;
+        self.rejections += o.rejections;
+        self.stalls += o.stalls;
+        self.errors += o.errors;
+        if self.first_error.is_none() {
+            self.first_error = o.first_error;
+        }
+    }
+}
+
+/// What one seat saw of one match.
+#[derive(Default)]
+struct SeatRun {
+    /// Accepted actions inside the window.
+    decisions: u64,
+    /// All accepted actions.
+    accepted: u64,
+    latencies: Latencies,
+    messages: u64,
+    events: u64,
+    rejections: u64,
+    finished: bool,
+    stalled: bool,
+    error: Option<String>,
+}
+
+/// A small seeded generator (PCG-style LCG step), enough to pick among legal actions.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+fn action(state_id: u64, action_index: u32, request_id: u64) -> pb::PlayRequest {
+    pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Action(pb::ActionSubmission {
+            state_id,
+            choice: Some(pb::action_submission::Choice::ActionIndex(action_index)),
+            request_id,
+        })),
+    }
+}
+
+/// Plays one seat: Join, then answer each required prompt at once, until MatchFinished or the
+/// window closes.
+async fn play_seat(
+    mut client: PlayServiceClient<Channel>,
+    token: String,
+    policy: Policy,
+    seed: u64,
+    window: Window,
+) -> SeatRun {
+    let mut run = SeatRun::default();
+    let (tx, rx) = mpsc::channel(8);
+    let join = pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Join(pb::Join {
+            token,
+            client_name: "loadgen".into(),
+            resume: None,
+        })),
+    };
+    if tx.send(join).await.is_err() {
+        run.error = Some("cannot queue Join".into());
+        return run;
+    }
+    let mut inbound =
+        match tokio::time::timeout(TIMEOUT, client.play(ReceiverStream::new(rx))).await {
+            Ok(Ok(r)) => r.into_inner(),
+            Ok(Err(s)) => {
+                run.error = Some(format!("Play: {s}"));
+                return run;
+            }
+            Err(_) => {
+                run.error = Some("Play did not open within 10 s".into());
+                return run;
+            }
+        };
+    let mut rng = Lcg(seed);
+    let mut request_id = 0u64;
+    // The decision being timed: its request id and when its prompt arrived.
+    let mut pending: Option<(u64, Instant)> = None;
+    for _ in 0..MAX_MESSAGES {
+        let limit = (Instant::now() + TIMEOUT).min(window.end);
+        let msg = match tokio::time::timeout_at(limit, inbound.next()).await {
+            Ok(Some(Ok(r))) => r.message.and_then(|m| m.kind),
+            Ok(Some(Err(s))) => {
+                run.error = Some(format!("Play stream: {s}"));
+                break;
+            }
+            Ok(None) => {
+                run.error = Some("the Play stream ended before MatchFinished".into());
+                break;
+            }
+            Err(_) => {
+                run.stalled = !window.over();
+                break;
+            }
+        };
+        let now = Instant::now();
+        if window.contains(now) {
+            run.messages += 1;
+            run.events += u64::from(matches!(msg, Some(pb::server_message::Kind::Event(_))));
+        }
+        match msg {
+            Some(pb::server_message::Kind::Prompt(p)) if p.required => {
+                if let Some((_, t0)) = pending.take()
+                    && window.contains(now)
+                {
+                    run.latencies.push(now - t0);
+                }
+                if p.legal_actions.is_empty() {
+                    run.error = Some("a required prompt without legal actions".into());
+                    break;
+                }
+                let pick = match policy {
+                    Policy::First => 0,
+                    Policy::Random => rng.below(p.legal_actions.len()),
+                };
+                request_id += 1;
+                pending = Some((request_id, now));
+                let answer = action(p.state_id, p.legal_actions[pick].index, request_id);
+                if tx.send(answer).await.is_err() {
+                    run.error = Some("the request stream closed".into());
+                    break;
+                }
+            }
+            Some(pb::server_message::Kind::Accepted(a)) => {
+                run.accepted += 1;
+                if window.contains(now) {
+                    run.decisions += 1;
+                }
+                if let Some((id, t0)) = pending
+                    && id == a.request_id
+                {
+                    pending = None;
+                    if window.contains(now) {
+                        run.latencies.push(now - t0);
+                    }
+                }
+            }
+            Some(pb::server_message::Kind::Rejected(r)) => {
+                run.rejections += 1;
+                if pending.is_some_and(|(id, _)| id == r.request_id) {
+                    pending = None;
+                }
+            }
+            Some(pb::server_message::Kind::Finished(_)) => {
+                run.finished = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    run
+}
+
+fn create_request(seed: u64) -> pb::CreateMatchRequest {
+    pb::CreateMatchRequest {
+        config: Some(pb::MatchConfig {
+            profile: pb::Profile::Classic as i32,
+            seats: SEATS as u32,
+            calls: pb::CallsMode::Enforce as i32,
+            ..Default::default()
+        }),
+        seed: Some(seed),
+        label: "loadgen".into(),
+        ..Default::default()
+    }
+}
+
+/// One slot: create a match, play its four seats, repeat until the window closes.
+async fn slot(
+    index: u64,
+    mut control: MatchServiceClient<Channel>,
+    seats: [PlayServiceClient<Channel>; SEATS],
+    policy: Policy,
+    seed: u64,
+    window: Window,
+) -> GameLoad {
+    let mut out = GameLoad::default();
+    for n in 0..MAX_MATCHES {
+        if window.over() {
+            break;
+        }
+        let match_seed = seed ^ (index << 32) ^ n;
+        let created =
+            match tokio::time::timeout(TIMEOUT, control.create_match(create_request(match_seed)))
+                .await
+            {
+                Ok(Ok(r)) => r.into_inner(),
+                Ok(Err(s)) => {
+                    out.error(format!("CreateMatch: {s}"));
+                    break;
+                }
+                Err(_) => {
+                    out.error("CreateMatch took over 10 s".into());
+                    break;
+                }
+            };
+        let players: Vec<_> = created
+            .seat_tokens
+            .into_iter()
+            .zip(seats.iter())
+            .map(|(t, client)| {
+                let bot_seed = match_seed.wrapping_mul(31).wrapping_add(u64::from(t.seat));
+                tokio::spawn(play_seat(client.clone(), t.token, policy, bot_seed, window))
+            })
+            .collect();
+        let mut finished = players.len() == SEATS;
+        let mut accepted = 0;
+        let mut ended = None;
+        for mut p in players {
+            match tokio::time::timeout_at(window.end + TIMEOUT * 2, &mut p).await {
+                Ok(Ok(r)) => {
+                    out.decisions += r.decisions;
+                    out.latencies.merge(r.latencies);
+                    out.rejections += r.rejections;
+                    out.messages += r.messages;
+                    out.events += r.events;
+                    out.stalls += u64::from(r.stalled);
+                    accepted += r.accepted;
+                    finished &= r.finished;
+                    if let Some(e) = r.error {
+                        out.error(e);
+                    }
+                }
+                Ok(Err(e)) => {
+                    out.error(format!("seat task: {e}"));
+                    finished = false;
+                }
+                Err(_) => {
+                    p.abort();
+                    out.error("a seat task did not finish".into());
+                    finished = false;
+                }
+            }
+            ended = Some(Instant::now());
+        }
+        if finished {
+            out.finished_total += 1;
+            out.finished_decisions += accepted;
+            if ended.is_some_and(|t| window.contains(t)) {
+                out.matches_finished += 1;
+            }
+        }
+        if out.errors > 0 && !window.over() {
+            // Do not spin on a failing server: one failure ends this slot.
+            break;
+        }
+    }
+    out
+}
+
+/// Runs `streams / 4` concurrent matches against `url` until `window` closes: every Play stream
+/// over one shared HTTP/2 connection, or one connection per stream (reused by the slot's next
+/// matches). Matches are created over a separate control connection.
+pub(crate) async fn load(
+    url: &str,
+    streams: usize,
+    shared: bool,
+    policy: Policy,
+    seed: u64,
+    window: Window,
+) -> Result<GameLoad, String> {
+    let control = MatchServiceClient::new(crate::connect(url, 1).await?.remove(0));
+    let channels = Arc::new(crate::connect(url, if shared { 1 } else { streams }).await?);
+    let slots = streams / SEATS;
+    let tasks: Vec<_> = (0..slots)
+        .map(|i| {
+            let seats = std::array::from_fn(|s| {
+                PlayServiceClient::new(channels[(i * SEATS + s) % channels.len()].clone())
+            });
+            tokio::spawn(slot(i as u64, control.clone(), seats, policy, seed, window))
+        })
+        .collect();
+    let mut total = GameLoad::default();
+    for mut t in tasks {
+        match tokio::time::timeout_at(window.end + TIMEOUT * 4, &mut t).await {
+            Ok(Ok(l)) => total.add(l),
+            Ok(Err(e)) => total.error(format!("slot task: {e}")),
+            Err(_) => {
+                t.abort();
+                total.error("a slot task did not finish".into());
+            }
+        }
+    }
+    Ok(total)
+}

@@ -1,0 +1,673 @@
+//! `maumau-loadgen`: load for the Mau Mau Arena gRPC server, measured against a bare tonic echo.
+//!
+//! For each stream count (default 16 and 256) and each way of connecting (all streams over one
+//! shared HTTP/2 connection, or one connection per stream) it:
+//!
+//! 1. starts `maumau serve` as a child process on 127.0.0.1 with a temporary data directory and
+//!    plays `streams / 4` concurrent 4-seat classic matches (calls enforced, every seat a remote
+//!    bot on its own Play stream, answering each prompt at once), starting a new match whenever
+//!    one finishes, for `--duration` seconds after a warm-up;
+//! 2. starts this binary as a bare tonic echo server (`echo-server`, hidden) and runs the same
+//!    number of bidirectional ping-pong streams (100-byte payload) for as long.
+//!
+//! It reads each server's CPU time (`/proc/PID/stat`) and resident memory (`/proc/PID/status`)
+//! and prints decisions per second, decision latency percentiles, server CPU per decision and per
+//! match, server RSS, echo round trips per second, and the ratio decisions/s ÷ echo round trips/s.
+//!
+//! `--hold N` instead creates N matches that nobody joins and reports the server's memory per
+//! open match.
+//!
+//! ```sh
+//! CARGO_TARGET_DIR=/tmp/target-loadgen cargo build --release -p maumau-cli -p maumau-loadgen
+//! /tmp/target-loadgen/release/maumau-loadgen                 # 16 and 256 streams, both ways
+//! /tmp/target-loadgen/release/maumau-loadgen --hold 10000    # memory per open match
+//! ```
+
+mod echo;
+mod game;
+mod hold;
+mod procs;
+mod stats;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use tonic::transport::{Channel, Endpoint};
+
+use crate::game::{Policy, SEATS};
+use crate::procs::{ChildServer, Counters};
+use crate::stats::{Summary, Window};
+
+/// Load generator for the Mau Mau Arena server: concurrent matches against a bare gRPC echo.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Serve the bare echo baseline (started by the load generator itself).
+    #[command(hide = true)]
+    EchoServer {
+        /// Loopback address to listen on.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+    },
+}
+
+/// How the streams reach the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Connections {
+    /// All streams over one HTTP/2 connection.
+    Shared,
+    /// One connection per stream.
+    Separate,
+    /// Both, one after the other.
+    Both,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Seconds measured per run (after the warm-up).
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Seconds of load before measuring starts.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Stream counts to run, comma-separated; each a multiple of 4 (4 seats per match).
+    #[arg(long, value_delimiter = ',', default_value = "16,256")]
+    streams: Vec<usize>,
+    /// One shared HTTP/2 connection, one connection per stream, or both.
+    #[arg(long, value_enum, default_value_t = Connections::Both)]
+    connections: Connections,
+    /// How bots choose among the legal actions.
+    #[arg(long, value_enum, default_value_t = Policy::Random)]
+    policy: Policy,
+    /// Seed of the deals and of the bots' choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The `maumau` binary [default: `maumau` next to this executable].
+    #[arg(long)]
+    server_bin: Option<PathBuf>,
+    /// Actions per second a Play stream may send (the server's `actions_per_second`; its default,
+    /// 1000, can throttle a bot that answers at once when few matches run).
+    #[arg(long, default_value_t = 1_000_000)]
+    actions_per_second: u32,
+    /// RUST_LOG for the game server (its default, `info`, logs two lines per match).
+    #[arg(long)]
+    server_log: Option<String>,
+    /// Worker threads of the load generator's runtime [default: one per CPU].
+    #[arg(long)]
+    client_threads: Option<usize>,
+    /// Skip the echo baseline.
+    #[arg(long)]
+    no_echo: bool,
+    /// Skip the game load (echo only).
+    #[arg(long)]
+    no_game: bool,
+    /// `/proc/loadavg` when the run started (filled in by the program).
+    #[arg(skip)]
+    loadavg_before: String,
+    /// Instead of the load: create N matches that nobody joins and report the server's memory
+    /// per open match.
+    #[arg(long, num_args = 0..=1, default_missing_value = "10000", value_name = "N")]
+    hold: Option<usize>,
+}
+
+/// Opens `n` HTTP/2 connections to `url` (loopback only).
+pub(crate) async fn connect(url: &str, n: usize) -> Result<Vec<Channel>, String> {
+    let endpoint = Endpoint::from_shared(url.to_string())
+        .map_err(|e| format!("bad url {url}: {e}"))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    let loopback = endpoint
+        .uri()
+        .host()
+        .and_then(|h| h.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok())
+        .is_some_and(|ip| ip.is_loopback());
+    if !loopback {
+        return Err(format!("{url} is not a loopback address"));
+    }
+    let mut channels = Vec::with_capacity(n);
+    for _ in 0..n {
+        channels.push(
+            endpoint
+                .connect()
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?,
+        );
+    }
+    Ok(channels)
+}
+
+/// The `maumau` binary: `--server-bin`, or next to this executable.
+fn server_bin(given: Option<&PathBuf>) -> Result<PathBuf, String> {
+    if let Some(p) = given {
+        return Ok(p.clone());
+    }
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let bin = me.with_file_name("maumau");
+    if bin.is_file() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "no `maumau` binary at {}: build it (cargo build --release -p maumau-cli -p \
+             maumau-loadgen, same target dir) or pass --server-bin",
+            bin.display()
+        ))
+    }
+}
+
+/// Starts `maumau serve` on 127.0.0.1 with a temporary data directory and `config` (TOML).
+fn start_game_server(
+    bin: &PathBuf,
+    config: &str,
+    log: Option<&str>,
+) -> Result<ChildServer, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("maumau-loadgen-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let config_path = dir.path().join("maumau.toml");
+    std::fs::write(&config_path, config).map_err(|e| format!("cannot write the config: {e}"))?;
+    let data = dir.path().join("data");
+    let mut cmd = Command::new(bin);
+    cmd.arg("serve")
+        .arg("--listen")
+        .arg("127.0.0.1:0")
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--config")
+        .arg(&config_path);
+    if let Some(l) = log {
+        cmd.env("RUST_LOG", l);
+    }
+    let server = ChildServer::spawn(cmd, "game server", Some(dir), false)?;
+    eprintln!(
+        "loadgen: game server pid {} on {}",
+        server.pid(),
+        server.addr
+    );
+    Ok(server)
+}
+
+/// Starts this binary as the echo server.
+fn start_echo_server() -> Result<ChildServer, String> {
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let mut cmd = Command::new(me);
+    cmd.args(["echo-server", "--listen", "127.0.0.1:0"]);
+    let server = ChildServer::spawn(cmd, "echo server", None, true)?;
+    eprintln!(
+        "loadgen: echo server pid {} on {}",
+        server.pid(),
+        server.addr
+    );
+    Ok(server)
+}
+
+/// One measured run.
+struct Row {
+    kind: &'static str,
+    streams: usize,
+    shared: bool,
+    ops: u64,
+    seconds: f64,
+    latency: Summary,
+    server: Counters,
+    client: Counters,
+    rss_start_kb: u64,
+    rss_kb: u64,
+    peak_kb: u64,
+    game: Option<game::GameLoad>,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Row {
+    fn rate(&self) -> f64 {
+        self.ops as f64 / self.seconds
+    }
+
+    fn per_op(&self, v: f64) -> f64 {
+        v / self.ops as f64
+    }
+
+    fn server_us_per_op(&self) -> f64 {
+        self.per_op(self.server.cpu * 1e6)
+    }
+
+    fn client_us_per_op(&self) -> f64 {
+        self.per_op(self.client.cpu * 1e6)
+    }
+}
+
+/// The counters of the server and of this process over the window.
+/// Also returns the server's RSS when the window opens.
+async fn window_counters(server: &ChildServer, window: Window) -> (Counters, Counters, u64) {
+    tokio::time::sleep_until(window.start).await;
+    let (s0, c0, rss) = (server.counters(), Counters::read("self"), server.rss_kb());
+    tokio::time::sleep_until(window.end).await;
+    let (s1, c1) = (server.counters(), Counters::read("self"));
+    (s1.since(&s0), c1.since(&c0), rss)
+}
+
+fn conns(shared: bool) -> &'static str {
+    if shared { "shared" } else { "separate" }
+}
+
+async fn run_game(
+    args: &BenchArgs,
+    bin: &PathBuf,
+    streams: usize,
+    shared: bool,
+) -> Result<Row, String> {
+    let config = format!(
+        "actions_per_second = {}\nmax_open_matches = {}\n",
+        args.actions_per_second,
+        streams * 4 + 100
+    );
+    let server = start_game_server(bin, &config, args.server_log.as_deref())?;
+    let window = Window::after(
+        Duration::from_secs_f64(args.warmup),
+        Duration::from_secs_f64(args.duration),
+    );
+    let url = server.url();
+    let (load, (server_counters, client_counters, rss_start_kb)) = tokio::join!(
+        game::load(&url, streams, shared, args.policy, args.seed, window),
+        window_counters(&server, window)
+    );
+    let rss_kb = server.rss_kb();
+    let peak_kb = server.peak_rss_kb();
+    let mut load = match load {
+        Ok(l) => l,
+        Err(e) => {
+            let e = format!("{e}\nserver log:\n{}", server.log_tail());
+            server.stop();
+            return Err(e);
+        }
+    };
+    server.stop();
+    let latency = std::mem::take(&mut load.latencies).summary();
+    Ok(Row {
+        kind: "game",
+        streams,
+        shared,
+        ops: load.decisions,
+        seconds: window.seconds(),
+        latency,
+        server: server_counters,
+        client: client_counters,
+        rss_start_kb,
+        rss_kb,
+        peak_kb,
+        errors: load.errors,
+        first_error: load.first_error.clone(),
+        game: Some(load),
+    })
+}
+
+async fn run_echo(args: &BenchArgs, streams: usize, shared: bool) -> Result<Row, String> {
+    let server = start_echo_server()?;
+    let window = Window::after(
+        Duration::from_secs_f64(args.warmup),
+        Duration::from_secs_f64(args.duration),
+    );
+    let url = server.url();
+    let (load, (server_counters, client_counters, rss_start_kb)) = tokio::join!(
+        echo::load(&url, streams, shared, window),
+        window_counters(&server, window)
+    );
+    let rss_kb = server.rss_kb();
+    let peak_kb = server.peak_rss_kb();
+    server.stop();
+    let load = load?;
+    Ok(Row {
+        kind: "echo",
+        streams,
+        shared,
+        ops: load.round_trips,
+        seconds: window.seconds(),
+        latency: load.latencies.summary(),
+        server: server_counters,
+        client: client_counters,
+        rss_start_kb,
+        rss_kb,
+        peak_kb,
+        game: None,
+        errors: load.errors,
+        first_error: load.first_error,
+    })
+}
+
+fn mb(kb: u64) -> f64 {
+    kb as f64 / 1024.0
+}
+
+fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!();
+    println!(
+        "== {:.1} s measured after {:.1} s warm-up; {cpus} CPUs; client runtime {threads} threads; \
+         bots: {:?}; echo payload {} B ==",
+        args.duration,
+        args.warmup,
+        args.policy,
+        echo::PAYLOAD_BYTES
+    );
+    println!("load average before: {}", args.loadavg_before.trim());
+    println!("load average after:  {}", loadavg().trim());
+    println!();
+    println!(
+        "-- Throughput and latency (game: ops = accepted decisions, latency = prompt received → next prompt or accept; echo: round trips)"
+    );
+    println!(
+        "{:<5} {:>7} {:<8} {:>10} {:>8} {:>8} {:>9} {:>6}",
+        "load", "streams", "conns", "ops/s", "p50 µs", "p99 µs", "max µs", "errors"
+    );
+    for r in rows {
+        println!(
+            "{:<5} {:>7} {:<8} {:>10.0} {:>8.0} {:>8.0} {:>9.0} {:>6}",
+            r.kind,
+            r.streams,
+            conns(r.shared),
+            r.rate(),
+            r.latency.p50_us,
+            r.latency.p99_us,
+            r.latency.max_us,
+            r.errors
+        );
+    }
+    println!();
+    println!("-- CPU and memory (per op; srv = the server child process, client = this process)");
+    println!(
+        "{:<5} {:>7} {:<8} {:>10} {:>9} {:>13} {:>12} {:>11} {:>10} {:>8} {:>8}",
+        "load",
+        "streams",
+        "conns",
+        "srv µs/op",
+        "srv cores",
+        "client µs/op",
+        "client cores",
+        "srv wr/op",
+        "srv cs/op",
+        "RSS MB",
+        "peak MB"
+    );
+    for r in rows {
+        println!(
+            "{:<5} {:>7} {:<8} {:>10.1} {:>9.2} {:>13.1} {:>12.2} {:>11.2} {:>10.2} {:>8.1} {:>8.1}",
+            r.kind,
+            r.streams,
+            conns(r.shared),
+            r.server_us_per_op(),
+            r.server.cpu / r.seconds,
+            r.client_us_per_op(),
+            r.client.cpu / r.seconds,
+            r.per_op(r.server.writes as f64),
+            r.per_op(r.server.switches as f64),
+            mb(r.rss_kb),
+            mb(r.peak_kb)
+        );
+    }
+    let games: Vec<&Row> = rows.iter().filter(|r| r.game.is_some()).collect();
+    if !games.is_empty() {
+        println!();
+        println!(
+            "-- Matches (4 seats, classic, calls enforced; `RSS KB/m done` = server RSS growth over \
+             the window per match finished in it: the server keeps every finished match in memory)"
+        );
+        println!(
+            "{:>7} {:<8} {:>8} {:>10} {:>12} {:>13} {:>10} {:>11} {:>15} {:>9} {:>8}",
+            "streams",
+            "conns",
+            "matches",
+            "matches/s",
+            "decisions/m",
+            "srv CPU ms/m",
+            "msgs/dec",
+            "events/dec",
+            "RSS KB/m done",
+            "rejected",
+            "stalled"
+        );
+        for r in games {
+            let Some(g) = &r.game else { continue };
+            let per_match = if g.finished_total > 0 {
+                g.finished_decisions as f64 / g.finished_total as f64
+            } else {
+                f64::NAN
+            };
+            println!(
+                "{:>7} {:<8} {:>8} {:>10.1} {:>12.1} {:>13.2} {:>10.2} {:>11.2} {:>15.1} {:>9} {:>8}",
+                r.streams,
+                conns(r.shared),
+                g.matches_finished,
+                g.matches_finished as f64 / r.seconds,
+                per_match,
+                r.server_us_per_op() * per_match / 1000.0,
+                r.per_op(g.messages as f64),
+                r.per_op(g.events as f64),
+                (r.rss_kb as f64 - r.rss_start_kb as f64) / g.matches_finished as f64,
+                g.rejections,
+                g.stalls
+            );
+        }
+    }
+    let mut ratios = Vec::new();
+    for g in rows.iter().filter(|r| r.kind == "game") {
+        if let Some(e) = rows
+            .iter()
+            .find(|e| e.kind == "echo" && e.streams == g.streams && e.shared == g.shared)
+        {
+            ratios.push((g, e));
+        }
+    }
+    if !ratios.is_empty() {
+        println!();
+        println!(
+            "-- Decisions/s ÷ echo round trips/s (target ≥ 0.5); `CPU-bound` = echo CPU/op ÷ game \
+             CPU/op, server + client, the ratio expected when both runs saturate the CPUs"
+        );
+        println!(
+            "{:>7} {:<8} {:>11} {:>11} {:>7} {:>6} {:>14} {:>10}",
+            "streams",
+            "conns",
+            "decisions/s",
+            "echo rt/s",
+            "ratio",
+            "target",
+            "srv CPU ×echo",
+            "CPU-bound"
+        );
+        for (g, e) in ratios {
+            let ratio = g.rate() / e.rate();
+            let cpu_bound = (e.server_us_per_op() + e.client_us_per_op())
+                / (g.server_us_per_op() + g.client_us_per_op());
+            println!(
+                "{:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>6} {:>14.2} {:>10.3}",
+                g.streams,
+                conns(g.shared),
+                g.rate(),
+                e.rate(),
+                ratio,
+                if ratio >= 0.5 { "met" } else { "MISSED" },
+                g.server_us_per_op() / e.server_us_per_op(),
+                cpu_bound
+            );
+        }
+    }
+    for r in rows.iter().filter(|r| r.errors > 0) {
+        println!(
+            "note: {} {} {}: {} errors, first: {}",
+            r.kind,
+            r.streams,
+            conns(r.shared),
+            r.errors,
+            r.first_error.as_deref().unwrap_or("?")
+        );
+    }
+}
+
+fn print_hold(h: &hold::HoldResult) {
+    let [r0, r1, r2] = h.rss_kb;
+    let per = |from: u64, to: u64, n: usize| {
+        if n == 0 {
+            f64::NAN
+        } else {
+            (to as f64 - from as f64) / n as f64
+        }
+    };
+    let half = h.requested / 2;
+    let all = per(r0, r2, h.created);
+    println!();
+    println!("== Open matches held (WAITING, nobody joined) ==");
+    println!(
+        "{:>8} {:>8} {:>10} {:>10} {:>10} {:>8} {:>14} {:>18} {:>7} {:>11} {:>14}",
+        "asked",
+        "created",
+        "RSS0 MB",
+        "RSS½ MB",
+        "RSS MB",
+        "peak MB",
+        "KB/match all",
+        "KB/match 2nd half",
+        "target",
+        "creates/s",
+        "srv µs/create"
+    );
+    println!(
+        "{:>8} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>8.1} {:>14.1} {:>18.1} {:>7} {:>11.0} {:>14.1}",
+        h.requested,
+        h.created,
+        mb(r0),
+        mb(r1),
+        mb(r2),
+        mb(h.peak_kb),
+        all,
+        per(r1, r2, h.created.saturating_sub(half)),
+        if all <= 50.0 { "met" } else { "MISSED" },
+        h.created as f64 / h.seconds,
+        h.server_cpu * 1e6 / h.created as f64
+    );
+    println!("last match status: {}", h.last_status);
+    if let Some(e) = &h.first_error {
+        println!("note: {e}");
+    }
+}
+
+/// `/proc/loadavg`: other work on the machine skews every figure.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg").unwrap_or_default()
+}
+
+async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
+    args.loadavg_before = loadavg();
+    let bin = server_bin(args.server_bin.as_ref())?;
+    if let Some(n) = args.hold {
+        let config = format!(
+            "join_timeout_ms = 86400000\nmax_open_matches = {}\n",
+            n + 1000
+        );
+        let server = start_game_server(&bin, &config, args.server_log.as_deref())?;
+        eprintln!("loadgen: holding {n} open matches on {}", server.addr);
+        let result = hold::hold(&server, n).await;
+        server.stop();
+        print_hold(&result?);
+        return Ok(());
+    }
+    if !(args.duration > 0.0 && args.duration <= 3600.0 && (0.0..=600.0).contains(&args.warmup)) {
+        return Err("--duration must be in (0, 3600] s and --warmup in [0, 600] s".into());
+    }
+    for &s in &args.streams {
+        if s == 0 || !s.is_multiple_of(SEATS) || s > 4096 {
+            return Err(format!(
+                "--streams {s}: each count must be a multiple of {SEATS} between {SEATS} and 4096"
+            ));
+        }
+    }
+    let modes: &[bool] = match args.connections {
+        Connections::Shared => &[true],
+        Connections::Separate => &[false],
+        Connections::Both => &[true, false],
+    };
+    let mut rows = Vec::new();
+    for &streams in &args.streams {
+        for &shared in modes {
+            if !args.no_game {
+                eprintln!(
+                    "loadgen: game, {} matches = {streams} streams, {} connection(s)",
+                    streams / SEATS,
+                    conns(shared)
+                );
+                rows.push(run_game(&args, &bin, streams, shared).await?);
+            }
+            if !args.no_echo {
+                eprintln!(
+                    "loadgen: echo, {streams} streams, {} connection(s)",
+                    conns(shared)
+                );
+                rows.push(run_echo(&args, streams, shared).await?);
+            }
+        }
+    }
+    print_rows(&args, &rows, threads);
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM (as sent by `timeout`), so the servers can be killed first.
+async fn interrupted() -> &'static str {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "interrupted",
+        () = term => "terminated",
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Cmd::EchoServer { listen }) => echo::serve(listen).map_err(|e| e.to_string()),
+        None => {
+            let threads = cli.bench.client_threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+            });
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads.max(1))
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the runtime: {e}"))
+                .and_then(|rt| {
+                    rt.block_on(async {
+                        tokio::select! {
+                            r = bench(cli.bench, threads) => r,
+                            why = interrupted() => {
+                                procs::kill_all();
+                                Err(format!("{why}: servers killed"))
+                            }
+                        }
+                    })
+                })
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("maumau-loadgen: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
