@@ -631,6 +631,10 @@ impl Table {
                 self.send_seat(mover, m);
             }
         }
+        // Out-of-turn actions (challenges, late cures) exist only while windows can open.
+        if !self.game.rules().windows_open() {
+            return;
+        }
         for s in 0..self.game.seats() {
             let seat = &self.seats[s as usize];
             if s == mover
