@@ -1,0 +1,594 @@
+//! The ladder's rules over a [`Store`]: registration and keys, versions, pauses and bans, match
+//! results with health, voiding, rerating, and the matchmaker's view of the lobbies.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::error::{LadderError, Result};
+use crate::health::{HealthPolicy, SeatOutcome};
+use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
+use crate::keys::{KeyKind, RegistrationPolicy, SecretKey};
+use crate::matchmaking::{Candidate, Table};
+use crate::rating::RatingConfig;
+use crate::rerate::{RerateReport, check};
+use crate::store::{
+    KeySubject, MatchState, RatingCause, RatingChange, Sanction, SanctionKind, SanctionTarget,
+    SeatResult, Store, VersionInfo,
+};
+
+/// The ladder's policies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LadderConfig {
+    /// Who may register.
+    pub registration: RegistrationPolicy,
+    /// The rating model.
+    pub rating: RatingConfig,
+    /// When a version is paused for health.
+    pub health: HealthPolicy,
+    /// Newest versions of a bot that stay active (default 2).
+    pub active_versions: usize,
+}
+
+impl Default for LadderConfig {
+    fn default() -> Self {
+        LadderConfig {
+            registration: RegistrationPolicy::Open,
+            rating: RatingConfig::default(),
+            health: HealthPolicy::default(),
+            active_versions: 2,
+        }
+    }
+}
+
+/// Who a key belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Principal {
+    /// An owner.
+    Owner(OwnerId),
+    /// An active version (with its bot and owner).
+    Version(VersionInfo),
+}
+
+/// Whether a version may be matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Eligibility {
+    /// Free to play.
+    Active,
+    /// On a health pause: may play one probe match.
+    Probe {
+        /// Why it was paused.
+        reason: String,
+    },
+    /// Paused by hand (the version, its bot or its owner).
+    Paused {
+        /// Why.
+        reason: String,
+    },
+    /// Banned (the version, its bot or its owner).
+    Banned {
+        /// Why.
+        reason: String,
+    },
+    /// No longer among the newest versions of its bot.
+    Retired,
+}
+
+/// A version just added: its key is shown once.
+#[derive(Debug)]
+pub struct NewVersion {
+    /// The version.
+    pub version: VersionId,
+    /// Its first key.
+    pub key: SecretKey,
+    /// Versions of the same bot that retired to make room.
+    pub retired: Vec<VersionId>,
+}
+
+/// What recording a match changed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatchReport {
+    /// Rating changes (empty for unrated or aborted matches).
+    pub ratings: Vec<RatingChange>,
+    /// Versions paused for health by this match, with the reason to tell them.
+    pub paused: Vec<(VersionId, String)>,
+    /// Versions whose health pause this clean probe match lifted.
+    pub recovered: Vec<VersionId>,
+}
+
+/// What a version's lobby declares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lobby {
+    /// The version.
+    pub version: VersionId,
+    /// Matches it will play at once.
+    pub max_matches: u32,
+    /// Profiles it accepts.
+    pub profiles: Vec<String>,
+    /// Table sizes it accepts.
+    pub seats: Vec<u8>,
+}
+
+/// The ladder core over one store.
+#[derive(Debug)]
+pub struct Ladder<S> {
+    store: S,
+    config: LadderConfig,
+}
+
+impl<S: Store> Ladder<S> {
+    /// A ladder over `store`.
+    pub fn new(store: S, config: LadderConfig) -> Ladder<S> {
+        Ladder { store, config }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The policies.
+    pub fn config(&self) -> &LadderConfig {
+        &self.config
+    }
+
+    // ----- registration and keys -----
+
+    /// Registers an owner (checking the invitation code if registration needs one) and returns
+    /// its owner key, shown once.
+    pub fn register_owner(
+        &self,
+        name: &str,
+        invitation: Option<&str>,
+        now: Millis,
+    ) -> Result<(OwnerId, SecretKey)> {
+        self.config.registration.admits(invitation)?;
+        let key = SecretKey::generate(KeyKind::Owner)?;
+        let id = self.store.create_owner(name, &key.hash(), now)?;
+        Ok((id, key))
+    }
+
+    /// Who holds this key. Unknown, malformed and revoked keys, and keys of retired versions, are
+    /// all [`LadderError::Unauthenticated`].
+    pub fn authenticate(&self, key: &str) -> Result<Principal> {
+        let key = SecretKey::parse(key)?;
+        let hash = key.hash();
+        let rec = self
+            .store
+            .key_by_hash(&hash)?
+            .ok_or(LadderError::Unauthenticated)?;
+        if !rec.hash.matches(&hash) || rec.revoked_ms.is_some() || rec.subject.kind() != key.kind()
+        {
+            return Err(LadderError::Unauthenticated);
+        }
+        match rec.subject {
+            KeySubject::Owner(o) => Ok(Principal::Owner(o)),
+            KeySubject::Version(v) => {
+                let version = self.store.version(v)?;
+                if !version.is_active() {
+                    return Err(LadderError::Unauthenticated);
+                }
+                let bot = self.store.bot(version.bot)?;
+                Ok(Principal::Version(VersionInfo {
+                    version: v,
+                    bot: bot.id,
+                    owner: bot.owner,
+                }))
+            }
+        }
+    }
+
+    fn owner_of_key(&self, owner_key: &str) -> Result<OwnerId> {
+        match self.authenticate(owner_key)? {
+            Principal::Owner(o) => Ok(o),
+            Principal::Version(_) => Err(LadderError::Forbidden(
+                "this needs the owner key, not a version key".into(),
+            )),
+        }
+    }
+
+    fn check_bot_owner(&self, owner: OwnerId, bot: BotId) -> Result<()> {
+        if self.store.bot(bot)?.owner != owner {
+            return Err(LadderError::Forbidden(format!("bot {bot} is not yours")));
+        }
+        Ok(())
+    }
+
+    fn check_version_owner(&self, owner: OwnerId, version: VersionId) -> Result<()> {
+        let v = self.store.version(version)?;
+        self.check_bot_owner(owner, v.bot)
+    }
+
+    /// Registers a bot for the owner of `owner_key`.
+    pub fn register_bot(&self, owner_key: &str, name: &str, now: Millis) -> Result<BotId> {
+        let owner = self.owner_of_key(owner_key)?;
+        if self.is_banned(SanctionTarget::Owner(owner))? {
+            return Err(LadderError::Forbidden("the owner is banned".into()));
+        }
+        self.store.create_bot(owner, name, now)
+    }
+
+    /// Adds a version to one of the owner's bots; the older versions beyond
+    /// [`LadderConfig::active_versions`] retire.
+    pub fn add_version(
+        &self,
+        owner_key: &str,
+        bot: BotId,
+        label: &str,
+        now: Millis,
+    ) -> Result<NewVersion> {
+        let owner = self.owner_of_key(owner_key)?;
+        self.check_bot_owner(owner, bot)?;
+        let key = SecretKey::generate(KeyKind::Version)?;
+        let (version, retired) =
+            self.store
+                .create_version(bot, label, &key.hash(), self.config.active_versions, now)?;
+        Ok(NewVersion {
+            version,
+            key,
+            retired,
+        })
+    }
+
+    fn check_subject(&self, owner: OwnerId, subject: KeySubject) -> Result<()> {
+        match subject {
+            KeySubject::Owner(o) if o == owner => Ok(()),
+            KeySubject::Owner(_) => Err(LadderError::Forbidden("not your owner key".into())),
+            KeySubject::Version(v) => self.check_version_owner(owner, v),
+        }
+    }
+
+    /// Replaces every live key of `subject` (the owner itself or one of its versions) with one new
+    /// key, shown once. The old keys stop working at once.
+    pub fn rotate_key(
+        &self,
+        owner_key: &str,
+        subject: KeySubject,
+        now: Millis,
+    ) -> Result<SecretKey> {
+        let owner = self.owner_of_key(owner_key)?;
+        self.check_subject(owner, subject)?;
+        let key = SecretKey::generate(subject.kind())?;
+        let live: Vec<_> = self
+            .store
+            .keys_of(subject)?
+            .into_iter()
+            .filter(|k| k.revoked_ms.is_none())
+            .collect();
+        match live.split_first() {
+            Some((first, rest)) => {
+                self.store.rotate_key(first.id, &key.hash(), now)?;
+                for k in rest {
+                    self.store.revoke_key(k.id, now)?;
+                }
+            }
+            None => {
+                self.store.add_key(subject, &key.hash(), now)?;
+            }
+        }
+        Ok(key)
+    }
+
+    /// Revokes every live key of a version of the owner's (the version cannot connect until a key
+    /// is rotated in).
+    pub fn revoke_version_keys(
+        &self,
+        owner_key: &str,
+        version: VersionId,
+        now: Millis,
+    ) -> Result<usize> {
+        let owner = self.owner_of_key(owner_key)?;
+        self.check_version_owner(owner, version)?;
+        let mut n = 0;
+        for k in self.store.keys_of(KeySubject::Version(version))? {
+            if k.revoked_ms.is_none() {
+                self.store.revoke_key(k.id, now)?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    // ----- pauses and bans -----
+
+    fn targets_of(&self, version: VersionId) -> Result<[SanctionTarget; 3]> {
+        let v = self.store.version(version)?;
+        let bot = self.store.bot(v.bot)?;
+        Ok([
+            SanctionTarget::Version(version),
+            SanctionTarget::Bot(bot.id),
+            SanctionTarget::Owner(bot.owner),
+        ])
+    }
+
+    fn is_banned(&self, target: SanctionTarget) -> Result<bool> {
+        Ok(self
+            .store
+            .active_sanctions()?
+            .iter()
+            .any(|s| s.target == target && s.kind == SanctionKind::Ban))
+    }
+
+    /// Whether a version may be matched, from its retirement and every sanction in force on it,
+    /// its bot and its owner (bans before manual pauses before health pauses).
+    pub fn eligibility(&self, version: VersionId) -> Result<Eligibility> {
+        let active = self.store.active_sanctions()?;
+        self.eligibility_with(version, &active)
+    }
+
+    fn eligibility_with(&self, version: VersionId, active: &[Sanction]) -> Result<Eligibility> {
+        if !self.store.version(version)?.is_active() {
+            return Ok(Eligibility::Retired);
+        }
+        let targets = self.targets_of(version)?;
+        let on: Vec<&Sanction> = active
+            .iter()
+            .filter(|s| targets.contains(&s.target))
+            .collect();
+        let first = |k: SanctionKind| on.iter().find(|s| s.kind == k).map(|s| s.reason.clone());
+        Ok(if let Some(reason) = first(SanctionKind::Ban) {
+            Eligibility::Banned { reason }
+        } else if let Some(reason) = first(SanctionKind::Pause) {
+            Eligibility::Paused { reason }
+        } else if let Some(reason) = first(SanctionKind::Health) {
+            Eligibility::Probe { reason }
+        } else {
+            Eligibility::Active
+        })
+    }
+
+    /// Pauses by hand (operator or owner). A manual pause is never lifted by a match.
+    pub fn pause(&self, target: SanctionTarget, reason: &str, now: Millis) -> Result<SanctionId> {
+        self.store
+            .add_sanction(target, SanctionKind::Pause, reason, now)
+    }
+
+    /// Bans (operator).
+    pub fn ban(&self, target: SanctionTarget, reason: &str, now: Millis) -> Result<SanctionId> {
+        self.store
+            .add_sanction(target, SanctionKind::Ban, reason, now)
+    }
+
+    fn lift(
+        &self,
+        target: SanctionTarget,
+        kinds: &[SanctionKind],
+        reason: &str,
+        now: Millis,
+    ) -> Result<Vec<SanctionId>> {
+        let mut lifted = Vec::new();
+        for s in self.store.active_sanctions()? {
+            if s.target == target && kinds.contains(&s.kind) {
+                self.store.lift_sanction(s.id, reason, now)?;
+                lifted.push(s.id);
+            }
+        }
+        Ok(lifted)
+    }
+
+    /// Lifts every pause (manual or health) on the target (operator).
+    pub fn resume(
+        &self,
+        target: SanctionTarget,
+        reason: &str,
+        now: Millis,
+    ) -> Result<Vec<SanctionId>> {
+        self.lift(
+            target,
+            &[SanctionKind::Pause, SanctionKind::Health],
+            reason,
+            now,
+        )
+    }
+
+    /// Lifts every ban on the target (operator).
+    pub fn unban(
+        &self,
+        target: SanctionTarget,
+        reason: &str,
+        now: Millis,
+    ) -> Result<Vec<SanctionId>> {
+        self.lift(target, &[SanctionKind::Ban], reason, now)
+    }
+
+    /// The owner resumes one of its versions after a health pause (having fixed it). Manual pauses
+    /// and bans are the operator's: they stay.
+    pub fn owner_resume(
+        &self,
+        owner_key: &str,
+        version: VersionId,
+        now: Millis,
+    ) -> Result<Vec<SanctionId>> {
+        let owner = self.owner_of_key(owner_key)?;
+        self.check_version_owner(owner, version)?;
+        self.lift(
+            SanctionTarget::Version(version),
+            &[SanctionKind::Health],
+            "resumed by its owner",
+            now,
+        )
+    }
+
+    // ----- matches -----
+
+    /// Records a finished match: rates it, then checks the health of every seat (pausing versions
+    /// that fail the policy, lifting the health pause of versions whose probe was clean).
+    pub fn record_finish(
+        &self,
+        id: MatchId,
+        results: &[SeatResult],
+        now: Millis,
+    ) -> Result<MatchReport> {
+        let ratings = self
+            .store
+            .finish_match(id, results, &self.config.rating, now)?;
+        let mut report = self.after_match(id, now)?;
+        report.ratings = ratings;
+        Ok(report)
+    }
+
+    /// Records an aborted match (a no-show, a lost table): unrated, but seats that missed the join
+    /// or timed out count against their health.
+    pub fn record_abort(
+        &self,
+        id: MatchId,
+        outcomes: &[SeatOutcome],
+        reason: &str,
+        now: Millis,
+    ) -> Result<MatchReport> {
+        self.store.abort_match(id, outcomes, reason, now)?;
+        self.after_match(id, now)
+    }
+
+    fn after_match(&self, id: MatchId, now: Millis) -> Result<MatchReport> {
+        let m = self.store.match_record(id)?;
+        let mut report = MatchReport::default();
+        for seat in &m.seats {
+            let Some(outcome) = seat.outcome else {
+                continue;
+            };
+            let v = seat.version;
+            let history = self.store.sanctions_of(SanctionTarget::Version(v))?;
+            let health = history
+                .iter()
+                .find(|s| s.lifted_ms.is_none() && s.kind == SanctionKind::Health);
+            let manual = history
+                .iter()
+                .any(|s| s.lifted_ms.is_none() && s.kind == SanctionKind::Pause);
+            if let Some(h) = health {
+                if m.state == MatchState::Finished && !outcome.is_fault() {
+                    self.store
+                        .lift_sanction(h.id, &format!("clean probe match {id}"), now)?;
+                    report.recovered.push(v);
+                }
+                continue;
+            }
+            if manual {
+                continue;
+            }
+            // Judge only matches since the version was last resumed.
+            let since = history
+                .iter()
+                .filter(|s| matches!(s.kind, SanctionKind::Health | SanctionKind::Pause))
+                .filter_map(|s| s.lifted_ms)
+                .max();
+            let window = self.config.health.window.max(self.config.health.streak);
+            let outcomes: Vec<SeatOutcome> = self
+                .store
+                .seat_history(v, since, window)?
+                .into_iter()
+                .map(|h| h.outcome)
+                .collect();
+            if let Some(reason) = self.config.health.assess(&outcomes) {
+                self.store.add_sanction(
+                    SanctionTarget::Version(v),
+                    SanctionKind::Health,
+                    &reason,
+                    now,
+                )?;
+                report.paused.push((v, reason));
+            }
+        }
+        Ok(report)
+    }
+
+    /// Voids a match (operator); ratings of its season and profile are recomputed without it.
+    pub fn void_match(&self, id: MatchId, reason: &str, now: Millis) -> Result<Vec<RatingChange>> {
+        self.store.void_match(id, reason, &self.config.rating, now)
+    }
+
+    /// Recomputes a season's ratings from its stored results and compares them with the stored
+    /// ratings and events. Changes nothing.
+    pub fn rerate(&self, season: SeasonId) -> Result<RerateReport> {
+        let matches = self.store.rated_matches(season)?;
+        let events = self.store.rating_events(season)?;
+        let ratings = self.store.ratings(season)?;
+        Ok(check(
+            &self.config.rating,
+            season,
+            &matches,
+            &events,
+            &ratings,
+        ))
+    }
+
+    /// Rerates and stores the recomputed ratings as `rerate` events where they differ.
+    pub fn apply_rerate(&self, season: SeasonId, now: Millis) -> Result<Vec<RatingChange>> {
+        let fix = self.rerate(season)?.corrections();
+        self.store
+            .apply_rating_changes(season, &fix, RatingCause::Rerate, now)?;
+        Ok(fix)
+    }
+
+    // ----- matchmaking input -----
+
+    /// The matchmaker's candidates from the open lobbies: unknown, retired, paused and banned
+    /// versions are left out; a version on a health pause comes as a probe unless a match of it is
+    /// already in flight; free capacity is the declared maximum minus matches in flight.
+    pub fn candidates(&self, season: SeasonId, lobbies: &[Lobby]) -> Result<Vec<Candidate>> {
+        let active: HashMap<VersionId, VersionInfo> = self
+            .store
+            .active_versions()?
+            .into_iter()
+            .map(|v| (v.version, v))
+            .collect();
+        let sanctions = self.store.active_sanctions()?;
+        let mut in_flight: HashMap<VersionId, u32> = HashMap::new();
+        for state in [MatchState::Scheduled, MatchState::Running] {
+            for m in self.store.matches_in_state(state)? {
+                for s in m.seats {
+                    *in_flight.entry(s.version).or_default() += 1;
+                }
+            }
+        }
+        let mut mu: HashMap<VersionId, BTreeMap<String, f64>> = HashMap::new();
+        let mut rated: HashMap<VersionId, u32> = HashMap::new();
+        for r in self.store.ratings(season)? {
+            mu.entry(r.version)
+                .or_default()
+                .insert(r.profile, r.state.rating.mu);
+            *rated.entry(r.version).or_default() += r.state.matches;
+        }
+        let last: HashMap<VersionId, Millis> = self.store.last_scheduled()?.into_iter().collect();
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for l in lobbies {
+            let Some(info) = active.get(&l.version) else {
+                continue;
+            };
+            if !seen.insert(l.version) {
+                continue;
+            }
+            let busy = in_flight.get(&l.version).copied().unwrap_or(0);
+            let probe = match self.eligibility_with(l.version, &sanctions)? {
+                Eligibility::Active => false,
+                Eligibility::Probe { .. } if busy == 0 => true,
+                _ => continue,
+            };
+            out.push(Candidate {
+                version: l.version,
+                owner: info.owner,
+                free: l.max_matches.saturating_sub(busy),
+                profiles: l.profiles.clone(),
+                seats: l.seats.clone(),
+                mu: mu.remove(&l.version).unwrap_or_default(),
+                rated_matches: rated.get(&l.version).copied().unwrap_or(0),
+                last_scheduled: last.get(&l.version).copied(),
+                probe,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Recent tables for the matchmaker to avoid repeating: the newest `limit` matches.
+    pub fn recent_tables(&self, limit: usize) -> Result<Vec<Table>> {
+        Ok(self
+            .store
+            .recent_matches(limit)?
+            .into_iter()
+            .map(|m| Table {
+                profile: m.profile,
+                seats: m.seats.iter().map(|s| s.version).collect(),
+                seed: m.seed,
+            })
+            .collect())
+    }
+}

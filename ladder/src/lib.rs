@@ -1,0 +1,60 @@
+//! The core of the Mau Mau Arena ladder, a persistent public competition: storage, keys, bot
+//! versions, seasons, Weng-Lin ratings, matchmaking and health. No network here; the server's
+//! ladder mode sits on top of it.
+//!
+//! ```
+//! use maumau_ladder::{Ladder, LadderConfig, Lobby, SqliteStore, Store, SeatResult};
+//! use maumau_ladder::matchmaking::{Format, MatchmakingConfig, plan_tables};
+//! use maumau_ladder::store::NewMatch;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let ladder = Ladder::new(SqliteStore::open(dir.path()).unwrap(), LadderConfig::default());
+//! let season = ladder.store().open_season("2026-1", 0).unwrap();
+//!
+//! // Four owners, one bot and one version each.
+//! let mut lobbies = Vec::new();
+//! for name in ["ada", "bo", "cy", "di"] {
+//!     let (_, owner_key) = ladder.register_owner(name, None, 0).unwrap();
+//!     let bot = ladder.register_bot(owner_key.as_str(), &format!("{name}-bot"), 0).unwrap();
+//!     let v = ladder.add_version(owner_key.as_str(), bot, "v1", 0).unwrap();
+//!     lobbies.push(Lobby { version: v.version, max_matches: 1,
+//!                          profiles: vec!["classic".into()], seats: vec![4] });
+//! }
+//!
+//! // The matchmaker makes one table of four; the result is rated.
+//! let config = MatchmakingConfig::new(vec![Format { profile: "classic".into(), seats: 4, weight: 1.0 }]);
+//! let candidates = ladder.candidates(season, &lobbies).unwrap();
+//! let tables = plan_tables(&config, &candidates, &[], 0, 7);
+//! assert_eq!(tables.len(), 1);
+//! let t = &tables[0];
+//! let id = ladder.store().schedule_match(&NewMatch {
+//!     season, profile: t.profile.clone(), seed: t.seed, rated: true, seats: t.seats.clone(),
+//! }, 1).unwrap();
+//! let results: Vec<SeatResult> =
+//!     [1, 2, 2, 4].iter().map(|&placing| SeatResult { placing, timeouts: 0 }).collect();
+//! let report = ladder.record_finish(id, &results, 2).unwrap();
+//! assert_eq!(report.ratings.len(), 4);
+//! assert!(report.ratings[0].after.rating.mu > 25.0);
+//! assert!(ladder.rerate(season).unwrap().is_clean());
+//! ```
+//!
+//! Modules: [`keys`] (owner and version keys, registration policy), [`rating`] (Weng-Lin from
+//! placings, replays), [`matchmaking`] (pure, seeded table planning), [`health`] (when a version
+//! is paused), [`store`] (the storage trait and SQLite), [`rerate`] (consistency checks),
+//! [`sim`] (a simulated pool for the rating figures), and [`Ladder`], the rules over a store.
+
+mod error;
+pub mod health;
+mod ids;
+pub mod keys;
+mod ladder;
+pub mod matchmaking;
+pub mod rating;
+pub mod rerate;
+pub mod sim;
+pub mod store;
+
+pub use error::{LadderError, Result};
+pub use ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
+pub use ladder::{Eligibility, Ladder, LadderConfig, Lobby, MatchReport, NewVersion, Principal};
+pub use store::{SeatResult, SqliteStore, Store};

@@ -1,0 +1,346 @@
+//! Weng-Lin (OpenSkill) ratings from placings: pure functions over copyable ratings.
+//!
+//! Each seat of a table is a one-player team ranked by its placing (1 is best, equal placings
+//! tie), rated with `skillratings`' `weng_lin_multi_team`, the same crate and model as the
+//! tournament. Ratings are kept per season, profile and version. The shown score is μ − 3σ, the
+//! 95% interval μ ± 1.96σ; a version is provisional until it has
+//! [`RatingConfig::provisional_matches`] rated matches or σ falls below
+//! [`RatingConfig::provisional_sigma`].
+//!
+//! [`replay`] recomputes ratings from match results in the order they were rated; the store uses
+//! it to void a match and to check stored ratings (`rerate`). Replays are bit-for-bit
+//! reproducible because they perform the same floating-point operations in the same order.
+
+use std::collections::BTreeMap;
+
+use skillratings::MultiTeamOutcome;
+use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+
+use crate::error::{LadderError, Result};
+use crate::ids::{MatchId, VersionId};
+
+/// One version's skill estimate: mean μ and uncertainty σ.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rating {
+    /// Mean skill μ.
+    pub mu: f64,
+    /// Uncertainty σ (standard deviation of the estimate).
+    pub sigma: f64,
+}
+
+impl Default for Rating {
+    /// The rating of a version that has not played: μ = 25, σ = 25/3.
+    fn default() -> Self {
+        let r = WengLinRating::new();
+        Rating {
+            mu: r.rating,
+            sigma: r.uncertainty,
+        }
+    }
+}
+
+impl Rating {
+    /// The conservative score shown on the leaderboard: μ − 3σ.
+    pub fn score(&self) -> f64 {
+        self.mu - 3.0 * self.sigma
+    }
+
+    /// The 95% interval of μ: (μ − 1.96σ, μ + 1.96σ).
+    pub fn interval95(&self) -> (f64, f64) {
+        (self.mu - 1.96 * self.sigma, self.mu + 1.96 * self.sigma)
+    }
+
+    /// Equal within `eps` in both μ and σ.
+    pub fn close_to(&self, other: &Rating, eps: f64) -> bool {
+        (self.mu - other.mu).abs() <= eps && (self.sigma - other.sigma).abs() <= eps
+    }
+}
+
+/// The constants of the rating model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatingConfig {
+    /// Skill-class width β (default 25/6).
+    pub beta: f64,
+    /// Lower bound on the factor σ² is multiplied by in one update (default 0.000001).
+    pub uncertainty_tolerance: f64,
+    /// Rated matches after which a version is no longer provisional (default 10).
+    pub provisional_matches: u32,
+    /// σ below which a version is no longer provisional (default 2.5).
+    pub provisional_sigma: f64,
+}
+
+impl Default for RatingConfig {
+    fn default() -> Self {
+        let w = WengLinConfig::new();
+        RatingConfig {
+            beta: w.beta,
+            uncertainty_tolerance: w.uncertainty_tolerance,
+            provisional_matches: 10,
+            provisional_sigma: 2.5,
+        }
+    }
+}
+
+impl RatingConfig {
+    fn weng_lin(&self) -> WengLinConfig {
+        WengLinConfig {
+            beta: self.beta,
+            uncertainty_tolerance: self.uncertainty_tolerance,
+        }
+    }
+}
+
+/// A rating with the number of rated matches behind it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RatingState {
+    /// The current estimate.
+    pub rating: Rating,
+    /// Rated matches played.
+    pub matches: u32,
+}
+
+impl RatingState {
+    /// True until the version has enough matches or a small enough σ.
+    pub fn is_provisional(&self, config: &RatingConfig) -> bool {
+        self.matches < config.provisional_matches && self.rating.sigma >= config.provisional_sigma
+    }
+}
+
+/// Checks that `placings` is a valid result for `seats` seats: each placing between 1 and the
+/// number of seats, at least one seat first, and the ranks consistent with ties (a placing `p`
+/// means exactly `p - 1` seats placed strictly better).
+pub fn check_placings(seats: usize, placings: &[u8]) -> Result<()> {
+    if seats < 2 {
+        return Err(LadderError::Invalid(format!(
+            "a rated table needs at least 2 seats, not {seats}"
+        )));
+    }
+    if placings.len() != seats {
+        return Err(LadderError::Invalid(format!(
+            "{} placings for {seats} seats",
+            placings.len()
+        )));
+    }
+    for &p in placings {
+        let better = placings.iter().filter(|&&q| q < p).count();
+        if p == 0 || usize::from(p) != better + 1 {
+            return Err(LadderError::Invalid(format!(
+                "placings {placings:?} are not standard competition ranks (1, 1, 3, ...)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The ratings after one table: `ratings[i]` is the seat's rating before, `placings[i]` its
+/// placing. Returns the new rating of each seat in the same order.
+pub fn rate_table(
+    config: &RatingConfig,
+    ratings: &[Rating],
+    placings: &[u8],
+) -> Result<Vec<Rating>> {
+    check_placings(ratings.len(), placings)?;
+    let teams: Vec<[WengLinRating; 1]> = ratings
+        .iter()
+        .map(|r| {
+            [WengLinRating {
+                rating: r.mu,
+                uncertainty: r.sigma,
+            }]
+        })
+        .collect();
+    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+        .iter()
+        .zip(placings)
+        .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(usize::from(p))))
+        .collect();
+    let out = weng_lin_multi_team(&input, &config.weng_lin());
+    Ok(out
+        .iter()
+        .zip(ratings)
+        .map(|(team, before)| {
+            team.first().map_or(*before, |r| Rating {
+                mu: r.rating,
+                sigma: r.uncertainty,
+            })
+        })
+        .collect())
+}
+
+/// A finished, rated match as the rating model sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatedMatch {
+    /// The match.
+    pub id: MatchId,
+    /// Its rule profile (ratings are per profile).
+    pub profile: String,
+    /// Version and placing of each seat.
+    pub seats: Vec<(VersionId, u8)>,
+}
+
+/// Ratings per (profile, version) after rating `matches` in order, starting from defaults.
+/// Matches with invalid placings are skipped (the store never accepts them).
+pub fn replay(
+    config: &RatingConfig,
+    matches: &[RatedMatch],
+) -> BTreeMap<(String, VersionId), RatingState> {
+    let mut states: BTreeMap<(String, VersionId), RatingState> = BTreeMap::new();
+    for m in matches {
+        let before: Vec<RatingState> = m
+            .seats
+            .iter()
+            .map(|(v, _)| {
+                states
+                    .get(&(m.profile.clone(), *v))
+                    .copied()
+                    .unwrap_or_default()
+            })
+            .collect();
+        let ratings: Vec<Rating> = before.iter().map(|s| s.rating).collect();
+        let placings: Vec<u8> = m.seats.iter().map(|(_, p)| *p).collect();
+        let Ok(after) = rate_table(config, &ratings, &placings) else {
+            continue;
+        };
+        for (((v, _), b), a) in m.seats.iter().zip(&before).zip(after) {
+            states.insert(
+                (m.profile.clone(), *v),
+                RatingState {
+                    rating: a,
+                    matches: b.matches + 1,
+                },
+            );
+        }
+    }
+    states
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn winner_rises_loser_falls_and_sigma_shrinks() {
+        let c = RatingConfig::default();
+        let r = Rating::default();
+        let out = rate_table(&c, &[r, r, r, r], &[1, 2, 3, 4]).unwrap();
+        assert!(out[0].mu > out[1].mu && out[1].mu > out[2].mu && out[2].mu > out[3].mu);
+        assert!(out[0].mu > 25.0 && out[3].mu < 25.0);
+        for o in &out {
+            assert!(o.sigma < r.sigma);
+        }
+        // Symmetric result from symmetric inputs: the sum of μ is conserved.
+        let sum: f64 = out.iter().map(|o| o.mu).sum();
+        assert!((sum - 100.0).abs() < 1e-9, "{sum}");
+    }
+
+    #[test]
+    fn ties_are_equal() {
+        let c = RatingConfig::default();
+        let r = Rating::default();
+        let out = rate_table(&c, &[r, r, r], &[1, 1, 3]).unwrap();
+        assert_eq!(out[0], out[1]);
+        assert!(out[2].mu < out[0].mu);
+        let all_tied = rate_table(&c, &[r, r], &[1, 1]).unwrap();
+        assert!((all_tied[0].mu - 25.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn matches_the_tournament_two_player_example() {
+        // The same crate and model as the tournament: a fresh 1v1 win is worth the same.
+        let c = RatingConfig::default();
+        let r = Rating::default();
+        let out = rate_table(&c, &[r, r], &[1, 2]).unwrap();
+        let (w, l) = skillratings::weng_lin::weng_lin(
+            &WengLinRating::new(),
+            &WengLinRating::new(),
+            &skillratings::Outcomes::WIN,
+            &WengLinConfig::new(),
+        );
+        assert!((out[0].mu - w.rating).abs() < 1e-9);
+        assert!((out[1].mu - l.rating).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_placings_are_refused() {
+        for (seats, p) in [
+            (2, vec![1u8]),
+            (2, vec![0, 1]),
+            (3, vec![1, 2, 2, 4]),
+            (3, vec![1, 3, 3]),
+            (3, vec![1, 1, 2]),
+            (4, vec![2, 2, 3, 4]),
+            (1, vec![1]),
+        ] {
+            assert!(check_placings(seats, &p).is_err(), "{p:?}");
+        }
+        for p in [
+            vec![1u8, 2, 3, 4],
+            vec![1, 1, 3, 4],
+            vec![2, 1, 2, 4],
+            vec![1, 1, 1, 1],
+        ] {
+            assert!(check_placings(4, &p).is_ok(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn score_interval_and_provisional() {
+        let c = RatingConfig::default();
+        let r = Rating {
+            mu: 30.0,
+            sigma: 2.0,
+        };
+        assert_eq!(r.score(), 24.0);
+        let (lo, hi) = r.interval95();
+        assert!((lo - 26.08).abs() < 1e-9 && (hi - 33.92).abs() < 1e-9);
+        let mut s = RatingState {
+            rating: Rating {
+                mu: 25.0,
+                sigma: 3.0,
+            },
+            matches: 9,
+        };
+        assert!(s.is_provisional(&c));
+        s.matches = 10;
+        assert!(!s.is_provisional(&c));
+        s.matches = 2;
+        s.rating.sigma = 2.4;
+        assert!(!s.is_provisional(&c));
+    }
+
+    #[test]
+    fn replay_is_per_profile_and_reproducible() {
+        let c = RatingConfig::default();
+        let (a, b, d) = (VersionId(1), VersionId(2), VersionId(3));
+        let ms = vec![
+            RatedMatch {
+                id: MatchId(1),
+                profile: "classic".into(),
+                seats: vec![(a, 1), (b, 2)],
+            },
+            RatedMatch {
+                id: MatchId(2),
+                profile: "brazilian".into(),
+                seats: vec![(a, 2), (d, 1)],
+            },
+            RatedMatch {
+                id: MatchId(3),
+                profile: "classic".into(),
+                seats: vec![(a, 1), (b, 2), (d, 3)],
+            },
+        ];
+        let r1 = replay(&c, &ms);
+        let r2 = replay(&c, &ms);
+        assert_eq!(r1, r2);
+        assert_eq!(r1[&("classic".to_string(), a)].matches, 2);
+        assert_eq!(r1[&("brazilian".to_string(), a)].matches, 1);
+        assert!(r1[&("brazilian".to_string(), a)].rating.mu < 25.0);
+        assert!(r1[&("classic".to_string(), a)].rating.mu > 25.0);
+        // Dropping a match changes the ratings of those who played after it.
+        let without = replay(&c, &[ms[1].clone(), ms[2].clone()]);
+        assert_ne!(
+            without[&("classic".to_string(), a)],
+            r1[&("classic".to_string(), a)]
+        );
+    }
+}

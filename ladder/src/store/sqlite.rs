@@ -1,0 +1,1256 @@
+//! The SQLite store: one file `ladder.sqlite3` in the data directory, held by one process.
+//!
+//! At open the store takes an exclusive operating-system lock on `ladder.lock` in the data
+//! directory (`flock` on Unix, `LockFileEx` on Windows, through `std::fs::File::try_lock`) and keeps
+//! it until it is dropped; a second process (or a second store in the same process) on the same
+//! directory gets [`LadderError::Locked`]. The lock dies with the process, so a crash never leaves
+//! a stale lock behind.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
+};
+
+use super::{
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, RatingCause,
+    RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget, Season,
+    SeatHistory, SeatRecord, SeatResult, Store, Version, VersionInfo,
+};
+use crate::error::{LadderError, Result};
+use crate::health::SeatOutcome;
+use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
+use crate::keys::{KeyHash, KeyKind};
+use crate::rating::{
+    RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
+};
+
+/// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
+/// `migrations/sqlite/`.
+const MIGRATIONS: &[(u32, &str, &str)] = &[(
+    1,
+    "0001_init.sql",
+    include_str!("../../migrations/sqlite/0001_init.sql"),
+)];
+
+/// The database file inside the data directory.
+pub const DATABASE_FILE: &str = "ladder.sqlite3";
+/// The lock file inside the data directory.
+pub const LOCK_FILE: &str = "ladder.lock";
+
+/// The ladder kept in SQLite. See the module docs for the data-directory lock.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    dir: PathBuf,
+    // Held for the store's lifetime; dropping the file releases the lock.
+    _lock: File,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the ladder in `dir`: takes the directory lock, opens the
+    /// database and applies any schema steps it lacks.
+    pub fn open(dir: &Path) -> Result<SqliteStore> {
+        fs::create_dir_all(dir)?;
+        let lock_path = dir.join(LOCK_FILE);
+        let mut lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&lock_path)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Err(LadderError::Locked { path: lock_path }),
+            Err(TryLockError::Error(e)) => return Err(e.into()),
+        }
+        // For a person wondering who holds the directory; the lock itself is what counts.
+        lock.set_len(0)?;
+        writeln!(lock, "{}", std::process::id())?;
+
+        let mut conn = Connection::open(dir.join(DATABASE_FILE))?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        migrate(&mut conn)?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            dir: dir.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The highest schema step applied.
+    pub fn schema_step(&self) -> Result<u32> {
+        self.read(|c| Ok(c.query_row("SELECT MAX(step) FROM schema_migrations", [], |r| r.get(0))?))
+    }
+
+    /// The highest schema step this build knows.
+    pub fn known_schema_step() -> u32 {
+        MIGRATIONS.last().map_or(0, |m| m.0)
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        // A panic inside a transaction drops it, which rolls it back: the connection is sound.
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn.transaction()?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             step       INTEGER PRIMARY KEY,
+             name       TEXT NOT NULL,
+             applied_ms INTEGER NOT NULL
+         )",
+    )?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let current: u32 = tx.query_row(
+        "SELECT COALESCE(MAX(step), 0) FROM schema_migrations",
+        [],
+        |r| r.get(0),
+    )?;
+    let known = SqliteStore::known_schema_step();
+    if current > known {
+        return Err(LadderError::SchemaTooNew {
+            found: current,
+            known,
+        });
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    for &(step, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (step, name, applied_ms) VALUES (?1, ?2, ?3)",
+            params![step, name, now],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// True for a UNIQUE or PRIMARY KEY violation.
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.code == ErrorCode::ConstraintViolation
+            && (f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY))
+}
+
+fn duplicate(what: &'static str, name: &str) -> impl FnOnce(rusqlite::Error) -> LadderError {
+    move |e| {
+        if is_unique_violation(&e) {
+            LadderError::Duplicate {
+                what,
+                name: name.to_string(),
+            }
+        } else {
+            e.into()
+        }
+    }
+}
+
+fn not_found(what: &'static str, id: impl ToString) -> LadderError {
+    LadderError::NotFound {
+        what,
+        id: id.to_string(),
+    }
+}
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.trim().is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
+        return Err(LadderError::Invalid(format!(
+            "a {what} needs a name of 1 to 100 printable characters"
+        )));
+    }
+    Ok(())
+}
+
+fn exists(c: &Connection, table: &str, id: i64) -> Result<bool> {
+    let sql = format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE id = ?1)");
+    Ok(c.query_row(&sql, [id], |r| r.get(0))?)
+}
+
+fn hash_from_blob(blob: Vec<u8>) -> rusqlite::Result<KeyHash> {
+    let bytes: [u8; 32] = blob.try_into().map_err(|_| {
+        rusqlite::Error::InvalidColumnType(0, "hash".into(), rusqlite::types::Type::Blob)
+    })?;
+    Ok(KeyHash(bytes))
+}
+
+fn bad_text(col: usize, what: &str) -> rusqlite::Error {
+    rusqlite::Error::InvalidColumnType(col, what.into(), rusqlite::types::Type::Text)
+}
+
+const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
+
+fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
+    let kind: String = r.get(1)?;
+    let subject = match KeyKind::from_str_opt(&kind) {
+        Some(KeyKind::Owner) => KeySubject::Owner(OwnerId(r.get(2)?)),
+        Some(KeyKind::Version) => KeySubject::Version(VersionId(r.get(3)?)),
+        None => return Err(bad_text(1, "kind")),
+    };
+    Ok(KeyRecord {
+        id: KeyId(r.get(0)?),
+        subject,
+        hash: hash_from_blob(r.get(4)?)?,
+        created_ms: r.get(5)?,
+        revoked_ms: r.get(6)?,
+    })
+}
+
+fn version_from_row(r: &Row<'_>) -> rusqlite::Result<Version> {
+    Ok(Version {
+        id: VersionId(r.get(0)?),
+        bot: BotId(r.get(1)?),
+        label: r.get(2)?,
+        created_ms: r.get(3)?,
+        retired_ms: r.get(4)?,
+    })
+}
+
+fn bot_from_row(r: &Row<'_>) -> rusqlite::Result<Bot> {
+    Ok(Bot {
+        id: BotId(r.get(0)?),
+        owner: OwnerId(r.get(1)?),
+        name: r.get(2)?,
+        created_ms: r.get(3)?,
+    })
+}
+
+fn season_from_row(r: &Row<'_>) -> rusqlite::Result<Season> {
+    Ok(Season {
+        id: SeasonId(r.get(0)?),
+        name: r.get(1)?,
+        opened_ms: r.get(2)?,
+        closed_ms: r.get(3)?,
+    })
+}
+
+fn target_parts(t: SanctionTarget) -> (&'static str, i64) {
+    match t {
+        SanctionTarget::Owner(id) => ("owner", id.0),
+        SanctionTarget::Bot(id) => ("bot", id.0),
+        SanctionTarget::Version(id) => ("version", id.0),
+    }
+}
+
+const SANCTION_COLUMNS: &str =
+    "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
+
+fn sanction_from_row(r: &Row<'_>) -> rusqlite::Result<Sanction> {
+    let target: String = r.get(1)?;
+    let tid: i64 = r.get(2)?;
+    let target = match target.as_str() {
+        "owner" => SanctionTarget::Owner(OwnerId(tid)),
+        "bot" => SanctionTarget::Bot(BotId(tid)),
+        "version" => SanctionTarget::Version(VersionId(tid)),
+        _ => return Err(bad_text(1, "target")),
+    };
+    let kind: String = r.get(3)?;
+    Ok(Sanction {
+        id: SanctionId(r.get(0)?),
+        target,
+        kind: SanctionKind::from_str_opt(&kind).ok_or_else(|| bad_text(3, "kind"))?,
+        reason: r.get(4)?,
+        created_ms: r.get(5)?,
+        lifted_ms: r.get(6)?,
+        lifted_reason: r.get(7)?,
+    })
+}
+
+const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, created_ms, \
+                             started_ms, ended_ms, reason";
+
+fn match_from_row(r: &Row<'_>) -> rusqlite::Result<MatchRecord> {
+    let state: String = r.get(5)?;
+    let seed: i64 = r.get(3)?;
+    Ok(MatchRecord {
+        id: MatchId(r.get(0)?),
+        season: SeasonId(r.get(1)?),
+        profile: r.get(2)?,
+        seed: seed as u64,
+        rated: r.get(4)?,
+        state: MatchState::from_str_opt(&state).ok_or_else(|| bad_text(5, "state"))?,
+        rated_seq: r.get(6)?,
+        created_ms: r.get(7)?,
+        started_ms: r.get(8)?,
+        ended_ms: r.get(9)?,
+        reason: r.get(10)?,
+        seats: Vec::new(),
+    })
+}
+
+fn load_seats(c: &Connection, m: &mut MatchRecord) -> Result<()> {
+    let mut st = c.prepare_cached(
+        "SELECT version_id, placing, joined, timeouts FROM match_seats
+         WHERE match_id = ?1 ORDER BY seat",
+    )?;
+    m.seats = st
+        .query_map([m.id.0], |r| {
+            let joined: Option<bool> = r.get(2)?;
+            let timeouts: u32 = r.get(3)?;
+            Ok(SeatRecord {
+                version: VersionId(r.get(0)?),
+                placing: r.get(1)?,
+                outcome: joined.map(|joined| SeatOutcome { joined, timeouts }),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(())
+}
+
+fn load_match(c: &Connection, id: MatchId) -> Result<MatchRecord> {
+    let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE id = ?1");
+    let mut m = c
+        .query_row(&sql, [id.0], match_from_row)
+        .optional()?
+        .ok_or_else(|| not_found("match", id))?;
+    load_seats(c, &mut m)?;
+    Ok(m)
+}
+
+fn load_matches(c: &Connection, sql: &str, p: impl rusqlite::Params) -> Result<Vec<MatchRecord>> {
+    let mut st = c.prepare(sql)?;
+    let mut ms: Vec<MatchRecord> = st
+        .query_map(p, match_from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    for m in &mut ms {
+        load_seats(c, m)?;
+    }
+    Ok(ms)
+}
+
+fn read_rating(
+    c: &Connection,
+    season: SeasonId,
+    profile: &str,
+    version: VersionId,
+) -> Result<Option<RatingState>> {
+    Ok(c.prepare_cached(
+        "SELECT mu, sigma, matches FROM ratings
+         WHERE season_id = ?1 AND profile = ?2 AND version_id = ?3",
+    )?
+    .query_row(params![season.0, profile, version.0], |r| {
+        Ok(RatingState {
+            rating: Rating {
+                mu: r.get(0)?,
+                sigma: r.get(1)?,
+            },
+            matches: r.get(2)?,
+        })
+    })
+    .optional()?)
+}
+
+fn write_changes(
+    c: &Connection,
+    season: SeasonId,
+    match_id: Option<MatchId>,
+    cause: RatingCause,
+    changes: &[RatingChange],
+    now: Millis,
+) -> Result<()> {
+    let mut event = c.prepare_cached(
+        "INSERT INTO rating_events (season_id, profile, version_id, match_id, cause, mu_before,
+             sigma_before, matches_before, mu_after, sigma_after, matches_after, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    let mut row = c.prepare_cached(
+        "INSERT INTO ratings (season_id, profile, version_id, mu, sigma, matches)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (season_id, profile, version_id)
+         DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, matches = excluded.matches",
+    )?;
+    for ch in changes {
+        event.execute(params![
+            season.0,
+            ch.profile,
+            ch.version.0,
+            match_id.map(|m| m.0),
+            cause.as_str(),
+            ch.before.rating.mu,
+            ch.before.rating.sigma,
+            ch.before.matches,
+            ch.after.rating.mu,
+            ch.after.rating.sigma,
+            ch.after.matches,
+            now
+        ])?;
+        row.execute(params![
+            season.0,
+            ch.profile,
+            ch.version.0,
+            ch.after.rating.mu,
+            ch.after.rating.sigma,
+            ch.after.matches
+        ])?;
+    }
+    Ok(())
+}
+
+fn rated_matches_of(c: &Connection, season: SeasonId) -> Result<Vec<RatedMatch>> {
+    let mut st = c.prepare(
+        "SELECT m.id, m.profile, s.version_id, s.placing
+         FROM matches m JOIN match_seats s ON s.match_id = m.id
+         WHERE m.season_id = ?1 AND m.state = 'finished' AND m.rated = 1
+           AND m.rated_seq IS NOT NULL
+         ORDER BY m.rated_seq, s.seat",
+    )?;
+    let mut out: Vec<RatedMatch> = Vec::new();
+    let rows = st.query_map([season.0], |r| {
+        Ok((
+            MatchId(r.get(0)?),
+            r.get::<_, String>(1)?,
+            VersionId(r.get(2)?),
+            r.get::<_, Option<u8>>(3)?,
+        ))
+    })?;
+    for row in rows {
+        let (id, profile, version, placing) = row?;
+        let placing = placing.ok_or_else(|| {
+            LadderError::State(format!("finished match {id} has a seat without a placing"))
+        })?;
+        match out.last_mut() {
+            Some(m) if m.id == id => m.seats.push((version, placing)),
+            _ => out.push(RatedMatch {
+                id,
+                profile,
+                seats: vec![(version, placing)],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+fn ratings_of(c: &Connection, season: SeasonId) -> Result<Vec<RatingRow>> {
+    let mut st = c.prepare(
+        "SELECT profile, version_id, mu, sigma, matches FROM ratings
+         WHERE season_id = ?1 ORDER BY profile, version_id",
+    )?;
+    let rows = st
+        .query_map([season.0], |r| {
+            Ok(RatingRow {
+                season,
+                profile: r.get(0)?,
+                version: VersionId(r.get(1)?),
+                state: RatingState {
+                    rating: Rating {
+                        mu: r.get(2)?,
+                        sigma: r.get(3)?,
+                    },
+                    matches: r.get(4)?,
+                },
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+impl Store for SqliteStore {
+    fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
+        check_name("owner", name)?;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO owners (name, created_ms) VALUES (?1, ?2)",
+                params![name, now],
+            )
+            .map_err(duplicate("owner", name))?;
+            let id = OwnerId(tx.last_insert_rowid());
+            tx.execute(
+                "INSERT INTO keys (kind, owner_id, hash, created_ms) VALUES ('owner', ?1, ?2, ?3)",
+                params![id.0, &key.0[..], now],
+            )
+            .map_err(duplicate("key", "(hash)"))?;
+            Ok(id)
+        })
+    }
+
+    fn owner(&self, id: OwnerId) -> Result<Owner> {
+        self.read(|c| {
+            c.query_row(
+                "SELECT name, created_ms FROM owners WHERE id = ?1",
+                [id.0],
+                |r| {
+                    Ok(Owner {
+                        id,
+                        name: r.get(0)?,
+                        created_ms: r.get(1)?,
+                    })
+                },
+            )
+            .optional()?
+            .ok_or_else(|| not_found("owner", id))
+        })
+    }
+
+    fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
+        check_name("bot", name)?;
+        self.write(|tx| {
+            if !exists(tx, "owners", owner.0)? {
+                return Err(not_found("owner", owner));
+            }
+            tx.execute(
+                "INSERT INTO bots (owner_id, name, created_ms) VALUES (?1, ?2, ?3)",
+                params![owner.0, name, now],
+            )
+            .map_err(duplicate("bot", name))?;
+            Ok(BotId(tx.last_insert_rowid()))
+        })
+    }
+
+    fn bot(&self, id: BotId) -> Result<Bot> {
+        self.read(|c| {
+            c.query_row(
+                "SELECT id, owner_id, name, created_ms FROM bots WHERE id = ?1",
+                [id.0],
+                bot_from_row,
+            )
+            .optional()?
+            .ok_or_else(|| not_found("bot", id))
+        })
+    }
+
+    fn bots_of(&self, owner: OwnerId) -> Result<Vec<Bot>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT id, owner_id, name, created_ms FROM bots WHERE owner_id = ?1 ORDER BY id",
+            )?;
+            Ok(st
+                .query_map([owner.0], bot_from_row)?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn create_version(
+        &self,
+        bot: BotId,
+        label: &str,
+        key: &KeyHash,
+        keep_active: usize,
+        now: Millis,
+    ) -> Result<(VersionId, Vec<VersionId>)> {
+        check_name("version", label)?;
+        if keep_active == 0 {
+            return Err(LadderError::Invalid(
+                "at least the newest version must stay active".into(),
+            ));
+        }
+        self.write(|tx| {
+            if !exists(tx, "bots", bot.0)? {
+                return Err(not_found("bot", bot));
+            }
+            tx.execute(
+                "INSERT INTO versions (bot_id, label, created_ms) VALUES (?1, ?2, ?3)",
+                params![bot.0, label, now],
+            )
+            .map_err(duplicate("version", label))?;
+            let id = VersionId(tx.last_insert_rowid());
+            tx.execute(
+                "INSERT INTO keys (kind, version_id, hash, created_ms)
+                 VALUES ('version', ?1, ?2, ?3)",
+                params![id.0, &key.0[..], now],
+            )
+            .map_err(duplicate("key", "(hash)"))?;
+            let active: Vec<i64> = tx
+                .prepare(
+                    "SELECT id FROM versions WHERE bot_id = ?1 AND retired_ms IS NULL
+                     ORDER BY created_ms DESC, id DESC",
+                )?
+                .query_map([bot.0], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut retired = Vec::new();
+            for &old in active.iter().skip(keep_active) {
+                tx.execute(
+                    "UPDATE versions SET retired_ms = ?1 WHERE id = ?2",
+                    params![now, old],
+                )?;
+                retired.push(VersionId(old));
+            }
+            Ok((id, retired))
+        })
+    }
+
+    fn version(&self, id: VersionId) -> Result<Version> {
+        self.read(|c| {
+            c.query_row(
+                "SELECT id, bot_id, label, created_ms, retired_ms FROM versions WHERE id = ?1",
+                [id.0],
+                version_from_row,
+            )
+            .optional()?
+            .ok_or_else(|| not_found("version", id))
+        })
+    }
+
+    fn versions_of(&self, bot: BotId) -> Result<Vec<Version>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT id, bot_id, label, created_ms, retired_ms FROM versions
+                 WHERE bot_id = ?1 ORDER BY created_ms DESC, id DESC",
+            )?;
+            Ok(st
+                .query_map([bot.0], version_from_row)?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn active_versions(&self) -> Result<Vec<VersionInfo>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT v.id, v.bot_id, b.owner_id FROM versions v JOIN bots b ON b.id = v.bot_id
+                 WHERE v.retired_ms IS NULL ORDER BY v.id",
+            )?;
+            Ok(st
+                .query_map([], |r| {
+                    Ok(VersionInfo {
+                        version: VersionId(r.get(0)?),
+                        bot: BotId(r.get(1)?),
+                        owner: OwnerId(r.get(2)?),
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<KeyRecord>> {
+        self.read(|c| {
+            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE hash = ?1");
+            Ok(c.query_row(&sql, [&hash.0[..]], key_from_row).optional()?)
+        })
+    }
+
+    fn add_key(&self, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
+        self.write(|tx| insert_key(tx, subject, hash, now))
+    }
+
+    fn keys_of(&self, subject: KeySubject) -> Result<Vec<KeyRecord>> {
+        self.read(|c| {
+            let (col, id) = match subject {
+                KeySubject::Owner(o) => ("owner_id", o.0),
+                KeySubject::Version(v) => ("version_id", v.0),
+            };
+            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = ?1 ORDER BY id");
+            let mut st = c.prepare(&sql)?;
+            Ok(st
+                .query_map([id], key_from_row)?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
+        self.write(|tx| {
+            if !exists(tx, "keys", id.0)? {
+                return Err(not_found("key", id));
+            }
+            tx.execute(
+                "UPDATE keys SET revoked_ms = ?1 WHERE id = ?2 AND revoked_ms IS NULL",
+                params![now, id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn rotate_key(&self, old: KeyId, new: &KeyHash, now: Millis) -> Result<KeyId> {
+        self.write(|tx| {
+            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE id = ?1");
+            let rec = tx
+                .query_row(&sql, [old.0], key_from_row)
+                .optional()?
+                .ok_or_else(|| not_found("key", old))?;
+            if rec.revoked_ms.is_some() {
+                return Err(LadderError::State(format!("key {old} is already revoked")));
+            }
+            tx.execute(
+                "UPDATE keys SET revoked_ms = ?1 WHERE id = ?2",
+                params![now, old.0],
+            )?;
+            insert_key(tx, rec.subject, new, now)
+        })
+    }
+
+    fn open_season(&self, name: &str, now: Millis) -> Result<SeasonId> {
+        check_name("season", name)?;
+        self.write(|tx| {
+            let open: Option<String> = tx
+                .query_row(
+                    "SELECT name FROM seasons WHERE closed_ms IS NULL",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(open) = open {
+                return Err(LadderError::State(format!(
+                    "season {open:?} is still open; close it first"
+                )));
+            }
+            tx.execute(
+                "INSERT INTO seasons (name, opened_ms) VALUES (?1, ?2)",
+                params![name, now],
+            )
+            .map_err(duplicate("season", name))?;
+            Ok(SeasonId(tx.last_insert_rowid()))
+        })
+    }
+
+    fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
+        self.write(|tx| {
+            if !exists(tx, "seasons", id.0)? {
+                return Err(not_found("season", id));
+            }
+            let n = tx.execute(
+                "UPDATE seasons SET closed_ms = ?1 WHERE id = ?2 AND closed_ms IS NULL",
+                params![now, id.0],
+            )?;
+            if n == 0 {
+                return Err(LadderError::State(format!("season {id} is already closed")));
+            }
+            Ok(())
+        })
+    }
+
+    fn current_season(&self) -> Result<Option<Season>> {
+        self.read(|c| {
+            Ok(c.query_row(
+                "SELECT id, name, opened_ms, closed_ms FROM seasons WHERE closed_ms IS NULL",
+                [],
+                season_from_row,
+            )
+            .optional()?)
+        })
+    }
+
+    fn seasons(&self) -> Result<Vec<Season>> {
+        self.read(|c| {
+            let mut st =
+                c.prepare("SELECT id, name, opened_ms, closed_ms FROM seasons ORDER BY id")?;
+            Ok(st
+                .query_map([], season_from_row)?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
+        if m.seats.len() < 2 {
+            return Err(LadderError::Invalid(format!(
+                "a match needs at least 2 seats, not {}",
+                m.seats.len()
+            )));
+        }
+        let mut distinct = m.seats.clone();
+        distinct.sort();
+        distinct.dedup();
+        if distinct.len() != m.seats.len() {
+            return Err(LadderError::Invalid(
+                "a version can hold only one seat of a match".into(),
+            ));
+        }
+        if m.profile.is_empty() {
+            return Err(LadderError::Invalid("a match needs a profile".into()));
+        }
+        self.write(|tx| {
+            let closed: Option<Option<Millis>> = tx
+                .query_row(
+                    "SELECT closed_ms FROM seasons WHERE id = ?1",
+                    [m.season.0],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            match closed {
+                None => return Err(not_found("season", m.season)),
+                Some(Some(_)) => {
+                    return Err(LadderError::State(format!("season {} is closed", m.season)));
+                }
+                Some(None) => {}
+            }
+            for v in &m.seats {
+                let retired: Option<Option<Millis>> = tx
+                    .query_row(
+                        "SELECT retired_ms FROM versions WHERE id = ?1",
+                        [v.0],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                match retired {
+                    None => return Err(not_found("version", v)),
+                    Some(Some(_)) => {
+                        return Err(LadderError::State(format!("version {v} is retired")));
+                    }
+                    Some(None) => {}
+                }
+            }
+            tx.execute(
+                "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, 'scheduled', ?5)",
+                params![m.season.0, m.profile, m.seed as i64, m.rated, now],
+            )?;
+            let id = MatchId(tx.last_insert_rowid());
+            let mut seat = tx.prepare_cached(
+                "INSERT INTO match_seats (match_id, seat, version_id) VALUES (?1, ?2, ?3)",
+            )?;
+            for (i, v) in m.seats.iter().enumerate() {
+                seat.execute(params![id.0, i as i64, v.0])?;
+            }
+            Ok(id)
+        })
+    }
+
+    fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
+        self.write(|tx| {
+            let m = load_match(tx, id)?;
+            if m.state != MatchState::Scheduled {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}, not scheduled",
+                    m.state.as_str()
+                )));
+            }
+            tx.execute(
+                "UPDATE matches SET state = 'running', started_ms = ?1 WHERE id = ?2",
+                params![now, id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn finish_match(
+        &self,
+        id: MatchId,
+        results: &[SeatResult],
+        config: &RatingConfig,
+        now: Millis,
+    ) -> Result<Vec<RatingChange>> {
+        self.write(|tx| {
+            let m = load_match(tx, id)?;
+            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}, so it cannot finish",
+                    m.state.as_str()
+                )));
+            }
+            if results.len() != m.seats.len() {
+                return Err(LadderError::Invalid(format!(
+                    "{} results for {} seats",
+                    results.len(),
+                    m.seats.len()
+                )));
+            }
+            let placings: Vec<u8> = results.iter().map(|r| r.placing).collect();
+            check_placings(m.seats.len(), &placings)?;
+            let season_open: bool = tx.query_row(
+                "SELECT closed_ms IS NULL FROM seasons WHERE id = ?1",
+                [m.season.0],
+                |r| r.get(0),
+            )?;
+            let rated = m.rated && season_open;
+            {
+                let mut seat = tx.prepare_cached(
+                    "UPDATE match_seats SET placing = ?1, joined = 1, timeouts = ?2
+                     WHERE match_id = ?3 AND seat = ?4",
+                )?;
+                for (i, r) in results.iter().enumerate() {
+                    seat.execute(params![r.placing, r.timeouts, id.0, i as i64])?;
+                }
+            }
+            let mut changes = Vec::new();
+            let mut seq = None;
+            if rated {
+                let mut before = Vec::with_capacity(m.seats.len());
+                for s in &m.seats {
+                    before.push(
+                        read_rating(tx, m.season, &m.profile, s.version)?.unwrap_or_default(),
+                    );
+                }
+                let ratings: Vec<Rating> = before.iter().map(|b| b.rating).collect();
+                let after = rate_table(config, &ratings, &placings)?;
+                for ((s, b), a) in m.seats.iter().zip(&before).zip(after) {
+                    changes.push(RatingChange {
+                        profile: m.profile.clone(),
+                        version: s.version,
+                        before: *b,
+                        after: RatingState {
+                            rating: a,
+                            matches: b.matches + 1,
+                        },
+                    });
+                }
+                write_changes(tx, m.season, Some(id), RatingCause::Match, &changes, now)?;
+                seq = Some(tx.query_row(
+                    "SELECT COALESCE(MAX(rated_seq), 0) + 1 FROM matches",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )?);
+            }
+            tx.execute(
+                "UPDATE matches SET state = 'finished', rated = ?1, rated_seq = ?2,
+                     started_ms = COALESCE(started_ms, ?3), ended_ms = ?3
+                 WHERE id = ?4",
+                params![rated, seq, now, id.0],
+            )?;
+            Ok(changes)
+        })
+    }
+
+    fn abort_match(
+        &self,
+        id: MatchId,
+        outcomes: &[SeatOutcome],
+        reason: &str,
+        now: Millis,
+    ) -> Result<()> {
+        self.write(|tx| {
+            let m = load_match(tx, id)?;
+            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}, so it cannot abort",
+                    m.state.as_str()
+                )));
+            }
+            if outcomes.len() != m.seats.len() {
+                return Err(LadderError::Invalid(format!(
+                    "{} outcomes for {} seats",
+                    outcomes.len(),
+                    m.seats.len()
+                )));
+            }
+            let mut seat = tx.prepare_cached(
+                "UPDATE match_seats SET joined = ?1, timeouts = ?2 WHERE match_id = ?3 AND seat = ?4",
+            )?;
+            for (i, o) in outcomes.iter().enumerate() {
+                seat.execute(params![o.joined, o.timeouts, id.0, i as i64])?;
+            }
+            tx.execute(
+                "UPDATE matches SET state = 'aborted', ended_ms = ?1, reason = ?2 WHERE id = ?3",
+                params![now, reason, id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn void_match(
+        &self,
+        id: MatchId,
+        reason: &str,
+        config: &RatingConfig,
+        now: Millis,
+    ) -> Result<Vec<RatingChange>> {
+        if reason.trim().is_empty() {
+            return Err(LadderError::Invalid(
+                "voiding a match needs a reason".into(),
+            ));
+        }
+        self.write(|tx| {
+            let m = load_match(tx, id)?;
+            if m.state == MatchState::Void {
+                return Err(LadderError::State(format!("match {id} is already void")));
+            }
+            let was_rated = m.state == MatchState::Finished && m.rated_seq.is_some();
+            tx.execute(
+                "UPDATE matches SET state = 'void', reason = ?1, ended_ms = COALESCE(ended_ms, ?2)
+                 WHERE id = ?3",
+                params![reason, now, id.0],
+            )?;
+            if !was_rated {
+                return Ok(Vec::new());
+            }
+            let matches: Vec<RatedMatch> = rated_matches_of(tx, m.season)?
+                .into_iter()
+                .filter(|r| r.profile == m.profile)
+                .collect();
+            let replayed = replay(config, &matches);
+            let changes: Vec<RatingChange> = ratings_of(tx, m.season)?
+                .into_iter()
+                .filter(|row| row.profile == m.profile)
+                .filter_map(|row| {
+                    let after = replayed
+                        .get(&(row.profile.clone(), row.version))
+                        .copied()
+                        .unwrap_or_default();
+                    (after != row.state).then(|| RatingChange {
+                        profile: row.profile,
+                        version: row.version,
+                        before: row.state,
+                        after,
+                    })
+                })
+                .collect();
+            write_changes(tx, m.season, Some(id), RatingCause::Void, &changes, now)?;
+            Ok(changes)
+        })
+    }
+
+    fn match_record(&self, id: MatchId) -> Result<MatchRecord> {
+        self.read(|c| load_match(c, id))
+    }
+
+    fn matches_in_state(&self, state: MatchState) -> Result<Vec<MatchRecord>> {
+        self.read(|c| {
+            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE state = ?1 ORDER BY id");
+            load_matches(c, &sql, [state.as_str()])
+        })
+    }
+
+    fn recent_matches(&self, limit: usize) -> Result<Vec<MatchRecord>> {
+        self.read(|c| {
+            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT ?1");
+            load_matches(c, &sql, [limit as i64])
+        })
+    }
+
+    fn seat_history(
+        &self,
+        version: VersionId,
+        since: Option<Millis>,
+        limit: usize,
+    ) -> Result<Vec<SeatHistory>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts
+                 FROM match_seats s JOIN matches m ON m.id = s.match_id
+                 WHERE s.version_id = ?1 AND s.joined IS NOT NULL
+                   AND m.ended_ms IS NOT NULL AND m.ended_ms > ?2
+                 ORDER BY m.ended_ms DESC, m.id DESC LIMIT ?3",
+            )?;
+            Ok(st
+                .query_map(
+                    params![version.0, since.unwrap_or(Millis::MIN), limit as i64],
+                    |r| {
+                        let state: String = r.get(1)?;
+                        Ok(SeatHistory {
+                            match_id: MatchId(r.get(0)?),
+                            state: MatchState::from_str_opt(&state)
+                                .ok_or_else(|| bad_text(1, "state"))?,
+                            ended_ms: r.get(2)?,
+                            outcome: SeatOutcome {
+                                joined: r.get(3)?,
+                                timeouts: r.get(4)?,
+                            },
+                        })
+                    },
+                )?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT s.version_id, MAX(m.created_ms)
+                 FROM match_seats s JOIN matches m ON m.id = s.match_id
+                 GROUP BY s.version_id ORDER BY s.version_id",
+            )?;
+            Ok(st
+                .query_map([], |r| Ok((VersionId(r.get(0)?), r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn ratings(&self, season: SeasonId) -> Result<Vec<RatingRow>> {
+        self.read(|c| ratings_of(c, season))
+    }
+
+    fn rating(
+        &self,
+        season: SeasonId,
+        profile: &str,
+        version: VersionId,
+    ) -> Result<Option<RatingRow>> {
+        self.read(|c| {
+            Ok(
+                read_rating(c, season, profile, version)?.map(|state| RatingRow {
+                    season,
+                    profile: profile.to_string(),
+                    version,
+                    state,
+                }),
+            )
+        })
+    }
+
+    fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT id, profile, version_id, match_id, cause, mu_before, sigma_before,
+                        matches_before, mu_after, sigma_after, matches_after, created_ms
+                 FROM rating_events WHERE season_id = ?1 ORDER BY id",
+            )?;
+            Ok(st
+                .query_map([season.0], |r| {
+                    let cause: String = r.get(4)?;
+                    Ok(RatingEvent {
+                        id: r.get(0)?,
+                        season,
+                        match_id: r.get::<_, Option<i64>>(3)?.map(MatchId),
+                        cause: RatingCause::from_str_opt(&cause)
+                            .ok_or_else(|| bad_text(4, "cause"))?,
+                        change: RatingChange {
+                            profile: r.get(1)?,
+                            version: VersionId(r.get(2)?),
+                            before: RatingState {
+                                rating: Rating {
+                                    mu: r.get(5)?,
+                                    sigma: r.get(6)?,
+                                },
+                                matches: r.get(7)?,
+                            },
+                            after: RatingState {
+                                rating: Rating {
+                                    mu: r.get(8)?,
+                                    sigma: r.get(9)?,
+                                },
+                                matches: r.get(10)?,
+                            },
+                        },
+                        created_ms: r.get(11)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn rated_matches(&self, season: SeasonId) -> Result<Vec<RatedMatch>> {
+        self.read(|c| rated_matches_of(c, season))
+    }
+
+    fn apply_rating_changes(
+        &self,
+        season: SeasonId,
+        changes: &[RatingChange],
+        cause: RatingCause,
+        now: Millis,
+    ) -> Result<()> {
+        self.write(|tx| {
+            if !exists(tx, "seasons", season.0)? {
+                return Err(not_found("season", season));
+            }
+            for ch in changes {
+                let stored = read_rating(tx, season, &ch.profile, ch.version)?.unwrap_or_default();
+                if stored != ch.before {
+                    return Err(LadderError::State(format!(
+                        "the rating of version {} in {} changed meanwhile",
+                        ch.version, ch.profile
+                    )));
+                }
+            }
+            write_changes(tx, season, None, cause, changes, now)
+        })
+    }
+
+    fn add_sanction(
+        &self,
+        target: SanctionTarget,
+        kind: SanctionKind,
+        reason: &str,
+        now: Millis,
+    ) -> Result<SanctionId> {
+        if reason.trim().is_empty() {
+            return Err(LadderError::Invalid("a pause or ban needs a reason".into()));
+        }
+        let (t, tid) = target_parts(target);
+        let table = match target {
+            SanctionTarget::Owner(_) => "owners",
+            SanctionTarget::Bot(_) => "bots",
+            SanctionTarget::Version(_) => "versions",
+        };
+        self.write(|tx| {
+            if !exists(tx, table, tid)? {
+                return Err(LadderError::NotFound {
+                    what: t,
+                    id: tid.to_string(),
+                });
+            }
+            tx.execute(
+                "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![t, tid, kind.as_str(), reason, now],
+            )?;
+            Ok(SanctionId(tx.last_insert_rowid()))
+        })
+    }
+
+    fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
+        self.write(|tx| {
+            if !exists(tx, "sanctions", id.0)? {
+                return Err(not_found("sanction", id));
+            }
+            let n = tx.execute(
+                "UPDATE sanctions SET lifted_ms = ?1, lifted_reason = ?2
+                 WHERE id = ?3 AND lifted_ms IS NULL",
+                params![now, reason, id.0],
+            )?;
+            if n == 0 {
+                return Err(LadderError::State(format!(
+                    "sanction {id} is already lifted"
+                )));
+            }
+            Ok(())
+        })
+    }
+
+    fn active_sanctions(&self) -> Result<Vec<Sanction>> {
+        self.read(|c| {
+            let sql = format!(
+                "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE lifted_ms IS NULL ORDER BY id"
+            );
+            let mut st = c.prepare(&sql)?;
+            Ok(st
+                .query_map([], sanction_from_row)?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn sanctions_of(&self, target: SanctionTarget) -> Result<Vec<Sanction>> {
+        let (t, tid) = target_parts(target);
+        self.read(|c| {
+            let sql = format!(
+                "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE target = ?1 AND target_id = ?2
+                 ORDER BY id"
+            );
+            let mut st = c.prepare(&sql)?;
+            Ok(st
+                .query_map(params![t, tid], sanction_from_row)?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+}
+
+fn insert_key(tx: &Connection, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
+    let (table, col, id) = match subject {
+        KeySubject::Owner(o) => ("owners", "owner_id", o.0),
+        KeySubject::Version(v) => ("versions", "version_id", v.0),
+    };
+    if !exists(tx, table, id)? {
+        return Err(LadderError::NotFound {
+            what: subject.kind().as_str(),
+            id: id.to_string(),
+        });
+    }
+    let sql = format!("INSERT INTO keys (kind, {col}, hash, created_ms) VALUES (?1, ?2, ?3, ?4)");
+    tx.execute(&sql, params![subject.kind().as_str(), id, &hash.0[..], now])
+        .map_err(duplicate("key", "(hash)"))?;
+    Ok(KeyId(tx.last_insert_rowid()))
+}
