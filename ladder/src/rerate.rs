@@ -2,7 +2,8 @@
 //! stored ratings and with the stored rating events.
 //!
 //! Three views of every (profile, version) rating must agree: the current rating row, the last of
-//! its events (whose chain must be unbroken: each event starts where the previous one ended), and a
+//! its events (whose chain must be unbroken: each event starts where the previous one ended, except
+//! a `rerate` event, which starts from the stored rating it corrected), and a
 //! replay of the season's rated matches in their rating order. Every rated match must also have
 //! exactly one `match` event per seat. [`check`] is pure; the ladder feeds it from the store.
 
@@ -197,7 +198,8 @@ pub fn check(
     for e in events {
         let key = (e.change.profile.clone(), e.change.version);
         let prev = chain.get(&key).copied().unwrap_or_default();
-        if !same(&prev, &e.change.before) {
+        // A rerate event corrects whatever was stored, so it may start anywhere.
+        if e.cause != RatingCause::Rerate && !same(&prev, &e.change.before) {
             findings.push(Finding::BrokenChain {
                 profile: key.0.clone(),
                 version: key.1,
@@ -335,6 +337,22 @@ mod tests {
         assert_eq!(fix.len(), 1);
         assert_eq!(fix[0].before, r[0].state);
         assert_eq!(fix[0].after, e[0].change.after);
+        // Applied as a rerate event, the fix makes every view agree again...
+        let mut e = e;
+        let mut fixed = event(3, None, 1, fix[0].before, fix[0].after);
+        fixed.cause = RatingCause::Rerate;
+        e.push(fixed.clone());
+        r[0].state = fix[0].after;
+        let report = check(&RatingConfig::default(), SeasonId(1), &m, &e, &r);
+        assert!(report.is_clean(), "{report}");
+        // ...but any other event starting from the tampered value breaks the chain.
+        fixed.cause = RatingCause::Void;
+        *e.last_mut().unwrap() = fixed;
+        let report = check(&RatingConfig::default(), SeasonId(1), &m, &e, &r);
+        assert!(matches!(
+            report.findings[..],
+            [Finding::BrokenChain { event: 3, .. }]
+        ));
     }
 
     #[test]

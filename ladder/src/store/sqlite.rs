@@ -1254,3 +1254,27 @@ fn insert_key(tx: &Connection, subject: KeySubject, hash: &KeyHash, now: Millis)
         .map_err(duplicate("key", "(hash)"))?;
     Ok(KeyId(tx.last_insert_rowid()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_file_is_a_numbered_step() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+        let mut files: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let names: Vec<&str> = MIGRATIONS.iter().map(|m| m.1).collect();
+        assert_eq!(
+            files, names,
+            "a file in migrations/sqlite is not in MIGRATIONS"
+        );
+        for (i, (step, name, _)) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(*step as usize, i + 1);
+            assert!(name.starts_with(&format!("{step:04}_")), "{name}");
+        }
+    }
+}

@@ -1,0 +1,699 @@
+//! The SQLite store against a real database file in a temporary directory.
+
+use maumau_ladder::health::SeatOutcome;
+use maumau_ladder::keys::{KeyHash, KeyKind, SecretKey};
+use maumau_ladder::rating::{RatingConfig, RatingState, replay};
+use maumau_ladder::store::{
+    DATABASE_FILE, KeySubject, LOCK_FILE, MatchState, NewMatch, RatingCause, RatingChange,
+    SanctionKind, SanctionTarget,
+};
+use maumau_ladder::{
+    BotId, LadderError, MatchId, OwnerId, SeasonId, SeatResult, SqliteStore, Store, VersionId,
+};
+
+fn hash(n: u8) -> KeyHash {
+    SecretKey::from_bytes(KeyKind::Owner, &[n; 32]).hash()
+}
+
+fn vhash(n: u8) -> KeyHash {
+    SecretKey::from_bytes(KeyKind::Version, &[n; 32]).hash()
+}
+
+/// A store with a season and `n` owners with one bot and one version each.
+fn setup(n: u8) -> (tempfile::TempDir, SqliteStore, SeasonId, Vec<VersionId>) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(dir.path()).unwrap();
+    let season = s.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..n {
+        let o = s.create_owner(&format!("owner{i}"), &hash(i), 0).unwrap();
+        let b = s.create_bot(o, &format!("bot{i}"), 0).unwrap();
+        vs.push(s.create_version(b, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    (dir, s, season, vs)
+}
+
+fn results(placings: &[u8]) -> Vec<SeatResult> {
+    placings
+        .iter()
+        .map(|&placing| SeatResult {
+            placing,
+            timeouts: 0,
+        })
+        .collect()
+}
+
+fn new_match(season: SeasonId, seats: &[VersionId]) -> NewMatch {
+    NewMatch {
+        season,
+        profile: "classic".into(),
+        seed: 1,
+        rated: true,
+        seats: seats.to_vec(),
+    }
+}
+
+fn play(
+    s: &SqliteStore,
+    season: SeasonId,
+    seats: &[VersionId],
+    placings: &[u8],
+    t: i64,
+) -> MatchId {
+    let id = s.schedule_match(&new_match(season, seats), t).unwrap();
+    s.start_match(id, t).unwrap();
+    s.finish_match(id, &results(placings), &RatingConfig::default(), t + 1)
+        .unwrap();
+    id
+}
+
+#[test]
+fn open_creates_the_database_and_reopens_it_with_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let owner = {
+        let s = SqliteStore::open(&dir.path().join("data")).unwrap();
+        assert_eq!(s.schema_step().unwrap(), SqliteStore::known_schema_step());
+        s.create_owner("ada", &hash(1), 5).unwrap()
+    };
+    assert!(dir.path().join("data").join(DATABASE_FILE).is_file());
+    assert!(dir.path().join("data").join(LOCK_FILE).is_file());
+    let s = SqliteStore::open(&dir.path().join("data")).unwrap();
+    assert_eq!(s.owner(owner).unwrap().name, "ada");
+    assert_eq!(s.owner(owner).unwrap().created_ms, 5);
+    assert_eq!(s.schema_step().unwrap(), SqliteStore::known_schema_step());
+}
+
+#[test]
+fn a_second_store_on_the_same_directory_is_refused_until_the_first_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SqliteStore::open(dir.path()).unwrap();
+    match SqliteStore::open(dir.path()) {
+        Err(LadderError::Locked { path }) => assert!(path.ends_with(LOCK_FILE)),
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    drop(first);
+    SqliteStore::open(dir.path()).unwrap();
+}
+
+/// Run by `a_second_process_is_refused` in a child process: opening the directory named by
+/// `LADDER_LOCK_DIR` must fail with `Locked` (or succeed, if `LADDER_LOCK_EXPECT=open`).
+#[test]
+#[ignore = "run as a child process by a_second_process_is_refused"]
+fn child_process_opens_the_store() {
+    let Ok(dir) = std::env::var("LADDER_LOCK_DIR") else {
+        return;
+    };
+    let expect_open = std::env::var("LADDER_LOCK_EXPECT").as_deref() == Ok("open");
+    match SqliteStore::open(std::path::Path::new(&dir)) {
+        Ok(_) => assert!(expect_open, "the second process opened a locked directory"),
+        Err(LadderError::Locked { .. }) => assert!(!expect_open, "locked after the holder left"),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
+
+#[test]
+fn a_second_process_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = |expect: &str| {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "child_process_opens_the_store",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("LADDER_LOCK_DIR", dir.path())
+            .env("LADDER_LOCK_EXPECT", expect)
+            .output()
+            .unwrap()
+    };
+    let held = SqliteStore::open(dir.path()).unwrap();
+    let out = child("locked");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("1 passed"),
+        "the child test did not run: {text}"
+    );
+    drop(held);
+    let out = child("open");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn a_database_from_a_newer_build_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(SqliteStore::open(dir.path()).unwrap());
+    let c = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+    c.execute(
+        "INSERT INTO schema_migrations (step, name, applied_ms) VALUES (99, 'future', 0)",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    match SqliteStore::open(dir.path()) {
+        Err(LadderError::SchemaTooNew { found: 99, known }) => {
+            assert_eq!(known, SqliteStore::known_schema_step())
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn owners_bots_and_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(dir.path()).unwrap();
+    let o = s.create_owner("ada", &hash(1), 0).unwrap();
+    assert!(matches!(
+        s.create_owner("ada", &hash(2), 0),
+        Err(LadderError::Duplicate { what: "owner", .. })
+    ));
+    // The same key hash twice is refused too, and the owner is not half-created.
+    assert!(matches!(
+        s.create_owner("bo", &hash(1), 0),
+        Err(LadderError::Duplicate { what: "key", .. })
+    ));
+    s.create_bot(o, "x", 0).unwrap();
+    assert!(
+        s.create_owner("bo", &hash(2), 0).is_ok(),
+        "the failed owner left nothing behind"
+    );
+    for bad in ["", "   ", "a\nb", &"x".repeat(101)] {
+        assert!(matches!(
+            s.create_owner(bad, &hash(3), 0),
+            Err(LadderError::Invalid(_))
+        ));
+    }
+    assert!(matches!(
+        s.create_bot(OwnerId(99), "y", 0),
+        Err(LadderError::NotFound { what: "owner", .. })
+    ));
+    assert!(matches!(
+        s.create_bot(o, "x", 0),
+        Err(LadderError::Duplicate { what: "bot", .. })
+    ));
+    let b = s.create_bot(o, "second", 3).unwrap();
+    let bots = s.bots_of(o).unwrap();
+    assert_eq!(bots.len(), 2);
+    assert_eq!(bots[1].id, b);
+    assert_eq!(s.bot(b).unwrap().owner, o);
+    assert!(matches!(
+        s.bot(BotId(77)),
+        Err(LadderError::NotFound { what: "bot", .. })
+    ));
+}
+
+#[test]
+fn the_two_newest_versions_stay_active() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(dir.path()).unwrap();
+    let o = s.create_owner("ada", &hash(1), 0).unwrap();
+    let b = s.create_bot(o, "bot", 0).unwrap();
+    let (v1, r1) = s.create_version(b, "1.0", &vhash(1), 2, 10).unwrap();
+    let (v2, r2) = s.create_version(b, "1.1", &vhash(2), 2, 20).unwrap();
+    assert!(r1.is_empty() && r2.is_empty());
+    let (v3, r3) = s.create_version(b, "2.0", &vhash(3), 2, 30).unwrap();
+    assert_eq!(r3, vec![v1]);
+    let vs = s.versions_of(b).unwrap();
+    assert_eq!(
+        vs.iter().map(|v| v.id).collect::<Vec<_>>(),
+        vec![v3, v2, v1],
+        "newest first"
+    );
+    assert_eq!(vs[2].retired_ms, Some(30));
+    assert!(vs[0].is_active() && vs[1].is_active() && !vs[2].is_active());
+    let active: Vec<VersionId> = s
+        .active_versions()
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect();
+    assert_eq!(active, vec![v2, v3]);
+    // Labels are unique within a bot and immutable.
+    assert!(matches!(
+        s.create_version(b, "1.1", &vhash(4), 2, 40),
+        Err(LadderError::Duplicate {
+            what: "version",
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.create_version(b, "x", &vhash(4), 0, 40),
+        Err(LadderError::Invalid(_))
+    ));
+    drop(s);
+    let c = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+    let err = c
+        .execute(
+            "UPDATE versions SET label = 'changed' WHERE id = ?1",
+            [v2.0],
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("immutable"), "{err}");
+}
+
+#[test]
+fn keys_are_found_by_hash_revoked_and_rotated() {
+    let (_dir, s, _season, vs) = setup(1);
+    let rec = s.key_by_hash(&vhash(0)).unwrap().unwrap();
+    assert_eq!(rec.subject, KeySubject::Version(vs[0]));
+    assert!(rec.revoked_ms.is_none());
+    assert!(s.key_by_hash(&vhash(9)).unwrap().is_none());
+
+    let new = s.rotate_key(rec.id, &vhash(10), 50).unwrap();
+    let old = s.key_by_hash(&vhash(0)).unwrap().unwrap();
+    assert_eq!(old.revoked_ms, Some(50));
+    let fresh = s.key_by_hash(&vhash(10)).unwrap().unwrap();
+    assert_eq!(
+        (fresh.id, fresh.subject, fresh.revoked_ms),
+        (new, rec.subject, None)
+    );
+    assert!(matches!(
+        s.rotate_key(rec.id, &vhash(11), 60),
+        Err(LadderError::State(_))
+    ));
+    assert!(
+        s.key_by_hash(&vhash(11)).unwrap().is_none(),
+        "a failed rotation issues nothing"
+    );
+
+    let extra = s
+        .add_key(KeySubject::Version(vs[0]), &vhash(12), 70)
+        .unwrap();
+    s.revoke_key(extra, 80).unwrap();
+    s.revoke_key(extra, 90).unwrap();
+    assert_eq!(
+        s.key_by_hash(&vhash(12)).unwrap().unwrap().revoked_ms,
+        Some(80)
+    );
+    assert_eq!(s.keys_of(KeySubject::Version(vs[0])).unwrap().len(), 3);
+    assert!(matches!(
+        s.add_key(KeySubject::Owner(OwnerId(42)), &hash(42), 0),
+        Err(LadderError::NotFound { .. })
+    ));
+    assert!(matches!(
+        s.add_key(KeySubject::Version(vs[0]), &vhash(12), 0),
+        Err(LadderError::Duplicate { what: "key", .. })
+    ));
+}
+
+#[test]
+fn one_season_is_open_at_a_time() {
+    let (_dir, s, season, vs) = setup(2);
+    assert!(matches!(s.open_season("s2", 1), Err(LadderError::State(_))));
+    assert_eq!(s.current_season().unwrap().unwrap().id, season);
+    s.close_season(season, 10).unwrap();
+    assert!(matches!(
+        s.close_season(season, 11),
+        Err(LadderError::State(_))
+    ));
+    assert!(s.current_season().unwrap().is_none());
+    assert!(matches!(
+        s.schedule_match(&new_match(season, &vs), 12),
+        Err(LadderError::State(_))
+    ));
+    assert!(matches!(
+        s.open_season("s1", 12),
+        Err(LadderError::Duplicate { what: "season", .. })
+    ));
+    let s2 = s.open_season("s2", 12).unwrap();
+    let seasons = s.seasons().unwrap();
+    assert_eq!(seasons.len(), 2);
+    assert_eq!(seasons[0].closed_ms, Some(10));
+    assert_eq!(s.current_season().unwrap().unwrap().id, s2);
+}
+
+#[test]
+fn schedule_checks_its_seats() {
+    let (_dir, s, season, vs) = setup(3);
+    assert!(matches!(
+        s.schedule_match(&new_match(season, &vs[..1]), 0),
+        Err(LadderError::Invalid(_))
+    ));
+    assert!(matches!(
+        s.schedule_match(&new_match(season, &[vs[0], vs[1], vs[0]]), 0),
+        Err(LadderError::Invalid(_))
+    ));
+    assert!(matches!(
+        s.schedule_match(&new_match(season, &[vs[0], VersionId(999)]), 0),
+        Err(LadderError::NotFound {
+            what: "version",
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.schedule_match(&new_match(SeasonId(9), &vs), 0),
+        Err(LadderError::NotFound { what: "season", .. })
+    ));
+    // A retired version cannot be seated.
+    let b = s.version(vs[0]).unwrap().bot;
+    s.create_version(b, "v2", &vhash(50), 2, 1).unwrap();
+    s.create_version(b, "v3", &vhash(51), 2, 2).unwrap();
+    assert!(matches!(
+        s.schedule_match(&new_match(season, &vs), 3),
+        Err(LadderError::State(_))
+    ));
+}
+
+#[test]
+fn a_match_is_rated_once_with_one_event_per_seat() {
+    let (_dir, s, season, vs) = setup(4);
+    let mut m = new_match(season, &vs);
+    m.seed = u64::MAX - 5;
+    let id = s.schedule_match(&m, 100).unwrap();
+    let rec = s.match_record(id).unwrap();
+    assert_eq!(rec.state, MatchState::Scheduled);
+    assert_eq!(rec.seed, u64::MAX - 5);
+    assert_eq!(rec.seats.iter().map(|x| x.version).collect::<Vec<_>>(), vs);
+    assert!(
+        rec.seats
+            .iter()
+            .all(|x| x.outcome.is_none() && x.placing.is_none())
+    );
+
+    s.start_match(id, 110).unwrap();
+    assert!(matches!(s.start_match(id, 111), Err(LadderError::State(_))));
+    let cfg = RatingConfig::default();
+    // Bad results change nothing.
+    assert!(matches!(
+        s.finish_match(id, &results(&[1, 2, 3]), &cfg, 120),
+        Err(LadderError::Invalid(_))
+    ));
+    assert!(matches!(
+        s.finish_match(id, &results(&[1, 1, 2, 4]), &cfg, 120),
+        Err(LadderError::Invalid(_))
+    ));
+    assert_eq!(s.match_record(id).unwrap().state, MatchState::Running);
+    assert!(s.rating_events(season).unwrap().is_empty());
+
+    let mut r = results(&[2, 1, 3, 3]);
+    r[2].timeouts = 4;
+    let changes = s.finish_match(id, &r, &cfg, 130).unwrap();
+    assert_eq!(changes.len(), 4);
+    assert!(changes[1].after.rating.mu > changes[0].after.rating.mu);
+    assert!(matches!(
+        s.finish_match(id, &r, &cfg, 140),
+        Err(LadderError::State(_))
+    ));
+    let rec = s.match_record(id).unwrap();
+    assert_eq!(rec.state, MatchState::Finished);
+    assert_eq!((rec.started_ms, rec.ended_ms), (Some(110), Some(130)));
+    assert_eq!(rec.rated_seq, Some(1));
+    assert_eq!(rec.seats[2].placing, Some(3));
+    assert_eq!(
+        rec.seats[2].outcome,
+        Some(SeatOutcome {
+            joined: true,
+            timeouts: 4
+        })
+    );
+
+    let events = s.rating_events(season).unwrap();
+    assert_eq!(events.len(), 4);
+    for (e, c) in events.iter().zip(&changes) {
+        assert_eq!(e.cause, RatingCause::Match);
+        assert_eq!(e.match_id, Some(id));
+        assert_eq!(&e.change, c);
+        assert_eq!(e.change.before, RatingState::default());
+    }
+    let row = s.rating(season, "classic", vs[1]).unwrap().unwrap();
+    assert_eq!(row.state, changes[1].after);
+    assert_eq!(row.state.matches, 1);
+    assert!(s.rating(season, "brazilian", vs[1]).unwrap().is_none());
+    assert_eq!(s.ratings(season).unwrap().len(), 4);
+}
+
+#[test]
+fn ratings_accumulate_in_rating_order_and_match_a_replay() {
+    let (_dir, s, season, vs) = setup(5);
+    play(&s, season, &vs[..4], &[1, 2, 3, 4], 10);
+    play(&s, season, &vs[1..], &[4, 3, 2, 1], 20);
+    play(&s, season, &[vs[0], vs[4]], &[2, 1], 30);
+    let rated = s.rated_matches(season).unwrap();
+    assert_eq!(rated.len(), 3);
+    let replayed = replay(&RatingConfig::default(), &rated);
+    for row in s.ratings(season).unwrap() {
+        assert_eq!(replayed[&(row.profile.clone(), row.version)], row.state);
+    }
+    assert_eq!(
+        s.rating(season, "classic", vs[0])
+            .unwrap()
+            .unwrap()
+            .state
+            .matches,
+        2
+    );
+}
+
+#[test]
+fn unrated_and_late_matches_leave_ratings_alone() {
+    let (_dir, s, season, vs) = setup(3);
+    let mut m = new_match(season, &vs);
+    m.rated = false;
+    let id = s.schedule_match(&m, 0).unwrap();
+    assert!(
+        s.finish_match(id, &results(&[1, 2, 3]), &RatingConfig::default(), 1)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(s.match_record(id).unwrap().rated_seq, None);
+    // A rated match whose season closes before it ends is kept unrated.
+    let late = s.schedule_match(&new_match(season, &vs), 2).unwrap();
+    s.close_season(season, 3).unwrap();
+    assert!(
+        s.finish_match(late, &results(&[1, 2, 3]), &RatingConfig::default(), 4)
+            .unwrap()
+            .is_empty()
+    );
+    let rec = s.match_record(late).unwrap();
+    assert_eq!(rec.state, MatchState::Finished);
+    assert!(!rec.rated);
+    assert!(s.ratings(season).unwrap().is_empty());
+    assert!(s.rating_events(season).unwrap().is_empty());
+}
+
+#[test]
+fn aborted_matches_keep_seat_outcomes_and_are_never_rated() {
+    let (_dir, s, season, vs) = setup(3);
+    let id = s.schedule_match(&new_match(season, &vs), 0).unwrap();
+    let outcomes = [
+        SeatOutcome {
+            joined: true,
+            timeouts: 0,
+        },
+        SeatOutcome {
+            joined: false,
+            timeouts: 0,
+        },
+        SeatOutcome {
+            joined: true,
+            timeouts: 1,
+        },
+    ];
+    assert!(matches!(
+        s.abort_match(id, &outcomes[..2], "no-show", 5),
+        Err(LadderError::Invalid(_))
+    ));
+    s.abort_match(id, &outcomes, "seat 1 did not join", 5)
+        .unwrap();
+    let rec = s.match_record(id).unwrap();
+    assert_eq!(rec.state, MatchState::Aborted);
+    assert_eq!(rec.reason.as_deref(), Some("seat 1 did not join"));
+    assert_eq!(rec.seats[1].outcome, Some(outcomes[1]));
+    assert!(matches!(
+        s.finish_match(id, &results(&[1, 2, 3]), &RatingConfig::default(), 6),
+        Err(LadderError::State(_))
+    ));
+    assert!(matches!(
+        s.abort_match(id, &outcomes, "again", 7),
+        Err(LadderError::State(_))
+    ));
+    let h = s.seat_history(vs[1], None, 10).unwrap();
+    assert_eq!(h.len(), 1);
+    assert_eq!(h[0].state, MatchState::Aborted);
+    assert!(h[0].outcome.is_fault());
+    assert_eq!(s.matches_in_state(MatchState::Aborted).unwrap().len(), 1);
+    assert!(s.ratings(season).unwrap().is_empty());
+}
+
+#[test]
+fn voiding_recomputes_ratings_without_the_match() {
+    let (_dir, s, season, vs) = setup(5);
+    let cfg = RatingConfig::default();
+    let a = play(&s, season, &vs[..4], &[1, 2, 3, 4], 10);
+    let b = play(&s, season, &[vs[0], vs[4]], &[1, 2], 20);
+    play(&s, season, &vs[..4], &[4, 3, 2, 1], 30);
+    let before = s.ratings(season).unwrap();
+
+    let changes = s.void_match(b, "fixed by a bug", &cfg, 40).unwrap();
+    // vs[4] played only the voided match: back to the default with 0 matches.
+    let v4 = changes.iter().find(|c| c.version == vs[4]).unwrap();
+    assert_eq!(v4.after, RatingState::default());
+    // vs[0] played after it: changed. vs[1..4] never met vs[4] nor vs[0] in b, but their later
+    // match c involved vs[0], whose rating differed: changed too.
+    assert!(changes.iter().any(|c| c.version == vs[0]));
+    assert_eq!(s.match_record(b).unwrap().state, MatchState::Void);
+    assert_eq!(
+        s.match_record(b).unwrap().reason.as_deref(),
+        Some("fixed by a bug")
+    );
+
+    let expected = replay(
+        &cfg,
+        &s.rated_matches(season)
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.id != b)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(s.rated_matches(season).unwrap().len(), 2);
+    for row in s.ratings(season).unwrap() {
+        let want = expected
+            .get(&(row.profile.clone(), row.version))
+            .copied()
+            .unwrap_or_default();
+        assert_eq!(row.state, want, "version {}", row.version);
+    }
+    assert_ne!(before, s.ratings(season).unwrap());
+    let void_events = s
+        .rating_events(season)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.cause == RatingCause::Void)
+        .count();
+    assert_eq!(void_events, changes.len());
+    assert!(matches!(
+        s.void_match(b, "again", &cfg, 50),
+        Err(LadderError::State(_))
+    ));
+    assert!(matches!(
+        s.void_match(a, " ", &cfg, 50),
+        Err(LadderError::Invalid(_))
+    ));
+    // Voiding an unrated or unfinished match changes no rating.
+    let d = s.schedule_match(&new_match(season, &vs[..2]), 60).unwrap();
+    assert!(s.void_match(d, "operator", &cfg, 61).unwrap().is_empty());
+}
+
+#[test]
+fn rating_changes_apply_only_over_the_expected_ratings() {
+    let (_dir, s, season, vs) = setup(2);
+    play(&s, season, &vs, &[1, 2], 10);
+    let current = s.rating(season, "classic", vs[0]).unwrap().unwrap().state;
+    let mut after = current;
+    after.rating.mu += 1.0;
+    let stale = RatingChange {
+        profile: "classic".into(),
+        version: vs[0],
+        before: RatingState::default(),
+        after,
+    };
+    assert!(matches!(
+        s.apply_rating_changes(season, &[stale.clone()], RatingCause::Rerate, 20),
+        Err(LadderError::State(_))
+    ));
+    assert_eq!(s.rating_events(season).unwrap().len(), 2);
+    let good = RatingChange {
+        before: current,
+        ..stale
+    };
+    s.apply_rating_changes(season, &[good], RatingCause::Rerate, 20)
+        .unwrap();
+    assert_eq!(
+        s.rating(season, "classic", vs[0]).unwrap().unwrap().state,
+        after
+    );
+    let last = s.rating_events(season).unwrap().pop().unwrap();
+    assert_eq!((last.cause, last.match_id), (RatingCause::Rerate, None));
+}
+
+#[test]
+fn sanctions_start_and_lift() {
+    let (_dir, s, _season, vs) = setup(1);
+    let t = SanctionTarget::Version(vs[0]);
+    let p = s
+        .add_sanction(t, SanctionKind::Pause, "maintenance", 10)
+        .unwrap();
+    let h = s
+        .add_sanction(t, SanctionKind::Health, "3 timeouts", 11)
+        .unwrap();
+    s.add_sanction(
+        SanctionTarget::Owner(OwnerId(1)),
+        SanctionKind::Ban,
+        "cheating",
+        12,
+    )
+    .unwrap();
+    assert!(matches!(
+        s.add_sanction(t, SanctionKind::Ban, "", 13),
+        Err(LadderError::Invalid(_))
+    ));
+    assert!(matches!(
+        s.add_sanction(SanctionTarget::Bot(BotId(50)), SanctionKind::Ban, "x", 13),
+        Err(LadderError::NotFound { what: "bot", .. })
+    ));
+    assert_eq!(s.active_sanctions().unwrap().len(), 3);
+    s.lift_sanction(h, "probe clean", 20).unwrap();
+    assert!(matches!(
+        s.lift_sanction(h, "again", 21),
+        Err(LadderError::State(_))
+    ));
+    let of = s.sanctions_of(t).unwrap();
+    assert_eq!(of.len(), 2);
+    assert_eq!(of[0].id, p);
+    assert_eq!(of[1].lifted_ms, Some(20));
+    assert_eq!(of[1].lifted_reason.as_deref(), Some("probe clean"));
+    assert_eq!(of[1].kind, SanctionKind::Health);
+    assert_eq!(s.active_sanctions().unwrap().len(), 2);
+}
+
+#[test]
+fn seat_history_and_last_scheduled() {
+    let (_dir, s, season, vs) = setup(2);
+    for t in 0..5 {
+        play(&s, season, &vs, &[1, 2], t * 10);
+    }
+    let h = s.seat_history(vs[0], None, 3).unwrap();
+    assert_eq!(h.len(), 3);
+    assert!(h[0].ended_ms > h[1].ended_ms, "newest first");
+    assert_eq!(s.seat_history(vs[0], Some(21), 10).unwrap().len(), 2);
+    // A scheduled match has no outcome yet.
+    s.schedule_match(&new_match(season, &vs), 100).unwrap();
+    assert_eq!(s.seat_history(vs[0], None, 10).unwrap().len(), 5);
+    assert_eq!(
+        s.last_scheduled().unwrap(),
+        vec![(vs[0], 100), (vs[1], 100)]
+    );
+    assert_eq!(s.recent_matches(2).unwrap()[0].state, MatchState::Scheduled);
+    assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
+}
+
+#[test]
+fn everything_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (season, vs, id) = {
+        let s = SqliteStore::open(dir.path()).unwrap();
+        let season = s.open_season("s1", 0).unwrap();
+        let mut vs = Vec::new();
+        for i in 0..3 {
+            let o = s.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+            let b = s.create_bot(o, &format!("b{i}"), 0).unwrap();
+            vs.push(s.create_version(b, "v1", &vhash(i), 2, 0).unwrap().0);
+        }
+        let id = play(&s, season, &vs, &[1, 2, 3], 10);
+        (season, vs, id)
+    };
+    let s = SqliteStore::open(dir.path()).unwrap();
+    assert_eq!(s.match_record(id).unwrap().state, MatchState::Finished);
+    assert_eq!(s.ratings(season).unwrap().len(), 3);
+    assert_eq!(s.rating_events(season).unwrap().len(), 3);
+    assert_eq!(s.rated_matches(season).unwrap()[0].seats[0], (vs[0], 1));
+    // The rating order continues after a restart.
+    let next = play(&s, season, &vs, &[3, 2, 1], 20);
+    assert_eq!(s.match_record(next).unwrap().rated_seq, Some(2));
+}
