@@ -119,7 +119,7 @@ mod tests {
         assert!(why.contains("6 of its last 20"), "{why}");
         // Older matches beyond the window do not count.
         let mut long = vec![CLEAN; 20];
-        long.extend(vec![TIMEOUT, CLEAN].repeat(10));
+        long.extend([TIMEOUT, CLEAN].repeat(10));
         assert!(p.assess(&long).is_none());
         // The rate is judged only on a full window.
         assert!(p.assess(&h[..19]).is_none());

@@ -50,7 +50,7 @@ pub struct Candidate {
 
 impl Candidate {
     fn accepts(&self, f: &Format) -> bool {
-        self.seats.contains(&f.seats) && self.profiles.iter().any(|p| *p == f.profile)
+        self.seats.contains(&f.seats) && self.profiles.contains(&f.profile)
     }
 
     fn mu_in(&self, profile: &str) -> f64 {
@@ -195,6 +195,11 @@ impl Planner<'_> {
     fn draw_seats(&mut self, f: &Format, anchor: usize) -> Option<Vec<usize>> {
         let mut seated = vec![anchor];
         let anchor_mu = self.cands[anchor].mu_in(&f.profile);
+        let distance: Vec<f64> = self
+            .cands
+            .iter()
+            .map(|c| (c.mu_in(&f.profile) - anchor_mu).abs())
+            .collect();
         while seated.len() < usize::from(f.seats) {
             let mut pool = self.eligible(f, &seated);
             if pool.is_empty() {
@@ -209,11 +214,7 @@ impl Planner<'_> {
                     self.config.window
                 }
                 .max(1);
-                pool.sort_by(|&a, &b| {
-                    let da = (self.cands[a].mu_in(&f.profile) - anchor_mu).abs();
-                    let db = (self.cands[b].mu_in(&f.profile) - anchor_mu).abs();
-                    da.total_cmp(&db).then(a.cmp(&b))
-                });
+                pool.sort_by(|&a, &b| distance[a].total_cmp(&distance[b]).then(a.cmp(&b)));
                 pool[self.rng.random_range(0..window.min(pool.len()))]
             };
             seated.push(pick);

@@ -5,6 +5,13 @@
 //! strength plus Gumbel noise of scale √2·β, so two seats compare by a logistic curve of scale
 //! √2·β, which is what Weng-Lin's Bradley–Terry update expects once uncertainties are small. A
 //! strength is therefore in rating points: "μ within 3 points of the truth" is meaningful.
+//!
+//! What the simulation shows (see `examples/sim_pool.rs` for the figures): with the model's
+//! default β equal to the game's noise, Weng-Lin's ratings spread wider than the strengths (all
+//! bots start with σ = 25/3 and overshoot; with σ small they come back only slowly), so a
+//! newcomer's μ, though well placed among its opponents, is often more than 3 points from its
+//! truth. A model β of about 0.72 of the game's noise ([`CALIBRATED_BETA`] against the default
+//! noise) cancels the spread and also lets σ fall faster.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +21,10 @@ use rand_pcg::Pcg64;
 use crate::ids::{OwnerId, VersionId};
 use crate::matchmaking::{Candidate, Format, MatchmakingConfig, plan_tables};
 use crate::rating::{Rating, RatingConfig, rate_table};
+
+/// A model β that, against the default game noise β = 25/6, keeps ratings on the strengths'
+/// scale in a settled pool (found with `examples/sim_pool.rs`).
+pub const CALIBRATED_BETA: f64 = 3.0;
 
 /// The shape of a simulated pool.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,10 +36,13 @@ pub struct PoolConfig {
     /// True strengths are uniform in 25 ± `spread` (default 10).
     pub spread: f64,
     /// Rounds the pool plays before the newcomer arrives; every bot plays about one match per
-    /// round (default 60).
+    /// round (default 200: a settled pool, whose launch-time overshoot has mostly worn off).
     pub warmup_rounds: u32,
     /// Rated matches the newcomer plays (default 50).
     pub newcomer_matches: u32,
+    /// The game's noise β: placings are drawn with Gumbel noise of scale √2·β (default 25/6,
+    /// the rating model's own β, so strengths are in rating points).
+    pub noise_beta: f64,
     /// The rating model.
     pub rating: RatingConfig,
 }
@@ -39,8 +53,9 @@ impl Default for PoolConfig {
             bots: 40,
             seats: 4,
             spread: 10.0,
-            warmup_rounds: 60,
+            warmup_rounds: 200,
             newcomer_matches: 50,
+            noise_beta: RatingConfig::default().beta,
             rating: RatingConfig::default(),
         }
     }
@@ -57,6 +72,9 @@ pub struct NewcomerRun {
     pub rating: Rating,
     /// Mean μ of the established pool minus their mean true strength, when the newcomer is done.
     pub pool_offset: f64,
+    /// Least-squares slope of the established pool's μ over their true strengths: 1 when the
+    /// ratings' scale is the truth's, above 1 when ratings spread wider than strengths.
+    pub pool_slope: f64,
 }
 
 impl NewcomerRun {
@@ -97,7 +115,7 @@ pub fn run_newcomer(config: &PoolConfig, seed: u64) -> NewcomerRun {
     let mut ratings = vec![Rating::default(); n];
     let mut played = vec![0u32; n];
     let mut last: Vec<Option<i64>> = vec![None; n];
-    let scale = std::f64::consts::SQRT_2 * config.rating.beta;
+    let scale = std::f64::consts::SQRT_2 * config.noise_beta;
     let mut mm = MatchmakingConfig::new(vec![Format {
         profile: "classic".into(),
         seats: config.seats,
@@ -153,11 +171,20 @@ pub fn run_newcomer(config: &PoolConfig, seed: u64) -> NewcomerRun {
         .map(|i| ratings[i].mu - truth[i])
         .sum::<f64>()
         / pool;
+    let mean_truth = (0..config.bots).map(|i| truth[i]).sum::<f64>() / pool;
+    let mean_mu = (0..config.bots).map(|i| ratings[i].mu).sum::<f64>() / pool;
+    let cov: f64 = (0..config.bots)
+        .map(|i| (truth[i] - mean_truth) * (ratings[i].mu - mean_mu))
+        .sum();
+    let var: f64 = (0..config.bots)
+        .map(|i| (truth[i] - mean_truth).powi(2))
+        .sum();
     NewcomerRun {
         truth: truth[newcomer],
         sigma,
         rating: ratings[newcomer],
         pool_offset,
+        pool_slope: if var > 0.0 { cov / var } else { 1.0 },
     }
 }
 
@@ -176,6 +203,10 @@ pub struct PoolFigures {
     pub mean_error: f64,
     /// Mean offset of the established pool's μ from its truth.
     pub mean_pool_offset: f64,
+    /// Mean slope of the established pool's μ over its truth (1 when on the same scale).
+    pub mean_pool_slope: f64,
+    /// Mean σ of the newcomer at the end.
+    pub mean_sigma: f64,
 }
 
 /// Runs `runs` pools with seeds `first_seed..` and summarises them.
@@ -185,6 +216,8 @@ pub fn figures(config: &PoolConfig, runs: usize, first_seed: u64) -> PoolFigures
     let mut within = 0;
     let mut err = 0.0;
     let mut offset = 0.0;
+    let mut slope = 0.0;
+    let mut sigma = 0.0;
     for r in 0..runs {
         let run = run_newcomer(config, first_seed + r as u64);
         let m = run.matches_until_sigma_below(2.0);
@@ -200,6 +233,8 @@ pub fn figures(config: &PoolConfig, runs: usize, first_seed: u64) -> PoolFigures
         }
         err += run.mu_error();
         offset += run.pool_offset;
+        slope += run.pool_slope;
+        sigma += run.rating.sigma;
     }
     let n = runs.max(1) as f64;
     PoolFigures {
@@ -209,5 +244,7 @@ pub fn figures(config: &PoolConfig, runs: usize, first_seed: u64) -> PoolFigures
         within_3: within as f64 / n,
         mean_error: err / n,
         mean_pool_offset: offset / n,
+        mean_pool_slope: slope / n,
+        mean_sigma: sigma / n,
     }
 }

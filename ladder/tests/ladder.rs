@@ -1,5 +1,7 @@
 //! The ladder's rules over a real SQLite store: registration, keys, versions, pauses and bans,
 //! health, voiding and rerating, and the matchmaker's candidates.
+// Test helpers outside #[test] functions unwrap as the tests do.
+#![allow(clippy::unwrap_used)]
 
 use maumau_ladder::health::{HealthPolicy, SeatOutcome};
 use maumau_ladder::keys::RegistrationPolicy;

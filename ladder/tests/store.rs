@@ -1,4 +1,6 @@
 //! The SQLite store against a real database file in a temporary directory.
+// Test helpers outside #[test] functions unwrap as the tests do.
+#![allow(clippy::unwrap_used)]
 
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::keys::{KeyHash, KeyKind, SecretKey};
@@ -594,7 +596,12 @@ fn rating_changes_apply_only_over_the_expected_ratings() {
         after,
     };
     assert!(matches!(
-        s.apply_rating_changes(season, &[stale.clone()], RatingCause::Rerate, 20),
+        s.apply_rating_changes(
+            season,
+            std::slice::from_ref(&stale),
+            RatingCause::Rerate,
+            20
+        ),
         Err(LadderError::State(_))
     ));
     assert_eq!(s.rating_events(season).unwrap().len(), 2);

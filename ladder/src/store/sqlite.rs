@@ -990,7 +990,7 @@ impl Store for SqliteStore {
                         .get(&(row.profile.clone(), row.version))
                         .copied()
                         .unwrap_or_default();
-                    (after != row.state).then(|| RatingChange {
+                    (after != row.state).then_some(RatingChange {
                         profile: row.profile,
                         version: row.version,
                         before: row.state,
