@@ -8,7 +8,7 @@ use crate::health::{HealthPolicy, SeatOutcome};
 use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyKind, RegistrationPolicy, SecretKey};
 use crate::matchmaking::{Candidate, Table};
-use crate::rating::RatingConfig;
+use crate::rating::{Rating, RatingConfig};
 use crate::rerate::{RerateReport, check};
 use crate::store::{
     KeySubject, MatchState, RatingCause, RatingChange, Sanction, SanctionKind, SanctionTarget,
@@ -105,6 +105,38 @@ pub struct Lobby {
     pub profiles: Vec<String>,
     /// Table sizes it accepts.
     pub seats: Vec<u8>,
+}
+
+/// One line of a leaderboard: a bot with its best active version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// 1 for the best.
+    pub rank: usize,
+    /// The bot.
+    pub bot: BotId,
+    /// The bot's name.
+    pub bot_name: String,
+    /// Its version shown (the best-scored active one).
+    pub version: VersionId,
+    /// The version's label.
+    pub label: String,
+    /// The version's rating.
+    pub rating: Rating,
+    /// μ − 3σ, what the board is sorted by.
+    pub score: f64,
+    /// The 95% interval of μ.
+    pub interval95: (f64, f64),
+    /// Rated matches in this season and profile.
+    pub matches: u32,
+}
+
+/// A season's leaderboard for one profile.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Leaderboard {
+    /// Bots with an established (not provisional) active version, best first.
+    pub ranked: Vec<Standing>,
+    /// Bots whose active versions are all provisional, best first (rank within this list).
+    pub provisional: Vec<Standing>,
 }
 
 /// The ladder core over one store.
@@ -516,6 +548,74 @@ impl<S: Store> Ladder<S> {
         self.store
             .apply_rating_changes(season, &fix, RatingCause::Rerate, now)?;
         Ok(fix)
+    }
+
+    // ----- leaderboard -----
+
+    /// The leaderboard of a season and profile: each bot once, with its best active version by
+    /// score, preferring established versions; banned versions, bots and owners are left out.
+    pub fn leaderboard(&self, season: SeasonId, profile: &str) -> Result<Leaderboard> {
+        let active: HashMap<VersionId, VersionInfo> = self
+            .store
+            .active_versions()?
+            .into_iter()
+            .map(|v| (v.version, v))
+            .collect();
+        let sanctions = self.store.active_sanctions()?;
+        // Per bot: (provisional, standing) of its best version so far.
+        let mut best: BTreeMap<BotId, (bool, Standing)> = BTreeMap::new();
+        for row in self.store.ratings(season)? {
+            if row.profile != profile || row.state.matches == 0 {
+                continue;
+            }
+            let Some(info) = active.get(&row.version) else {
+                continue;
+            };
+            if matches!(
+                self.eligibility_with(row.version, &sanctions)?,
+                Eligibility::Banned { .. }
+            ) {
+                continue;
+            }
+            let provisional = row.state.is_provisional(&self.config.rating);
+            let r = row.state.rating;
+            let better = best
+                .get(&info.bot)
+                .is_none_or(|(p, s)| (provisional, -r.score()) < (*p, -s.score));
+            if better {
+                let standing = Standing {
+                    rank: 0,
+                    bot: info.bot,
+                    bot_name: self.store.bot(info.bot)?.name,
+                    version: row.version,
+                    label: self.store.version(row.version)?.label,
+                    rating: r,
+                    score: r.score(),
+                    interval95: r.interval95(),
+                    matches: row.state.matches,
+                };
+                best.insert(info.bot, (provisional, standing));
+            }
+        }
+        let mut board = Leaderboard::default();
+        for (provisional, s) in best.into_values() {
+            if provisional {
+                board.provisional.push(s);
+            } else {
+                board.ranked.push(s);
+            }
+        }
+        for list in [&mut board.ranked, &mut board.provisional] {
+            list.sort_by(|a, b| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| a.bot_name.cmp(&b.bot_name))
+            });
+            for (i, s) in list.iter_mut().enumerate() {
+                s.rank = i + 1;
+            }
+        }
+        Ok(board)
     }
 
     // ----- matchmaking input -----

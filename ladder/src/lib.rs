@@ -56,5 +56,8 @@ pub mod store;
 
 pub use error::{LadderError, Result};
 pub use ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
-pub use ladder::{Eligibility, Ladder, LadderConfig, Lobby, MatchReport, NewVersion, Principal};
+pub use ladder::{
+    Eligibility, Ladder, LadderConfig, Leaderboard, Lobby, MatchReport, NewVersion, Principal,
+    Standing,
+};
 pub use store::{SeatResult, SqliteStore, Store};

@@ -704,3 +704,31 @@ fn everything_survives_a_restart() {
     let next = play(&s, season, &vs, &[3, 2, 1], 20);
     assert_eq!(s.match_record(next).unwrap().rated_seq, Some(2));
 }
+
+#[test]
+fn concurrent_finishes_rate_a_match_once() {
+    let (_dir, s, season, vs) = setup(4);
+    let id = s.schedule_match(&new_match(season, &vs), 0).unwrap();
+    let cfg = RatingConfig::default();
+    let r = results(&[1, 2, 3, 4]);
+    let ok = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| s.finish_match(id, &r, &cfg, 5).is_ok()))
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().ok())
+            .filter(|&finished| finished)
+            .count()
+    });
+    assert_eq!(ok, 1);
+    assert_eq!(s.rating_events(season).unwrap().len(), 4);
+    assert_eq!(
+        s.rating(season, "classic", vs[0])
+            .unwrap()
+            .unwrap()
+            .state
+            .matches,
+        1
+    );
+}
