@@ -472,7 +472,8 @@ pub trait Store: Send + Sync {
     fn matches_in_state(&self, state: MatchState) -> Result<Vec<MatchRecord>>;
     /// The newest `limit` matches, newest first.
     fn recent_matches(&self, limit: usize) -> Result<Vec<MatchRecord>>;
-    /// A version's ended matches after `since` (exclusive), newest first, at most `limit`.
+    /// A version's ended matches that ended after `since` (exclusive), newest first (by when they
+    /// were scheduled, so the newest index entries are read first), at most `limit`.
     fn seat_history(
         &self,
         version: VersionId,

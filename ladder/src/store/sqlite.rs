@@ -1033,7 +1033,7 @@ impl Store for SqliteStore {
                  FROM match_seats s JOIN matches m ON m.id = s.match_id
                  WHERE s.version_id = ?1 AND s.joined IS NOT NULL
                    AND m.ended_ms IS NOT NULL AND m.ended_ms > ?2
-                 ORDER BY m.ended_ms DESC, m.id DESC LIMIT ?3",
+                 ORDER BY s.match_id DESC LIMIT ?3",
             )?;
             Ok(st
                 .query_map(
