@@ -140,18 +140,24 @@ pub struct Leaderboard {
 }
 
 /// The ladder core over one store.
+///
+/// The store may be chosen at run time: a `Box<Ladder<SqliteStore>>` coerces to
+/// `Box<Ladder<dyn Store>>`.
 #[derive(Debug)]
-pub struct Ladder<S> {
-    store: S,
+pub struct Ladder<S: ?Sized> {
     config: LadderConfig,
+    // Last, so that a boxed ladder can be unsized to `Ladder<dyn Store>`.
+    store: S,
 }
 
 impl<S: Store> Ladder<S> {
     /// A ladder over `store`.
     pub fn new(store: S, config: LadderConfig) -> Ladder<S> {
-        Ladder { store, config }
+        Ladder { config, store }
     }
+}
 
+impl<S: Store + ?Sized> Ladder<S> {
     /// The store.
     pub fn store(&self) -> &S {
         &self.store

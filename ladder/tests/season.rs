@@ -234,3 +234,19 @@ fn a_new_season_starts_fresh_and_the_old_one_stays_browsable() {
     assert!(fresh.ladder.rerate(SeasonId(1)).unwrap().is_clean());
     assert!(fresh.ladder.rerate(next).unwrap().is_clean());
 }
+
+#[test]
+fn the_store_can_be_chosen_at_run_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let ladder: Box<Ladder<dyn Store>> = Box::new(Ladder::new(
+        SqliteStore::open(dir.path()).unwrap(),
+        LadderConfig::default(),
+    ));
+    let season = ladder.store().open_season("s", 0).unwrap();
+    let (owner, key) = ladder.register_owner("ada", None, 0).unwrap();
+    assert_eq!(
+        ladder.authenticate(key.as_str()).unwrap(),
+        maumau_ladder::Principal::Owner(owner)
+    );
+    assert!(ladder.rerate(season).unwrap().is_clean());
+}
