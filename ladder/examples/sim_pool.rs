@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use maumau_ladder::sim::{CALIBRATED_BETA, PoolConfig, figures};
+use maumau_ladder::sim::{CALIBRATED_BETA, PoolConfig, WENG_LIN_BETA, figures};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -25,7 +25,7 @@ fn main() {
         base.warmup_rounds,
         base.newcomer_matches
     );
-    for beta in [base.rating.beta, CALIBRATED_BETA] {
+    for beta in [WENG_LIN_BETA, CALIBRATED_BETA] {
         let mut config = base.clone();
         config.rating.beta = beta;
         let start = Instant::now();

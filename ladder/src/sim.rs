@@ -23,8 +23,11 @@ use crate::matchmaking::{Candidate, Format, MatchmakingConfig, plan_tables};
 use crate::rating::{Rating, RatingConfig, rate_table};
 
 /// A model β that, against the default game noise β = 25/6, keeps ratings on the strengths'
-/// scale in a settled pool (found with `examples/sim_pool.rs`).
-pub const CALIBRATED_BETA: f64 = 3.0;
+/// scale in a settled pool (found with `examples/sim_pool.rs`); the ladder's default.
+pub const CALIBRATED_BETA: f64 = crate::rating::LADDER_BETA;
+
+/// Weng-Lin's own β (25/6), the default game noise of a simulated pool.
+pub const WENG_LIN_BETA: f64 = 25.0 / 6.0;
 
 /// The shape of a simulated pool.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +58,7 @@ impl Default for PoolConfig {
             spread: 10.0,
             warmup_rounds: 200,
             newcomer_matches: 50,
-            noise_beta: RatingConfig::default().beta,
+            noise_beta: WENG_LIN_BETA,
             rating: RatingConfig::default(),
         }
     }

@@ -1,6 +1,8 @@
 //! The rating figures on a short simulated run; `examples/sim_pool.rs` runs the long version.
 
-use maumau_ladder::sim::{CALIBRATED_BETA, PoolConfig, draw_placings, figures, run_newcomer};
+use maumau_ladder::sim::{
+    CALIBRATED_BETA, PoolConfig, WENG_LIN_BETA, draw_placings, figures, run_newcomer,
+};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -42,9 +44,9 @@ fn runs_are_reproducible() {
 
 #[test]
 fn figures_on_a_short_run() {
-    // The calibrated model β (see the sim module docs); the example prints the default too.
-    let mut config = PoolConfig::default();
-    config.rating.beta = CALIBRATED_BETA;
+    // The ladder's default model β is the calibrated one (see the sim module docs).
+    let config = PoolConfig::default();
+    assert_eq!(config.rating.beta, CALIBRATED_BETA);
     let f = figures(&config, 6, 1000);
     // σ: every newcomer is below 2.0 within 40 rated 4-seat matches.
     assert_eq!(f.sigma_below_2_within_40, 1.0, "{f:?}");
@@ -57,13 +59,14 @@ fn figures_on_a_short_run() {
 }
 
 #[test]
-fn with_the_default_beta_ratings_spread_wider_than_strengths() {
+fn with_weng_lins_own_beta_ratings_spread_wider_than_strengths() {
     // The reason for the calibrated β: with the model's β equal to the game's noise, the settled
     // pool's μ still spreads wider than the truth.
-    let config = PoolConfig {
+    let mut config = PoolConfig {
         newcomer_matches: 1,
         ..PoolConfig::default()
     };
+    config.rating.beta = WENG_LIN_BETA;
     let f = figures(&config, 2, 1000);
     assert!(f.mean_pool_slope > 1.1, "{f:?}");
 }
