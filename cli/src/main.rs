@@ -144,19 +144,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A tiny seeded generator for the random players (SplitMix64), kept apart from the engine's.
-struct Players(u64);
-
-impl Players {
-    fn pick(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
-
 fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
     let profile: ProfileId = args.profile.parse()?;
     let config = MatchConfig {
@@ -172,11 +159,10 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut game = Game::new_with(config, args.seed, &mut print)?;
     println!("# {}", game.position());
-    let mut players = Players(args.seed ^ 0x5EED);
+    let mut players = maumau_bot_sdk::bots::RandomBot::new(args.seed ^ 0x5EED);
     let mut decisions = 0u64;
     while let Some(seat) = game.to_act() {
-        let legal = game.legal_actions(seat);
-        let action = legal[players.pick(legal.len())];
+        let action = maumau_bot_sdk::Bot::decide(&mut players, &game.observation(seat));
         if !quiet {
             println!("S{seat}: {action}");
         }
