@@ -2,8 +2,10 @@
 //!
 //! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
 //! plays one seeded match between random players and prints it; `maumau serve` runs the game
-//! server; `maumau bot` plays a seat on a server.
+//! server; `maumau bot` plays a seat on a server; `maumau check-bot` puts any bot through the
+//! conformance gauntlet.
 
+mod check_bot;
 mod serve;
 mod tournament;
 
@@ -30,6 +32,8 @@ enum Command {
     Bot(BotArgs),
     /// Run a bot-versus-bot tournament and print the standings.
     Tournament(tournament::TournamentArgs),
+    /// Put a bot, in any language, through a scripted gauntlet and print a report card.
+    CheckBot(check_bot::CheckBotArgs),
 }
 
 #[derive(clap::Args)]
@@ -40,8 +44,8 @@ struct BotArgs {
     /// The seat token from CreateMatch.
     #[arg(long, env = "MAUMAU_TOKEN", hide_env_values = true)]
     token: String,
-    /// The server.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    /// The server: `host:port` or a URL.
+    #[arg(long, env = "MAUMAU_ADDR", default_value = "127.0.0.1:50051")]
     server: String,
     /// Seed of the bot's own choices.
     #[arg(long, default_value_t = 1)]
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         }
         Command::Bot(args) => bot(&args),
         Command::Tournament(args) => tournament::tournament(&args),
+        Command::CheckBot(args) => check_bot::check_bot(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -110,8 +115,12 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
         (BotKind::Search, Some(n)) => Box::new(SearchBot::with_iterations(args.seed, n)),
         _ => kind.build(args.seed),
     };
-    let mut options =
-        maumau_bot_sdk::runner::RunOptions::new(args.server.clone(), args.token.clone());
+    let server = if args.server.contains("://") {
+        args.server.clone()
+    } else {
+        format!("http://{}", args.server)
+    };
+    let mut options = maumau_bot_sdk::runner::RunOptions::new(server, args.token.clone());
     options.name = format!("maumau-{kind}");
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(maumau_bot_sdk::runner::run(bot.as_mut(), &options))?;
