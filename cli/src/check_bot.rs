@@ -36,7 +36,9 @@ pub(crate) struct CheckBotArgs {
     #[arg(long, value_name = "SECONDS")]
     join_timeout: Option<u64>,
     /// The bot's command and its arguments, after `--`, e.g.
-    /// `-- python3 clients/python/examples/random_bot.py`.
+    /// `-- python3 clients/python/examples/random_bot.py`. It is launched once per match with the
+    /// server's address (host:port) in MAUMAU_ADDR and its seat token in MAUMAU_TOKEN ({addr} and
+    /// {token} in its arguments are replaced too), and must play the match and exit.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
