@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests the Python and Node clients against the real server.
+# Tests the Python and Node clients against the real server, and runs the conformance kit.
 #
 #   scripts/test-clients.sh
 #
@@ -8,8 +8,9 @@
 #    Node: `npm ci` in clients/typescript from the committed package-lock.json (in parallel);
 # 3. drift check: regenerates the Python code from proto/ into a temporary directory and diffs it
 #    against the checked-in clients/python/maumau_client/pb (any difference fails);
-# 4. runs pytest and `node --test`; exits non-zero on any failure (pytest's "no tests ran"
-#    included).
+# 4. runs pytest and `node --test` (each client plays the server's heuristic and search bots too);
+# 5. runs `maumau check-bot` on the Python and TypeScript example bots and on the Rust reference
+#    bots (heuristic, search); exits non-zero on any failure (pytest's "no tests ran" included).
 #
 # Needs only Python 3.11+ with venv and pip, Node 20 with npm, and cargo when MAUMAU_BIN is unset.
 set -euo pipefail
@@ -116,6 +117,27 @@ set -e
 if [ "$rc" -ne 0 ]; then
   failed=1
 fi
+
+# The conformance kit (`maumau check-bot`) puts each example bot and each Rust reference bot
+# through its whole gauntlet; any failed check fails the client tests.
+step "check-bot: the example bots and the Rust reference bots pass the conformance kit"
+check_bot() {
+  local name="$1"
+  shift
+  echo "-- $name"
+  if ! "$MAUMAU_BIN" check-bot "$@"; then
+    echo "check-bot FAILED for $name" >&2
+    failed=1
+  fi
+}
+set +e
+check_bot "the Python example" -- "$VPY" "$PY_DIR/examples/random_bot.py"
+check_bot "the TypeScript example" -- node "$JS_DIR/examples/random-bot.js"
+check_bot "maumau bot --kind heuristic" -- "$MAUMAU_BIN" bot --kind heuristic
+# At its default budget the search bot takes up to a few hundred milliseconds a decision in a
+# debug build (scripts/test.sh tests one): give it the server's default 2 s per decision.
+check_bot "maumau bot --kind search" --deadline-ms 2000 -- "$MAUMAU_BIN" bot --kind search
+set -e
 
 step "done"
 if [ "$failed" -ne 0 ]; then

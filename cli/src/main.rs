@@ -2,8 +2,10 @@
 //!
 //! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
 //! plays one seeded match between random players and prints it; `maumau serve` runs the game
-//! server; `maumau bot` plays a seat on a server.
+//! server; `maumau bot` plays a seat on a server; `maumau check-bot` puts any bot through the
+//! conformance gauntlet.
 
+mod check_bot;
 mod serve;
 mod tournament;
 
@@ -30,6 +32,8 @@ enum Command {
     Bot(BotArgs),
     /// Run a bot-versus-bot tournament and print the standings.
     Tournament(tournament::TournamentArgs),
+    /// Put a bot, in any language, through a scripted gauntlet and print a report card.
+    CheckBot(check_bot::CheckBotArgs),
 }
 
 #[derive(clap::Args)]
@@ -40,8 +44,8 @@ struct BotArgs {
     /// The seat token from CreateMatch.
     #[arg(long, env = "MAUMAU_TOKEN", hide_env_values = true)]
     token: String,
-    /// The server.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    /// The server: `host:port` or a URL.
+    #[arg(long, env = "MAUMAU_ADDR", default_value = "127.0.0.1:50051")]
     server: String,
     /// Seed of the bot's own choices.
     #[arg(long, default_value_t = 1)]
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         }
         Command::Bot(args) => bot(&args),
         Command::Tournament(args) => tournament::tournament(&args),
+        Command::CheckBot(args) => check_bot::check_bot(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -110,8 +115,12 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
         (BotKind::Search, Some(n)) => Box::new(SearchBot::with_iterations(args.seed, n)),
         _ => kind.build(args.seed),
     };
-    let mut options =
-        maumau_bot_sdk::runner::RunOptions::new(args.server.clone(), args.token.clone());
+    let server = if args.server.contains("://") {
+        args.server.clone()
+    } else {
+        format!("http://{}", args.server)
+    };
+    let mut options = maumau_bot_sdk::runner::RunOptions::new(server, args.token.clone());
     options.name = format!("maumau-{kind}");
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(maumau_bot_sdk::runner::run(bot.as_mut(), &options))?;
@@ -144,19 +153,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A tiny seeded generator for the random players (SplitMix64), kept apart from the engine's.
-struct Players(u64);
-
-impl Players {
-    fn pick(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
-
 fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
     let profile: ProfileId = args.profile.parse()?;
     let config = MatchConfig {
@@ -172,11 +168,10 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut game = Game::new_with(config, args.seed, &mut print)?;
     println!("# {}", game.position());
-    let mut players = Players(args.seed ^ 0x5EED);
+    let mut players = maumau_bot_sdk::bots::RandomBot::new(args.seed ^ 0x5EED);
     let mut decisions = 0u64;
     while let Some(seat) = game.to_act() {
-        let legal = game.legal_actions(seat);
-        let action = legal[players.pick(legal.len())];
+        let action = maumau_bot_sdk::Bot::decide(&mut players, &game.observation(seat));
         if !quiet {
             println!("S{seat}: {action}");
         }

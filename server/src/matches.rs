@@ -97,23 +97,26 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
                     format!("a bot on seat {}, which does not exist", b.seat),
                 )
             })?;
-        match b.kind() {
-            pb::BotKind::Random => bots[seat as usize] = Some(pb::BotKind::Random),
-            pb::BotKind::Unspecified => {
-                return Err(invalid(
-                    pb::ErrorReason::InvalidArgument,
-                    "bot kind is required",
-                ));
-            }
-            other => {
-                return Err(invalid(
-                    pb::ErrorReason::InvalidArgument,
-                    format!(
-                        "the built-in {} bot is not available yet; use BOT_KIND_RANDOM",
-                        other.as_str_name()
-                    ),
-                ));
-            }
+        let kind = pb::BotKind::try_from(b.kind).map_err(|_| {
+            invalid(
+                pb::ErrorReason::InvalidArgument,
+                format!("seat {seat}: unknown bot kind {}", b.kind),
+            )
+        })?;
+        if kind == pb::BotKind::Unspecified {
+            return Err(invalid(
+                pb::ErrorReason::InvalidArgument,
+                format!(
+                    "seat {seat}: bot kind is required \
+                     (BOT_KIND_RANDOM, BOT_KIND_HEURISTIC or BOT_KIND_SEARCH)"
+                ),
+            ));
+        }
+        if bots[seat as usize].replace(kind).is_some() {
+            return Err(invalid(
+                pb::ErrorReason::InvalidSetup,
+                format!("seat {seat} is given two built-in bots"),
+            ));
         }
     }
     let seed = r.seed.unwrap_or_else(rand::random);

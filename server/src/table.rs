@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;
 
-use crate::bots::RandomBot;
+use crate::bots::BuiltinBot;
 use crate::config::{GiveUp, TimeControl};
 use crate::registry::{MatchEntry, Start};
 
@@ -88,7 +88,7 @@ struct SeatState {
     think_ms: Vec<u32>,
     gave_up: bool,
     forfeited: bool,
-    bot: RandomBot,
+    bot: BuiltinBot,
     /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
     optional_prompted: u64,
 }
@@ -165,7 +165,7 @@ impl Table {
                 think_ms: Vec::new(),
                 gave_up: false,
                 forfeited: false,
-                bot: RandomBot::new(seed ^ (0xB07 + s as u64)),
+                bot: BuiltinBot::new(bots[s as usize], seed ^ (0xB07 + s as u64)),
                 optional_prompted: 0,
             })
             .collect();
@@ -403,7 +403,7 @@ impl Table {
                 seat: s as u32,
                 name: seat.name.clone(),
                 bot: match seat.controller {
-                    Controller::Bot => pb::BotKind::Random as i32,
+                    Controller::Bot => seat.bot.kind_to_wire() as i32,
                     _ => pb::BotKind::Unspecified as i32,
                 },
                 connected: seat.conn.is_some() || seat.controller == Controller::Bot,
@@ -682,11 +682,23 @@ impl Table {
         let mut played = 0u32;
         while self.running {
             let Some(s) = self.game.to_act() else { return };
-            let legal = self.game.legal_actions(s);
+            if self.game.rules().windows_open()
+                && let Some((r, a)) = (0..self.game.seats()).find_map(|r| {
+                    let st = &mut self.seats[r as usize];
+                    (r != s && st.controller == Controller::Bot)
+                        .then(|| st.bot.react(&self.game, r, &self.log).map(|a| (r, a)))?
+                })
+            {
+                self.apply(r, a, false);
+                continue;
+            }
             let action = match self.seats[s as usize].controller {
                 Controller::Remote => return,
-                Controller::Bot => self.seats[s as usize].bot.choose(&legal),
-                Controller::Default => default_action(&legal),
+                Controller::Bot => {
+                    let seat = &mut self.seats[s as usize];
+                    seat.bot.decide(&self.game, s, &self.log).await
+                }
+                Controller::Default => default_action(&self.game.legal_actions(s)),
             };
             self.apply(s, action, false);
             played += 1;

@@ -1,7 +1,8 @@
-// A bot that plays a random legal action. Usage:
+// A bot that plays a random legal action, but names the suit it holds most when it plays a jack.
 //
 //   node examples/random-bot.js --address 127.0.0.1:50051 --token SEAT_TOKEN
 //
+// --address and --token default to $MAUMAU_ADDR and $MAUMAU_TOKEN (what `maumau check-bot` sets).
 // The seat token comes from MatchService.CreateMatch (one per remote seat).
 import { parseArgs } from 'node:util';
 
@@ -9,8 +10,8 @@ import { run, verifySeed } from '../src/index.js';
 
 const { values } = parseArgs({
   options: {
-    address: { type: 'string', default: '127.0.0.1:50051' },
-    token: { type: 'string' },
+    address: { type: 'string', default: process.env.MAUMAU_ADDR ?? '127.0.0.1:50051' },
+    token: { type: 'string', default: process.env.MAUMAU_TOKEN },
   },
 });
 if (!values.token) {
@@ -19,16 +20,24 @@ if (!values.token) {
 }
 
 // Every required prompt lists the legal actions, each with its dense index.
-const randomBot = {
-  name: 'js-random',
-  decide: (prompt) => prompt.legal_actions[Math.floor(Math.random() * prompt.legal_actions.length)].index,
-  onDisconnect: (error) => console.error(`connection lost (${error?.message}); resuming`),
-};
+function decide(prompt) {
+  const legal = prompt.legal_actions;
+  let choice = legal[Math.floor(Math.random() * legal.length)];
+  const play = choice.action.play;
+  if (play?.suit && play.suit !== 'SUIT_UNSPECIFIED') {
+    // A jack names a suit: the one held most (jacks aside), so that the next turn can follow.
+    const held = (suit) => prompt.observation.hand.filter((c) => c.suit === suit && c.rank !== 'RANK_JACK').length;
+    const same = legal.filter((a) => a.action.play?.card?.rank === play.card.rank
+      && a.action.play.card.suit === play.card.suit && a.action.play.call === play.call);
+    choice = same.reduce((best, a) => (held(a.action.play.suit) > held(best.action.play.suit) ? a : best));
+  }
+  return choice.index;
+}
 
-const report = await run(randomBot, values.address, values.token);
+const report = await run({ name: 'js-random', decide }, values.address, values.token);
 
 console.log('status:', report.status);
-for (const s of report.result.standings) {
+for (const s of report.result?.standings ?? []) {
   console.log(`seat ${s.seat}: placing ${s.placing}, total ${s.total}, rounds won ${s.rounds_won}`);
 }
 console.log(`seed ${report.seed} matches its commitment: ${verifySeed(report)}`);

@@ -1,0 +1,148 @@
+//! The report card.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The verdict of one check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckResult {
+    /// What was checked, e.g. `classic, 4 seats` or `dropped connection`.
+    pub name: String,
+    /// True when the bot passed.
+    pub passed: bool,
+    /// What happened: the evidence for a pass, the reason for a failure.
+    pub detail: String,
+}
+
+impl fmt::Display for CheckResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mark = if self.passed { "PASS" } else { "FAIL" };
+        write!(f, "  {mark}  {:<24} {}", self.name, self.detail)
+    }
+}
+
+/// Decision-time percentiles, in milliseconds, measured at the kit's proxy from forwarding a
+/// required prompt to receiving the bot's first answer to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DecisionTimes {
+    /// Decisions measured.
+    pub count: usize,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Slowest.
+    pub max: f64,
+}
+
+impl DecisionTimes {
+    /// Percentiles of a set of durations (nearest rank).
+    pub fn of(times: &[Duration]) -> DecisionTimes {
+        let mut ms: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        let pct = |p: usize| -> f64 {
+            if ms.is_empty() {
+                0.0
+            } else {
+                ms[((ms.len() - 1) * p).div_ceil(100)]
+            }
+        };
+        DecisionTimes {
+            count: ms.len(),
+            p50: pct(50),
+            p90: pct(90),
+            p99: pct(99),
+            max: ms.last().copied().unwrap_or(0.0),
+        }
+    }
+}
+
+impl fmt::Display for DecisionTimes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "decision time over {} decisions: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            self.count, self.p50, self.p90, self.p99, self.max
+        )
+    }
+}
+
+/// The whole report card.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The bot, as given (its command, or "a bot that connected").
+    pub bot: String,
+    /// Every check, in the order run.
+    pub checks: Vec<CheckResult>,
+    /// The bot's decision times over the whole gauntlet.
+    pub decision_times: DecisionTimes,
+    /// How long the gauntlet took.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// True when every check passed.
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.passed)
+    }
+
+    /// The summary line: `11 of 11 checks passed in 9.4 s`.
+    pub fn summary(&self) -> String {
+        let passed = self.checks.iter().filter(|c| c.passed).count();
+        format!(
+            "{passed} of {} checks passed in {:.1} s",
+            self.checks.len(),
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
+impl fmt::Display for Report {
+    /// The card: a line per check, then the decision times and the summary.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "check-bot report for {}", self.bot)?;
+        for c in &self.checks {
+            writeln!(f, "{c}")?;
+        }
+        writeln!(f, "{}", self.decision_times)?;
+        write!(f, "{}", self.summary())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let times: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
+        let t = DecisionTimes::of(&times);
+        assert_eq!(
+            (t.count, t.p50, t.p90, t.p99, t.max),
+            (100, 51.0, 91.0, 100.0, 100.0)
+        );
+        assert_eq!(DecisionTimes::of(&[]).count, 0);
+    }
+
+    #[test]
+    fn a_report_passes_only_when_every_check_does() {
+        let check = |passed| CheckResult {
+            name: "x".into(),
+            passed,
+            detail: String::new(),
+        };
+        let mut r = Report {
+            bot: "b".into(),
+            checks: vec![check(true), check(true)],
+            decision_times: DecisionTimes::default(),
+            elapsed: Duration::from_secs(1),
+        };
+        assert!(r.passed());
+        r.checks.push(check(false));
+        assert!(!r.passed());
+        assert!(r.to_string().contains("FAIL"));
+        assert!(r.summary().starts_with("2 of 3 checks passed"));
+    }
+}

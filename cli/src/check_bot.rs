@@ -1,0 +1,98 @@
+//! `maumau check-bot`: the conformance kit of `maumau-checkbot`, from the command line.
+
+use std::time::Duration;
+
+use maumau_checkbot::{BotUnderTest, Case, Options, Progress};
+
+/// Put a bot, in any language, through a scripted gauntlet on a local server and print a
+/// report card.
+///
+/// The bot is launched once per match with the address and its seat token in MAUMAU_ADDR
+/// (host:port) and MAUMAU_TOKEN ({addr} and {token} in its arguments are replaced too), plays
+/// the match and exits. With --connect the kit prints an address and a token instead and waits
+/// for the bot to connect, once per match. Exits non-zero when a check fails.
+#[derive(clap::Args)]
+pub(crate) struct CheckBotArgs {
+    /// A profile the bot plays, optionally with seat counts (`classic`, `classic:2,3`);
+    /// repeat for more. Default: every profile at its usual seat counts (classic 2 and 4,
+    /// penalty-points 4, brazilian 6, romanian-32 3).
+    #[arg(long = "profile", value_name = "PROFILE[:SEATS]")]
+    profiles: Vec<String>,
+    /// The built-in bot on the other seats: random, heuristic or search.
+    #[arg(long, default_value = "heuristic")]
+    opponent: String,
+    /// Time for each decision in the deadline and stale-state checks, in milliseconds (no time
+    /// bank there).
+    #[arg(long, default_value_t = 500)]
+    deadline_ms: u64,
+    /// Seed of the deals and the built-in bots: the same seed gives the same gauntlet.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Do not launch the bot: print an address and a token, and wait for the bot to connect
+    /// with them, once per match.
+    #[arg(long)]
+    connect: bool,
+    /// Seconds the bot has to join each match (default 30, or 300 with --connect).
+    #[arg(long, value_name = "SECONDS")]
+    join_timeout: Option<u64>,
+    /// The bot's command and its arguments, after `--`, e.g.
+    /// `-- python3 clients/python/examples/random_bot.py`. It is launched once per match with the
+    /// server's address (host:port) in MAUMAU_ADDR and its seat token in MAUMAU_TOKEN ({addr} and
+    /// {token} in its arguments are replaced too), and must play the match and exit.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let bot = match (args.connect, args.command.is_empty()) {
+        (true, true) => BotUnderTest::Connect,
+        (false, false) => BotUnderTest::Command(args.command.clone()),
+        (true, false) => return Err("give either --connect or a bot command, not both".into()),
+        (false, true) => {
+            return Err(
+                "give the bot's command after `--` (e.g. `maumau check-bot -- \
+                        python3 my_bot.py`), or --connect to start it by hand"
+                    .into(),
+            );
+        }
+    };
+    let mut options = Options::new(bot);
+    if !args.profiles.is_empty() {
+        options.cases = Vec::new();
+        for spec in &args.profiles {
+            options.cases.extend(Case::parse(spec)?);
+        }
+    }
+    options.opponent = args.opponent.parse()?;
+    options.deadline = Duration::from_millis(args.deadline_ms.max(1));
+    options.seed = args.seed;
+    if let Some(s) = args.join_timeout {
+        options.join_timeout = Duration::from_secs(s);
+    }
+    println!("check-bot: {}", options.bot);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(maumau_checkbot::run(options, |p| match p {
+        Progress::Waiting {
+            addr,
+            token,
+            matches,
+        } => {
+            println!(
+                "Start your bot with these, once per match ({matches} matches), for example \
+                 in a loop:\n\n  export MAUMAU_ADDR={addr} MAUMAU_TOKEN={token}\n  \
+                 while true; do ./my-bot; sleep 0.2; done\n"
+            );
+        }
+        Progress::Check(c) => println!("{c}"),
+    }))?;
+    println!("{}", report.decision_times);
+    println!("{}", report.summary());
+    if report.passed() {
+        Ok(())
+    } else {
+        Err("the bot failed the gauntlet".into())
+    }
+}
