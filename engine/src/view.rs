@@ -156,6 +156,19 @@ pub fn event_for(event: &Event, viewer: Option<Seat>) -> Event {
     }
 }
 
+/// Part of a seat's hidden hand that is known not to hold some cards, for
+/// [`Observation::determinize_constrained`]. A seat that drew because it had no legal play, for
+/// example, held none of the cards that matched at that time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct HandConstraint {
+    /// The seat whose cards are constrained.
+    pub seat: Seat,
+    /// How many of its cards the constraint covers.
+    pub cards: u8,
+    /// A `u64` card set ([`Card::bit`]): none of those cards is one of these.
+    pub avoid: u64,
+}
+
 impl Observation {
     /// A full game consistent with this observation: the cards the viewer cannot see (every card
     /// of the deck not in its hand or the discard pile) are shuffled with `seed` and dealt to the
@@ -165,6 +178,18 @@ impl Observation {
     ///
     /// A spectator's observation samples every hand. Never allocates.
     pub fn determinize(&self, seed: u64) -> Game {
+        self.determinize_constrained(seed, &[])
+    }
+
+    /// As [`Observation::determinize`], but honouring what the viewer has inferred about other
+    /// seats' hands. The constraints are served in order (put the most restrictive first): each
+    /// takes, from the shuffled unseen cards, the first `cards` that are not in its `avoid` set,
+    /// up to the seat's hand size; the seats' other cards and the stock are then dealt as
+    /// [`Observation::determinize`] deals them. A constraint that cannot be met (too few unseen
+    /// cards outside its set) is met as far as it can be; constraints on the viewer's own seat
+    /// are ignored. With no constraints this is exactly [`Observation::determinize`]. Never
+    /// allocates.
+    pub fn determinize_constrained(&self, seed: u64, constraints: &[HandConstraint]) -> Game {
         use rand::SeedableRng;
         use rand::seq::SliceRandom;
 
@@ -184,12 +209,34 @@ impl Observation {
         }
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
         unseen.as_mut_slice().shuffle(&mut rng);
+        for k in constraints {
+            let s = k.seat as usize;
+            if s >= n || Some(k.seat) == self.viewer {
+                continue;
+            }
+            let mut want = k
+                .cards
+                .min(self.hand_sizes[s].saturating_sub(g.hands[s].len() as u8));
+            // Scan from the top of the shuffled pile (where dealing takes from); a card taken
+            // from the middle leaves the others in their shuffled order.
+            let mut i = unseen.len();
+            while want > 0 && i > 0 {
+                i -= 1;
+                let c = unseen.as_slice()[i];
+                if c.bit() & k.avoid == 0 {
+                    unseen.as_mut_slice()[i..].rotate_left(1);
+                    unseen.pop();
+                    g.hands[s].insert(c);
+                    want -= 1;
+                }
+            }
+        }
         for s in 0..n {
             if Some(s as Seat) == self.viewer {
                 g.hands[s] = self.hand;
                 continue;
             }
-            for _ in 0..self.hand_sizes[s] {
+            for _ in g.hands[s].len()..self.hand_sizes[s] as usize {
                 if let Some(c) = unseen.pop() {
                     g.hands[s].insert(c);
                 }
