@@ -6,7 +6,6 @@ use std::str::FromStr;
 
 use maumau_engine::outcome::MAX_SEATS;
 use maumau_engine::profile::{CallRule, Effect, PlayAfterDraw, Rules, Scoring, UpCardMode};
-use maumau_engine::view::HandConstraint;
 use maumau_engine::{
     Action, ActionList, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, ProfileId,
     Rank, RoundEnd, Seat, Suit,
@@ -755,50 +754,179 @@ impl Inference {
         self.sizes = obs.hand_sizes;
     }
 
-    /// The constraints for [`Observation::determinize_constrained`], most restrictive first.
-    fn constraints(&self, out: &mut Vec<HandConstraint>) {
-        out.clear();
-        for (s, cards) in self.seats.iter().enumerate() {
-            if Some(s as Seat) == self.me {
-                continue;
+    /// Whether `hand`, a sample of `seat`'s hand now, explains the plays the seat made since it
+    /// last received a card: walking back from the newest, each played card goes back in the
+    /// hand and the heuristic must have chosen that play.
+    fn explains(&self, rules: &Rules, seat: Seat, mut hand: Hand) -> bool {
+        for rec in self.plays[seat as usize].iter().rev().flatten() {
+            if let Action::Play { card, .. } = rec.action {
+                hand.insert(card);
             }
-            for g in &cards.groups[..cards.len] {
-                if g.cards > 0 && g.avoid != 0 {
-                    out.push(HandConstraint {
-                        seat: s as Seat,
-                        cards: g.cards,
-                        avoid: g.avoid,
-                    });
+            if !rec.explained_by(rules, seat, hand) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Deals the cards a seat cannot see, for one decision's samples: each other seat gets a hand
+/// that honours what was inferred about it (its constrained groups take cards they may hold,
+/// most restrictive first) and, with a few tries per seat, explains its recent plays.
+struct Sampler<'a> {
+    inference: &'a Inference,
+    rules: Rules,
+    /// The other seats and their card counts.
+    seats: Vec<(Seat, u8)>,
+    /// Every card the viewer cannot see (copies repeated).
+    unseen: Vec<Card>,
+    /// The cards not dealt yet, in random order.
+    pool: Vec<Card>,
+    /// Hands dealt for the current sample.
+    hands: Vec<(Seat, Hand)>,
+    /// Deals per seat to find a hand that explains its recent plays (1: plays are ignored).
+    tries: u32,
+    /// Whether to honour the draw constraints.
+    groups: bool,
+    /// Seats whose plays are still taken as the heuristic's.
+    judged: [bool; MAX_SEATS],
+    /// Per seat: samples dealt, and samples whose hand did not explain its plays.
+    record: [(u32, u32); MAX_SEATS],
+}
+
+/// After this many samples, a seat whose hands mostly failed to explain its plays is no longer
+/// taken to play like the heuristic.
+const JUDGE_AFTER: u32 = 16;
+
+impl<'a> Sampler<'a> {
+    fn new(obs: &Observation, inference: &'a Inference, rules: Rules, knobs: &Knobs) -> Sampler<'a> {
+        let mut seen = obs.hand;
+        for &c in obs.discard.as_slice() {
+            seen.insert(c);
+        }
+        let mut unseen = Vec::with_capacity(rules.deck_len());
+        for suit in Suit::ALL {
+            for rank in Rank::ALL {
+                let c = Card::new(rank, suit);
+                if c.bit() & rules.deck_mask() != 0 {
+                    for _ in seen.count(c)..rules.copies {
+                        unseen.push(c);
+                    }
                 }
             }
         }
-        out.sort_by_key(|k| std::cmp::Reverse(k.avoid.count_ones()));
+        let seats = (0..rules.seats)
+            .filter(|&s| Some(s) != obs.viewer)
+            .map(|s| (s, obs.hand_sizes[s as usize]))
+            .collect();
+        Sampler {
+            inference,
+            rules,
+            seats,
+            pool: Vec::with_capacity(unseen.len()),
+            unseen,
+            hands: Vec::with_capacity(MAX_SEATS),
+            tries: knobs.tries.max(1),
+            groups: knobs.infer >= 1,
+            judged: std::array::from_fn(|s| {
+                knobs.infer >= 3 && inference.plays[s].iter().any(Option::is_some)
+            }),
+            record: [(0, 0); MAX_SEATS],
+        }
     }
 
-    /// How many seats' recent plays the heuristic would not have made with the hands of
-    /// `sample` (0: the sample explains everything the bot saw).
-    fn unexplained(&self, sample: &Game) -> u32 {
-        let Some(rules) = self.rules.as_ref() else {
-            return 0;
-        };
-        let mut misses = 0;
-        for s in 0..rules.seats {
-            if Some(s) == self.me {
-                continue;
-            }
-            // Walk back from the newest play, putting each played card back in the hand.
-            let mut hand = *sample.hand(s);
-            for rec in self.plays[s as usize].iter().rev().flatten() {
-                if let Action::Play { card, .. } = rec.action {
-                    hand.insert(card);
-                }
-                if !rec.explained_by(rules, s, hand) {
-                    misses += 1;
-                    break;
-                }
+    /// Shuffles the pool (Fisher–Yates).
+    fn shuffle(&mut self, rng: &mut SplitMix) {
+        for i in (1..self.pool.len()).rev() {
+            self.pool.swap(i, rng.below(i + 1));
+        }
+    }
+
+    /// Takes up to `n` cards outside `avoid` from the pool into `hand`.
+    fn take(&mut self, hand: &mut Hand, mut n: u8, avoid: u64) {
+        let mut i = self.pool.len();
+        while n > 0 && i > 0 {
+            i -= 1;
+            if self.pool[i].bit() & avoid == 0 {
+                hand.insert(self.pool.swap_remove(i));
+                n -= 1;
+                i = i.min(self.pool.len());
             }
         }
-        misses
+    }
+
+    /// Deals `seat`'s constrained groups, most restrictive first.
+    fn deal_groups(&mut self, seat: Seat, hand: &mut Hand) {
+        if !self.groups {
+            return;
+        }
+        let cards = self.inference.seats[seat as usize];
+        let mut groups = cards.groups;
+        let groups = &mut groups[..cards.len];
+        groups.sort_by_key(|g| std::cmp::Reverse(g.avoid.count_ones()));
+        for g in groups.iter().filter(|g| g.avoid != 0) {
+            self.take(hand, g.cards, g.avoid);
+        }
+    }
+
+    /// Fills `hand` up to `size` from the pool.
+    fn fill(&mut self, hand: &mut Hand, size: u8) {
+        let missing = (size as usize).saturating_sub(hand.len()) as u8;
+        self.take(hand, missing, 0);
+    }
+
+    /// One sample: a full game consistent with `view` and the inferences.
+    fn sample(&mut self, view: &Observation, rng: &mut SplitMix) -> Game {
+        self.pool.clone_from(&self.unseen);
+        self.shuffle(rng);
+        self.hands.clear();
+        // Constrained cards first, for every seat, so free cards cannot use up what they need.
+        for i in 0..self.seats.len() {
+            let mut hand = Hand::EMPTY;
+            self.deal_groups(self.seats[i].0, &mut hand);
+            self.hands.push((self.seats[i].0, hand));
+        }
+        for i in 0..self.seats.len() {
+            let mut hand = self.hands[i].1;
+            self.fill(&mut hand, self.seats[i].1);
+            self.hands[i].1 = hand;
+        }
+        // A seat whose hand does not explain its recent plays is dealt again, a few times. A
+        // seat that seldom gets a hand that does within the tries is not playing like the
+        // heuristic: its plays are then ignored for the rest of the decision.
+        for i in 0..self.seats.len() {
+            let (seat, size) = self.seats[i];
+            if !self.judged[seat as usize] {
+                continue;
+            }
+            let mut explained = false;
+            for t in 0..self.tries {
+                if self.inference.explains(&self.rules, seat, self.hands[i].1) {
+                    explained = true;
+                    break;
+                }
+                if t + 1 == self.tries {
+                    break;
+                }
+                // Back into the pool, each card at a random place, and deal again.
+                for c in self.hands[i].1.iter() {
+                    self.pool.push(c);
+                    let last = self.pool.len() - 1;
+                    self.pool.swap(last, rng.below(last + 1));
+                }
+                let mut hand = Hand::EMPTY;
+                self.deal_groups(seat, &mut hand);
+                self.fill(&mut hand, size);
+                self.hands[i].1 = hand;
+            }
+            let record = &mut self.record[seat as usize];
+            record.0 += 1;
+            record.1 += u32::from(!explained);
+            if record.0 >= JUDGE_AFTER && record.1 * 2 > record.0 {
+                self.judged[seat as usize] = false;
+            }
+        }
+        view.determinize_with_hands(rng.next_u64(), &self.hands)
     }
 }
 
@@ -840,37 +968,6 @@ impl SearchBot {
             },
             knobs,
         }
-    }
-}
-
-impl SearchBot {
-    /// A determinization of `view` that honours the draw constraints and, as far as a few
-    /// tries can, explains the other seats' recent plays (the first sample that does, or the
-    /// one that explains the most).
-    fn sample(&self, view: &Observation, seeds: &mut SplitMix, constraints: &[HandConstraint]) -> Game {
-        let mut best = view.determinize_constrained(seeds.next_u64(), constraints);
-        if self.knobs.infer < 3 {
-            return best;
-        }
-        let mut misses = self.inference.unexplained(&best);
-        let first = misses;
-        let mut used = 1;
-        for _ in 1..self.knobs.tries {
-            if misses == 0 {
-                break;
-            }
-            used += 1;
-            let next = view.determinize_constrained(seeds.next_u64(), constraints);
-            let m = self.inference.unexplained(&next);
-            if m < misses {
-                best = next;
-                misses = m;
-            }
-        }
-        if std::env::var("SEARCH_DEBUG2").is_ok() {
-            eprintln!("S {first} {used} {misses}");
-        }
-        best
     }
 }
 
@@ -1161,10 +1258,7 @@ impl Bot for SearchBot {
         // Samples end the match with this round: no new round is dealt after a playout.
         let mut view = *obs;
         view.config.max_rounds = obs.round;
-        let mut constraints = Vec::new();
-        if self.knobs.infer > 0 {
-            self.inference.constraints(&mut constraints);
-        }
+        let mut sampler = Sampler::new(obs, &self.inference, rules, &self.knobs);
         let k = cands.len();
         let budget = self.iterations as usize;
         // Successive halving: ceil(log2 k) rounds, each with an equal share of the budget.
@@ -1182,7 +1276,7 @@ impl Bot for SearchBot {
             let per = (budget / (rounds * alive.len())).max(1) as u64;
             for j in samples..samples + per {
                 let mut seeds = SplitMix::new(base ^ j.wrapping_mul(0xD1B5_4A32_D192_ED03));
-                let sample = self.sample(&view, &mut seeds, &constraints);
+                let sample = sampler.sample(&view, &mut seeds);
                 let before = Standing::of(&sample);
                 let playout_seed = seeds.next_u64();
                 for &a in &alive {
@@ -1349,9 +1443,12 @@ mod tests {
             for e in events {
                 inference.observe(&maumau_engine::event_for(e, Some(me)));
             }
-            assert_eq!(inference.unexplained(game), 0, "the real hands explain the plays");
+            let rules = game.rules();
             let sample = game.observation(me).determinize(checked as u64);
-            refuted += usize::from(inference.unexplained(&sample) > 0);
+            for s in 1..game.seats() {
+                assert!(inference.explains(rules, s, *game.hand(s)), "seat {s}'s plays");
+                refuted += usize::from(!inference.explains(rules, s, *sample.hand(s)));
+            }
             for s in 1..game.seats() {
                 let cards = &inference.seats[s as usize];
                 let hand = game.hand(s);
@@ -1370,22 +1467,29 @@ mod tests {
     }
 
     #[test]
-    fn constrained_samples_honour_their_constraints() {
+    fn samples_honour_what_was_inferred() {
         let config = MatchConfig::new(ProfileId::Classic, 3);
         let game = Game::new(config, 5).expect("valid");
         let obs = game.observation(0);
+        let rules = *game.rules();
         let hearts = Suit::Hearts.mask() | Rank::Jack.mask();
-        let constraints = [HandConstraint {
-            seat: 1,
-            cards: 5,
-            avoid: hearts,
-        }];
-        for seed in 0..50 {
-            let sample = obs.determinize_constrained(seed, &constraints);
+        let mut inference = Inference::default();
+        inference.sync(&obs, &rules);
+        inference.seats[1].avoid_all(hearts);
+        let knobs = Knobs::from_env();
+        let mut sampler = Sampler::new(&obs, &inference, rules, &knobs);
+        let mut rng = SplitMix::new(3);
+        for _ in 0..50 {
+            let sample = sampler.sample(&obs, &mut rng);
             assert_eq!(sample.observation(0), obs);
             assert!(sample.hand(1).iter().all(|c| c.bit() & hearts == 0));
         }
-        assert_eq!(obs.determinize_constrained(9, &[]), obs.determinize(9));
+        // Listed hands are dealt as listed.
+        let sample = obs.determinize(1);
+        let pinned = obs.determinize_with_hands(2, &[(1, *sample.hand(1)), (0, Hand::EMPTY)]);
+        assert_eq!(pinned.hand(1), sample.hand(1));
+        assert_eq!(pinned.observation(0), obs);
+        assert_eq!(obs.determinize_with_hands(9, &[]), obs.determinize(9));
     }
 
     #[test]

@@ -156,19 +156,6 @@ pub fn event_for(event: &Event, viewer: Option<Seat>) -> Event {
     }
 }
 
-/// Part of a seat's hidden hand that is known not to hold some cards, for
-/// [`Observation::determinize_constrained`]. A seat that drew because it had no legal play, for
-/// example, held none of the cards that matched at that time.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct HandConstraint {
-    /// The seat whose cards are constrained.
-    pub seat: Seat,
-    /// How many of its cards the constraint covers.
-    pub cards: u8,
-    /// A `u64` card set ([`Card::bit`]): none of those cards is one of these.
-    pub avoid: u64,
-}
-
 impl Observation {
     /// A full game consistent with this observation: the cards the viewer cannot see (every card
     /// of the deck not in its hand or the discard pile) are shuffled with `seed` and dealt to the
@@ -178,18 +165,17 @@ impl Observation {
     ///
     /// A spectator's observation samples every hand. Never allocates.
     pub fn determinize(&self, seed: u64) -> Game {
-        self.determinize_constrained(seed, &[])
+        self.determinize_with_hands(seed, &[])
     }
 
-    /// As [`Observation::determinize`], but honouring what the viewer has inferred about other
-    /// seats' hands. The constraints are served in order (put the most restrictive first): each
-    /// takes, from the shuffled unseen cards, the first `cards` that are not in its `avoid` set,
-    /// up to the seat's hand size; the seats' other cards and the stock are then dealt as
-    /// [`Observation::determinize`] deals them. A constraint that cannot be met (too few unseen
-    /// cards outside its set) is met as far as it can be; constraints on the viewer's own seat
-    /// are ignored. With no constraints this is exactly [`Observation::determinize`]. Never
-    /// allocates.
-    pub fn determinize_constrained(&self, seed: u64, constraints: &[HandConstraint]) -> Game {
+    /// As [`Observation::determinize`], but the listed seats hold the listed cards: for search
+    /// bots that sample the hidden hands themselves (from what they inferred about them) and
+    /// leave the stock to this function. Each listed card is taken out of the unseen cards
+    /// before they are shuffled (a card that is not among them is skipped), a listed seat's hand
+    /// is then filled up to its size like any other seat's, and the viewer's own seat keeps its
+    /// hand whatever the list says. With an empty list this is exactly
+    /// [`Observation::determinize`]. Never allocates.
+    pub fn determinize_with_hands(&self, seed: u64, hands: &[(Seat, Hand)]) -> Game {
         use rand::SeedableRng;
         use rand::seq::SliceRandom;
 
@@ -207,30 +193,25 @@ impl Observation {
                 unseen.push(c);
             }
         }
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
-        unseen.as_mut_slice().shuffle(&mut rng);
-        for k in constraints {
-            let s = k.seat as usize;
-            if s >= n || Some(k.seat) == self.viewer {
+        for &(seat, hand) in hands {
+            let s = seat as usize;
+            if s >= n || Some(seat) == self.viewer {
                 continue;
             }
-            let mut want = k
-                .cards
-                .min(self.hand_sizes[s].saturating_sub(g.hands[s].len() as u8));
-            // Scan from the top of the shuffled pile (where dealing takes from); a card taken
-            // from the middle leaves the others in their shuffled order.
-            let mut i = unseen.len();
-            while want > 0 && i > 0 {
-                i -= 1;
-                let c = unseen.as_slice()[i];
-                if c.bit() & k.avoid == 0 {
-                    unseen.as_mut_slice()[i..].rotate_left(1);
+            for c in hand.iter() {
+                if g.hands[s].len() >= self.hand_sizes[s] as usize {
+                    break;
+                }
+                if let Some(i) = unseen.as_slice().iter().position(|&u| u == c) {
+                    let last = unseen.len() - 1;
+                    unseen.as_mut_slice().swap(i, last);
                     unseen.pop();
                     g.hands[s].insert(c);
-                    want -= 1;
                 }
             }
         }
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        unseen.as_mut_slice().shuffle(&mut rng);
         for s in 0..n {
             if Some(s as Seat) == self.viewer {
                 g.hands[s] = self.hand;
