@@ -111,6 +111,16 @@ impl Bot for RandomBot {
     fn decide(&mut self, obs: &Observation) -> Action {
         obs.legal[self.rng.below(obs.legal.len())]
     }
+
+    /// The choice needs only the legal actions, so in-process runners skip the observation.
+    fn quick_decide(&mut self, legal: &[Action]) -> Option<Action> {
+        Some(legal[self.rng.below(legal.len())])
+    }
+
+    /// A random bot ignores events.
+    fn listens(&self) -> bool {
+        false
+    }
 }
 
 /// A sensible player. It always makes its calls, challenges every omission it sees, keeps jacks
