@@ -33,7 +33,7 @@ use maumau_engine::{
     Suit,
 };
 
-use super::{Scorer, SplitMix, best, reactions};
+use super::{HeuristicBot, Scorer, SplitMix, reactions};
 use crate::Bot;
 
 /// At most this many groups of cards are tracked per seat (older groups merge beyond it).
@@ -378,12 +378,16 @@ impl<'a> Sampler<'a> {
 /// action (`k` candidates), on average: every candidate meets the same samples and the same
 /// playout generators (common random numbers), so candidates are compared on equal terms, and
 /// successive halving drops the worse half of the candidates in rounds and gives their share of
-/// the budget to the rest. The heuristic's choice is never dropped, and the bot keeps it unless
-/// the best candidate beats it on the same samples by a clear margin (the mean paired
-/// difference over its standard error). Deterministic for a fixed seed and budget, as long as
-/// no time limit stops a decision early.
+/// the budget to the rest. The choice of a [`HeuristicBot`] with the same seed is never dropped,
+/// and the bot keeps it unless the best candidate beats it on the same samples by a clear margin
+/// (a mean paired difference of one standard error): the search only ever overrules its
+/// playout policy where the evidence says so. Deterministic for a fixed seed and budget, as
+/// long as no time limit stops a decision early (a decision stopped before its second sample
+/// is the heuristic's).
 #[derive(Clone, Debug)]
 pub struct SearchBot {
+    /// The playout policy's player: its choice stands unless the search finds better.
+    heuristic: HeuristicBot,
     rng: SplitMix,
     /// Playouts per decision (a candidate played out in one sample is one playout).
     pub iterations: u32,
@@ -406,7 +410,8 @@ impl SearchBot {
     /// A search bot with `iterations` playouts per decision (at least 1) and no time limit.
     pub fn with_iterations(seed: u64, iterations: u32) -> SearchBot {
         SearchBot {
-            rng: SplitMix::new(seed),
+            heuristic: HeuristicBot::new(seed),
+            rng: SplitMix::new(seed ^ 0x5EA7_C4B0_7000_0001),
             iterations: iterations.max(1),
             time_limit: None,
             inference: Inference::default(),
@@ -443,15 +448,12 @@ impl Bot for SearchBot {
 
     fn decide(&mut self, obs: &Observation) -> Action {
         let started = Instant::now();
+        let heuristic = self.heuristic.decide(obs);
         let legal = &obs.legal;
-        if legal.len() == 1 {
-            return legal[0];
-        }
         let (Some(me), Ok(rules)) = (obs.viewer, obs.config.rules()) else {
-            return legal[0];
+            return heuristic;
         };
         self.inference.sync(obs, &rules);
-        let heuristic = best(obs, &mut self.rng);
         let cands = candidates(legal);
         let Some(h) = canonical(heuristic, &cands) else {
             return heuristic;
