@@ -5,20 +5,29 @@
 //!
 //! `cargo bench -p maumau-bot-sdk --bench strength`. Environment variables:
 //!
-//! - `STRENGTH_DEALS` (default 100): deals per case.
+//! - `STRENGTH_DEALS` (default 300): deals per case.
 //! - `SEARCH_ITERATIONS`: the search bot's budget (default [`SearchBot::DEFAULT_ITERATIONS`]).
 //! - `STRENGTH_CASES`: only these cases, comma-separated (`classic/2,romanian-32/3`).
 //! - `STRENGTH_PAIRS`: only the pairs whose first bot is named (`heuristic`, `search`).
 //! - `STRENGTH_THREADS` (default: the available cores): deals are shared out between threads;
-//!   the results do not depend on it, and decision times are measured on one thread afterwards.
+//!   the results do not depend on it.
+//! - `STRENGTH_TIMED_DEALS` (default 4): after each search case, this many deals are played
+//!   again on one thread (nothing else of the bench running) to time the search bot's
+//!   decisions: the median, the 99th percentile and the maximum over every decision with a
+//!   real choice.
+//!
+//! Progress goes to stderr; the table to stdout.
 //!
 //! Every deal is one match seed. The kinds sit alternately round the table (A B A B …); the
 //! deal is played with every distinct rotation of that seating and with the kinds swapped, so
 //! each kind meets the same cards from every seat. Bots are deterministic, so a seating that
 //! repeats would repeat its game: each distinct seating is played once (2 games per deal for an
 //! even seat count, 6 for 3 seats). A deal's win share is A's share of the wins over its games
-//! (co-winners share), and the intervals are over deals.
+//! (co-winners share), and the intervals are over deals. A's score advantage is in match
+//! points, the sign turned so that positive is good for A: the mean total of the B seats less
+//! that of the A seats under penalty scoring, the other way round under positive scoring.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -76,7 +85,7 @@ fn seatings(seats: usize) -> Vec<Vec<bool>> {
     for swap in [false, true] {
         for rot in 0..seats {
             let s: Vec<bool> = (0..seats)
-                .map(|i| ((i + rot) % seats % 2 == 0) != swap)
+                .map(|i| ((i + rot) % seats).is_multiple_of(2) != swap)
                 .collect();
             if !out.contains(&s) {
                 out.push(s);
@@ -159,8 +168,27 @@ fn play_deal(
 }
 
 /// `f(deal)` for every deal in `0..deals`, shared out between `threads` threads, in deal order.
-fn parallel<T: Send>(deals: u64, threads: usize, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
+/// Reports progress on stderr under `label`.
+fn parallel<T: Send>(
+    deals: u64,
+    threads: usize,
+    label: &str,
+    f: impl Fn(u64) -> T + Sync,
+) -> Vec<T> {
     let threads = threads.max(1) as u64;
+    let done = AtomicU64::new(0);
+    let started = Instant::now();
+    let f = |deal: u64| {
+        let x = f(deal);
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of((deals / 10).max(1)) || n == deals {
+            eprintln!(
+                "  {label}: {n}/{deals} deals, {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        x
+    };
     let mut parts: Vec<Vec<(u64, T)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -187,14 +215,24 @@ fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
+/// The `q` quantile (0 to 1) of sorted durations, in milliseconds.
+fn quantile_ms(sorted: &[Duration], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--test" || a == "--list") {
         return; // `cargo test` runs benches once; this one is a measurement, not a test.
     }
-    let deals: u64 = env("STRENGTH_DEALS").unwrap_or(100);
+    let deals: u64 = env("STRENGTH_DEALS").unwrap_or(300);
     let iterations: u32 = env("SEARCH_ITERATIONS").unwrap_or(SearchBot::DEFAULT_ITERATIONS);
     let threads: usize = env("STRENGTH_THREADS")
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let timed_deals: u64 = env("STRENGTH_TIMED_DEALS").unwrap_or(4);
     let only = std::env::var("STRENGTH_CASES").unwrap_or_default();
     let pairs = std::env::var("STRENGTH_PAIRS").unwrap_or_default();
     let cases = [
@@ -207,11 +245,11 @@ fn main() {
     println!(
         "duplicate matches, calls=enforce, {deals} deals per case, every deal played with each \
          distinct rotation of the seating and with the kinds swapped; search budget {iterations} \
-         playouts per decision\n"
+         playouts per decision; intervals are 95% over deals\n"
     );
     println!(
-        "{:<18} {:<22} {:>6} {:>16} {:>22} {:>20}",
-        "case", "A vs B", "games", "A win share", "A score adv. (pts)", "A ms/decision (max)"
+        "{:<17} {:<20} {:>6} {:>15} {:>15} {:>24}",
+        "case", "A vs B", "games", "A win share", "A score adv.", "A ms/decision p50/p99/max"
     );
     for (profile, seats) in cases {
         if !only.is_empty() && !only.split(',').any(|c| c == format!("{profile}/{seats}")) {
@@ -229,8 +267,9 @@ fn main() {
                 ..MatchConfig::new(profile, seats)
             };
             let seatings = seatings(seats as usize);
+            let label = format!("{profile}/{seats} {a} vs {b}");
             let started = Instant::now();
-            let per_deal = parallel(deals, threads, |deal| {
+            let per_deal = parallel(deals, threads, &label, |deal| {
                 play_deal(config, deal, &seatings, (a, b), iterations)
             });
             let wall = started.elapsed();
@@ -238,37 +277,35 @@ fn main() {
             let win: Vec<f64> = per_deal.iter().map(|r| r.0).collect();
             let adv: Vec<f64> = per_deal.iter().map(|r| r.1).collect();
             let ms = if a == BotKind::Search {
-                // Decision time, measured on one thread (nothing else of ours running): the
-                // first two seatings of two deals, every decision with a real choice.
                 let times = Arc::new(Mutex::new(Vec::new()));
-                for deal in 0..2 {
-                    for is_a in seatings.iter().take(2) {
+                for deal in 0..timed_deals {
+                    for is_a in &seatings {
                         play(config, deal, is_a, (a, b), iterations, &times);
                     }
                 }
-                let times = times.lock().map(|t| t.clone()).unwrap_or_default();
-                let total: Duration = times.iter().sum();
-                let max = times.iter().max().copied().unwrap_or_default();
+                let mut times = times.lock().map(|t| t.clone()).unwrap_or_default();
+                times.sort();
                 format!(
-                    "{:.2} ({:.1})",
-                    total.as_secs_f64() * 1e3 / times.len().max(1) as f64,
-                    max.as_secs_f64() * 1e3
+                    "{:.1}/{:.1}/{:.1} ({})",
+                    quantile_ms(&times, 0.5),
+                    quantile_ms(&times, 0.99),
+                    quantile_ms(&times, 1.0),
+                    times.len()
                 )
             } else {
                 "-".into()
             };
             let (wm, wc) = mean_ci(&win);
             let (dm, dc) = mean_ci(&adv);
-            let share = 0.5;
-            let verdict = if wm - wc > share {
+            let verdict = if wm - wc > 0.5 {
                 "A stronger"
-            } else if wm + wc < share {
+            } else if wm + wc < 0.5 {
                 "B stronger"
             } else {
                 "not separated"
             };
             println!(
-                "{:<18} {:<22} {:>6} {:>7.3} ± {:<6.3} {:>10.1} ± {:<8.1} {:>20}  {verdict} [{:.0} s]",
+                "{:<17} {:<20} {:>6} {:>6.3} ± {:<6.3} {:>6.1} ± {:<6.1} {:>24}  {verdict} [{:.0} s]",
                 format!("{profile}/{seats}"),
                 format!("{a} vs {b}"),
                 games,
