@@ -5,7 +5,8 @@
 //!
 //! `cargo bench -p maumau-bot-sdk --bench strength`. Environment variables:
 //!
-//! - `STRENGTH_DEALS` (default 300): deals per case.
+//! - `STRENGTH_GAMES` (default 600): games per case, about; a case plays this many divided by
+//!   its seatings per deal (see below) deals, at least 2.
 //! - `SEARCH_ITERATIONS`: the search bot's budget (default [`SearchBot::DEFAULT_ITERATIONS`]).
 //! - `STRENGTH_CASES`: only these cases, comma-separated (`classic/2,romanian-32/3`).
 //! - `STRENGTH_PAIRS`: only the pairs whose first bot is named (`heuristic`, `search`).
@@ -228,7 +229,7 @@ fn main() {
     if std::env::args().any(|a| a == "--test" || a == "--list") {
         return; // `cargo test` runs benches once; this one is a measurement, not a test.
     }
-    let deals: u64 = env("STRENGTH_DEALS").unwrap_or(300);
+    let games: u64 = env("STRENGTH_GAMES").unwrap_or(600);
     let iterations: u32 = env("SEARCH_ITERATIONS").unwrap_or(SearchBot::DEFAULT_ITERATIONS);
     let threads: usize = env("STRENGTH_THREADS")
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -243,9 +244,9 @@ fn main() {
         (ProfileId::Romanian32, 3),
     ];
     println!(
-        "duplicate matches, calls=enforce, {deals} deals per case, every deal played with each \
-         distinct rotation of the seating and with the kinds swapped; search budget {iterations} \
-         playouts per decision; intervals are 95% over deals\n"
+        "duplicate matches, calls=enforce, about {games} games per case: every deal played with \
+         each distinct rotation of the seating and with the kinds swapped; search budget \
+         {iterations} playouts per decision; intervals are 95% over deals\n"
     );
     println!(
         "{:<17} {:<20} {:>6} {:>15} {:>15} {:>24}",
@@ -267,13 +268,14 @@ fn main() {
                 ..MatchConfig::new(profile, seats)
             };
             let seatings = seatings(seats as usize);
+            let deals = (games / seatings.len() as u64).max(2);
             let label = format!("{profile}/{seats} {a} vs {b}");
             let started = Instant::now();
             let per_deal = parallel(deals, threads, &label, |deal| {
                 play_deal(config, deal, &seatings, (a, b), iterations)
             });
             let wall = started.elapsed();
-            let games = deals as usize * seatings.len();
+            let played = deals as usize * seatings.len();
             let win: Vec<f64> = per_deal.iter().map(|r| r.0).collect();
             let adv: Vec<f64> = per_deal.iter().map(|r| r.1).collect();
             let ms = if a == BotKind::Search {
@@ -308,7 +310,7 @@ fn main() {
                 "{:<17} {:<20} {:>6} {:>6.3} ± {:<6.3} {:>6.1} ± {:<6.1} {:>24}  {verdict} [{:.0} s]",
                 format!("{profile}/{seats}"),
                 format!("{a} vs {b}"),
-                games,
+                played,
                 wm,
                 wc,
                 dm,

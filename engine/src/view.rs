@@ -252,3 +252,42 @@ impl Observation {
         g
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::card::{Card, Hand};
+    use crate::game::Game;
+
+    fn cards(text: &str) -> Hand {
+        text.split(',')
+            .map(|c| c.parse::<Card>().expect("a card"))
+            .collect()
+    }
+
+    #[test]
+    fn listed_hands_are_dealt_as_listed() {
+        let game = Game::from_position(
+            "mm1 classic seats=3 turn=0 hands=2C,3C,4C/2D,3D,4D/2H,3H,4H discard=5S stock=*",
+        )
+        .expect("valid");
+        let obs = game.observation(0);
+        assert_eq!(obs.determinize_with_hands(9, &[]), obs.determinize(9));
+        // S1 gets the listed cards; S2's list is too short and is filled up; the viewer's own
+        // list, a card the viewer holds and a card on the discard pile are ignored.
+        let listed = [
+            (1, cards("KS,QS,JS")),
+            (2, cards("AS,2C,5S")),
+            (0, cards("KH,QH,JH")),
+        ];
+        for seed in 0..20 {
+            let sample = obs.determinize_with_hands(seed, &listed);
+            assert_eq!(sample.observation(0), obs);
+            assert_eq!(*sample.hand(1), cards("KS,QS,JS"));
+            assert!(sample.hand(2).contains("AS".parse().expect("a card")));
+            assert_eq!(sample.hand(2).len(), 3);
+            assert!(!sample.hand(2).contains("5S".parse().expect("a card")));
+            let dealt = sample.hand(1).len() + sample.hand(2).len() + sample.stock().len();
+            assert_eq!(dealt + 3 + 1, 52);
+        }
+    }
+}
