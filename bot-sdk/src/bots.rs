@@ -126,6 +126,19 @@ impl Bot for RandomBot {
 /// A sensible player. It always makes its calls, challenges every omission it sees, keeps jacks
 /// for when it needs them, names the suit it holds most, answers 7s when it can, plays 7s and
 /// skips against the seat closest to going out, and sheds high-value cards first.
+///
+/// It scores each legal action and plays the best, the seed breaking ties only:
+///
+/// - a play is worth 100, plus twice the card's value under the profile's scoring (every profile
+///   scores the cards left in hand: the loser's penalty, or what the romanian-32 winner
+///   collects, so shedding high cards always pays), less 70 for a J, plus a bonus for a 7 or a
+///   skip when the next seat holds the fewest cards of the others (more the fewer it holds),
+///   plus a little for each card kept of the suit it leads to (the named suit for a J);
+/// - romanian-32: MAU_MAU exactly when the card kept is a J, MAU otherwise;
+/// - a suit declaration is worth the cards held of that suit; a DRAW 0 (so it never draws while
+///   it can play), a PASS -5 (so it plays a drawn card it can), a brazilian ANNOUNCE -1 (the PLAY
+///   with the MAU-MAU call says the same);
+/// - out of turn it challenges every omission and cures its own at once.
 #[derive(Clone, Debug)]
 pub struct HeuristicBot {
     rng: SplitMix,

@@ -1,28 +1,5 @@
-//! The `search` bot: information-set Monte Carlo search with the heuristic as playout policy.
-//!
-//! For each decision the bot deals the cards it cannot see many times over (determinizations),
-//! each time consistently with what its seat has seen; in every such deal it tries each
-//! candidate action, plays the round out with every seat following the heuristic, and scores
-//! the end of the round by the chance it leaves of winning the match. The action with the best
-//! total wins, but the heuristic's own choice is kept unless another action beats it clearly.
-//!
-//! # What the bot knows about hidden hands
-//!
-//! The cards no seat can see are the deck less the bot's hand and the discard pile; each other
-//! seat holds as many of them as its card count says. From the events the bot also learns,
-//! per seat, groups of cards and the cards each group cannot contain:
-//!
-//! - a seat that draws its 1-card draw where drawing with a legal play is not allowed held no
-//!   card that matched the top then (it failed to follow);
-//! - a drawn card followed by an automatic pass does not match (where any card may be played
-//!   after the draw: no card in the hand matches);
-//! - a seat that pays a debt of 7s is taken to hold no 7 (drawing instead of passing the debt
-//!   on is allowed, but no sensible player does it);
-//! - cards a seat received afterwards are unconstrained until it fails to follow again.
-//!
-//! A played card leaves the group most constrained that may hold it. When a play contradicts
-//! the groups (the assumption about 7s was wrong, say), the bot forgets what it inferred about
-//! that seat. Samples deal the constrained groups first, most restrictive first.
+//! The `search` bot ([`SearchBot`]): information-set Monte Carlo search with the heuristic as
+//! playout policy, and what it infers about hidden hands from the events it sees.
 
 use std::time::{Duration, Instant};
 
@@ -144,7 +121,7 @@ impl SeatCards {
     }
 }
 
-/// What the bot infers about hidden hands from the events it sees (see the module docs).
+/// What the bot infers about hidden hands from the events it sees (see [`SearchBot`]).
 #[derive(Clone, Debug, Default)]
 struct Inference {
     seats: [SeatCards; MAX_SEATS],
@@ -372,7 +349,35 @@ impl<'a> Sampler<'a> {
     }
 }
 
-/// Information-set Monte Carlo search (see the [module docs](self)).
+/// Information-set Monte Carlo search with the heuristic as playout policy.
+///
+/// For each decision the bot deals the cards it cannot see many times over (determinizations),
+/// each time consistently with what its seat has seen; in every such deal it tries each
+/// candidate action, plays the round out with every seat following the heuristic, and scores
+/// the end of the round by the chance it leaves of winning the match (exact when the match ends
+/// with the round; otherwise from the gaps between the totals, against how far they can still
+/// move before the target).
+///
+/// # What it knows about hidden hands
+///
+/// The cards it cannot see are the deck less its hand and the discard pile; each other seat
+/// holds as many of them as its card count says, and the stock the rest. From the events it
+/// also learns, per seat, groups of cards and the cards each group cannot contain:
+///
+/// - a seat that makes its 1-card draw where drawing with a legal play is not allowed held no
+///   card that matched the top then (it failed to follow);
+/// - a drawn card followed by an automatic pass does not match (where any card may be played
+///   after the draw: no card in the hand matches);
+/// - a seat that pays a debt of 7s is taken to hold no 7 (drawing instead of passing the debt
+///   on is allowed, but a sensible player never does it);
+/// - cards a seat receives afterwards are unconstrained until it fails to follow again.
+///
+/// A played card leaves the most constrained group that may hold it. When a play contradicts
+/// the groups (the assumption about 7s was wrong, say), the bot forgets what it inferred about
+/// that seat. Samples deal the constrained groups first, most restrictive first, then fill
+/// every hand up to its size. [`SearchBot::determinize`] shows one such sample.
+///
+/// # Choosing
 ///
 /// For each decision with a real choice it deals `iterations / k` samples per candidate
 /// action (`k` candidates), on average: every candidate meets the same samples and the same
