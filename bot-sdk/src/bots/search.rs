@@ -431,8 +431,8 @@ impl SearchBot {
 
     /// One deal of the hidden cards as this bot's search would sample it for `obs`: consistent
     /// with the observation and with what the bot inferred from the events it was shown. For
-    /// tests and for bot authors who build on the search. `obs` must be the observation of a
-    /// seat (a spectator's observation gets a plain [`Observation::determinize`]).
+    /// tests and for bot authors who build on the search. `obs` must be the observation of the
+    /// bot's own seat (a spectator's observation gets a plain [`Observation::determinize`]).
     pub fn determinize(&mut self, obs: &Observation, seed: u64) -> Game {
         let (Some(_), Ok(rules)) = (obs.viewer, obs.config.rules()) else {
             return obs.determinize(seed);
