@@ -4,10 +4,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use maumau_engine::profile::{Effect, Rules, Scoring};
-use maumau_engine::{Action, ActionList, Call, Event, Observation, Rank, RoundEnd, Suit};
+use maumau_engine::outcome::MAX_SEATS;
+use maumau_engine::profile::{Effect, Rules};
+use maumau_engine::{Action, Call, Game, Hand, Observation, ProfileId, Rank, Seat, Suit};
 
 use crate::Bot;
+
+mod search;
+pub use search::SearchBot;
 
 /// SplitMix64: a tiny, fast, seeded generator, so bots need no dependency and replay exactly.
 #[derive(Clone, Debug)]
@@ -122,6 +126,19 @@ impl Bot for RandomBot {
 /// A sensible player. It always makes its calls, challenges every omission it sees, keeps jacks
 /// for when it needs them, names the suit it holds most, answers 7s when it can, plays 7s and
 /// skips against the seat closest to going out, and sheds high-value cards first.
+///
+/// It scores each legal action and plays the best, the seed breaking ties only:
+///
+/// - a play is worth 100, plus twice the card's value under the profile's scoring (every profile
+///   scores the cards left in hand: the loser's penalty, or what the romanian-32 winner
+///   collects, so shedding high cards always pays), less 70 for a J, plus a bonus for a 7 or a
+///   skip when the next seat holds the fewest cards of the others (more the fewer it holds),
+///   plus a little for each card kept of the suit it leads to (the named suit for a J);
+/// - romanian-32: MAU_MAU exactly when the card kept is a J, MAU otherwise;
+/// - a suit declaration is worth the cards held of that suit; a DRAW 0 (so it never draws while
+///   it can play), a PASS -5 (so it plays a drawn card it can), a brazilian ANNOUNCE -1 (the PLAY
+///   with the MAU-MAU call says the same);
+/// - out of turn it challenges every omission and cures its own at once.
 #[derive(Clone, Debug)]
 pub struct HeuristicBot {
     rng: SplitMix,
@@ -136,84 +153,165 @@ impl HeuristicBot {
     }
 }
 
-/// How much the heuristic likes an action (higher is better).
-pub(crate) fn heuristic_score(obs: &Observation, rules: &Rules, action: &Action) -> i32 {
-    let Some(me) = obs.viewer else { return 0 };
-    let suit_count = |suit: Suit, except: Option<maumau_engine::Card>| -> i32 {
-        let mut n = obs
-            .hand
-            .iter()
-            .filter(|c| c.suit() == suit && c.rank() != Rank::Jack)
-            .count();
-        if except.is_some_and(|e| e.suit() == suit && e.rank() != Rank::Jack) {
-            n -= 1;
+/// The heuristic's reading of one seat's position, computed once so that scoring each legal
+/// action is cheap. It is built from an observation (the heuristic bot) or straight from a game
+/// (the search bot's playouts, which need no observation); both give the same scores.
+struct Scorer<'r> {
+    rules: &'r Rules,
+    /// True when the advised seat is the seat to act (otherwise it is offered out-of-turn
+    /// actions only).
+    on_turn: bool,
+    hand: Hand,
+    /// Non-jack cards held, per suit.
+    suits: [i32; 4],
+    /// The bonus for a 7 or a skip, when the next seat holds the fewest cards.
+    pressure: Option<i32>,
+}
+
+impl<'r> Scorer<'r> {
+    /// The reading for seat `me`, given the seat to act, `me`'s hand, the direction of play and
+    /// every seat's card count.
+    fn new(
+        rules: &'r Rules,
+        me: Seat,
+        to_act: Option<Seat>,
+        hand: Hand,
+        clockwise: bool,
+        sizes: &[u8; MAX_SEATS],
+    ) -> Scorer<'r> {
+        let mut suits = [0; 4];
+        let distinct = hand.distinct();
+        if hand.len() == distinct.count_ones() as usize {
+            // No card twice: count with masks.
+            for (n, suit) in suits.iter_mut().zip(Suit::ALL) {
+                *n = (distinct & suit.mask() & !Rank::Jack.mask()).count_ones() as i32;
+            }
+        } else {
+            for c in hand.iter().filter(|c| c.rank() != Rank::Jack) {
+                suits[c.suit().index() as usize] += 1;
+            }
         }
-        n as i32
-    };
-    match *action {
-        Action::Challenge | Action::Announce(_) if obs.to_act != Some(me) => 1000,
-        Action::Play { card, suit, call } => {
-            let mut s = 100 + 2 * rules.value(card.rank()) as i32;
-            if card.rank() == Rank::Jack {
-                s -= 70; // keep jacks for when they are needed
-            }
-            // Against the seat closest to going out: 7s and skips.
-            let n = rules.seats as i32;
-            let dir = if obs.clockwise { 1 } else { -1 };
-            let next = (me as i32 + dir).rem_euclid(n) as usize;
-            let fewest = (0..n as usize)
-                .filter(|&s| s != me as usize)
-                .map(|s| obs.hand_sizes[s])
-                .min()
-                .unwrap_or(u8::MAX);
-            if matches!(rules.effect(card.rank()), Effect::DrawTwo | Effect::Skip)
-                && obs.hand_sizes[next] == fewest
-            {
-                s += 40 + 10 * (5 - fewest.min(5) as i32);
-            }
-            // Keep a hand that follows: prefer leaving cards of the suit we hold most.
-            if let Some(named) = suit {
-                s += 5 * suit_count(named, Some(card));
-            } else {
-                s += 2 * suit_count(card.suit(), Some(card));
-            }
-            // romanian-32: MAU_MAU exactly when the card kept is a J.
-            let left = obs.hand.len() - 1;
-            if left == 1 && rules.profile == maumau_engine::ProfileId::Romanian32 {
-                let kept_jack = obs
-                    .hand
-                    .iter()
-                    .filter(|c| *c != card)
-                    .all(|c| c.rank() == Rank::Jack);
-                s += match (call, kept_jack) {
-                    (Call::MauMau, true) | (Call::Mau, false) => 5,
-                    _ => -5,
+        let n = rules.seats as usize;
+        let me = me as usize;
+        let next = if clockwise { me + 1 } else { me + n - 1 } % n;
+        let fewest = (0..n)
+            .filter(|&s| s != me)
+            .map(|s| sizes[s])
+            .min()
+            .unwrap_or(u8::MAX);
+        Scorer {
+            rules,
+            on_turn: to_act == Some(me as Seat),
+            hand,
+            suits,
+            pressure: (sizes[next] == fewest).then(|| 40 + 10 * (5 - fewest.min(5) as i32)),
+        }
+    }
+
+    /// The reading for the observing seat.
+    fn from_observation(obs: &Observation, rules: &'r Rules) -> Option<Scorer<'r>> {
+        let me = obs.viewer?;
+        Some(Scorer::new(
+            rules,
+            me,
+            obs.to_act,
+            obs.hand,
+            obs.clockwise,
+            &obs.hand_sizes,
+        ))
+    }
+
+    /// The reading for `seat` in a full game (a playout), as its observation would give it.
+    fn from_game(game: &Game, seat: Seat) -> Scorer<'_> {
+        let mut sizes = [0; MAX_SEATS];
+        for (s, size) in sizes.iter_mut().enumerate().take(game.seats() as usize) {
+            *size = game.hand(s as Seat).len() as u8;
+        }
+        Scorer::new(
+            game.rules(),
+            seat,
+            game.to_act(),
+            *game.hand(seat),
+            game.clockwise(),
+            &sizes,
+        )
+    }
+
+    /// How much the heuristic likes an action (higher is better).
+    fn score(&self, action: &Action) -> i32 {
+        let rules = self.rules;
+        match *action {
+            Action::Challenge | Action::Announce(_) if !self.on_turn => 1000,
+            Action::Play { card, suit, call } => {
+                let jack = card.rank() == Rank::Jack;
+                let mut s = 100 + 2 * rules.value(card.rank()) as i32;
+                if jack {
+                    s -= 70; // keep jacks for when they are needed
+                }
+                // Against the seat closest to going out: 7s and skips.
+                if matches!(rules.effect(card.rank()), Effect::DrawTwo | Effect::Skip) {
+                    s += self.pressure.unwrap_or(0);
+                }
+                // Keep a hand that follows: prefer leaving cards of the suit we hold most.
+                let kept = |su: Suit| {
+                    self.suits[su.index() as usize] - i32::from(!jack && card.suit() == su)
                 };
+                s += match suit {
+                    Some(named) => 5 * kept(named),
+                    None => 2 * kept(card.suit()),
+                };
+                // romanian-32: MAU_MAU exactly when the card kept is a J.
+                if self.hand.len() == 2 && rules.profile == ProfileId::Romanian32 {
+                    let kept_jack = self.hand.distinct() & !card.bit() & !Rank::Jack.mask() == 0;
+                    s += match (call, kept_jack) {
+                        (Call::MauMau, true) | (Call::Mau, false) => 5,
+                        _ => -5,
+                    };
+                }
+                s
             }
-            s
+            Action::DeclareSuit(su) => self.suits[su.index() as usize],
+            Action::Draw => 0,
+            Action::Pass => -5,
+            Action::Announce(_) => -1, // PLAY with the MAU-MAU call is listed too
+            Action::Challenge => 1000,
         }
-        Action::DeclareSuit(su) => suit_count(su, None),
-        Action::Draw => 0,
-        Action::Pass => -5,
-        Action::Announce(_) => -1, // PLAY with the MAU-MAU call is listed too
-        Action::Challenge => 1000,
+    }
+
+    /// The best-scored action of `legal` (not empty); `rng` breaks ties.
+    fn choose(&self, legal: &[Action], rng: &mut SplitMix) -> Action {
+        let mut best = legal[0];
+        let mut best_score = i32::MIN;
+        for a in legal {
+            let score = self.score(a) * 4 + rng.below(4) as i32;
+            if score > best_score {
+                best = *a;
+                best_score = score;
+            }
+        }
+        best
     }
 }
 
+/// The heuristic's choice among the observation's legal actions.
 fn best(obs: &Observation, rng: &mut SplitMix) -> Action {
     let Ok(rules) = obs.config.rules() else {
         return obs.legal[0];
     };
-    let mut best = obs.legal[0];
-    let mut best_score = i32::MIN;
-    for a in obs.legal.iter() {
-        let score = heuristic_score(obs, &rules, a) * 4 + rng.below(4) as i32;
-        if score > best_score {
-            best = *a;
-            best_score = score;
+    match Scorer::from_observation(obs, &rules) {
+        Some(scorer) => scorer.choose(&obs.legal, rng),
+        // A spectator has nothing to prefer: every action scores the same, ties broken at random.
+        None => {
+            let mut best = (obs.legal[0], i32::MIN);
+            for a in obs.legal.iter() {
+                let score = rng.below(4) as i32;
+                if score > best.1 {
+                    best = (*a, score);
+                }
+            }
+            best.0
         }
     }
-    best
 }
 
 impl Bot for HeuristicBot {
@@ -226,150 +324,23 @@ impl Bot for HeuristicBot {
     }
 
     fn react(&mut self, obs: &Observation) -> Option<Action> {
-        // Challenge every omission; cure its own at once.
-        obs.legal
-            .iter()
-            .copied()
-            .find(|a| matches!(a, Action::Challenge | Action::Announce(_)))
+        reactions(obs)
     }
 }
 
-/// Information-set Monte Carlo search: for each decision it samples hidden hands consistent
-/// with what its seat has seen ([`Observation::determinize`]), tries each legal action in the
-/// sample and plays the round out with a fast playout policy, choosing actions at the root by
-/// UCB1; it then plays the most visited action. Deterministic for a fixed seed and budget.
-#[derive(Clone, Debug)]
-pub struct SearchBot {
-    rng: SplitMix,
-    /// Samples (determinizations, one playout each) per decision.
-    pub iterations: u32,
-    decisions: u64,
-}
-
-impl SearchBot {
-    /// Default samples per decision: tens of milliseconds per decision on one core, far inside
-    /// the server's default 2 s per decision.
-    pub const DEFAULT_ITERATIONS: u32 = 300;
-
-    /// A search bot with the default budget.
-    pub fn new(seed: u64) -> SearchBot {
-        SearchBot::with_iterations(seed, SearchBot::DEFAULT_ITERATIONS)
-    }
-
-    /// A search bot with `iterations` samples per decision.
-    pub fn with_iterations(seed: u64, iterations: u32) -> SearchBot {
-        SearchBot {
-            rng: SplitMix::new(seed),
-            iterations: iterations.max(1),
-            decisions: 0,
-        }
-    }
-}
-
-/// How good the end of a round is for `me`, about 0 (bad) to 1 (won).
-fn round_reward(rules: &Rules, me: u8, end: RoundEnd, points: &[i32]) -> f64 {
-    let won = end == RoundEnd::Out(me);
-    match rules.scoring {
-        Scoring::Penalty => {
-            let mine = points[me as usize] as f64;
-            (if won { 1.0 } else { 0.0 }) + 0.5 - (mine / 120.0).min(0.5)
-        }
-        Scoring::Positive => {
-            if won {
-                1.0 + (points[me as usize] as f64 / 200.0).min(0.5)
-            } else {
-                let theirs: i32 = points.iter().sum();
-                0.5 - (theirs as f64 / 200.0).min(0.5)
-            }
-        }
-    }
-}
-
-impl Bot for SearchBot {
-    fn name(&self) -> &str {
-        "search"
-    }
-
-    fn decide(&mut self, obs: &Observation) -> Action {
-        let legal: ActionList = obs.legal;
-        if legal.len() == 1 {
-            return legal[0];
-        }
-        let (Some(me), Ok(rules)) = (obs.viewer, obs.config.rules()) else {
-            return legal[0];
-        };
-        self.decisions += 1;
-        let k = legal.len();
-        let mut visits = vec![0u32; k];
-        let mut total = vec![0f64; k];
-        let mut list = ActionList::default();
-        for it in 0..self.iterations {
-            // UCB1 at the root; every action once first.
-            let pick = if (it as usize) < k {
-                it as usize
-            } else {
-                let ln = (it as f64).ln();
-                (0..k)
-                    .max_by(|&a, &b| {
-                        let ucb = |i: usize| {
-                            total[i] / visits[i] as f64 + (1.4 * ln / visits[i] as f64).sqrt()
-                        };
-                        ucb(a).total_cmp(&ucb(b))
-                    })
-                    .unwrap_or(0)
-            };
-            let mut game = obs.determinize(self.rng.next_u64());
-            let outcome: std::cell::Cell<Option<(RoundEnd, [i32; 8])>> = std::cell::Cell::new(None);
-            let mut sink = |e: &Event| {
-                if let Event::RoundEnded(r) = e
-                    && outcome.get().is_none()
-                {
-                    outcome.set(Some((r.end, r.points)));
-                }
-            };
-            if game.apply_with(me, legal[pick], &mut sink).is_err() {
-                continue;
-            }
-            // Playout: every seat plays the heuristic, with a random action one time in eight.
-            let mut steps = 0;
-            while outcome.get().is_none() && steps < 400 {
-                let Some(seat) = game.to_act() else { break };
-                let r = self.rng.next_u64();
-                let action = if r & 7 == 0 {
-                    game.legal_actions_into(seat, &mut list);
-                    list[(r >> 8) as usize % list.len()]
-                } else {
-                    best(&game.observation(seat), &mut self.rng)
-                };
-                let _ = game.apply_with(seat, action, &mut sink);
-                steps += 1;
-            }
-            let reward = match outcome.get() {
-                Some((end, points)) => round_reward(&rules, me, end, &points),
-                None => 0.5,
-            };
-            visits[pick] += 1;
-            total[pick] += reward;
-        }
-        let best = (0..k)
-            .max_by_key(|&i| (visits[i], std::cmp::Reverse(i)))
-            .unwrap_or(0);
-        legal[best]
-    }
-
-    fn react(&mut self, obs: &Observation) -> Option<Action> {
-        obs.legal
-            .iter()
-            .copied()
-            .find(|a| matches!(a, Action::Challenge | Action::Announce(_)))
-    }
+/// The heuristic's out-of-turn answer: challenge every omission it sees, cure its own at once.
+fn reactions(obs: &Observation) -> Option<Action> {
+    obs.legal
+        .iter()
+        .copied()
+        .find(|a| matches!(a, Action::Challenge | Action::Announce(_)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::play_match;
-    use maumau_engine::{Game, MatchConfig, ProfileId};
+    use maumau_engine::MatchConfig;
 
     fn play(kinds: &[BotKind], profile: ProfileId, seed: u64) -> maumau_engine::MatchResult {
         let config = MatchConfig::new(profile, kinds.len() as u8);
@@ -377,7 +348,14 @@ mod tests {
         let mut bots: Vec<Box<dyn Bot>> = kinds
             .iter()
             .enumerate()
-            .map(|(i, k)| k.build(seed + i as u64))
+            .map(|(i, &k)| -> Box<dyn Bot> {
+                let seed = seed + i as u64;
+                match k {
+                    // A small budget: tests run unoptimised.
+                    BotKind::Search => Box::new(SearchBot::with_iterations(seed, 100)),
+                    k => k.build(seed),
+                }
+            })
             .collect();
         play_match(&mut game, &mut bots).expect("a finished match")
     }
@@ -415,13 +393,12 @@ mod tests {
         let games = 40;
         for seed in 0..games {
             // Seats swap every game so neither kind keeps a position.
-            let kinds = if seed % 2 == 0 {
-                [BotKind::Heuristic, BotKind::Random]
+            let (kinds, h) = if seed % 2 == 0 {
+                ([BotKind::Heuristic, BotKind::Random], 0)
             } else {
-                [BotKind::Random, BotKind::Heuristic]
+                ([BotKind::Random, BotKind::Heuristic], 1)
             };
             let r = play(&kinds, ProfileId::Classic, seed);
-            let h = if seed % 2 == 0 { 0 } else { 1 };
             if r.placings[h] == 1 && r.placings[1 - h] != 1 {
                 heuristic_first += 1;
             }
@@ -430,5 +407,14 @@ mod tests {
             heuristic_first > games / 2,
             "heuristic won {heuristic_first} of {games}"
         );
+    }
+
+    #[test]
+    fn bot_kinds_parse_their_names() {
+        for kind in BotKind::ALL {
+            assert_eq!(kind.name().parse::<BotKind>(), Ok(kind));
+            assert_eq!(kind.build(1).name(), kind.name());
+        }
+        assert!("minimax".parse::<BotKind>().is_err());
     }
 }

@@ -165,6 +165,17 @@ impl Observation {
     ///
     /// A spectator's observation samples every hand. Never allocates.
     pub fn determinize(&self, seed: u64) -> Game {
+        self.determinize_with_hands(seed, &[])
+    }
+
+    /// As [`Observation::determinize`], but the listed seats hold the listed cards: for search
+    /// bots that sample the hidden hands themselves (from what they inferred about them) and
+    /// leave the stock to this function. Each listed card is taken out of the unseen cards
+    /// before they are shuffled (a card that is not among them is skipped), a listed seat's hand
+    /// is then filled up to its size like any other seat's, and the viewer's own seat keeps its
+    /// hand whatever the list says. With an empty list this is exactly
+    /// [`Observation::determinize`]. Never allocates.
+    pub fn determinize_with_hands(&self, seed: u64, hands: &[(Seat, Hand)]) -> Game {
         use rand::SeedableRng;
         use rand::seq::SliceRandom;
 
@@ -182,6 +193,23 @@ impl Observation {
                 unseen.push(c);
             }
         }
+        for &(seat, hand) in hands {
+            let s = seat as usize;
+            if s >= n || Some(seat) == self.viewer {
+                continue;
+            }
+            for c in hand.iter() {
+                if g.hands[s].len() >= self.hand_sizes[s] as usize {
+                    break;
+                }
+                if let Some(i) = unseen.as_slice().iter().position(|&u| u == c) {
+                    let last = unseen.len() - 1;
+                    unseen.as_mut_slice().swap(i, last);
+                    unseen.pop();
+                    g.hands[s].insert(c);
+                }
+            }
+        }
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
         unseen.as_mut_slice().shuffle(&mut rng);
         for s in 0..n {
@@ -189,7 +217,7 @@ impl Observation {
                 g.hands[s] = self.hand;
                 continue;
             }
-            for _ in 0..self.hand_sizes[s] {
+            for _ in g.hands[s].len()..self.hand_sizes[s] as usize {
                 if let Some(c) = unseen.pop() {
                     g.hands[s].insert(c);
                 }
@@ -222,5 +250,44 @@ impl Observation {
             g.drawn = g.hands[mover].iter().next();
         }
         g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::card::{Card, Hand};
+    use crate::game::Game;
+
+    fn cards(text: &str) -> Hand {
+        text.split(',')
+            .map(|c| c.parse::<Card>().expect("a card"))
+            .collect()
+    }
+
+    #[test]
+    fn listed_hands_are_dealt_as_listed() {
+        let game = Game::from_position(
+            "mm1 classic seats=3 turn=0 hands=2C,3C,4C/2D,3D,4D/2H,3H,4H discard=5S stock=*",
+        )
+        .expect("valid");
+        let obs = game.observation(0);
+        assert_eq!(obs.determinize_with_hands(9, &[]), obs.determinize(9));
+        // S1 gets the listed cards; S2's list is too short and is filled up; the viewer's own
+        // list, a card the viewer holds and a card on the discard pile are ignored.
+        let listed = [
+            (1, cards("KS,QS,JS")),
+            (2, cards("AS,2C,5S")),
+            (0, cards("KH,QH,JH")),
+        ];
+        for seed in 0..20 {
+            let sample = obs.determinize_with_hands(seed, &listed);
+            assert_eq!(sample.observation(0), obs);
+            assert_eq!(*sample.hand(1), cards("KS,QS,JS"));
+            assert!(sample.hand(2).contains("AS".parse().expect("a card")));
+            assert_eq!(sample.hand(2).len(), 3);
+            assert!(!sample.hand(2).contains("5S".parse().expect("a card")));
+            let dealt = sample.hand(1).len() + sample.hand(2).len() + sample.stock().len();
+            assert_eq!(dealt + 3 + 1, 52);
+        }
     }
 }

@@ -1,0 +1,911 @@
+//! The `search` bot ([`SearchBot`]): information-set Monte Carlo search with the heuristic as
+//! playout policy, and what it infers about hidden hands from the events it sees.
+
+use std::time::{Duration, Instant};
+
+use maumau_engine::outcome::{MAX_SEATS, hand_value};
+use maumau_engine::profile::{CallRule, PlayAfterDraw, Rules, Scoring};
+use maumau_engine::{
+    Action, ActionList, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat,
+    Suit,
+};
+
+use super::{HeuristicBot, Scorer, SplitMix, reactions};
+use crate::Bot;
+
+/// At most this many groups of cards are tracked per seat (older groups merge beyond it).
+const MAX_GROUPS: usize = 6;
+
+/// Some of a seat's hidden cards, and the cards none of them can be.
+#[derive(Clone, Copy, Debug, Default)]
+struct Group {
+    cards: u8,
+    avoid: u64,
+    /// Received by a penalty draw during the seat's own turn: not playable in that turn in
+    /// some profiles, so a failure to follow in that turn says nothing about them.
+    shielded: bool,
+}
+
+/// What the bot has inferred about one other seat's hand.
+#[derive(Clone, Copy, Debug, Default)]
+struct SeatCards {
+    groups: [Group; MAX_GROUPS],
+    len: usize,
+}
+
+impl SeatCards {
+    fn groups(&self) -> &[Group] {
+        &self.groups[..self.len]
+    }
+
+    fn total(&self) -> usize {
+        self.groups().iter().map(|g| g.cards as usize).sum()
+    }
+
+    /// A card arrived unseen (dealt or drawn): a new group of its own, so that what the seat
+    /// does right after the draw can be said of that card alone.
+    fn add(&mut self, shielded: bool) {
+        if self.len == MAX_GROUPS {
+            self.compact();
+        }
+        if self.len == MAX_GROUPS {
+            // Merge the two oldest groups: their cards avoid what both avoided.
+            let (a, b) = (self.groups[0], self.groups[1]);
+            self.groups[0] = Group {
+                cards: a.cards + b.cards,
+                avoid: a.avoid & b.avoid,
+                shielded: a.shielded || b.shielded,
+            };
+            self.groups.copy_within(2..self.len, 1);
+            self.len -= 1;
+        }
+        self.groups[self.len] = Group {
+            cards: 1,
+            avoid: 0,
+            shielded,
+        };
+        self.len += 1;
+    }
+
+    /// Drops empty groups and merges groups that avoid the same cards.
+    fn compact(&mut self) {
+        let mut out = 0;
+        for i in 0..self.len {
+            let g = self.groups[i];
+            if g.cards == 0 {
+                continue;
+            }
+            if let Some(o) = self.groups[..out]
+                .iter_mut()
+                .find(|o| o.avoid == g.avoid && o.shielded == g.shielded)
+            {
+                o.cards += g.cards;
+            } else {
+                self.groups[out] = g;
+                out += 1;
+            }
+        }
+        self.len = out;
+    }
+
+    /// Every card held now (but the shielded ones) is none of `cards`.
+    fn avoid_all(&mut self, cards: u64) {
+        for g in self.groups[..self.len].iter_mut().filter(|g| !g.shielded) {
+            g.avoid |= cards;
+        }
+    }
+
+    /// The seat played `card`: it came from the most constrained group that may hold it. If
+    /// none may, an assumption was wrong: forget what was inferred about this seat.
+    fn remove(&mut self, card: Card) {
+        let pick = (0..self.len)
+            .filter(|&i| self.groups[i].cards > 0 && self.groups[i].avoid & card.bit() == 0)
+            .max_by_key(|&i| self.groups[i].avoid.count_ones());
+        match pick {
+            Some(i) => self.groups[i].cards -= 1,
+            None => self.reset(self.total().saturating_sub(1)),
+        }
+    }
+
+    /// Forgets everything: `cards` unknown cards.
+    fn reset(&mut self, cards: usize) {
+        self.len = 0;
+        if cards > 0 {
+            self.groups[0] = Group {
+                cards: cards as u8,
+                avoid: 0,
+                shielded: false,
+            };
+            self.len = 1;
+        }
+    }
+}
+
+/// What the bot infers about hidden hands from the events it sees (see [`SearchBot`]).
+#[derive(Clone, Debug, Default)]
+struct Inference {
+    seats: [SeatCards; MAX_SEATS],
+    /// The top card of the discard pile and the named suit, as the events told them.
+    top: Option<Card>,
+    named: Option<Suit>,
+    /// The seat whose turn it is.
+    turn: Option<Seat>,
+    /// The seat paying a debt now (its first debt card has been seen).
+    paying: Option<Seat>,
+    /// The rules, once a decision has shown them (events alone do not).
+    rules: Option<Rules>,
+    /// The bot's own seat.
+    me: Option<Seat>,
+    /// The events of this round seen before the rules were known, to be read once they are.
+    early: Vec<Event>,
+}
+
+impl Inference {
+    /// The cards that would have matched the top now, with no debt owed.
+    fn matching(&self) -> u64 {
+        let Some(top) = self.top else { return 0 };
+        let mut m = self.named.unwrap_or(top.suit()).mask() | top.rank().mask();
+        if top.rank() != Rank::Seven || self.rules.is_some_and(|r| r.jack_wild_on_paid_seven) {
+            m |= Rank::Jack.mask();
+        }
+        m
+    }
+
+    fn observe(&mut self, event: &Event) {
+        let Some(rules) = self.rules else {
+            // What an event says depends on the rules: keep it until the first decision.
+            if matches!(event, Event::RoundStarted { .. }) {
+                self.early.clear();
+            }
+            self.early.push(*event);
+            return;
+        };
+        match *event {
+            Event::RoundStarted { .. } => {
+                let (rules, me) = (self.rules, self.me);
+                *self = Inference {
+                    rules,
+                    me,
+                    ..Inference::default()
+                };
+            }
+            Event::UpCard { card } => {
+                self.top = Some(card);
+                self.named = None;
+            }
+            Event::SuitDeclared { suit, .. } => self.named = Some(suit),
+            Event::TurnStarted { seat } => {
+                self.turn = Some(seat);
+                self.paying = None;
+                for s in self.seats.iter_mut() {
+                    for g in s.groups.iter_mut() {
+                        g.shielded = false;
+                    }
+                }
+            }
+            Event::Played {
+                seat, card, suit, ..
+            } => {
+                if Some(seat) != self.me {
+                    self.seats[seat as usize].remove(card);
+                }
+                self.top = Some(card);
+                self.named = suit;
+            }
+            Event::Drew { seat, cause, .. } if Some(seat) != self.me => {
+                let shield = self.turn == Some(seat) && !rules.penalty_cards_playable;
+                let matching = self.matching();
+                let cards = &mut self.seats[seat as usize];
+                match cause {
+                    DrawCause::Deal => cards.add(false),
+                    DrawCause::Turn => {
+                        if !rules.voluntary_draw {
+                            cards.avoid_all(matching);
+                        }
+                        cards.add(false);
+                    }
+                    DrawCause::Debt => {
+                        if self.paying != Some(seat) {
+                            self.paying = Some(seat);
+                            cards.avoid_all(Rank::Seven.mask());
+                        }
+                        cards.add(false);
+                    }
+                    _ => cards.add(shield),
+                }
+            }
+            Event::Passed {
+                seat,
+                automatic: true,
+            } if Some(seat) != self.me => {
+                // No play was permitted after the draw: the drawn card (the newest group) does
+                // not match; where any card may follow a draw, no card in the hand does.
+                let m = self.matching();
+                let any = rules.play_after_draw == PlayAfterDraw::AnyLegal;
+                let cards = &mut self.seats[seat as usize];
+                if any {
+                    cards.avoid_all(m);
+                } else if let Some(g) = cards.groups[..cards.len].last_mut() {
+                    g.avoid |= m;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Brings the inference in line with an observation: learns the rules and the bot's seat,
+    /// takes the public state as it is, and forgets what it inferred about a seat whose card
+    /// count disagrees (events were missed).
+    fn sync(&mut self, obs: &Observation, rules: &Rules) {
+        self.me = obs.viewer;
+        if self.rules.is_none() {
+            self.rules = Some(*rules);
+            for e in std::mem::take(&mut self.early) {
+                self.observe(&e);
+            }
+        }
+        self.rules = Some(*rules);
+        self.top = obs.discard.top();
+        self.named = obs.named_suit;
+        for (cards, &size) in self.seats.iter_mut().zip(&obs.hand_sizes) {
+            if cards.total() != size as usize {
+                cards.reset(size as usize);
+            }
+        }
+    }
+}
+
+/// Deals the cards a seat cannot see, for one decision's samples: each other seat gets a hand
+/// of its size that honours what was inferred about it.
+struct Sampler<'a> {
+    inference: &'a Inference,
+    /// The other seats and their card counts.
+    seats: Vec<(Seat, u8)>,
+    /// Every card the viewer cannot see (copies repeated).
+    unseen: Vec<Card>,
+    /// The cards not dealt yet, in random order.
+    pool: Vec<Card>,
+    /// Hands dealt for the current sample.
+    hands: Vec<(Seat, Hand)>,
+}
+
+impl<'a> Sampler<'a> {
+    fn new(obs: &Observation, rules: &Rules, inference: &'a Inference) -> Sampler<'a> {
+        let mut seen = obs.hand;
+        for &c in obs.discard.as_slice() {
+            seen.insert(c);
+        }
+        let mut unseen = Vec::with_capacity(rules.deck_len());
+        for suit in Suit::ALL {
+            for rank in Rank::ALL {
+                let c = Card::new(rank, suit);
+                if c.bit() & rules.deck_mask() != 0 {
+                    for _ in seen.count(c)..rules.copies {
+                        unseen.push(c);
+                    }
+                }
+            }
+        }
+        let seats = (0..rules.seats)
+            .filter(|&s| Some(s) != obs.viewer)
+            .map(|s| (s, obs.hand_sizes[s as usize]))
+            .collect();
+        Sampler {
+            inference,
+            seats,
+            pool: Vec::with_capacity(unseen.len()),
+            unseen,
+            hands: Vec::with_capacity(MAX_SEATS),
+        }
+    }
+
+    /// Moves up to `n` cards outside `avoid` from the pool into `hand`.
+    fn take(&mut self, hand: &mut Hand, mut n: u8, avoid: u64) {
+        let mut i = self.pool.len();
+        while n > 0 && i > 0 {
+            i -= 1;
+            if self.pool[i].bit() & avoid == 0 {
+                hand.insert(self.pool.swap_remove(i));
+                n -= 1;
+            }
+        }
+    }
+
+    /// One sample: a full game consistent with `view` and the inferences. Every seat's
+    /// constrained groups are dealt first, most restrictive first, so that free cards cannot
+    /// use up what they need; then every hand is filled up to its size.
+    fn sample(&mut self, view: &Observation, rng: &mut SplitMix) -> Game {
+        self.pool.clone_from(&self.unseen);
+        for i in (1..self.pool.len()).rev() {
+            self.pool.swap(i, rng.below(i + 1));
+        }
+        self.hands.clear();
+        self.hands
+            .extend(self.seats.iter().map(|&(s, _)| (s, Hand::EMPTY)));
+        let mut constrained = [(0, Group::default()); MAX_SEATS * MAX_GROUPS];
+        let mut count = 0;
+        for (k, &(seat, _)) in self.seats.iter().enumerate() {
+            for g in self.inference.seats[seat as usize].groups() {
+                if g.avoid != 0 && g.cards > 0 {
+                    constrained[count] = (k, *g);
+                    count += 1;
+                }
+            }
+        }
+        let constrained = &mut constrained[..count];
+        constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
+        for &(k, g) in constrained.iter() {
+            let mut hand = self.hands[k].1;
+            self.take(&mut hand, g.cards, g.avoid);
+            self.hands[k].1 = hand;
+        }
+        for k in 0..self.seats.len() {
+            let mut hand = self.hands[k].1;
+            let missing = (self.seats[k].1 as usize).saturating_sub(hand.len()) as u8;
+            self.take(&mut hand, missing, 0);
+            self.hands[k].1 = hand;
+        }
+        view.determinize_with_hands(rng.next_u64(), &self.hands)
+    }
+}
+
+/// Information-set Monte Carlo search with the heuristic as playout policy.
+///
+/// For each decision the bot deals the cards it cannot see many times over (determinizations),
+/// each time consistently with what its seat has seen; in every such deal it tries each
+/// candidate action, plays the round out with every seat following the heuristic, and scores
+/// the end of the round by the chance it leaves of winning the match (exact when the match ends
+/// with the round; otherwise from the gaps between the totals, against how far they can still
+/// move before the target).
+///
+/// # What it knows about hidden hands
+///
+/// The cards it cannot see are the deck less its hand and the discard pile; each other seat
+/// holds as many of them as its card count says, and the stock the rest. From the events it
+/// also learns, per seat, groups of cards and the cards each group cannot contain:
+///
+/// - a seat that makes its 1-card draw where drawing with a legal play is not allowed held no
+///   card that matched the top then (it failed to follow);
+/// - a drawn card followed by an automatic pass does not match (where any card may be played
+///   after the draw: no card in the hand matches);
+/// - a seat that pays a debt of 7s is taken to hold no 7 (drawing instead of passing the debt
+///   on is allowed, but a sensible player never does it);
+/// - cards a seat receives afterwards are unconstrained until it fails to follow again.
+///
+/// A played card leaves the most constrained group that may hold it. When a play contradicts
+/// the groups (the assumption about 7s was wrong, say), the bot forgets what it inferred about
+/// that seat. Samples deal the constrained groups first, most restrictive first, then fill
+/// every hand up to its size. [`SearchBot::determinize`] shows one such sample.
+///
+/// # Choosing
+///
+/// For each decision with a real choice it deals `iterations / k` samples per candidate
+/// action (`k` candidates), on average: every candidate meets the same samples and the same
+/// playout generators (common random numbers), so candidates are compared on equal terms, and
+/// successive halving drops the worse half of the candidates in rounds and gives their share of
+/// the budget to the rest. The choice of a [`HeuristicBot`] with the same seed is never dropped,
+/// and the bot keeps it unless the best candidate beats it on the same samples by a clear margin
+/// (a mean paired difference of one standard error): the search only ever overrules its
+/// playout policy where the evidence says so. Deterministic for a fixed seed and budget, as
+/// long as no time limit stops a decision early (a decision stopped before its second sample
+/// is the heuristic's).
+#[derive(Clone, Debug)]
+pub struct SearchBot {
+    /// The playout policy's player: its choice stands unless the search finds better.
+    heuristic: HeuristicBot,
+    rng: SplitMix,
+    /// Playouts per decision (a candidate played out in one sample is one playout).
+    pub iterations: u32,
+    /// A wall-clock limit per decision, on top of the budget. A decision it cuts short
+    /// depends on the machine's speed, so it is no longer reproducible.
+    pub time_limit: Option<Duration>,
+    inference: Inference,
+}
+
+impl SearchBot {
+    /// Default playouts per decision: a few milliseconds per decision on one core, far inside
+    /// the server's default 2 s per decision.
+    pub const DEFAULT_ITERATIONS: u32 = 2000;
+
+    /// A search bot with the default budget and no time limit.
+    pub fn new(seed: u64) -> SearchBot {
+        SearchBot::with_iterations(seed, SearchBot::DEFAULT_ITERATIONS)
+    }
+
+    /// A search bot with `iterations` playouts per decision (at least 1) and no time limit.
+    pub fn with_iterations(seed: u64, iterations: u32) -> SearchBot {
+        SearchBot {
+            heuristic: HeuristicBot::new(seed),
+            rng: SplitMix::new(seed ^ 0x5EA7_C4B0_7000_0001),
+            iterations: iterations.max(1),
+            time_limit: None,
+            inference: Inference::default(),
+        }
+    }
+
+    /// The same bot, stopping each decision after `limit` at the latest.
+    pub fn with_time_limit(mut self, limit: Duration) -> SearchBot {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// One deal of the hidden cards as this bot's search would sample it for `obs`: consistent
+    /// with the observation and with what the bot inferred from the events it was shown. For
+    /// tests and for bot authors who build on the search. `obs` must be the observation of the
+    /// bot's own seat (a spectator's observation gets a plain [`Observation::determinize`]).
+    pub fn determinize(&mut self, obs: &Observation, seed: u64) -> Game {
+        let (Some(_), Ok(rules)) = (obs.viewer, obs.config.rules()) else {
+            return obs.determinize(seed);
+        };
+        self.inference.sync(obs, &rules);
+        Sampler::new(obs, &rules, &self.inference).sample(obs, &mut SplitMix::new(seed))
+    }
+}
+
+/// How many standard errors the best candidate's mean paired gain over the heuristic's choice
+/// must reach for the search to overrule the heuristic.
+const CLEAR_MARGIN: f64 = 1.0;
+
+impl Bot for SearchBot {
+    fn name(&self) -> &str {
+        "search"
+    }
+
+    fn decide(&mut self, obs: &Observation) -> Action {
+        let started = Instant::now();
+        let heuristic = self.heuristic.decide(obs);
+        let legal = &obs.legal;
+        let (Some(me), Ok(rules)) = (obs.viewer, obs.config.rules()) else {
+            return heuristic;
+        };
+        self.inference.sync(obs, &rules);
+        let cands = candidates(legal);
+        let Some(h) = canonical(heuristic, &cands) else {
+            return heuristic;
+        };
+        if cands.len() == 1 {
+            return heuristic;
+        }
+        // Samples end the match with this round: no new round is dealt after a playout.
+        let mut view = *obs;
+        view.config.max_rounds = obs.round;
+        let mut sampler = Sampler::new(obs, &rules, &self.inference);
+        let k = cands.len();
+        // Successive halving: ceil(log2 k) rounds, each with an equal share of the budget.
+        let rounds = (usize::BITS - (k - 1).leading_zeros()) as usize;
+        let budget = self.iterations as usize;
+        let deadline = self.time_limit.map(|t| started + t);
+        let base = self.rng.next_u64();
+        let mut alive: Vec<usize> = (0..k).collect();
+        let mut sum = vec![0f64; k];
+        // Per candidate: the sums of its paired differences with the heuristic's choice and of
+        // their squares.
+        let mut gain = vec![(0f64, 0f64); k];
+        let mut values = vec![0f64; k];
+        let mut samples = 0u64;
+        let mut list = ActionList::default();
+        'rounds: for round in 0..rounds {
+            let per = (budget / (rounds * alive.len())).max(1) as u64;
+            let first = samples;
+            for j in first..first + per {
+                if deadline.is_some_and(|d| Instant::now() >= d) && samples > 0 {
+                    break 'rounds;
+                }
+                let mut seeds = SplitMix::new(base ^ j.wrapping_mul(0xD1B5_4A32_D192_ED03));
+                let sample = sampler.sample(&view, &mut seeds);
+                let playout_seed = seeds.next_u64();
+                for &a in &alive {
+                    let mut game = sample;
+                    values[a] = if game.apply_with(me, cands[a], &mut ()).is_ok() {
+                        playout(&mut game, &mut SplitMix::new(playout_seed), &mut list);
+                        match_value(&rules, me, obs.round, &obs.totals, &game)
+                    } else {
+                        0.0
+                    };
+                }
+                for &a in &alive {
+                    sum[a] += values[a];
+                    let d = values[a] - values[h];
+                    gain[a].0 += d;
+                    gain[a].1 += d * d;
+                }
+                samples = j + 1;
+            }
+            // Every live candidate has met the same samples: compare sums, keep the better
+            // half and the heuristic's choice.
+            alive.sort_by(|&a, &b| sum[b].total_cmp(&sum[a]).then(a.cmp(&b)));
+            if round + 1 < rounds {
+                alive.truncate(alive.len().div_ceil(2));
+                if !alive.contains(&h) {
+                    alive.push(h);
+                }
+            }
+        }
+        let top = alive[0];
+        if top == h || samples < 2 {
+            return heuristic;
+        }
+        let n = samples as f64;
+        let mean = gain[top].0 / n;
+        let var = (gain[top].1 / n - mean * mean).max(0.0);
+        if mean > CLEAR_MARGIN * (var / (n - 1.0)).sqrt() {
+            cands[top]
+        } else {
+            heuristic
+        }
+    }
+
+    fn react(&mut self, obs: &Observation) -> Option<Action> {
+        reactions(obs)
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        self.inference.observe(event);
+    }
+}
+
+/// Playouts stop after this many actions (a round this long is scored as it stands).
+const MAX_PLAYOUT_STEPS: u32 = 500;
+
+/// The heuristic's move for the seat to act, found without listing the legal actions: the
+/// heuristic never draws while it can play and never passes after a draw that left it a play,
+/// so it plays its best-scored playable card, with the call the rules want, or draws. The same
+/// choice as [`Scorer::choose`] over the legal actions, ties broken alike. `None` when the
+/// match is over.
+fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action> {
+    let phase = game.phase();
+    if phase == Phase::Over {
+        return None;
+    }
+    let scorer = Scorer::from_game(game, seat);
+    let mut best = None;
+    let mut best_score = i32::MIN;
+    let mut consider = |a: Action| {
+        let score = scorer.score(&a) * 4 + rng.below(4) as i32;
+        if score > best_score {
+            best = Some(a);
+            best_score = score;
+        }
+    };
+    if phase == Phase::AwaitSuit {
+        for suit in Suit::ALL {
+            consider(Action::DeclareSuit(suit));
+        }
+        return best;
+    }
+    let playable = game.playable();
+    if playable == 0 {
+        return Some(if phase == Phase::AfterDraw {
+            Action::Pass
+        } else {
+            Action::Draw
+        });
+    }
+    let left = game.hand(seat).len().saturating_sub(1);
+    let (call, alternative) = match game.rules().call_rule {
+        CallRule::LastCards if left == 1 => (Call::Mau, None),
+        CallRule::LastCards if left == 0 => (Call::MauMau, None),
+        CallRule::Romanian if left == 1 => (Call::Mau, Some(Call::MauMau)),
+        CallRule::Announce if left == 1 && phase != Phase::Announced => (Call::MauMau, None),
+        _ => (Call::None, None),
+    };
+    let mut set = playable;
+    while set != 0 {
+        let bit = set.trailing_zeros() as u8;
+        set &= set - 1;
+        let card = Card::new(Rank::from_index(bit & 15), Suit::from_index(bit >> 4));
+        for call in std::iter::once(call).chain(alternative) {
+            if card.rank() == Rank::Jack {
+                for suit in Suit::ALL {
+                    consider(Action::Play {
+                        card,
+                        suit: Some(suit),
+                        call,
+                    });
+                }
+            } else {
+                consider(Action::Play {
+                    card,
+                    suit: None,
+                    call,
+                });
+            }
+        }
+    }
+    best
+}
+
+/// Plays the round of `game` out, every seat following the heuristic; stops at the end of the
+/// round (the caller's game ends the match there, so no new round is dealt).
+fn playout(game: &mut Game, rng: &mut SplitMix, list: &mut ActionList) {
+    let round = game.round();
+    for _ in 0..MAX_PLAYOUT_STEPS {
+        if game.round() != round {
+            return;
+        }
+        let Some(seat) = game.to_act() else { return };
+        let fast = heuristic_move(game, seat, rng);
+        if fast.is_some_and(|a| game.apply_with(seat, a, &mut ()).is_ok()) {
+            continue;
+        }
+        // Not a position the shortcut knows: choose among the listed legal actions.
+        game.legal_actions_into(seat, list);
+        if list.is_empty() {
+            return;
+        }
+        let action = Scorer::from_game(game, seat).choose(list, rng);
+        if game.apply_with(seat, action, &mut ()).is_err() {
+            return;
+        }
+    }
+}
+
+/// How good the end of the round played in `game` is for `me`, from 0 to 1: the chance of
+/// winning the match, exact when the match is over, estimated otherwise. `before` holds the
+/// totals before the round (`round`).
+fn match_value(rules: &Rules, me: Seat, round: u16, before: &[i32; MAX_SEATS], game: &Game) -> f64 {
+    let n = rules.seats as usize;
+    let me = me as usize;
+    let mut totals = *before;
+    let finished = game.round() != round || game.phase() == Phase::Over;
+    if finished {
+        totals[..n].copy_from_slice(&game.totals()[..n]);
+    } else if rules.scoring == Scoring::Penalty {
+        // Unfinished: score the hands as they stand, as a blocked round would.
+        for (s, t) in totals.iter_mut().enumerate().take(n) {
+            *t += hand_value(rules, game.hand(s as Seat));
+        }
+    }
+    // Higher is better.
+    let sign = match rules.scoring {
+        Scoring::Penalty => -1.0,
+        Scoring::Positive => 1.0,
+    };
+    let key = |s: usize| sign * f64::from(totals[s]);
+    // The samples stop at this round whatever the rules say (see `decide`): was it the last?
+    let over = finished
+        && (round >= rules.max_rounds
+            || rules
+                .target
+                .is_none_or(|t| totals[..n].iter().any(|&x| x >= i32::from(t))));
+    if over {
+        let best = (0..n).map(key).fold(f64::MIN, f64::max);
+        return if key(me) < best {
+            0.0
+        } else {
+            1.0 / (0..n).filter(|&s| key(s) == best).count() as f64
+        };
+    }
+    // The totals can still move by about `unit` points a round, for the rounds left before
+    // the leader reaches the target: the chance to beat each other seat is a normal
+    // distribution (its logistic approximation) of the gap over that spread.
+    let unit = match rules.scoring {
+        Scoring::Penalty => 20.0,
+        Scoring::Positive => 60.0,
+    };
+    let target = rules.target.map_or(100.0, f64::from);
+    let lead = totals[..n].iter().copied().max().unwrap_or(0) as f64;
+    let spread = ((target - lead).max(unit) * unit).sqrt();
+    (0..n)
+        .filter(|&s| s != me)
+        .map(|s| 1.0 / (1.0 + (-1.7 * (key(me) - key(s)) / spread).exp()))
+        .product()
+}
+
+/// The actions worth comparing: the legal ones, less those that are the same move said
+/// differently (romanian-32: MAU_MAU is never worse than MAU; brazilian: ANNOUNCE then PLAY is
+/// the PLAY with the MAU-MAU call).
+fn candidates(legal: &[Action]) -> Vec<Action> {
+    let plays_with_maumau = legal.iter().any(|a| {
+        matches!(
+            a,
+            Action::Play {
+                call: Call::MauMau,
+                ..
+            }
+        )
+    });
+    legal
+        .iter()
+        .copied()
+        .filter(|a| match *a {
+            Action::Play {
+                card,
+                suit,
+                call: Call::Mau,
+            } => !legal.contains(&Action::Play {
+                card,
+                suit,
+                call: Call::MauMau,
+            }),
+            Action::Announce(Call::MauMau) => !plays_with_maumau,
+            _ => true,
+        })
+        .collect()
+}
+
+/// The candidate that stands for `action` (see [`candidates`]).
+fn canonical(action: Action, candidates: &[Action]) -> Option<usize> {
+    let same = |a: &Action| match (*a, action) {
+        (
+            Action::Play {
+                card: c1, suit: s1, ..
+            },
+            Action::Play {
+                card: c2, suit: s2, ..
+            },
+        ) => c1 == c2 && s1 == s2,
+        (Action::Announce(_), Action::Announce(_)) => true,
+        (a, b) => a == b,
+    };
+    candidates.iter().position(same).or_else(|| match action {
+        // The brazilian ANNOUNCE stands for the PLAY with the MAU-MAU call.
+        Action::Announce(Call::MauMau) => candidates.iter().position(|a| {
+            matches!(
+                a,
+                Action::Play {
+                    call: Call::MauMau,
+                    ..
+                }
+            )
+        }),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bots::HeuristicBot;
+    use maumau_engine::{CallsMode, MatchConfig, ProfileId};
+
+    /// Heuristic self-play games, each profile at two seat counts, under both call settings:
+    /// `f` sees every position, the seat to act, the events so far.
+    fn heuristic_games(mut f: impl FnMut(&Game, Seat, &[Event])) {
+        for profile in ProfileId::ALL {
+            for (seats, calls) in [(2, CallsMode::Enforce), (4, CallsMode::Challenge)] {
+                let seats = if profile == ProfileId::Brazilian {
+                    seats + 2
+                } else {
+                    seats
+                };
+                let config = MatchConfig {
+                    calls,
+                    ..MatchConfig::new(profile, seats)
+                };
+                let mut events = Vec::new();
+                let mut game = Game::new_with(config, 7, &mut events).expect("valid");
+                let mut bots: Vec<HeuristicBot> =
+                    (0..seats).map(|s| HeuristicBot::new(s as u64)).collect();
+                for _ in 0..600 {
+                    let Some(seat) = game.to_act() else { break };
+                    f(&game, seat, &events);
+                    let action = bots[seat as usize].decide(&game.observation(seat));
+                    game.apply_with(seat, action, &mut events).expect("legal");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_playout_shortcut_makes_the_heuristics_choice() {
+        let mut rng = SplitMix::new(1);
+        heuristic_games(|game, seat, _| {
+            let legal = game.legal_actions(seat);
+            let fast = heuristic_move(game, seat, &mut rng).expect("a move");
+            assert!(legal.contains(&fast), "{fast} is not legal");
+            let scorer = Scorer::from_game(game, seat);
+            let top = legal.iter().map(|a| scorer.score(a)).max();
+            assert_eq!(Some(scorer.score(&fast)), top, "{fast} is not a best move");
+            let obs = game.observation(seat);
+            let from_obs = Scorer::from_observation(&obs, game.rules()).expect("a seat");
+            for a in legal.iter() {
+                assert_eq!(from_obs.score(a), scorer.score(a));
+            }
+        });
+    }
+
+    #[test]
+    fn inferences_hold_for_the_real_hands() {
+        // The heuristic always answers a 7 when it can, so every inference must be true.
+        let mut constrained = 0;
+        heuristic_games(|game, _, events| {
+            let me = 0;
+            let mut inference = Inference {
+                rules: Some(*game.rules()),
+                me: Some(me),
+                ..Inference::default()
+            };
+            for e in events {
+                inference.observe(&maumau_engine::event_for(e, Some(me)));
+            }
+            for s in 1..game.seats() {
+                let cards = &inference.seats[s as usize];
+                let hand = game.hand(s);
+                assert_eq!(cards.total(), hand.len(), "seat {s}");
+                // Every group can be matched to distinct cards of the hand that it allows
+                // (checked greedily, most constrained group first, as the sampler deals).
+                let mut left: Vec<Card> = hand.iter().collect();
+                let mut groups = cards.groups().to_vec();
+                groups.sort_by_key(|g| std::cmp::Reverse(g.avoid.count_ones()));
+                for g in &groups {
+                    for _ in 0..g.cards {
+                        let i = left.iter().position(|c| c.bit() & g.avoid == 0);
+                        let i = i.unwrap_or_else(|| {
+                            panic!(
+                                "seat {s}: {g:?} but holds {hand:?} in {}\n{cards:?}",
+                                game.position()
+                            )
+                        });
+                        left.swap_remove(i);
+                    }
+                    constrained += usize::from(g.avoid != 0);
+                }
+            }
+        });
+        assert!(constrained > 100, "only {constrained} constrained groups");
+    }
+
+    #[test]
+    fn samples_honour_what_was_inferred() {
+        let game = Game::new(MatchConfig::new(ProfileId::Classic, 3), 5).expect("valid");
+        let obs = game.observation(0);
+        let rules = *game.rules();
+        let hearts = Suit::Hearts.mask() | Rank::Jack.mask();
+        let mut inference = Inference::default();
+        inference.sync(&obs, &rules);
+        inference.seats[1].avoid_all(hearts);
+        let mut sampler = Sampler::new(&obs, &rules, &inference);
+        let mut rng = SplitMix::new(3);
+        for _ in 0..50 {
+            let sample = sampler.sample(&obs, &mut rng);
+            assert_eq!(sample.observation(0), obs);
+            assert!(sample.hand(1).iter().all(|c| c.bit() & hearts == 0));
+        }
+    }
+
+    #[test]
+    fn a_contradicted_seat_is_forgotten() {
+        let mut cards = SeatCards::default();
+        for _ in 0..5 {
+            cards.add(false);
+        }
+        cards.avoid_all(Rank::Seven.mask());
+        cards.add(false);
+        assert_eq!(cards.total(), 6);
+        // The 7 came from the new card; then a second 7 contradicts the groups.
+        let seven = Card::new(Rank::Seven, Suit::Clubs);
+        cards.remove(seven);
+        let avoiding = |cards: &SeatCards| -> u8 {
+            cards
+                .groups()
+                .iter()
+                .filter(|g| g.avoid != 0)
+                .map(|g| g.cards)
+                .sum()
+        };
+        assert_eq!((cards.total(), avoiding(&cards)), (5, 5));
+        cards.remove(Card::new(Rank::Seven, Suit::Hearts));
+        assert_eq!(cards.total(), 4);
+        assert!(cards.groups().iter().all(|g| g.avoid == 0));
+    }
+
+    #[test]
+    fn candidates_drop_the_same_move_said_differently() {
+        let card = Card::new(Rank::Nine, Suit::Clubs);
+        let play = |call| Action::Play {
+            card,
+            suit: None,
+            call,
+        };
+        let legal = [play(Call::Mau), play(Call::MauMau), Action::Draw];
+        assert_eq!(candidates(&legal), vec![play(Call::MauMau), Action::Draw]);
+        assert_eq!(canonical(play(Call::Mau), &candidates(&legal)), Some(0));
+        let legal = [play(Call::MauMau), Action::Announce(Call::MauMau)];
+        assert_eq!(candidates(&legal), vec![play(Call::MauMau)]);
+        assert_eq!(
+            canonical(Action::Announce(Call::MauMau), &candidates(&legal)),
+            Some(0)
+        );
+    }
+}
