@@ -136,7 +136,7 @@ check_bot "the TypeScript example" -- node "$JS_DIR/examples/random-bot.js"
 check_bot "maumau bot --kind heuristic" -- "$MAUMAU_BIN" bot --kind heuristic
 # At its default budget the search bot takes up to a few hundred milliseconds a decision in a
 # debug build (scripts/test.sh tests one): give it the server's default 2 s per decision.
-check_bot "maumau bot --kind search" --deadline-ms 2000 -- "$MAUMAU_BIN" bot --kind search
+check_bot "maumau bot --kind search" --deadline-ms 4000 -- "$MAUMAU_BIN" bot --kind search
 set -e
 
 step "done"
