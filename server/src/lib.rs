@@ -24,6 +24,7 @@
 
 mod bots;
 mod config;
+mod ladder;
 mod matches;
 mod play;
 mod registry;
@@ -37,6 +38,9 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use config::{GiveUp, ServerConfig, TimeControl};
+pub use ladder::{
+    LADDER_REASON_TRAILER, LadderSettings, default_formats as default_ladder_formats,
+};
 pub use matches::verify as verify_replay;
 pub use table::default_action;
 
@@ -53,6 +57,9 @@ pub enum ServerError {
     Reflection(String),
     /// The transport failed.
     Transport(tonic::transport::Error),
+    /// The ladder could not start (its store is locked by another process, damaged, or a format
+    /// is invalid).
+    Ladder(maumau_ladder::LadderError),
 }
 
 impl std::fmt::Display for ServerError {
@@ -67,6 +74,7 @@ impl std::fmt::Display for ServerError {
             ),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
             ServerError::Transport(e) => write!(f, "transport error: {e}"),
+            ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
         }
     }
 }
@@ -84,7 +92,16 @@ pub async fn run(
         return Err(ServerError::OpenToNetwork(addr));
     }
     let max_message = config.max_message_bytes;
+    let ladder_settings = config.ladder.clone();
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
+    let hub = match ladder_settings {
+        Some(settings) => Some(
+            ladder::Hub::start(registry.clone(), settings)
+                .await
+                .map_err(ServerError::Ladder)?,
+        ),
+        None => None,
+    };
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -113,6 +130,11 @@ pub async fn run(
     })
     .max_decoding_message_size(max_message);
 
+    let ladder_service = hub.clone().map(|hub| {
+        pb::ladder_service_server::LadderServiceServer::new(ladder::LadderApi { hub })
+            .max_decoding_message_size(max_message)
+    });
+
     tracing::info!(%addr, "serving");
     // Small messages in both directions: without TCP_NODELAY every reply waits for a delayed ACK.
     let incoming = TcpListenerStream::new(listener).map(|conn| {
@@ -129,8 +151,12 @@ pub async fn run(
         .add_service(reflection_v1alpha)
         .add_service(play)
         .add_service(matches)
+        .add_optional_service(ladder_service)
         .serve_with_incoming_shutdown(incoming, async move {
             shutdown.await;
+            if let Some(hub) = &hub {
+                hub.shutdown();
+            }
             tracing::info!("shutting down: recording open matches");
             stopping.shutdown().await;
         })
