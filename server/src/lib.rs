@@ -42,6 +42,8 @@ pub use ladder::{
     LADDER_REASON_TRAILER, LadderSettings, default_formats as default_ladder_formats,
 };
 pub use matches::verify as verify_replay;
+/// A ladder format: a profile and table size with the operator's weight.
+pub use maumau_ladder::matchmaking::Format as LadderFormat;
 pub use table::default_action;
 
 /// Why the server could not run.

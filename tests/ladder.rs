@@ -1,0 +1,611 @@
+//! End to end: the ladder over loopback gRPC. Owners register, add versions, open lobbies and play
+//! their invitations with the Rust SDK's runner; rated results reach the leaderboard. Also: bad
+//! and revoked keys are refused with typed reasons, drain closes a lobby after its matches, and a
+//! seat that never joins aborts the match unrated.
+#![allow(missing_docs)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestServer, with_bearer};
+use maumau::pb;
+use maumau::pb::ladder_service_client::LadderServiceClient;
+use maumau_bot_sdk::bots::HeuristicBot;
+use maumau_bot_sdk::runner::{RunOptions, run};
+use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+
+/// A ladder server making 2-seat classic matches, with a short join deadline.
+async fn ladder_server(join_deadline: Duration, codes: Vec<String>) -> TestServer {
+    TestServer::start_with(|c| {
+        c.ladder = Some(LadderSettings {
+            formats: vec![LadderFormat {
+                profile: "classic".into(),
+                seats: 2,
+                weight: 1.0,
+            }],
+            invitation_codes: codes,
+            join_deadline,
+            tick: Duration::from_millis(100),
+            ..LadderSettings::default()
+        });
+    })
+    .await
+}
+
+async fn client(server: &TestServer) -> LadderServiceClient<Channel> {
+    LadderServiceClient::new(server.channel().await)
+}
+
+fn ladder_reason(status: &tonic::Status) -> pb::LadderErrorReason {
+    status
+        .metadata()
+        .get(LADDER_REASON_TRAILER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(pb::LadderErrorReason::from_str_name)
+        .unwrap_or(pb::LadderErrorReason::Unspecified)
+}
+
+/// A registered owner with one bot and one version.
+#[allow(dead_code)]
+struct Entrant {
+    owner_key: String,
+    bot_id: i64,
+    version_id: i64,
+    version_key: String,
+}
+
+async fn enter(c: &mut LadderServiceClient<Channel>, name: &str) -> Entrant {
+    let owner = c
+        .register_owner(pb::RegisterOwnerRequest {
+            name: name.into(),
+            invitation_code: String::new(),
+        })
+        .await
+        .expect("register owner")
+        .into_inner();
+    let bot = c
+        .register_bot(with_bearer(
+            pb::RegisterBotRequest {
+                name: format!("{name}-bot"),
+            },
+            &owner.owner_key,
+        ))
+        .await
+        .expect("register bot")
+        .into_inner();
+    let v = c
+        .add_version(with_bearer(
+            pb::AddVersionRequest {
+                bot_id: bot.bot_id,
+                label: "v1".into(),
+            },
+            &owner.owner_key,
+        ))
+        .await
+        .expect("add version")
+        .into_inner();
+    assert!(v.version_key.starts_with("mmv_"));
+    Entrant {
+        owner_key: owner.owner_key,
+        bot_id: bot.bot_id,
+        version_id: v.version_id,
+        version_key: v.version_key,
+    }
+}
+
+/// An open lobby: send LobbyRequests on `tx`, read LobbyResponses from `rx`.
+struct LobbyConn {
+    tx: mpsc::Sender<pb::LobbyRequest>,
+    rx: tonic::Streaming<pb::LobbyResponse>,
+}
+
+fn hello(key: &str, max_matches: u32) -> pb::LobbyRequest {
+    pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: key.into(),
+            max_matches,
+            profiles: vec!["classic".into()],
+            seats: vec![2],
+            client_name: String::new(),
+        })),
+    }
+}
+
+async fn open_lobby(
+    c: &mut LadderServiceClient<Channel>,
+    first: pb::LobbyRequest,
+) -> Result<LobbyConn, tonic::Status> {
+    let (tx, rx) = mpsc::channel(16);
+    tx.send(first).await.expect("send hello");
+    let rx = c.lobby(ReceiverStream::new(rx)).await?.into_inner();
+    Ok(LobbyConn { tx, rx })
+}
+
+impl LobbyConn {
+    /// The next message within 20 s; `None` when the stream ended.
+    async fn next(&mut self) -> Option<pb::lobby_response::Kind> {
+        tokio::time::timeout(Duration::from_secs(20), self.rx.message())
+            .await
+            .expect("a lobby message within 20 s")
+            .expect("the lobby stream does not fail")
+            .map(|m| m.kind.expect("a message kind"))
+    }
+
+    async fn welcome(&mut self) -> pb::LobbyWelcome {
+        match self.next().await {
+            Some(pb::lobby_response::Kind::Welcome(w)) => w,
+            other => panic!("expected a welcome, got {other:?}"),
+        }
+    }
+}
+
+/// Plays an invitation with the SDK's heuristic bot.
+fn play(url: &str, inv: &pb::Invitation, seed: u64) -> tokio::task::JoinHandle<()> {
+    assert!(inv.node_address.is_empty(), "tables are on this server");
+    let mut options = RunOptions::new(url, inv.seat_token.clone());
+    options.name = "ladder-test".into();
+    tokio::spawn(async move {
+        let mut bot = HeuristicBot::new(seed);
+        run(&mut bot, &options).await.expect("the match is played");
+    })
+}
+
+/// Plays every invitation until `rated` rated matches ended; returns the placings seen.
+async fn play_rated(url: String, mut lobby: LobbyConn, rated: usize, seed: u64) -> Vec<u32> {
+    let mut placings = Vec::new();
+    let mut n = 0;
+    while placings.len() < rated {
+        match lobby.next().await {
+            Some(pb::lobby_response::Kind::Invitation(inv)) => {
+                assert!(inv.rated);
+                assert_eq!((inv.profile.as_str(), inv.seats), ("classic", 2));
+                n += 1;
+                play(&url, &inv, seed + n);
+            }
+            Some(pb::lobby_response::Kind::MatchEnded(e)) => {
+                assert!(e.finished, "{e:?}");
+                assert!(e.rated, "{e:?}");
+                assert!(e.rating.is_some());
+                placings.push(e.placing);
+            }
+            Some(_) => {}
+            None => panic!("the lobby closed"),
+        }
+    }
+    placings
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rated_matches_reach_the_leaderboard() {
+    let server = ladder_server(Duration::from_secs(10), Vec::new()).await;
+    let mut c = client(&server).await;
+    let mut entrants = Vec::new();
+    for name in ["ada", "bo", "cy", "di"] {
+        entrants.push(enter(&mut c, name).await);
+    }
+    let mut tasks = Vec::new();
+    for (i, e) in entrants.iter().enumerate() {
+        let mut lobby = open_lobby(&mut c, hello(&e.version_key, 1))
+            .await
+            .expect("lobby opens");
+        let w = lobby.welcome().await;
+        assert_eq!(w.version_id, e.version_id);
+        assert_eq!(w.bot_id, e.bot_id);
+        assert_eq!(w.status(), pb::VersionStatus::Active);
+        assert_eq!(w.season, "season-1");
+        tasks.push(play_rated(server.url(), lobby, 2, 100 * i as u64));
+    }
+    let placings = futures_join(tasks).await;
+    for p in &placings {
+        assert!(p.iter().all(|&x| x == 1 || x == 2), "{p:?}");
+    }
+
+    let board = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            profile: "classic".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("leaderboard")
+        .into_inner();
+    assert_eq!(board.season, "season-1");
+    assert_eq!(board.standings.len(), 4, "{board:?}");
+    let total: u32 = board.standings.iter().map(|s| s.matches).sum();
+    assert!(
+        total >= 8,
+        "each bot played at least two rated matches: {board:?}"
+    );
+    // Few matches each: all provisional, ranked by score among themselves.
+    assert!(board.standings.iter().all(|s| s.provisional));
+    let scores: Vec<f64> = board
+        .standings
+        .iter()
+        .map(|s| s.rating.expect("a rating").score)
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert!(
+        board
+            .standings
+            .iter()
+            .any(|s| (s.rating.expect("rating").mu - 25.0).abs() > 0.01),
+        "ratings moved from the start"
+    );
+
+    // Paging: one line per page, then the token runs out.
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = c
+            .get_leaderboard(pb::GetLeaderboardRequest {
+                profile: "classic".into(),
+                page_size: 1,
+                page_token: token.clone(),
+                ..Default::default()
+            })
+            .await
+            .expect("page")
+            .into_inner();
+        seen.extend(page.standings.iter().map(|s| s.bot_id));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(
+        seen,
+        board.standings.iter().map(|s| s.bot_id).collect::<Vec<_>>()
+    );
+
+    // A bot page: its version with a rating and a finished, placed history.
+    let bot = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: entrants[0].bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    assert_eq!(bot.name, "ada-bot");
+    assert_eq!(bot.owner_name, "ada");
+    let v = &bot.versions[0];
+    assert_eq!(v.version_id, entrants[0].version_id);
+    assert_eq!(v.ratings.len(), 1);
+    assert_eq!(v.ratings[0].profile, "classic");
+    let finished: Vec<_> = v
+        .history
+        .iter()
+        .filter(|h| h.state() == pb::LadderMatchState::Finished)
+        .collect();
+    assert!(finished.len() >= 2, "{v:?}");
+    assert!(finished.iter().all(|h| h.placing >= 1 && h.joined));
+    assert!(finished.iter().all(|h| h.match_id.starts_with('m')));
+    assert_eq!(v.ratings[0].matches as usize, finished.len());
+
+    // Owner keys and bad input are checked.
+    let err = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            profile: "whist".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("unknown profile");
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Invalid);
+}
+
+/// Waits for every future (plain tokio, no extra crate).
+async fn futures_join<F: std::future::Future<Output = T> + Send + 'static, T: Send + 'static>(
+    fs: Vec<F>,
+) -> Vec<T> {
+    let handles: Vec<_> = fs.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.expect("task"));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_and_revoked_keys_are_refused() {
+    let server = ladder_server(Duration::from_secs(10), Vec::new()).await;
+    let mut c = client(&server).await;
+    let e = enter(&mut c, "eve").await;
+
+    // A key of the right form that does not exist.
+    let fake = format!("mmv_{}", "a".repeat(52));
+    let err = open_lobby(&mut c, hello(&fake, 1))
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::BadKey);
+    assert_eq!(maumau::wire::reason_of(&err), pb::ErrorReason::BadToken);
+
+    // Garbage, and no key at all.
+    for key in ["not-a-key", ""] {
+        let err = open_lobby(&mut c, hello(key, 1))
+            .await
+            .err()
+            .expect("refused");
+        assert_eq!(ladder_reason(&err), pb::LadderErrorReason::BadKey, "{key}");
+    }
+
+    // The owner key cannot open a lobby, and a version key cannot register bots.
+    let err = open_lobby(&mut c, hello(&e.owner_key, 1))
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), tonic::Code::PermissionDenied);
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Forbidden);
+    let err = c
+        .register_bot(with_bearer(
+            pb::RegisterBotRequest { name: "x".into() },
+            &e.version_key,
+        ))
+        .await
+        .expect_err("refused");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Forbidden);
+
+    // A lobby whose first message is not a hello.
+    let err = open_lobby(
+        &mut c,
+        pb::LobbyRequest {
+            kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
+        },
+    )
+    .await
+    .err()
+    .expect("refused");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::NoHello);
+
+    // Bad declarations.
+    let mut bad = hello(&e.version_key, 0);
+    let err = open_lobby(&mut c, bad.clone())
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Invalid);
+    if let Some(pb::lobby_request::Kind::Hello(h)) = &mut bad.kind {
+        h.max_matches = 1;
+        h.profiles = vec!["whist".into()];
+    }
+    let err = open_lobby(&mut c, bad).await.err().expect("refused");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Invalid);
+
+    // The real key works, in the metadata too.
+    let mut lobby = open_lobby(&mut c, hello(&e.version_key, 1))
+        .await
+        .expect("opens");
+    assert_eq!(lobby.welcome().await.version_id, e.version_id);
+    drop(lobby);
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(hello("", 1)).await.expect("send");
+    let mut lobby = LobbyConn {
+        rx: c
+            .lobby(with_bearer(ReceiverStream::new(rx), &e.version_key))
+            .await
+            .expect("opens with the key in the metadata")
+            .into_inner(),
+        tx,
+    };
+    assert_eq!(lobby.welcome().await.version_id, e.version_id);
+    drop(lobby);
+
+    // Revoked: refused. Rotated: the new key works, the old one stays dead.
+    let revoked = c
+        .revoke_key(with_bearer(
+            pb::RevokeKeyRequest {
+                version_id: e.version_id,
+            },
+            &e.owner_key,
+        ))
+        .await
+        .expect("revoke")
+        .into_inner();
+    assert_eq!(revoked.revoked, 1);
+    let err = open_lobby(&mut c, hello(&e.version_key, 1))
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::BadKey);
+    let rotated = c
+        .rotate_key(with_bearer(
+            pb::RotateKeyRequest {
+                version_id: e.version_id,
+            },
+            &e.owner_key,
+        ))
+        .await
+        .expect("rotate")
+        .into_inner();
+    let mut lobby = open_lobby(&mut c, hello(&rotated.key, 1))
+        .await
+        .expect("the rotated key opens the lobby");
+    assert_eq!(lobby.welcome().await.version_id, e.version_id);
+    let err = open_lobby(&mut c, hello(&e.version_key, 1))
+        .await
+        .err()
+        .expect("still refused");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::BadKey);
+    drop(lobby);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_may_need_an_invitation_code() {
+    let server = ladder_server(Duration::from_secs(10), vec!["sesame".into()]).await;
+    let mut c = client(&server).await;
+    for code in ["", "wrong"] {
+        let err = c
+            .register_owner(pb::RegisterOwnerRequest {
+                name: "mallory".into(),
+                invitation_code: code.into(),
+            })
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code(), tonic::Code::PermissionDenied);
+        assert_eq!(
+            ladder_reason(&err),
+            pb::LadderErrorReason::InvitationRequired
+        );
+    }
+    let ok = c
+        .register_owner(pb::RegisterOwnerRequest {
+            name: "alice".into(),
+            invitation_code: "sesame".into(),
+        })
+        .await
+        .expect("the code admits")
+        .into_inner();
+    assert!(ok.owner_key.starts_with("mmo_"));
+    let err = c
+        .register_owner(pb::RegisterOwnerRequest {
+            name: "alice".into(),
+            invitation_code: "sesame".into(),
+        })
+        .await
+        .expect_err("a taken name");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Duplicate);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_closes_the_lobby_after_its_matches() {
+    let server = ladder_server(Duration::from_secs(10), Vec::new()).await;
+    let mut c = client(&server).await;
+    let a = enter(&mut c, "ann").await;
+    let b = enter(&mut c, "ben").await;
+    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a");
+    la.welcome().await;
+    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
+        .await
+        .expect("b");
+    lb.welcome().await;
+    // B plays whatever comes, in the background.
+    let b_task = {
+        let url = server.url();
+        tokio::spawn(async move {
+            let mut n = 0;
+            while let Some(Ok(m)) = lb.rx.message().await.transpose() {
+                if let Some(pb::lobby_response::Kind::Invitation(inv)) = m.kind {
+                    n += 1;
+                    let options = RunOptions::new(url.clone(), inv.seat_token);
+                    tokio::spawn(async move {
+                        let mut bot = HeuristicBot::new(n);
+                        let _ = run(&mut bot, &options).await;
+                    });
+                }
+            }
+        })
+    };
+    // A takes its first invitation, asks to drain at once, and plays the match.
+    let inv = match la.next().await {
+        Some(pb::lobby_response::Kind::Invitation(inv)) => inv,
+        other => panic!("expected an invitation, got {other:?}"),
+    };
+    la.tx
+        .send(pb::LobbyRequest {
+            kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
+        })
+        .await
+        .expect("send drain");
+    play(&server.url(), &inv, 5);
+    let mut ended = false;
+    loop {
+        match la.next().await {
+            Some(pb::lobby_response::Kind::MatchEnded(e)) => {
+                assert_eq!(e.ladder_match_id, inv.ladder_match_id);
+                assert!(e.finished && e.rated, "{e:?}");
+                ended = true;
+            }
+            Some(pb::lobby_response::Kind::Drained(_)) => {
+                assert!(ended, "drained only after the match ended");
+                break;
+            }
+            Some(pb::lobby_response::Kind::Invitation(i)) => {
+                panic!("an invitation after drain: {i:?}")
+            }
+            Some(_) => {}
+            None => panic!("the stream ended before LobbyDrained"),
+        }
+    }
+    assert!(
+        la.next().await.is_none(),
+        "the stream ends after LobbyDrained"
+    );
+    b_task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_no_show_aborts_the_match_unrated() {
+    let server = ladder_server(Duration::from_millis(400), Vec::new()).await;
+    let mut c = client(&server).await;
+    let a = enter(&mut c, "amy").await;
+    let b = enter(&mut c, "bob").await;
+    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a");
+    la.welcome().await;
+    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
+        .await
+        .expect("b");
+    lb.welcome().await;
+    // A joins its invitation; B never does.
+    let inv = match la.next().await {
+        Some(pb::lobby_response::Kind::Invitation(inv)) => inv,
+        other => panic!("expected an invitation, got {other:?}"),
+    };
+    let b_inv = match lb.next().await {
+        Some(pb::lobby_response::Kind::Invitation(inv)) => inv,
+        other => panic!("expected an invitation, got {other:?}"),
+    };
+    assert_eq!(b_inv.ladder_match_id, inv.ladder_match_id);
+    assert_ne!(b_inv.seat, inv.seat);
+    assert!(inv.join_deadline_unix_ms > 0);
+    let a_play = play(&server.url(), &inv, 9);
+    let ended = loop {
+        match la.next().await {
+            Some(pb::lobby_response::Kind::MatchEnded(e)) => break e,
+            Some(_) => {}
+            None => panic!("the lobby closed"),
+        }
+    };
+    assert_eq!(ended.ladder_match_id, inv.ladder_match_id);
+    assert!(!ended.finished && !ended.rated, "{ended:?}");
+    assert!(ended.reason.contains("did not join"), "{}", ended.reason);
+    a_play.await.expect("A's runner gets the aborted report");
+
+    // The server's match is aborted; the ladder counts B's no-show, and nobody is rated.
+    let summary = common::summary(&mut server.matches().await, &inv.match_id).await;
+    assert_eq!(summary.status(), pb::MatchStatus::Aborted);
+    let bot = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: b.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    let h = bot.versions[0]
+        .history
+        .iter()
+        .find(|h| h.ladder_match_id == inv.ladder_match_id)
+        .expect("the aborted match is in B's history");
+    assert_eq!(h.state(), pb::LadderMatchState::Aborted);
+    assert!(!h.joined);
+    assert!(bot.versions[0].ratings.is_empty());
+    let board = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            profile: "classic".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("leaderboard")
+        .into_inner();
+    assert!(board.standings.is_empty(), "{board:?}");
+}
