@@ -609,3 +609,244 @@ async fn a_no_show_aborts_the_match_unrated() {
         .into_inner();
     assert!(board.standings.is_empty(), "{board:?}");
 }
+
+/// Takes the lobby's first invitation, drains, plays it, and returns how it ended once the lobby
+/// has closed.
+async fn play_one_and_drain(url: String, mut lobby: LobbyConn, seed: u64) -> pb::LadderMatchEnded {
+    let inv = loop {
+        match lobby.next().await {
+            Some(pb::lobby_response::Kind::Invitation(inv)) => break inv,
+            Some(_) => {}
+            None => panic!("the lobby closed"),
+        }
+    };
+    lobby
+        .tx
+        .send(pb::LobbyRequest {
+            kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
+        })
+        .await
+        .expect("send drain");
+    play(&url, &inv, seed);
+    let mut ended = None;
+    loop {
+        match lobby.next().await {
+            Some(pb::lobby_response::Kind::MatchEnded(e)) => ended = Some(e),
+            Some(pb::lobby_response::Kind::Drained(_)) => break,
+            Some(_) => {}
+            None => panic!("the stream ended before LobbyDrained"),
+        }
+    }
+    ended.expect("the match ended before the drain completed")
+}
+
+async fn board(c: &mut LadderServiceClient<Channel>, season: &str) -> pb::GetLeaderboardResponse {
+    c.get_leaderboard(pb::GetLeaderboardRequest {
+        season: season.into(),
+        profile: "classic".into(),
+        ..Default::default()
+    })
+    .await
+    .expect("leaderboard")
+    .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_ban_void_and_change_seasons() {
+    const TOKEN: &str = "op-secret";
+    let server = TestServer::start_with(|c| {
+        c.operator_token = Some(TOKEN.into());
+        c.ladder = Some(LadderSettings {
+            formats: vec![LadderFormat {
+                profile: "classic".into(),
+                seats: 2,
+                weight: 1.0,
+            }],
+            tick: Duration::from_millis(100),
+            ..LadderSettings::default()
+        });
+    })
+    .await;
+    let mut c = client(&server).await;
+    let a = enter(&mut c, "ava").await;
+    let b = enter(&mut c, "bea").await;
+    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a");
+    la.welcome().await;
+    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
+        .await
+        .expect("b");
+    lb.welcome().await;
+    let (ea, eb) = tokio::join!(
+        play_one_and_drain(server.url(), la, 1),
+        play_one_and_drain(server.url(), lb, 2)
+    );
+    assert_eq!(ea.ladder_match_id, eb.ladder_match_id);
+    assert!(ea.rated && eb.rated);
+    let id = ea.ladder_match_id;
+    assert_eq!(board(&mut c, "").await.standings.len(), 2);
+
+    let target = pb::SanctionTarget {
+        kind: pb::SanctionTargetKind::Version as i32,
+        id: b.version_id,
+    };
+    // Without the operator token: refused.
+    let err = c
+        .ban(pb::BanRequest {
+            target: Some(target),
+            reason: "x".into(),
+        })
+        .await
+        .expect_err("refused");
+    assert_eq!(err.code(), tonic::Code::PermissionDenied);
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::OperatorOnly);
+    // A target that does not exist.
+    let err = c
+        .ban(with_bearer(
+            pb::BanRequest {
+                target: Some(pb::SanctionTarget {
+                    kind: pb::SanctionTargetKind::Bot as i32,
+                    id: 9999,
+                }),
+                reason: "x".into(),
+            },
+            TOKEN,
+        ))
+        .await
+        .expect_err("no such bot");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::NotFound);
+
+    // Banned: hidden from the leaderboard, shown as banned on its page; unbanned: back.
+    c.ban(with_bearer(
+        pb::BanRequest {
+            target: Some(target),
+            reason: "cheating".into(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("ban");
+    let shown = board(&mut c, "").await;
+    assert_eq!(
+        shown.standings.iter().map(|s| s.bot_id).collect::<Vec<_>>(),
+        vec![a.bot_id]
+    );
+    let page = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: b.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    assert_eq!(page.versions[0].status(), pb::VersionStatus::Banned);
+    assert_eq!(page.versions[0].reason, "cheating");
+    let lifted = c
+        .unban(with_bearer(
+            pb::UnbanRequest {
+                target: Some(target),
+                reason: String::new(),
+            },
+            TOKEN,
+        ))
+        .await
+        .expect("unban")
+        .into_inner();
+    assert_eq!(lifted.lifted, 1);
+    assert_eq!(board(&mut c, "").await.standings.len(), 2);
+
+    // Formats are checked.
+    let err = c
+        .set_formats(with_bearer(
+            pb::SetFormatsRequest {
+                formats: vec![pb::LadderFormat {
+                    profile: "brazilian".into(),
+                    seats: 2,
+                    weight: 1.0,
+                }],
+            },
+            TOKEN,
+        ))
+        .await
+        .expect_err("brazilian needs 4 or more seats");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Invalid);
+    let set = c
+        .set_formats(with_bearer(
+            pb::SetFormatsRequest {
+                formats: vec![pb::LadderFormat {
+                    profile: "romanian-32".into(),
+                    seats: 3,
+                    weight: 2.0,
+                }],
+            },
+            TOKEN,
+        ))
+        .await
+        .expect("set formats")
+        .into_inner();
+    assert_eq!(set.formats.len(), 1);
+
+    // Void: both ratings are recomputed without the match.
+    let void = c
+        .void_match(with_bearer(
+            pb::VoidMatchRequest {
+                ladder_match_id: id,
+                reason: "test".into(),
+            },
+            TOKEN,
+        ))
+        .await
+        .expect("void")
+        .into_inner();
+    assert_eq!(void.ratings_changed, 2);
+    assert!(board(&mut c, "").await.standings.is_empty());
+    let page = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: a.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    let h = &page.versions[0].history[0];
+    assert_eq!(h.ladder_match_id, id);
+    assert_eq!(h.state(), pb::LadderMatchState::Void);
+
+    // Seasons: one open at a time; the leaderboard follows the open one.
+    let err = c
+        .open_season(with_bearer(
+            pb::OpenSeasonRequest {
+                name: "season-2".into(),
+            },
+            TOKEN,
+        ))
+        .await
+        .expect_err("season-1 is still open");
+    assert_eq!(ladder_reason(&err), pb::LadderErrorReason::State);
+    let closed = c
+        .close_season(with_bearer(pb::CloseSeasonRequest {}, TOKEN))
+        .await
+        .expect("close")
+        .into_inner();
+    assert_eq!(closed.season, "season-1");
+    c.open_season(with_bearer(
+        pb::OpenSeasonRequest {
+            name: "season-2".into(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("open");
+    assert_eq!(board(&mut c, "").await.season, "season-2");
+    assert_eq!(board(&mut c, "season-1").await.season, "season-1");
+    let err = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            season: "season-9".into(),
+            profile: "classic".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("no such season");
+    assert_eq!(err.code(), tonic::Code::NotFound);
+}
