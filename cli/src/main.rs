@@ -2,8 +2,9 @@
 //!
 //! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
 //! plays one seeded match between random players and prints it; `maumau serve` runs the game
-//! server; `maumau bot` plays a seat on a server.
+//! server; `maumau bot` plays a seat on a server; `maumau ladder rerate` checks a ladder's ratings.
 
+mod ladder;
 mod serve;
 mod tournament;
 
@@ -30,6 +31,8 @@ enum Command {
     Bot(BotArgs),
     /// Run a bot-versus-bot tournament and print the standings.
     Tournament(tournament::TournamentArgs),
+    /// Ladder maintenance on a stopped server's data directory (rerate).
+    Ladder(ladder::LadderArgs),
 }
 
 #[derive(clap::Args)]
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         }
         Command::Bot(args) => bot(&args),
         Command::Tournament(args) => tournament::tournament(&args),
+        Command::Ladder(args) => ladder::ladder(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
