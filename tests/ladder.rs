@@ -850,3 +850,139 @@ async fn operators_ban_void_and_change_seasons() {
         .expect_err("no such season");
     assert_eq!(err.code(), tonic::Code::NotFound);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_no_shows_pause_a_version_for_health() {
+    let server = ladder_server(Duration::from_millis(200), Vec::new()).await;
+    let mut c = client(&server).await;
+    let a = enter(&mut c, "ali").await;
+    let b = enter(&mut c, "bao").await;
+    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a");
+    la.welcome().await;
+    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
+        .await
+        .expect("b");
+    lb.welcome().await;
+    // A plays every invitation; B ignores them all until it is told it is paused.
+    let url = server.url();
+    let a_task = tokio::spawn(async move {
+        let mut n = 0;
+        while let Some(Ok(m)) = la.rx.message().await.transpose() {
+            if let Some(pb::lobby_response::Kind::Invitation(inv)) = m.kind {
+                n += 1;
+                play(&url, &inv, n);
+            }
+        }
+    });
+    let mut no_shows = 0;
+    let notice = loop {
+        match lb.next().await {
+            Some(pb::lobby_response::Kind::MatchEnded(e)) => {
+                assert!(!e.finished && !e.rated, "{e:?}");
+                no_shows += 1;
+            }
+            Some(pb::lobby_response::Kind::Notice(n)) => break n,
+            Some(_) => {}
+            None => panic!("the lobby closed"),
+        }
+    };
+    assert_eq!(notice.status(), pb::VersionStatus::HealthPaused);
+    assert!(
+        notice.reason.contains("3 matches in a row"),
+        "{}",
+        notice.reason
+    );
+    assert_eq!(no_shows, 3);
+    let page = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: b.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    assert_eq!(page.versions[0].status(), pb::VersionStatus::HealthPaused);
+    assert!(page.versions[0].history.iter().all(|h| !h.joined));
+    // A, who joined every time, is not paused.
+    let page = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: a.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    assert_eq!(page.versions[0].status(), pb::VersionStatus::Active);
+    a_task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ladder_survives_a_restart() {
+    let settings = || LadderSettings {
+        formats: vec![LadderFormat {
+            profile: "classic".into(),
+            seats: 2,
+            weight: 1.0,
+        }],
+        tick: Duration::from_millis(100),
+        ..LadderSettings::default()
+    };
+    let server = TestServer::start_with(|c| c.ladder = Some(settings())).await;
+    let mut c = client(&server).await;
+    let a = enter(&mut c, "kim").await;
+    let b = enter(&mut c, "lee").await;
+    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a");
+    la.welcome().await;
+    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
+        .await
+        .expect("b");
+    lb.welcome().await;
+    let (ea, _) = tokio::join!(
+        play_one_and_drain(server.url(), la, 1),
+        play_one_and_drain(server.url(), lb, 2)
+    );
+    let before = board(&mut c, "").await;
+    assert_eq!(before.standings.len(), 2);
+    // A lobby still open while the server stops: its stream ends and the server stops anyway.
+    let mut idle = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a again");
+    idle.welcome().await;
+    let data = tokio::time::timeout(Duration::from_secs(20), server.stop())
+        .await
+        .expect("the server stops with a lobby open");
+    let end = tokio::time::timeout(Duration::from_secs(5), idle.rx.message()).await;
+    assert!(
+        matches!(end, Ok(Ok(None)) | Ok(Err(_))),
+        "the lobby stream ended: {end:?}"
+    );
+
+    // Same data directory: the store's lock was released, and everything is still there.
+    let server = TestServer::start_in(data, |c| c.ladder = Some(settings())).await;
+    let mut c = client(&server).await;
+    let after = board(&mut c, "").await;
+    assert_eq!(after, before);
+    let page = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: a.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("bot")
+        .into_inner();
+    let h = &page.versions[0].history[0];
+    assert_eq!(h.ladder_match_id, ea.ladder_match_id);
+    assert_eq!(
+        h.match_id, ea.match_id,
+        "the server match id is found again"
+    );
+    // The old key still opens a lobby.
+    let mut again = open_lobby(&mut c, hello(&a.version_key, 1))
+        .await
+        .expect("a");
+    assert_eq!(again.welcome().await.version_id, a.version_id);
+}

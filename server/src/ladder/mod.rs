@@ -32,7 +32,7 @@ use maumau_ladder::{
     Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, SqliteStore, Store,
     VersionId,
 };
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tonic::Status;
 
 use crate::registry::Registry;
@@ -193,6 +193,9 @@ struct LobbyHandle {
     lobby: Lobby,
     tx: mpsc::Sender<Result<pb::LobbyResponse, Status>>,
     draining: bool,
+    /// Dropped with the handle: tells the lobby's reader to stop reading, so that the stream
+    /// closes in both directions (a half-open stream would hold up the server's shutdown).
+    _closed: oneshot::Sender<()>,
 }
 
 #[derive(Default)]
@@ -305,15 +308,17 @@ impl Hub {
     }
 
     /// Opens a version's lobby, replacing (and closing) an older one of the same version.
+    /// Returns the connection id and a receiver that completes when the lobby is closed.
     fn attach(
         &self,
         lobby: Lobby,
         tx: mpsc::Sender<Result<pb::LobbyResponse, Status>>,
-    ) -> Option<u64> {
+    ) -> Option<(u64, oneshot::Receiver<()>)> {
         if self.is_closed() {
             return None;
         }
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (closed, on_close) = oneshot::channel();
         let version = lobby.version;
         let old = lock(&self.lobbies).open.insert(
             version,
@@ -322,6 +327,7 @@ impl Hub {
                 lobby,
                 tx,
                 draining: false,
+                _closed: closed,
             },
         );
         if let Some(old) = old {
@@ -332,7 +338,7 @@ impl Hub {
             )));
         }
         self.wake.notify_one();
-        Some(conn)
+        Some((conn, on_close))
     }
 
     /// A lobby's client went away.

@@ -343,7 +343,7 @@ impl LadderService for LadderApi {
                 kind: Some(pb::lobby_response::Kind::Welcome(welcome)),
             }))
             .await;
-        let Some(conn) = self.hub.attach(lobby, tx) else {
+        let Some((conn, mut on_close)) = self.hub.attach(lobby, tx) else {
             return Err(refuse(
                 pb::LadderErrorReason::State,
                 Some(pb::ErrorReason::Unavailable),
@@ -354,7 +354,12 @@ impl LadderService for LadderApi {
         let hub = self.hub.clone();
         tokio::spawn(async move {
             loop {
-                match input.message().await {
+                let message = tokio::select! {
+                    m = input.message() => m,
+                    // Closed by the server (drained, replaced, shutting down): stop reading.
+                    _ = &mut on_close => break,
+                };
+                match message {
                     Ok(Some(pb::LobbyRequest {
                         kind: Some(pb::lobby_request::Kind::Drain(_)),
                     })) => hub.drain(version, conn),
