@@ -110,7 +110,6 @@ fn hello(key: &str, max_matches: u32) -> pb::LobbyRequest {
             max_matches,
             profiles: vec!["classic".into()],
             seats: vec![2],
-            client_name: String::new(),
         })),
     }
 }
