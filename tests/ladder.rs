@@ -954,6 +954,13 @@ async fn the_ladder_survives_a_restart() {
     let data = tokio::time::timeout(Duration::from_secs(20), server.stop())
         .await
         .expect("the server stops with a lobby open");
+    assert!(
+        matches!(
+            idle.next().await,
+            Some(pb::lobby_response::Kind::Drained(_))
+        ),
+        "a stopping server drains its lobbies"
+    );
     let end = tokio::time::timeout(Duration::from_secs(5), idle.rx.message()).await;
     assert!(
         matches!(end, Ok(Ok(None)) | Ok(Err(_))),

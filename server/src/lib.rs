@@ -145,6 +145,7 @@ pub async fn run(
         })
     });
     let stopping = registry.clone();
+    let stopping_hub = hub.clone();
     let result = tonic::transport::Server::builder()
         .accept_http1(true)
         .layer(tonic_web::GrpcWebLayer::new())
@@ -156,12 +157,15 @@ pub async fn run(
         .add_optional_service(ladder_service)
         .serve_with_incoming_shutdown(incoming, async move {
             shutdown.await;
-            if let Some(hub) = &hub {
+            if let Some(hub) = &stopping_hub {
                 hub.shutdown();
             }
             tracing::info!("shutting down: recording open matches");
             stopping.shutdown().await;
         })
         .await;
+    if let Some(hub) = &hub {
+        hub.release().await;
+    }
     result.map_err(ServerError::Transport)
 }

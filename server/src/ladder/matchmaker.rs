@@ -7,6 +7,7 @@
 //! when the table task ends, after the report is recorded) and writes the end to the store.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use maumau::pb;
@@ -163,7 +164,12 @@ async fn launch(hub: &Arc<Hub>, id: MatchId, table: Table) {
         );
     }
     tracing::info!(ladder_match = %id, match_id = %response.match_id, "ladder match created");
-    tokio::spawn(watch(hub.clone(), id, response.match_id, table.seats));
+    hub.watchers.fetch_add(1, Ordering::SeqCst);
+    let watched = hub.clone();
+    tokio::spawn(async move {
+        watch(watched.clone(), id, response.match_id, table.seats).await;
+        watched.watchers.fetch_sub(1, Ordering::SeqCst);
+    });
 }
 
 /// Waits for the join deadline and the end of the match, and records it.

@@ -20,7 +20,7 @@ mod matchmaker;
 mod service;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -207,7 +207,10 @@ struct Lobbies {
 
 /// The ladder's shared state.
 pub(crate) struct Hub {
-    ladder: Arc<Ladder<SqliteStore>>,
+    /// Taken out by [`Hub::release`] so that the store (and its lock) closes with the server.
+    ladder: Mutex<Option<Arc<Ladder<SqliteStore>>>>,
+    /// Watchers of matches in flight.
+    watchers: AtomicUsize,
     registry: Arc<Registry>,
     settings: LadderSettings,
     formats: Mutex<Vec<Format>>,
@@ -263,7 +266,8 @@ impl Hub {
             }
         }
         let hub = Arc::new(Hub {
-            ladder: Arc::new(ladder),
+            ladder: Mutex::new(Some(Arc::new(ladder))),
+            watchers: AtomicUsize::new(0),
             registry,
             formats: Mutex::new(settings.formats.clone()),
             settings,
@@ -282,7 +286,13 @@ impl Hub {
         &self,
         f: impl FnOnce(&Ladder<SqliteStore>) -> maumau_ladder::Result<T> + Send + 'static,
     ) -> Result<T, Status> {
-        let ladder = self.ladder.clone();
+        let ladder = lock(&self.ladder).clone().ok_or_else(|| {
+            refuse(
+                pb::LadderErrorReason::Storage,
+                Some(pb::ErrorReason::Unavailable),
+                "the ladder is shutting down",
+            )
+        })?;
         tokio::task::spawn_blocking(move || f(&ladder))
             .await
             .map_err(|e| {
@@ -295,12 +305,41 @@ impl Hub {
             .map_err(to_status)
     }
 
-    /// Stops the matchmaker and closes every lobby (their streams end), so that the server can
-    /// shut down; matches in flight are aborted by the registry and recorded by their watchers.
+    /// Stops the matchmaker and closes every lobby with LobbyDrained (their streams end), so
+    /// that the server can shut down; matches in flight are aborted by the registry and recorded
+    /// by their watchers.
     pub(crate) fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        lock(&self.lobbies).open.clear();
+        let mut l = lock(&self.lobbies);
+        let open: Vec<VersionId> = l.open.keys().copied().collect();
+        for v in open {
+            close_drained(&mut l, v);
+        }
+        drop(l);
         self.wake.notify_one();
+    }
+
+    /// After the server stopped: waits (a few seconds at most) for the watchers to record the
+    /// matches the shutdown aborted, then closes the store, releasing its lock for the next
+    /// process even while connections still hold the service.
+    pub(crate) async fn release(&self) {
+        let pause = Duration::from_millis(10);
+        for _ in 0..500 {
+            if self.watchers.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+        }
+        let ladder = lock(&self.ladder).take();
+        if let Some(ladder) = ladder {
+            // Store calls in flight hold a clone for a moment.
+            for _ in 0..500 {
+                if Arc::strong_count(&ladder) == 1 {
+                    break;
+                }
+                tokio::time::sleep(pause).await;
+            }
+        }
     }
 
     fn is_closed(&self) -> bool {
