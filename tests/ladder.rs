@@ -992,3 +992,46 @@ async fn the_ladder_survives_a_restart() {
         .expect("a");
     assert_eq!(again.welcome().await.version_id, a.version_id);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_ladder_setup_or_a_second_process_is_refused_at_start() {
+    let start = |config: maumau_server::ServerConfig| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        // An immediate shutdown: a server that starts returns Ok at once.
+        maumau_server::run(listener, config, async {}).await
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = maumau_server::ServerConfig {
+        data_dir: dir.path().to_path_buf(),
+        ..Default::default()
+    };
+
+    // The join deadline must be shorter than the join timeout.
+    let mut config = base.clone();
+    config.join_timeout = Duration::from_secs(5);
+    config.ladder = Some(LadderSettings {
+        join_deadline: Duration::from_secs(5),
+        ..LadderSettings::default()
+    });
+    let err = start(config).await.expect_err("refused");
+    assert!(err.to_string().contains("join deadline"), "{err}");
+
+    // A second server on the data directory of a running ladder.
+    let server = TestServer::start_in(dir, |c| c.ladder = Some(LadderSettings::default())).await;
+    // It answers, so its ladder holds the store.
+    board(&mut client(&server).await, "").await;
+    let mut config = base.clone();
+    config.data_dir = server.data_dir.path().to_path_buf();
+    config.ladder = Some(LadderSettings::default());
+    let err = start(config).await.expect_err("refused");
+    assert!(
+        err.to_string().contains("in use by another process"),
+        "{err}"
+    );
+    // Without the ladder the same directory is fine.
+    let mut config = base;
+    config.data_dir = server.data_dir.path().to_path_buf();
+    start(config).await.expect("no ladder, no lock");
+}

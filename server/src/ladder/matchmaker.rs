@@ -183,9 +183,17 @@ async fn watch(hub: Arc<Hub>, id: MatchId, match_id: String, seats: Vec<VersionI
         tokio::select! {
             () = tx.closed() => {}
             () = tokio::time::sleep(hub.settings.join_deadline) => {
-                let players = entry.summary().players;
-                for (s, j) in joined.iter_mut().enumerate() {
-                    *j = players.iter().any(|p| p.seat as usize == s && p.connected);
+                // A table that started had every seat joined (the join deadline is shorter than
+                // the registry's join timeout); a seat briefly away from a running match is not a
+                // no-show.
+                let summary = entry.summary();
+                if summary.status() == pb::MatchStatus::Waiting {
+                    for (s, j) in joined.iter_mut().enumerate() {
+                        *j = summary
+                            .players
+                            .iter()
+                            .any(|p| p.seat as usize == s && p.connected);
+                    }
                 }
                 let missing: Vec<String> = joined
                     .iter()

@@ -231,6 +231,14 @@ impl Hub {
         for f in &settings.formats {
             check_format(&f.profile, f.seats).map_err(LadderError::Invalid)?;
         }
+        if settings.join_deadline >= registry.config.join_timeout {
+            return Err(LadderError::Invalid(format!(
+                "the ladder's join deadline ({} ms) must be shorter than the server's join \
+                 timeout ({} ms), which starts a table without its missing seats",
+                settings.join_deadline.as_millis(),
+                registry.config.join_timeout.as_millis()
+            )));
+        }
         let dir = registry.config.data_dir.join("ladder");
         let codes = settings.invitation_codes.clone();
         let first_season = settings.first_season.clone();
