@@ -3,9 +3,10 @@
 //! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
 //! plays one seeded match between random players and prints it; `maumau serve` runs the game
 //! server; `maumau bot` plays a seat on a server; `maumau check-bot` puts any bot through the
-//! conformance gauntlet.
+//! conformance gauntlet; `maumau ladder rerate` checks a ladder's ratings.
 
 mod check_bot;
+mod ladder;
 mod serve;
 mod tournament;
 
@@ -34,6 +35,8 @@ enum Command {
     Tournament(tournament::TournamentArgs),
     /// Put a bot, in any language, through a scripted gauntlet and print a report card.
     CheckBot(check_bot::CheckBotArgs),
+    /// Ladder maintenance on a stopped server's data directory (rerate).
+    Ladder(ladder::LadderArgs),
 }
 
 #[derive(clap::Args)]
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
         Command::Bot(args) => bot(&args),
         Command::Tournament(args) => tournament::tournament(&args),
         Command::CheckBot(args) => check_bot::check_bot(&args),
+        Command::Ladder(args) => ladder::ladder(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use maumau_server::{GiveUp, ServerConfig};
+use maumau_server::{GiveUp, LadderFormat, LadderSettings, ServerConfig};
 use serde::Deserialize;
 
 /// Start the game server.
@@ -22,6 +22,27 @@ pub(crate) struct ServeArgs {
     /// A TOML file with any of the settings below; flags given on the command line win.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Run the ladder too: registration, lobbies, matchmaking and ratings (docs/LADDER.md), with
+    /// its store in `<data-dir>/ladder`.
+    #[arg(long)]
+    ladder: bool,
+    /// Ladder registration needs one of these invitation codes (comma-separated); unset: open.
+    #[arg(
+        long,
+        env = "MAUMAU_LADDER_INVITATION_CODES",
+        hide_env_values = true,
+        value_delimiter = ','
+    )]
+    ladder_invitation_code: Vec<String>,
+}
+
+/// One `[[ladder_formats]]` entry of a configuration file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileFormat {
+    profile: String,
+    seats: u8,
+    weight: f64,
 }
 
 /// The settings a configuration file may hold. Every key is optional.
@@ -41,6 +62,12 @@ struct FileConfig {
     disconnect_grace_ms: Option<u64>,
     /// `bot` or `forfeit`.
     give_up: Option<String>,
+    /// Run the ladder (like `--ladder`).
+    ladder: Option<bool>,
+    ladder_invitation_codes: Option<Vec<String>>,
+    ladder_join_deadline_ms: Option<u64>,
+    ladder_node_address: Option<String>,
+    ladder_formats: Option<Vec<FileFormat>>,
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -103,15 +130,53 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     if let Some(v) = file.join_timeout_ms {
         config.join_timeout = ms(v);
     }
+    if args.ladder || file.ladder.unwrap_or(false) {
+        let mut l = LadderSettings::default();
+        if !args.ladder_invitation_code.is_empty() {
+            l.invitation_codes = args.ladder_invitation_code.clone();
+        } else if let Some(codes) = file.ladder_invitation_codes {
+            l.invitation_codes = codes;
+        }
+        if let Some(v) = file.ladder_join_deadline_ms {
+            l.join_deadline = ms(v);
+        }
+        if let Some(v) = file.ladder_node_address {
+            l.node_address = v;
+        }
+        if let Some(formats) = file.ladder_formats {
+            l.formats = formats
+                .into_iter()
+                .map(|f| LadderFormat {
+                    profile: f.profile,
+                    seats: f.seats,
+                    weight: f.weight,
+                })
+                .collect();
+        }
+        if l.join_deadline >= config.join_timeout {
+            return Err(format!(
+                "ladder_join_deadline_ms ({} ms) must be shorter than join_timeout_ms ({} ms)",
+                l.join_deadline.as_millis(),
+                config.join_timeout.as_millis()
+            )
+            .into());
+        }
+        config.ladder = Some(l);
+    }
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
         eprintln!(
-            "maumau: serving on {} (data in {})",
+            "maumau: serving on {} (data in {}{})",
             listener.local_addr()?,
-            config.data_dir.display()
+            config.data_dir.display(),
+            if config.ladder.is_some() {
+                ", ladder on"
+            } else {
+                ""
+            }
         );
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     pub default_time_control: TimeControl,
     /// A match starts when every remote seat has joined, or this long after it was created.
     pub join_timeout: Duration,
+    /// Ladder mode (`maumau serve --ladder`): the `LadderService` with its matchmaker, and the
+    /// ladder's store in `<data_dir>/ladder`. `None` (the default) serves no ladder.
+    pub ladder: Option<crate::ladder::LadderSettings>,
 }
 
 impl Default for ServerConfig {
@@ -35,6 +38,7 @@ impl Default for ServerConfig {
             actions_per_second: 1_000,
             default_time_control: TimeControl::default(),
             join_timeout: Duration::from_secs(60),
+            ladder: None,
         }
     }
 }

@@ -24,6 +24,7 @@
 
 mod bots;
 mod config;
+mod ladder;
 mod matches;
 mod play;
 mod registry;
@@ -37,7 +38,12 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use config::{GiveUp, ServerConfig, TimeControl};
+pub use ladder::{
+    LADDER_REASON_TRAILER, LadderSettings, default_formats as default_ladder_formats,
+};
 pub use matches::verify as verify_replay;
+/// A ladder format: a profile and table size with the operator's weight.
+pub use maumau_ladder::matchmaking::Format as LadderFormat;
 pub use table::default_action;
 
 /// Why the server could not run.
@@ -53,6 +59,9 @@ pub enum ServerError {
     Reflection(String),
     /// The transport failed.
     Transport(tonic::transport::Error),
+    /// The ladder could not start (its store is locked by another process, damaged, or a format
+    /// is invalid).
+    Ladder(maumau_ladder::LadderError),
 }
 
 impl std::fmt::Display for ServerError {
@@ -67,6 +76,7 @@ impl std::fmt::Display for ServerError {
             ),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
             ServerError::Transport(e) => write!(f, "transport error: {e}"),
+            ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
         }
     }
 }
@@ -84,7 +94,16 @@ pub async fn run(
         return Err(ServerError::OpenToNetwork(addr));
     }
     let max_message = config.max_message_bytes;
+    let ladder_settings = config.ladder.clone();
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
+    let hub = match ladder_settings {
+        Some(settings) => Some(
+            ladder::Hub::start(registry.clone(), settings)
+                .await
+                .map_err(ServerError::Ladder)?,
+        ),
+        None => None,
+    };
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -113,6 +132,11 @@ pub async fn run(
     })
     .max_decoding_message_size(max_message);
 
+    let ladder_service = hub.clone().map(|hub| {
+        pb::ladder_service_server::LadderServiceServer::new(ladder::LadderApi { hub })
+            .max_decoding_message_size(max_message)
+    });
+
     tracing::info!(%addr, "serving");
     // Small messages in both directions: without TCP_NODELAY every reply waits for a delayed ACK.
     let incoming = TcpListenerStream::new(listener).map(|conn| {
@@ -121,6 +145,7 @@ pub async fn run(
         })
     });
     let stopping = registry.clone();
+    let stopping_hub = hub.clone();
     let result = tonic::transport::Server::builder()
         .accept_http1(true)
         .layer(tonic_web::GrpcWebLayer::new())
@@ -129,11 +154,18 @@ pub async fn run(
         .add_service(reflection_v1alpha)
         .add_service(play)
         .add_service(matches)
+        .add_optional_service(ladder_service)
         .serve_with_incoming_shutdown(incoming, async move {
             shutdown.await;
+            if let Some(hub) = &stopping_hub {
+                hub.shutdown();
+            }
             tracing::info!("shutting down: recording open matches");
             stopping.shutdown().await;
         })
         .await;
+    if let Some(hub) = &hub {
+        hub.release().await;
+    }
     result.map_err(ServerError::Transport)
 }

@@ -1,0 +1,146 @@
+//! `maumau ladder ...`: maintenance of a ladder's store, run on a stopped server's data directory
+//! (the store's lock refuses it while the server runs).
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use maumau_ladder::store::DATABASE_FILE;
+use maumau_ladder::{Ladder, LadderConfig, SqliteStore, Store};
+
+/// Ladder maintenance.
+#[derive(clap::Args)]
+pub(crate) struct LadderArgs {
+    #[command(subcommand)]
+    command: LadderCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum LadderCommand {
+    /// Recompute every season's ratings (or one's) from the stored results and report any
+    /// difference from the stored ratings and events; fails if there is one, unless --apply.
+    Rerate(RerateArgs),
+}
+
+#[derive(clap::Args)]
+struct RerateArgs {
+    /// The server's data directory (the ladder is in its `ladder` folder).
+    #[arg(long, default_value = "maumau-data")]
+    data_dir: PathBuf,
+    /// Only this season (by name).
+    #[arg(long)]
+    season: Option<String>,
+    /// Store the recomputed ratings as `rerate` events where they differ.
+    #[arg(long)]
+    apply: bool,
+}
+
+pub(crate) fn ladder(args: &LadderArgs) -> Result<(), Box<dyn Error>> {
+    match &args.command {
+        LadderCommand::Rerate(a) => {
+            let out = rerate(&a.data_dir, a.season.as_deref(), a.apply)?;
+            print!("{out}");
+            Ok(())
+        }
+    }
+}
+
+/// Rerates; returns the report to print, or an error when differences remain.
+fn rerate(data_dir: &Path, season: Option<&str>, apply: bool) -> Result<String, Box<dyn Error>> {
+    let dir = data_dir.join("ladder");
+    if !dir.join(DATABASE_FILE).exists() {
+        return Err(format!("no ladder in {}", dir.display()).into());
+    }
+    let ladder = Ladder::new(SqliteStore::open(&dir)?, LadderConfig::default());
+    let seasons: Vec<_> = ladder
+        .store()
+        .seasons()?
+        .into_iter()
+        .filter(|s| season.is_none_or(|n| n == s.name))
+        .collect();
+    if seasons.is_empty() {
+        return Err(match season {
+            Some(n) => format!("no season {n:?}"),
+            None => "the ladder has no season".into(),
+        }
+        .into());
+    }
+    let mut out = String::new();
+    let mut differ = false;
+    for s in seasons {
+        let report = ladder.rerate(s.id)?;
+        out.push_str(&format!("{} ({}): {report}\n", s.name, s.id));
+        if !report.is_clean() {
+            if apply {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_millis() as i64;
+                let fixed = ladder.apply_rerate(s.id, now)?;
+                out.push_str(&format!("  applied {} corrections\n", fixed.len()));
+            } else {
+                differ = true;
+            }
+        }
+    }
+    if differ {
+        return Err(format!(
+            "{out}stored ratings differ from their recomputation (run with --apply to correct them)"
+        )
+        .into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use maumau_ladder::store::NewMatch;
+    use maumau_ladder::{SeatResult, Store};
+
+    use super::*;
+
+    #[test]
+    fn rerate_reports_a_consistent_ladder_and_refuses_a_missing_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(rerate(dir.path(), None, false).is_err(), "no ladder yet");
+        {
+            let ladder = Ladder::new(
+                SqliteStore::open(&dir.path().join("ladder")).expect("open"),
+                LadderConfig::default(),
+            );
+            let season = ladder.store().open_season("s1", 0).expect("season");
+            let mut versions = Vec::new();
+            for name in ["a", "b"] {
+                let (_, key) = ladder.register_owner(name, None, 0).expect("owner");
+                let bot = ladder.register_bot(key.as_str(), name, 0).expect("bot");
+                versions.push(
+                    ladder
+                        .add_version(key.as_str(), bot, "v1", 0)
+                        .expect("v")
+                        .version,
+                );
+            }
+            let id = ladder
+                .store()
+                .schedule_match(
+                    &NewMatch {
+                        season,
+                        profile: "classic".into(),
+                        seed: 1,
+                        rated: true,
+                        seats: versions,
+                    },
+                    1,
+                )
+                .expect("schedule");
+            let results = [1, 2].map(|placing| SeatResult {
+                placing,
+                timeouts: 0,
+            });
+            ladder.record_finish(id, &results, 2).expect("finish");
+        }
+        let out = rerate(dir.path(), None, false).expect("consistent");
+        assert!(out.contains("1 rated matches"), "{out}");
+        assert!(out.contains("no difference"), "{out}");
+        assert!(rerate(dir.path(), Some("s9"), false).is_err());
+    }
+}

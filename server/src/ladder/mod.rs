@@ -1,0 +1,461 @@
+//! Ladder mode (`maumau serve --ladder`): the `maumau.v1.LadderService` over the ladder core
+//! (`maumau-ladder`), a matchmaker task, and one watcher task per ladder match.
+//!
+//! The parts:
+//!
+//! - [`Hub`] (here): the shared state. The ladder store (SQLite in `<data_dir>/ladder`, whose
+//!   own lock refuses a second process), the open lobbies (one per version, in memory), the
+//!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
+//!   Store calls are synchronous and run on blocking threads ([`Hub::store`]).
+//! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
+//!   the free capacity with the core's seeded planner, schedules them in the store, creates them
+//!   in the server's registry (rated, from the planned seed), sends the invitations, and watches
+//!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
+//!   finished match's placings are rated.
+//! - `service.rs`: the gRPC calls.
+//!
+//! Locks are plain `std::sync::Mutex`es over small maps, never held across an `.await`.
+
+mod matchmaker;
+mod service;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use maumau::pb;
+use maumau_engine::{MatchConfig, ProfileId};
+use maumau_ladder::keys::RegistrationPolicy;
+use maumau_ladder::matchmaking::Format;
+use maumau_ladder::{
+    Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, SqliteStore, Store,
+    VersionId,
+};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tonic::Status;
+
+use crate::registry::Registry;
+
+pub(crate) use service::LadderApi;
+
+/// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
+#[derive(Clone, Debug)]
+pub struct LadderSettings {
+    /// The formats (profile, table size, weight) the matchmaker makes; operators may replace them
+    /// at run time (SetFormats).
+    pub formats: Vec<Format>,
+    /// Invitation codes; empty means anyone may register.
+    pub invitation_codes: Vec<String>,
+    /// How long an invited seat has to join before the match is aborted unrated. Keep it shorter
+    /// than [`ServerConfig::join_timeout`](crate::ServerConfig::join_timeout), which starts a
+    /// table without its missing seats.
+    pub join_deadline: Duration,
+    /// The address sent in invitations; empty means "this server".
+    pub node_address: String,
+    /// The season opened when the ladder has none yet.
+    pub first_season: String,
+    /// How often the matchmaker looks at the lobbies when nothing else wakes it.
+    pub tick: Duration,
+}
+
+impl Default for LadderSettings {
+    fn default() -> LadderSettings {
+        LadderSettings {
+            formats: default_formats(),
+            invitation_codes: Vec::new(),
+            join_deadline: Duration::from_secs(30),
+            node_address: String::new(),
+            first_season: "season-1".into(),
+            tick: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Every profile at every table size from 2 to 4 that it allows, all of weight 1.
+pub fn default_formats() -> Vec<Format> {
+    let mut out = Vec::new();
+    for p in ProfileId::ALL {
+        for seats in 2..=4 {
+            if check_format(p.name(), seats).is_ok() {
+                out.push(Format {
+                    profile: p.name().into(),
+                    seats,
+                    weight: 1.0,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The match configuration of a format, or why it is not one.
+pub(crate) fn check_format(profile: &str, seats: u8) -> Result<MatchConfig, String> {
+    let id: ProfileId = profile
+        .parse()
+        .map_err(|_| format!("unknown profile {profile:?}"))?;
+    let config = MatchConfig::new(id, seats);
+    config
+        .rules()
+        .map_err(|e| format!("{profile} at {seats} seats: {e}"))?;
+    Ok(config)
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as Millis
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The trailer naming a [`pb::LadderErrorReason`].
+pub const LADDER_REASON_TRAILER: &str = "maumau-ladder-reason";
+
+/// A refusal with its gRPC code, ladder reason and (when one fits) general reason.
+pub(crate) fn refuse(
+    reason: pb::LadderErrorReason,
+    general: Option<pb::ErrorReason>,
+    message: impl Into<String>,
+) -> Status {
+    use pb::LadderErrorReason as R;
+    let code = match reason {
+        R::BadKey => tonic::Code::Unauthenticated,
+        R::Forbidden | R::InvitationRequired | R::OperatorOnly => tonic::Code::PermissionDenied,
+        R::NotFound => tonic::Code::NotFound,
+        R::Duplicate => tonic::Code::AlreadyExists,
+        R::Invalid | R::NoHello => tonic::Code::InvalidArgument,
+        R::State => tonic::Code::FailedPrecondition,
+        R::Superseded => tonic::Code::Aborted,
+        R::Storage => tonic::Code::Unavailable,
+        R::Unspecified => tonic::Code::Unknown,
+    };
+    let mut status = Status::new(code, message);
+    if let Some(g) = general {
+        status.metadata_mut().insert(
+            maumau::wire::REASON_TRAILER,
+            tonic::metadata::MetadataValue::from_static(g.as_str_name()),
+        );
+    }
+    status.metadata_mut().insert(
+        LADDER_REASON_TRAILER,
+        tonic::metadata::MetadataValue::from_static(reason.as_str_name()),
+    );
+    status
+}
+
+/// The one conversion from the core's errors to a gRPC status.
+pub(crate) fn to_status(e: LadderError) -> Status {
+    use pb::ErrorReason as G;
+    use pb::LadderErrorReason as R;
+    let message = e.to_string();
+    match e {
+        LadderError::Unauthenticated => refuse(R::BadKey, Some(G::BadToken), message),
+        LadderError::Forbidden(_) => refuse(R::Forbidden, Some(G::PermissionDenied), message),
+        LadderError::InvitationRequired => {
+            refuse(R::InvitationRequired, Some(G::PermissionDenied), message)
+        }
+        LadderError::NotFound { .. } => refuse(R::NotFound, None, message),
+        LadderError::Duplicate { .. } => refuse(R::Duplicate, Some(G::InvalidArgument), message),
+        LadderError::Invalid(_) => refuse(R::Invalid, Some(G::InvalidArgument), message),
+        LadderError::State(_) => refuse(R::State, None, message),
+        LadderError::Locked { .. }
+        | LadderError::Io(_)
+        | LadderError::Database(_)
+        | LadderError::SchemaTooNew { .. } => {
+            tracing::error!(error = %message, "ladder storage failed");
+            refuse(R::Storage, Some(G::Unavailable), message)
+        }
+    }
+}
+
+/// The wire status of a version.
+pub(crate) fn status_to_wire(e: &Eligibility) -> (pb::VersionStatus, String) {
+    match e {
+        Eligibility::Active => (pb::VersionStatus::Active, String::new()),
+        Eligibility::Probe { reason } => (pb::VersionStatus::HealthPaused, reason.clone()),
+        Eligibility::Paused { reason } => (pb::VersionStatus::Paused, reason.clone()),
+        Eligibility::Banned { reason } => (pb::VersionStatus::Banned, reason.clone()),
+        Eligibility::Retired => (
+            pb::VersionStatus::Retired,
+            "a newer version replaced it".into(),
+        ),
+    }
+}
+
+/// An open lobby.
+struct LobbyHandle {
+    conn: u64,
+    lobby: Lobby,
+    tx: mpsc::Sender<Result<pb::LobbyResponse, Status>>,
+    draining: bool,
+    /// Dropped with the handle: tells the lobby's reader to stop reading, so that the stream
+    /// closes in both directions (a half-open stream would hold up the server's shutdown).
+    _closed: oneshot::Sender<()>,
+}
+
+#[derive(Default)]
+struct Lobbies {
+    open: HashMap<VersionId, LobbyHandle>,
+    /// Invitations sent whose match has not ended, per version (kept across reconnects).
+    in_flight: HashMap<VersionId, u32>,
+}
+
+/// The ladder's shared state.
+pub(crate) struct Hub {
+    /// Taken out by [`Hub::release`] so that the store (and its lock) closes with the server.
+    ladder: Mutex<Option<Arc<Ladder<SqliteStore>>>>,
+    /// Watchers of matches in flight.
+    watchers: AtomicUsize,
+    registry: Arc<Registry>,
+    settings: LadderSettings,
+    formats: Mutex<Vec<Format>>,
+    lobbies: Mutex<Lobbies>,
+    server_ids: Mutex<HashMap<MatchId, String>>,
+    wake: Notify,
+    closed: AtomicBool,
+    next_conn: AtomicU64,
+}
+
+impl Hub {
+    /// Opens the ladder store in `<data_dir>/ladder`, opens the first season if there is none,
+    /// settles matches a previous run left open, and starts the matchmaker.
+    pub(crate) async fn start(
+        registry: Arc<Registry>,
+        settings: LadderSettings,
+    ) -> Result<Arc<Hub>, LadderError> {
+        for f in &settings.formats {
+            check_format(&f.profile, f.seats).map_err(LadderError::Invalid)?;
+        }
+        if settings.join_deadline >= registry.config.join_timeout {
+            return Err(LadderError::Invalid(format!(
+                "the ladder's join deadline ({} ms) must be shorter than the server's join \
+                 timeout ({} ms), which starts a table without its missing seats",
+                settings.join_deadline.as_millis(),
+                registry.config.join_timeout.as_millis()
+            )));
+        }
+        let dir = registry.config.data_dir.join("ladder");
+        let codes = settings.invitation_codes.clone();
+        let first_season = settings.first_season.clone();
+        let ladder = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
+            let config = LadderConfig {
+                registration: if codes.is_empty() {
+                    RegistrationPolicy::Open
+                } else {
+                    RegistrationPolicy::invitation(&codes)
+                },
+                ..LadderConfig::default()
+            };
+            let ladder = Ladder::new(SqliteStore::open(&dir)?, config);
+            let now = now_ms();
+            if ladder.store().seasons()?.is_empty() {
+                ladder.store().open_season(&first_season, now)?;
+            }
+            matchmaker::settle_leftovers(&ladder, now)?;
+            Ok(ladder)
+        })
+        .await
+        .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
+        // Ladder matches this server still knows, by their label.
+        let mut server_ids = HashMap::new();
+        let (entries, _) = registry.list(0, usize::MAX, None);
+        for e in entries {
+            if let Some(id) = e
+                .label
+                .strip_prefix(matchmaker::LABEL_PREFIX)
+                .and_then(|n| n.parse().ok())
+            {
+                server_ids.insert(MatchId(id), e.id.clone());
+            }
+        }
+        let hub = Arc::new(Hub {
+            ladder: Mutex::new(Some(Arc::new(ladder))),
+            watchers: AtomicUsize::new(0),
+            registry,
+            formats: Mutex::new(settings.formats.clone()),
+            settings,
+            lobbies: Mutex::new(Lobbies::default()),
+            server_ids: Mutex::new(server_ids),
+            wake: Notify::new(),
+            closed: AtomicBool::new(false),
+            next_conn: AtomicU64::new(1),
+        });
+        tokio::spawn(matchmaker::run(hub.clone()));
+        Ok(hub)
+    }
+
+    /// Runs a store call on a blocking thread.
+    pub(crate) async fn store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Ladder<SqliteStore>) -> maumau_ladder::Result<T> + Send + 'static,
+    ) -> Result<T, Status> {
+        let ladder = lock(&self.ladder).clone().ok_or_else(|| {
+            refuse(
+                pb::LadderErrorReason::Storage,
+                Some(pb::ErrorReason::Unavailable),
+                "the ladder is shutting down",
+            )
+        })?;
+        tokio::task::spawn_blocking(move || f(&ladder))
+            .await
+            .map_err(|e| {
+                refuse(
+                    pb::LadderErrorReason::Storage,
+                    Some(pb::ErrorReason::Internal),
+                    format!("a ladder task failed: {e}"),
+                )
+            })?
+            .map_err(to_status)
+    }
+
+    /// Stops the matchmaker and closes every lobby with LobbyDrained (their streams end), so
+    /// that the server can shut down; matches in flight are aborted by the registry and recorded
+    /// by their watchers.
+    pub(crate) fn shutdown(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let mut l = lock(&self.lobbies);
+        let open: Vec<VersionId> = l.open.keys().copied().collect();
+        for v in open {
+            close_drained(&mut l, v);
+        }
+        drop(l);
+        self.wake.notify_one();
+    }
+
+    /// After the server stopped: waits (a few seconds at most) for the watchers to record the
+    /// matches the shutdown aborted, then closes the store, releasing its lock for the next
+    /// process even while connections still hold the service.
+    pub(crate) async fn release(&self) {
+        let pause = Duration::from_millis(10);
+        for _ in 0..500 {
+            if self.watchers.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+        }
+        let ladder = lock(&self.ladder).take();
+        if let Some(ladder) = ladder {
+            // Store calls in flight hold a clone for a moment.
+            for _ in 0..500 {
+                if Arc::strong_count(&ladder) == 1 {
+                    break;
+                }
+                tokio::time::sleep(pause).await;
+            }
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Opens a version's lobby, replacing (and closing) an older one of the same version.
+    /// Returns the connection id and a receiver that completes when the lobby is closed.
+    fn attach(
+        &self,
+        lobby: Lobby,
+        tx: mpsc::Sender<Result<pb::LobbyResponse, Status>>,
+    ) -> Option<(u64, oneshot::Receiver<()>)> {
+        if self.is_closed() {
+            return None;
+        }
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (closed, on_close) = oneshot::channel();
+        let version = lobby.version;
+        let old = lock(&self.lobbies).open.insert(
+            version,
+            LobbyHandle {
+                conn,
+                lobby,
+                tx,
+                draining: false,
+                _closed: closed,
+            },
+        );
+        if let Some(old) = old {
+            let _ = old.tx.try_send(Err(refuse(
+                pb::LadderErrorReason::Superseded,
+                None,
+                "a newer lobby of this version connected",
+            )));
+        }
+        self.wake.notify_one();
+        Some((conn, on_close))
+    }
+
+    /// A lobby's client went away.
+    fn detach(&self, version: VersionId, conn: u64) {
+        let mut l = lock(&self.lobbies);
+        if l.open.get(&version).is_some_and(|h| h.conn == conn) {
+            l.open.remove(&version);
+        }
+    }
+
+    /// A lobby asks for no more invitations; closes it at once when nothing is in flight.
+    fn drain(&self, version: VersionId, conn: u64) {
+        let mut l = lock(&self.lobbies);
+        let idle = l.in_flight.get(&version).copied().unwrap_or(0) == 0;
+        let Some(h) = l.open.get_mut(&version).filter(|h| h.conn == conn) else {
+            return;
+        };
+        h.draining = true;
+        if idle {
+            close_drained(&mut l, version);
+        }
+    }
+
+    /// Sends a message to a version's lobby, if it is open.
+    fn tell(&self, version: VersionId, kind: pb::lobby_response::Kind) {
+        if let Some(h) = lock(&self.lobbies).open.get(&version) {
+            let _ = h.tx.try_send(Ok(pb::LobbyResponse { kind: Some(kind) }));
+        }
+    }
+
+    /// The open lobbies that take invitations.
+    fn open_lobbies(&self) -> Vec<Lobby> {
+        lock(&self.lobbies)
+            .open
+            .values()
+            .filter(|h| !h.draining)
+            .map(|h| h.lobby.clone())
+            .collect()
+    }
+
+    /// One more match in flight for `version`.
+    fn invited(&self, version: VersionId) {
+        *lock(&self.lobbies).in_flight.entry(version).or_default() += 1;
+    }
+
+    /// A match of `version` ended; a draining lobby with nothing left in flight closes.
+    fn ended(&self, version: VersionId) {
+        let mut l = lock(&self.lobbies);
+        let left = {
+            let n = l.in_flight.entry(version).or_default();
+            *n = n.saturating_sub(1);
+            *n
+        };
+        if left == 0 {
+            l.in_flight.remove(&version);
+            if l.open.get(&version).is_some_and(|h| h.draining) {
+                close_drained(&mut l, version);
+            }
+        }
+    }
+
+    fn server_id(&self, id: MatchId) -> String {
+        lock(&self.server_ids).get(&id).cloned().unwrap_or_default()
+    }
+}
+
+fn close_drained(l: &mut Lobbies, version: VersionId) {
+    if let Some(h) = l.open.remove(&version) {
+        let _ = h.tx.try_send(Ok(pb::LobbyResponse {
+            kind: Some(pb::lobby_response::Kind::Drained(pb::LobbyDrained {})),
+        }));
+    }
+}

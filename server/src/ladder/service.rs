@@ -1,0 +1,678 @@
+//! The gRPC calls of `maumau.v1.LadderService`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use maumau::pb;
+use maumau::pb::ladder_service_server::LadderService;
+use maumau_ladder::keys::SecretKey;
+use maumau_ladder::matchmaking::Format;
+use maumau_ladder::rating::Rating;
+use maumau_ladder::store::{KeySubject, MatchState, SanctionTarget, Season};
+use maumau_ladder::{
+    BotId, Ladder, LadderError, Lobby, MatchId, OwnerId, Principal, SqliteStore, Store, VersionId,
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::{Hub, check_format, now_ms, refuse, status_to_wire};
+use crate::play::bearer;
+
+/// Most matches one lobby may declare at once.
+const MAX_LOBBY_MATCHES: u32 = 64;
+
+/// The ladder service.
+pub(crate) struct LadderApi {
+    pub(crate) hub: Arc<Hub>,
+}
+
+/// The wire form of a rating.
+pub(crate) fn rating_to_wire(r: &Rating) -> pb::Rating {
+    let (low, high) = r.interval95();
+    pb::Rating {
+        mu: r.mu,
+        sigma: r.sigma,
+        score: r.score(),
+        interval_low: low,
+        interval_high: high,
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    refuse(
+        pb::LadderErrorReason::Invalid,
+        Some(pb::ErrorReason::InvalidArgument),
+        message,
+    )
+}
+
+/// The key in `authorization: Bearer KEY`, or a BAD_KEY refusal.
+fn key_of<T>(req: &Request<T>) -> Result<String, Status> {
+    bearer(req).ok_or_else(|| {
+        refuse(
+            pb::LadderErrorReason::BadKey,
+            Some(pb::ErrorReason::BadToken),
+            "this call needs `authorization: Bearer OWNER_KEY`",
+        )
+    })
+}
+
+fn target_from_wire(t: Option<&pb::SanctionTarget>) -> Result<SanctionTarget, Status> {
+    let t = t.ok_or_else(|| invalid("target is required"))?;
+    Ok(match t.kind() {
+        pb::SanctionTargetKind::Owner => SanctionTarget::Owner(OwnerId(t.id)),
+        pb::SanctionTargetKind::Bot => SanctionTarget::Bot(BotId(t.id)),
+        pb::SanctionTargetKind::Version => SanctionTarget::Version(VersionId(t.id)),
+        pb::SanctionTargetKind::Unspecified => return Err(invalid("target kind is required")),
+    })
+}
+
+/// Checks that the target exists, so a typo is refused rather than recorded.
+fn check_target(l: &Ladder<SqliteStore>, t: SanctionTarget) -> maumau_ladder::Result<()> {
+    match t {
+        SanctionTarget::Owner(o) => l.store().owner(o).map(|_| ()),
+        SanctionTarget::Bot(b) => l.store().bot(b).map(|_| ()),
+        SanctionTarget::Version(v) => l.store().version(v).map(|_| ()),
+    }
+}
+
+fn reason_or(reason: String, default: &str) -> String {
+    if reason.trim().is_empty() {
+        default.to_string()
+    } else {
+        reason.chars().take(500).collect()
+    }
+}
+
+/// The season named `name`, or the open one (else the newest) when `name` is empty.
+fn season_named(l: &Ladder<SqliteStore>, name: &str) -> maumau_ladder::Result<Season> {
+    let seasons = l.store().seasons()?;
+    let found = if name.is_empty() {
+        seasons
+            .iter()
+            .find(|s| s.closed_ms.is_none())
+            .or(seasons.last())
+    } else {
+        seasons.iter().find(|s| s.name == name)
+    };
+    found.cloned().ok_or_else(|| LadderError::NotFound {
+        what: "season",
+        id: if name.is_empty() {
+            "(none yet)".into()
+        } else {
+            name.into()
+        },
+    })
+}
+
+fn state_to_wire(s: MatchState) -> pb::LadderMatchState {
+    match s {
+        MatchState::Scheduled => pb::LadderMatchState::Scheduled,
+        MatchState::Running => pb::LadderMatchState::Running,
+        MatchState::Finished => pb::LadderMatchState::Finished,
+        MatchState::Aborted => pb::LadderMatchState::Aborted,
+        MatchState::Void => pb::LadderMatchState::Void,
+    }
+}
+
+impl LadderApi {
+    /// Operator calls need the operator token when the server has one.
+    fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        match &self.hub.registry.config.operator_token {
+            None => Ok(()),
+            Some(t) if bearer(req).as_deref() == Some(t.as_str()) => Ok(()),
+            Some(_) => Err(refuse(
+                pb::LadderErrorReason::OperatorOnly,
+                Some(pb::ErrorReason::PermissionDenied),
+                "this call needs `authorization: Bearer <operator token>`",
+            )),
+        }
+    }
+
+    /// Reads and checks the first lobby message.
+    async fn open_lobby(
+        &self,
+        meta_key: Option<String>,
+        input: &mut Streaming<pb::LobbyRequest>,
+    ) -> Result<(Lobby, pb::LobbyWelcome), Status> {
+        let no_hello = || {
+            refuse(
+                pb::LadderErrorReason::NoHello,
+                Some(pb::ErrorReason::NotJoined),
+                "the first lobby message must be LobbyHello",
+            )
+        };
+        let first = tokio::time::timeout(Duration::from_secs(30), input.message())
+            .await
+            .map_err(|_| no_hello())??;
+        let Some(pb::LobbyRequest {
+            kind: Some(pb::lobby_request::Kind::Hello(hello)),
+        }) = first
+        else {
+            return Err(no_hello());
+        };
+        let key = match (meta_key, hello.version_key.as_str()) {
+            (Some(m), b) if !b.is_empty() && m != b => {
+                return Err(refuse(
+                    pb::LadderErrorReason::BadKey,
+                    Some(pb::ErrorReason::BadToken),
+                    "the key in the metadata and the one in LobbyHello differ",
+                ));
+            }
+            (Some(m), _) => m,
+            (None, "") => {
+                return Err(refuse(
+                    pb::LadderErrorReason::BadKey,
+                    Some(pb::ErrorReason::BadToken),
+                    "no version key: send it as `authorization: Bearer KEY` or in LobbyHello",
+                ));
+            }
+            (None, b) => b.to_string(),
+        };
+        if hello.max_matches == 0 || hello.max_matches > MAX_LOBBY_MATCHES {
+            return Err(invalid(format!(
+                "max_matches must be between 1 and {MAX_LOBBY_MATCHES}"
+            )));
+        }
+        if hello.profiles.is_empty() || hello.seats.is_empty() {
+            return Err(invalid("name at least one profile and one table size"));
+        }
+        for p in &hello.profiles {
+            p.parse::<maumau_engine::ProfileId>()
+                .map_err(|_| invalid(format!("unknown profile {p:?}")))?;
+        }
+        let mut seats = Vec::new();
+        for &s in &hello.seats {
+            if !(2..=8).contains(&s) {
+                return Err(invalid(format!("a table size of {s}: must be 2 to 8")));
+            }
+            seats.push(s as u8);
+        }
+        let profiles = hello.profiles.clone();
+        let (info, eligibility, season) = self
+            .hub
+            .store(move |l| {
+                let info = match l.authenticate(&key)? {
+                    Principal::Version(v) => v,
+                    Principal::Owner(_) => {
+                        return Err(LadderError::Forbidden(
+                            "a lobby needs a version key, not the owner key".into(),
+                        ));
+                    }
+                };
+                let eligibility = l.eligibility(info.version)?;
+                let season = l.store().current_season()?.map(|s| s.name);
+                Ok((info, eligibility, season))
+            })
+            .await?;
+        let (status, reason) = status_to_wire(&eligibility);
+        let lobby = Lobby {
+            version: info.version,
+            max_matches: hello.max_matches,
+            profiles,
+            seats,
+        };
+        let welcome = pb::LobbyWelcome {
+            version_id: info.version.0,
+            bot_id: info.bot.0,
+            season: season.unwrap_or_default(),
+            status: status as i32,
+            reason,
+        };
+        Ok((lobby, welcome))
+    }
+}
+
+type LobbyStream = ReceiverStream<Result<pb::LobbyResponse, Status>>;
+
+#[tonic::async_trait]
+impl LadderService for LadderApi {
+    async fn register_owner(
+        &self,
+        req: Request<pb::RegisterOwnerRequest>,
+    ) -> Result<Response<pb::RegisterOwnerResponse>, Status> {
+        let r = req.into_inner();
+        let name = r.name.trim().to_string();
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(invalid("name must be 1 to 64 characters"));
+        }
+        let code = (!r.invitation_code.is_empty()).then_some(r.invitation_code);
+        let (id, key) = self
+            .hub
+            .store(move |l| l.register_owner(&name, code.as_deref(), now_ms()))
+            .await?;
+        Ok(Response::new(pb::RegisterOwnerResponse {
+            owner_id: id.0,
+            owner_key: key.as_str().to_string(),
+        }))
+    }
+
+    async fn register_bot(
+        &self,
+        req: Request<pb::RegisterBotRequest>,
+    ) -> Result<Response<pb::RegisterBotResponse>, Status> {
+        let key = key_of(&req)?;
+        let name = req.into_inner().name.trim().to_string();
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(invalid("name must be 1 to 64 characters"));
+        }
+        let id = self
+            .hub
+            .store(move |l| l.register_bot(&key, &name, now_ms()))
+            .await?;
+        Ok(Response::new(pb::RegisterBotResponse { bot_id: id.0 }))
+    }
+
+    async fn add_version(
+        &self,
+        req: Request<pb::AddVersionRequest>,
+    ) -> Result<Response<pb::AddVersionResponse>, Status> {
+        let key = key_of(&req)?;
+        let r = req.into_inner();
+        let label = r.label.trim().to_string();
+        if label.is_empty() || label.chars().count() > 64 {
+            return Err(invalid("label must be 1 to 64 characters"));
+        }
+        let v = self
+            .hub
+            .store(move |l| l.add_version(&key, BotId(r.bot_id), &label, now_ms()))
+            .await?;
+        Ok(Response::new(pb::AddVersionResponse {
+            version_id: v.version.0,
+            version_key: v.key.as_str().to_string(),
+            retired_version_ids: v.retired.iter().map(|r| r.0).collect(),
+        }))
+    }
+
+    async fn rotate_key(
+        &self,
+        req: Request<pb::RotateKeyRequest>,
+    ) -> Result<Response<pb::RotateKeyResponse>, Status> {
+        let key = key_of(&req)?;
+        let version = req.into_inner().version_id;
+        let new: SecretKey = self
+            .hub
+            .store(move |l| {
+                let subject = if version == 0 {
+                    match l.authenticate(&key)? {
+                        Principal::Owner(o) => KeySubject::Owner(o),
+                        Principal::Version(_) => {
+                            return Err(LadderError::Forbidden(
+                                "this needs the owner key, not a version key".into(),
+                            ));
+                        }
+                    }
+                } else {
+                    KeySubject::Version(VersionId(version))
+                };
+                l.rotate_key(&key, subject, now_ms())
+            })
+            .await?;
+        Ok(Response::new(pb::RotateKeyResponse {
+            key: new.as_str().to_string(),
+        }))
+    }
+
+    async fn revoke_key(
+        &self,
+        req: Request<pb::RevokeKeyRequest>,
+    ) -> Result<Response<pb::RevokeKeyResponse>, Status> {
+        let key = key_of(&req)?;
+        let version = VersionId(req.into_inner().version_id);
+        let n = self
+            .hub
+            .store(move |l| l.revoke_version_keys(&key, version, now_ms()))
+            .await?;
+        Ok(Response::new(pb::RevokeKeyResponse { revoked: n as u32 }))
+    }
+
+    type LobbyStream = LobbyStream;
+
+    async fn lobby(
+        &self,
+        req: Request<Streaming<pb::LobbyRequest>>,
+    ) -> Result<Response<LobbyStream>, Status> {
+        let meta_key = bearer(&req);
+        let mut input = req.into_inner();
+        let (lobby, welcome) = self.open_lobby(meta_key, &mut input).await?;
+        let version = lobby.version;
+        let (tx, rx) = mpsc::channel(256);
+        let _ = tx
+            .send(Ok(pb::LobbyResponse {
+                kind: Some(pb::lobby_response::Kind::Welcome(welcome)),
+            }))
+            .await;
+        let Some((conn, mut on_close)) = self.hub.attach(lobby, tx) else {
+            return Err(refuse(
+                pb::LadderErrorReason::State,
+                Some(pb::ErrorReason::Unavailable),
+                "the server is shutting down",
+            ));
+        };
+        tracing::info!(version = %version, "lobby open");
+        let hub = self.hub.clone();
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    m = input.message() => m,
+                    // Closed by the server (drained, replaced, shutting down): stop reading.
+                    _ = &mut on_close => break,
+                };
+                match message {
+                    Ok(Some(pb::LobbyRequest {
+                        kind: Some(pb::lobby_request::Kind::Drain(_)),
+                    })) => hub.drain(version, conn),
+                    // A second hello or an empty message changes nothing.
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            hub.detach(version, conn);
+            tracing::info!(version = %version, "lobby closed");
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn get_leaderboard(
+        &self,
+        req: Request<pb::GetLeaderboardRequest>,
+    ) -> Result<Response<pb::GetLeaderboardResponse>, Status> {
+        let r = req.into_inner();
+        r.profile
+            .parse::<maumau_engine::ProfileId>()
+            .map_err(|_| invalid(format!("unknown profile {:?}", r.profile)))?;
+        let start: usize = if r.page_token.is_empty() {
+            0
+        } else {
+            r.page_token
+                .parse()
+                .map_err(|_| invalid("bad page_token"))?
+        };
+        let size = match r.page_size {
+            0 => 50,
+            n => n.min(500) as usize,
+        };
+        let profile = r.profile.clone();
+        let (season, board) = self
+            .hub
+            .store(move |l| {
+                let season = season_named(l, &r.season)?;
+                let board = l.leaderboard(season.id, &profile)?;
+                Ok((season.name, board))
+            })
+            .await?;
+        let lines: Vec<pb::Standing> = board
+            .ranked
+            .iter()
+            .map(|s| (s, false))
+            .chain(board.provisional.iter().map(|s| (s, true)))
+            .map(|(s, provisional)| pb::Standing {
+                rank: s.rank as u32,
+                bot_id: s.bot.0,
+                bot_name: s.bot_name.clone(),
+                version_id: s.version.0,
+                version_label: s.label.clone(),
+                rating: Some(rating_to_wire(&s.rating)),
+                matches: s.matches,
+                provisional,
+            })
+            .collect();
+        let end = (start + size).min(lines.len());
+        let page = lines.get(start..end).unwrap_or_default().to_vec();
+        Ok(Response::new(pb::GetLeaderboardResponse {
+            season,
+            profile: r.profile,
+            standings: page,
+            next_page_token: if end < lines.len() {
+                end.to_string()
+            } else {
+                String::new()
+            },
+        }))
+    }
+
+    async fn get_bot(
+        &self,
+        req: Request<pb::GetBotRequest>,
+    ) -> Result<Response<pb::GetBotResponse>, Status> {
+        let r = req.into_inner();
+        let limit = match r.history_limit {
+            0 => 20,
+            n => n.min(200) as usize,
+        };
+        let hub = self.hub.clone();
+        let mut response = self
+            .hub
+            .store(move |l| {
+                let bot = l.store().bot(BotId(r.bot_id))?;
+                let owner = l.store().owner(bot.owner)?;
+                let season = season_named(l, &r.season).ok();
+                let ratings = match &season {
+                    Some(s) => l.store().ratings(s.id)?,
+                    None => Vec::new(),
+                };
+                let mut versions = Vec::new();
+                for v in l.store().versions_of(bot.id)? {
+                    let (status, reason) = status_to_wire(&l.eligibility(v.id)?);
+                    let mut history = Vec::new();
+                    for h in l.store().seat_history(v.id, None, limit)? {
+                        let m = l.store().match_record(h.match_id)?;
+                        let placing = m
+                            .seats
+                            .iter()
+                            .find(|s| s.version == v.id)
+                            .and_then(|s| s.placing)
+                            .unwrap_or(0);
+                        history.push(pb::HistoryEntry {
+                            ladder_match_id: m.id.0,
+                            match_id: String::new(),
+                            state: state_to_wire(h.state) as i32,
+                            profile: m.profile.clone(),
+                            seats: m.seats.len() as u32,
+                            placing: placing.into(),
+                            joined: h.outcome.joined,
+                            timeouts: h.outcome.timeouts,
+                            ended_unix_ms: h.ended_ms.max(0) as u64,
+                            reason: m.reason.clone().unwrap_or_default(),
+                        });
+                    }
+                    versions.push(pb::BotVersion {
+                        version_id: v.id.0,
+                        label: v.label.clone(),
+                        created_unix_ms: v.created_ms.max(0) as u64,
+                        status: status as i32,
+                        reason,
+                        ratings: ratings
+                            .iter()
+                            .filter(|row| row.version == v.id)
+                            .map(|row| pb::ProfileRating {
+                                profile: row.profile.clone(),
+                                rating: Some(rating_to_wire(&row.state.rating)),
+                                matches: row.state.matches,
+                                provisional: row.state.is_provisional(&l.config().rating),
+                            })
+                            .collect(),
+                        history,
+                    });
+                }
+                Ok(pb::GetBotResponse {
+                    bot_id: bot.id.0,
+                    name: bot.name,
+                    owner_id: owner.id.0,
+                    owner_name: owner.name,
+                    season: season.map(|s| s.name).unwrap_or_default(),
+                    versions,
+                })
+            })
+            .await?;
+        for v in &mut response.versions {
+            for h in &mut v.history {
+                h.match_id = hub.server_id(MatchId(h.ladder_match_id));
+            }
+        }
+        Ok(Response::new(response))
+    }
+
+    async fn ban(&self, req: Request<pb::BanRequest>) -> Result<Response<pb::BanResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        let target = target_from_wire(r.target.as_ref())?;
+        let reason = reason_or(r.reason, "banned by the operator");
+        let id = self
+            .hub
+            .store(move |l| {
+                check_target(l, target)?;
+                l.ban(target, &reason, now_ms())
+            })
+            .await?;
+        self.hub.wake.notify_one();
+        Ok(Response::new(pb::BanResponse { sanction_id: id.0 }))
+    }
+
+    async fn unban(
+        &self,
+        req: Request<pb::UnbanRequest>,
+    ) -> Result<Response<pb::UnbanResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        let target = target_from_wire(r.target.as_ref())?;
+        let reason = reason_or(r.reason, "unbanned by the operator");
+        let lifted = self
+            .hub
+            .store(move |l| {
+                check_target(l, target)?;
+                l.unban(target, &reason, now_ms())
+            })
+            .await?;
+        self.hub.wake.notify_one();
+        Ok(Response::new(pb::UnbanResponse {
+            lifted: lifted.len() as u32,
+        }))
+    }
+
+    async fn pause(
+        &self,
+        req: Request<pb::PauseRequest>,
+    ) -> Result<Response<pb::PauseResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        let target = target_from_wire(r.target.as_ref())?;
+        let reason = reason_or(r.reason, "paused by the operator");
+        let id = self
+            .hub
+            .store(move |l| {
+                check_target(l, target)?;
+                l.pause(target, &reason, now_ms())
+            })
+            .await?;
+        Ok(Response::new(pb::PauseResponse { sanction_id: id.0 }))
+    }
+
+    async fn resume(
+        &self,
+        req: Request<pb::ResumeRequest>,
+    ) -> Result<Response<pb::ResumeResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        let target = target_from_wire(r.target.as_ref())?;
+        let reason = reason_or(r.reason, "resumed by the operator");
+        let lifted = self
+            .hub
+            .store(move |l| {
+                check_target(l, target)?;
+                l.resume(target, &reason, now_ms())
+            })
+            .await?;
+        self.hub.wake.notify_one();
+        Ok(Response::new(pb::ResumeResponse {
+            lifted: lifted.len() as u32,
+        }))
+    }
+
+    async fn void_match(
+        &self,
+        req: Request<pb::VoidMatchRequest>,
+    ) -> Result<Response<pb::VoidMatchResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        let reason = reason_or(r.reason, "voided by the operator");
+        let changes = self
+            .hub
+            .store(move |l| l.void_match(MatchId(r.ladder_match_id), &reason, now_ms()))
+            .await?;
+        Ok(Response::new(pb::VoidMatchResponse {
+            ratings_changed: changes.len() as u32,
+        }))
+    }
+
+    async fn close_season(
+        &self,
+        req: Request<pb::CloseSeasonRequest>,
+    ) -> Result<Response<pb::CloseSeasonResponse>, Status> {
+        self.operator(&req)?;
+        let name = self
+            .hub
+            .store(|l| {
+                let s = l
+                    .store()
+                    .current_season()?
+                    .ok_or_else(|| LadderError::State("no season is open".into()))?;
+                l.store().close_season(s.id, now_ms())?;
+                Ok(s.name)
+            })
+            .await?;
+        Ok(Response::new(pb::CloseSeasonResponse { season: name }))
+    }
+
+    async fn open_season(
+        &self,
+        req: Request<pb::OpenSeasonRequest>,
+    ) -> Result<Response<pb::OpenSeasonResponse>, Status> {
+        self.operator(&req)?;
+        let name = req.into_inner().name.trim().to_string();
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(invalid("name must be 1 to 64 characters"));
+        }
+        let opened = name.clone();
+        self.hub
+            .store(move |l| l.store().open_season(&name, now_ms()))
+            .await?;
+        self.hub.wake.notify_one();
+        Ok(Response::new(pb::OpenSeasonResponse { season: opened }))
+    }
+
+    async fn set_formats(
+        &self,
+        req: Request<pb::SetFormatsRequest>,
+    ) -> Result<Response<pb::SetFormatsResponse>, Status> {
+        self.operator(&req)?;
+        let mut formats = Vec::new();
+        for f in req.into_inner().formats {
+            let seats = u8::try_from(f.seats).map_err(|_| invalid("seats out of range"))?;
+            check_format(&f.profile, seats).map_err(invalid)?;
+            if !f.weight.is_finite() || f.weight < 0.0 {
+                return Err(invalid("weights must be finite and not negative"));
+            }
+            formats.push(Format {
+                profile: f.profile,
+                seats,
+                weight: f.weight,
+            });
+        }
+        if !formats.iter().any(|f| f.weight > 0.0) {
+            return Err(invalid("at least one format needs a positive weight"));
+        }
+        let wire = formats
+            .iter()
+            .map(|f| pb::LadderFormat {
+                profile: f.profile.clone(),
+                seats: f.seats.into(),
+                weight: f.weight,
+            })
+            .collect();
+        *super::lock(&self.hub.formats) = formats;
+        self.hub.wake.notify_one();
+        Ok(Response::new(pb::SetFormatsResponse { formats: wire }))
+    }
+}
