@@ -89,6 +89,7 @@ mod tests {
             "record.proto",
             "play.proto",
             "match.proto",
+            "ladder.proto",
         ] {
             assert!(
                 fds.iter().any(|name| name == &format!("maumau/v1/{file}")),
@@ -102,6 +103,10 @@ mod tests {
         assert_eq!(
             pb::match_service_server::SERVICE_NAME,
             "maumau.v1.MatchService"
+        );
+        assert_eq!(
+            pb::ladder_service_server::SERVICE_NAME,
+            "maumau.v1.LadderService"
         );
         assert!(
             pb::Welcome::default().encode_to_vec().is_empty(),
