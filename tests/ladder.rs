@@ -142,6 +142,21 @@ impl LobbyConn {
     }
 }
 
+/// Registers two bots and opens a welcomed lobby for each, one match at a time.
+async fn two_in_lobbies(
+    c: &mut LadderServiceClient<Channel>,
+    name_a: &str,
+    name_b: &str,
+) -> (Entrant, LobbyConn, Entrant, LobbyConn) {
+    let a = enter(c, name_a).await;
+    let b = enter(c, name_b).await;
+    let mut la = open_lobby(c, hello(&a.version_key, 1)).await.expect("a");
+    la.welcome().await;
+    let mut lb = open_lobby(c, hello(&b.version_key, 1)).await.expect("b");
+    lb.welcome().await;
+    (a, la, b, lb)
+}
+
 /// Plays an invitation with the SDK's heuristic bot.
 fn play(url: &str, inv: &pb::Invitation, seed: u64) -> tokio::task::JoinHandle<()> {
     assert!(inv.node_address.is_empty(), "tables are on this server");
@@ -475,16 +490,7 @@ async fn registration_may_need_an_invitation_code() {
 async fn drain_closes_the_lobby_after_its_matches() {
     let server = ladder_server(Duration::from_secs(10), Vec::new()).await;
     let mut c = client(&server).await;
-    let a = enter(&mut c, "ann").await;
-    let b = enter(&mut c, "ben").await;
-    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
-        .await
-        .expect("a");
-    la.welcome().await;
-    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
-        .await
-        .expect("b");
-    lb.welcome().await;
+    let (_, mut la, _, mut lb) = two_in_lobbies(&mut c, "ann", "ben").await;
     // B plays whatever comes, in the background.
     let b_task = {
         let url = server.url();
@@ -544,16 +550,7 @@ async fn drain_closes_the_lobby_after_its_matches() {
 async fn a_no_show_aborts_the_match_unrated() {
     let server = ladder_server(Duration::from_millis(400), Vec::new()).await;
     let mut c = client(&server).await;
-    let a = enter(&mut c, "amy").await;
-    let b = enter(&mut c, "bob").await;
-    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
-        .await
-        .expect("a");
-    la.welcome().await;
-    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
-        .await
-        .expect("b");
-    lb.welcome().await;
+    let (_, mut la, b, mut lb) = two_in_lobbies(&mut c, "amy", "bob").await;
     // A joins its invitation; B never does.
     let inv = match la.next().await {
         Some(pb::lobby_response::Kind::Invitation(inv)) => inv,
@@ -667,16 +664,7 @@ async fn operators_ban_void_and_change_seasons() {
     })
     .await;
     let mut c = client(&server).await;
-    let a = enter(&mut c, "ava").await;
-    let b = enter(&mut c, "bea").await;
-    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
-        .await
-        .expect("a");
-    la.welcome().await;
-    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
-        .await
-        .expect("b");
-    lb.welcome().await;
+    let (a, la, b, lb) = two_in_lobbies(&mut c, "ava", "bea").await;
     let (ea, eb) = tokio::join!(
         play_one_and_drain(server.url(), la, 1),
         play_one_and_drain(server.url(), lb, 2)
@@ -854,16 +842,7 @@ async fn operators_ban_void_and_change_seasons() {
 async fn repeated_no_shows_pause_a_version_for_health() {
     let server = ladder_server(Duration::from_millis(200), Vec::new()).await;
     let mut c = client(&server).await;
-    let a = enter(&mut c, "ali").await;
-    let b = enter(&mut c, "bao").await;
-    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
-        .await
-        .expect("a");
-    la.welcome().await;
-    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
-        .await
-        .expect("b");
-    lb.welcome().await;
+    let (a, mut la, b, mut lb) = two_in_lobbies(&mut c, "ali", "bao").await;
     // A plays every invitation; B ignores them all until it is told it is paused.
     let url = server.url();
     let a_task = tokio::spawn(async move {
@@ -930,16 +909,7 @@ async fn the_ladder_survives_a_restart() {
     };
     let server = TestServer::start_with(|c| c.ladder = Some(settings())).await;
     let mut c = client(&server).await;
-    let a = enter(&mut c, "kim").await;
-    let b = enter(&mut c, "lee").await;
-    let mut la = open_lobby(&mut c, hello(&a.version_key, 1))
-        .await
-        .expect("a");
-    la.welcome().await;
-    let mut lb = open_lobby(&mut c, hello(&b.version_key, 1))
-        .await
-        .expect("b");
-    lb.welcome().await;
+    let (a, la, _, lb) = two_in_lobbies(&mut c, "kim", "lee").await;
     let (ea, _) = tokio::join!(
         play_one_and_drain(server.url(), la, 1),
         play_one_and_drain(server.url(), lb, 2)
