@@ -22,6 +22,10 @@ pub struct GameRecord {
     pub rounds: u16,
     /// Actions applied.
     pub actions: u32,
+    /// Seats that forfeited (over gRPC: their bot crashed, left or timed out too often, and the
+    /// server placed them last). Empty in-process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forfeits: Vec<u8>,
 }
 
 /// A mean with the half-width of its 95% confidence interval.
@@ -78,6 +82,8 @@ pub struct Standing {
     pub placing: Estimate,
     /// Mean final total per game (penalty points, or points in romanian-32).
     pub score: Estimate,
+    /// Games it forfeited.
+    pub forfeits: usize,
 }
 
 /// How two entrants did at the tables where both sat.
@@ -101,6 +107,7 @@ pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<
     let mut wins = vec![Vec::new(); n];
     let mut placings = vec![Vec::new(); n];
     let mut scores = vec![Vec::new(); n];
+    let mut forfeits = vec![0; n];
     let mut pairs = vec![vec![Vec::new(); n]; n];
     for g in games {
         let teams: Vec<[WengLinRating; 1]> = g.seats.iter().map(|&e| [ratings[e]]).collect();
@@ -111,6 +118,11 @@ pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<
             .collect();
         let updated = weng_lin_multi_team(&input, &config);
         let firsts = g.placings.iter().filter(|&&p| p == 1).count().max(1) as f64;
+        for &s in &g.forfeits {
+            if let Some(&e) = g.seats.get(s as usize) {
+                forfeits[e] += 1;
+            }
+        }
         for (seat, &e) in g.seats.iter().enumerate() {
             if let Some(r) = updated.get(seat).and_then(|t| t.first()) {
                 ratings[e] = *r;
@@ -147,6 +159,7 @@ pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<
             win_share: Estimate::of(&wins[e]),
             placing: Estimate::of(&placings[e]),
             score: Estimate::of(&scores[e]),
+            forfeits: forfeits[e],
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -189,6 +202,7 @@ mod tests {
             totals: placings.iter().map(|&p| p as i32 * 10).collect(),
             rounds: 1,
             actions: 10,
+            forfeits: Vec::new(),
         }
     }
 
@@ -210,6 +224,37 @@ mod tests {
         assert!((rows[0].rating.mean - a.rating).abs() < 1e-9);
         assert!((rows[1].rating.mean - b.rating).abs() < 1e-9);
         assert!(rows[1].tied, "one game cannot separate two players");
+    }
+
+    #[test]
+    fn a_three_seat_game_with_a_tie_matches_the_paper_by_hand() {
+        // Weng & Lin (2011), Bradley-Terry full pairing, worked by hand for three fresh players
+        // (μ 25, σ 25/3, β 25/6) where `a` wins and `b` and `c` tie for second:
+        // c² = 2σ² + 2β² = 173.61, every p = 1/2; a gains 2 · σ²/c · 1/2 = 5.2705, b and c each
+        // lose σ²/c · 1/2 (the tie between them moves nothing); σ' = σ·sqrt(1 − 2·γ·σ²/c²·1/4)
+        // with γ = σ/c, = 7.7885 for everyone.
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let (rows, pairs) = standings(&names, &[game(&[0, 1, 2], &[1, 2, 2])]);
+        let by = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
+        assert!((by("a").rating.mean - 30.270_463).abs() < 1e-5);
+        assert!((by("b").rating.mean - 22.364_769).abs() < 1e-5);
+        assert!((by("c").rating.mean - 22.364_769).abs() < 1e-5);
+        for r in &rows {
+            assert!((r.rating.ci95 - 1.96 * 7.788_475).abs() < 1e-5, "{r:?}");
+        }
+        assert_eq!(
+            (by("a").rank, by("b").rank),
+            (1, 1),
+            "one game separates nobody"
+        );
+        let bc = pairs.iter().find(|p| p.a == "b" && p.b == "c").unwrap();
+        assert_eq!(bc.a_ahead.mean, 0.5, "a tie counts half");
+        // A forfeit is counted against the seat's entrant.
+        let mut g = game(&[2, 0, 1], &[1, 2, 3]);
+        g.forfeits = vec![2];
+        let (rows, _) = standings(&names, &[g]);
+        assert_eq!(rows.iter().find(|r| r.name == "b").unwrap().forfeits, 1);
+        assert_eq!(rows.iter().map(|r| r.forfeits).sum::<usize>(), 1);
     }
 
     #[test]
