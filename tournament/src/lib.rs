@@ -32,13 +32,13 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use maumau_bot_sdk::play_match_with;
-use maumau_engine::{CallsMode, Game, MatchConfig};
+use maumau_engine::{Action, CallsMode, Game, MatchConfig};
 use serde::{Deserialize, Serialize};
 
 pub use entrant::{BuiltIn, Entrant, Player};
 pub use net::{Clock, Remote};
 pub use schedule::{Fixture, Knockout, Stage};
-pub use stats::{Estimate, GameRecord, PairResult, Standing, standings};
+pub use stats::{Estimate, GameRecord, PairResult, Standing, Tally, standings};
 
 /// How entrants are brought together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,6 +166,13 @@ pub struct Progress {
     pub notice: Option<String>,
 }
 
+/// Games finished before a round, and scheduled in all, for progress.
+#[derive(Clone, Copy)]
+struct Counts {
+    done: usize,
+    total: usize,
+}
+
 /// One game as played: its record, its replay line when recorded, and notices.
 pub(crate) struct Played {
     pub(crate) record: GameRecord,
@@ -289,6 +296,8 @@ impl Tournament {
         let mut played_now = 0;
         let mut notices = Vec::new();
         let mut games: Vec<GameRecord> = Vec::new();
+        // Games are rated in schedule order as soon as every earlier one is in.
+        let mut tally = Tally::new(self.entrants.len());
         let mut round = 0u32;
         let mut met: HashSet<(usize, usize)> = HashSet::new();
         let mut knockout = match self.format {
@@ -304,7 +313,7 @@ impl Tournament {
                     schedule::combinations(self.entrants.len(), k)
                 }
                 (Format::Swiss { rounds }, _) if round < rounds => {
-                    let (rows, _) = standings(&names, &games);
+                    let (rows, _) = tally.standings(&names);
                     let order: Vec<usize> = rows
                         .iter()
                         .filter_map(|r| names.iter().position(|n| *n == r.name))
@@ -330,8 +339,11 @@ impl Tournament {
                 &fixtures,
                 store.as_mut(),
                 session.as_ref(),
-                games.len(),
-                total,
+                Counts {
+                    done: games.len(),
+                    total,
+                },
+                &mut tally,
                 &mut notices,
                 progress,
             )?;
@@ -348,7 +360,7 @@ impl Tournament {
             games.extend(records);
             round += 1;
         }
-        let (rows, pairs) = standings(&names, &games);
+        let (rows, pairs) = tally.standings(&names);
         let report = Report {
             description,
             games,
@@ -375,8 +387,8 @@ impl Tournament {
         fixtures: &[Fixture],
         mut store: Option<&mut Store>,
         session: Option<&net::Session>,
-        done_before: usize,
-        total: usize,
+        counts: Counts,
+        tally: &mut Tally,
         notices: &mut Vec<String>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Vec<GameRecord>, usize), TournamentError> {
@@ -387,7 +399,17 @@ impl Tournament {
         let todo: Vec<usize> = (0..fixtures.len())
             .filter(|&i| records[i].is_none())
             .collect();
-        let mut done = done_before + fixtures.len() - todo.len();
+        let total = counts.total;
+        let mut done = counts.done + fixtures.len() - todo.len();
+        // Rates the games in schedule order as far as they are in.
+        let mut rated = 0;
+        let mut rate = |records: &[Option<GameRecord>], tally: &mut Tally| {
+            while let Some(Some(g)) = records.get(rated) {
+                tally.add(g);
+                rated += 1;
+            }
+        };
+        rate(&records, tally);
         progress(Progress {
             done,
             total,
@@ -402,6 +424,10 @@ impl Tournament {
                 let tx = tx.clone();
                 let (next, todo, logs) = (&next, &todo, logs.as_deref());
                 scope.spawn(move || {
+                    // Results go to the collecting thread in batches, so quick games do not
+                    // pay a wake-up each.
+                    let mut batch = Vec::new();
+                    let mut since = Instant::now();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&i) = todo.get(i) else { break };
@@ -410,48 +436,56 @@ impl Tournament {
                             Some(s) if self.over_grpc(f) => s.play(self, f, logs),
                             _ => Ok(self.play_in_process(f)),
                         };
-                        if tx.send((i, played)).is_err() {
-                            break;
+                        let failed = played.is_err();
+                        batch.push((i, played));
+                        if failed || batch.len() >= BATCH_GAMES || since.elapsed() >= BATCH_TIME {
+                            if tx.send(std::mem::take(&mut batch)).is_err() {
+                                return;
+                            }
+                            since = Instant::now();
                         }
                     }
+                    let _ = tx.send(batch);
                 });
             }
             drop(tx);
-            for (i, played) in rx {
-                let played = match played {
-                    Ok(p) => p,
-                    Err(e) => {
+            for batch in rx {
+                for (i, played) in batch {
+                    let played = match played {
+                        Ok(p) => p,
+                        Err(e) => {
+                            result = Err(e);
+                            // Stop handing out work; the workers finish their current game.
+                            next.store(usize::MAX / 2, Ordering::Relaxed);
+                            continue;
+                        }
+                    };
+                    if let Some(s) = store.as_deref_mut()
+                        && let Err(e) = s.append(&played.record, played.replay.as_deref())
+                    {
                         result = Err(e);
-                        // Stop handing out work; the workers finish their current game.
                         next.store(usize::MAX / 2, Ordering::Relaxed);
-                        continue;
                     }
-                };
-                if let Some(s) = store.as_deref_mut()
-                    && let Err(e) = s.append(&played.record, played.replay.as_deref())
-                {
-                    result = Err(e);
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    records[i] = Some(played.record);
+                    done += 1;
+                    for n in played.notices {
+                        progress(Progress {
+                            done,
+                            total,
+                            notice: Some(n.clone()),
+                        });
+                        notices.push(n);
+                    }
                 }
-                records[i] = Some(played.record);
-                done += 1;
-                if played.notices.is_empty() {
-                    progress(Progress {
-                        done,
-                        total,
-                        notice: None,
-                    });
-                }
-                for n in played.notices {
-                    progress(Progress {
-                        done,
-                        total,
-                        notice: Some(n.clone()),
-                    });
-                    notices.push(n);
-                }
+                rate(&records, tally);
+                progress(Progress {
+                    done,
+                    total,
+                    notice: None,
+                });
             }
         });
+        rate(&records, tally);
         result?;
         if let Some(s) = store {
             s.flush()?;
@@ -472,13 +506,17 @@ impl Tournament {
                     .expect("only built-in entrants play in-process")
             })
             .collect();
-        let mut actions = Vec::new();
+        // (seat, dense action index): two bytes an action, written out as text at the end.
+        let mut actions: Vec<(u8, u8)> = Vec::new();
         let mut count = 0u32;
         let record = self.record_replays;
+        if record {
+            actions.reserve(512);
+        }
         let result = play_match_with(&mut game, &mut bots, |seat, action| {
             count += 1;
             if record {
-                actions.push((seat, action));
+                actions.push((seat, action.index() as u8));
             }
         });
         let n = self.config.seats as usize;
@@ -486,10 +524,8 @@ impl Tournament {
             Some(r) => (r.placings[..n].to_vec(), r.totals[..n].to_vec(), r.rounds),
             None => (vec![1; n], vec![0; n], game.round()),
         };
-        let replay = record.then(|| {
-            let actions: Vec<String> = actions.iter().map(|(s, a)| format!("{s} {a}")).collect();
-            self.replay_line(f, &actions)
-        });
+        let replay =
+            record.then(|| self.replay_line(f, actions.iter().map(|&(s, i)| (s, i.into()))));
         Played {
             record: GameRecord {
                 id: f.id.clone(),
@@ -506,20 +542,72 @@ impl Tournament {
         }
     }
 
-    /// One line of `replays.jsonl`.
-    pub(crate) fn replay_line(&self, f: &Fixture, actions: &[String]) -> String {
-        serde_json::json!({
-            "id": f.id,
-            "profile": self.config.profile.name(),
-            "options": self.config.options.to_words(),
-            "seats": self.config.seats,
-            "calls": self.config.calls.name(),
-            "seed": f.seed,
-            "entrants": f.seats.iter().map(|&e| self.entrants[e].name.clone()).collect::<Vec<_>>(),
-            "actions": actions,
-        })
-        .to_string()
+    /// One line of `replays.jsonl`: the game, its rules and seed, who sat where, and every
+    /// accepted action as `"seat action"` (`"2 play 7H mau"`), from (seat, dense index) pairs.
+    /// Written by hand, not through a JSON tree: with replays on, this is most of a
+    /// tournament's cost beyond the games themselves.
+    pub(crate) fn replay_line(
+        &self,
+        f: &Fixture,
+        actions: impl ExactSizeIterator<Item = (u8, u32)>,
+    ) -> String {
+        use std::fmt::Write as _;
+        let texts = action_texts();
+        let mut line = String::with_capacity(256 + actions.len() * 14);
+        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        let _ = write!(
+            line,
+            "{{\"id\":{},\"profile\":{},\"options\":{},\"seats\":{},\"calls\":{},\"seed\":{},\"entrants\":[",
+            quoted(&f.id),
+            quoted(self.config.profile.name()),
+            quoted(&self.config.options.to_words()),
+            self.config.seats,
+            quoted(self.config.calls.name()),
+            f.seed
+        );
+        for (i, &e) in f.seats.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push_str(&quoted(&self.entrants[e].name));
+        }
+        line.push_str("],\"actions\":[");
+        for (i, (seat, index)) in actions.enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            match texts.get(seat as usize * maumau_engine::ACTION_COUNT + index as usize) {
+                Some(t) => line.push_str(t),
+                None => {
+                    let _ = write!(line, "\"{seat} #{index}\"");
+                }
+            }
+        }
+        line.push_str("]}");
+        line
     }
+}
+
+/// The quoted replay text of every (seat, action) pair, at `seat * ACTION_COUNT + index`
+/// (`"2 play 7H mau"`, from the engine's `Display`), computed once: a replay line is then one
+/// copy per action.
+fn action_texts() -> &'static [String] {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let seats = maumau_engine::outcome::MAX_SEATS;
+        (0..seats * maumau_engine::ACTION_COUNT)
+            .map(|i| {
+                let (seat, index) = (
+                    i / maumau_engine::ACTION_COUNT,
+                    i % maumau_engine::ACTION_COUNT,
+                );
+                Action::from_index(index).map_or_else(
+                    || format!("\"{seat} #{index}\""),
+                    |a| format!("\"{seat} {a}\""),
+                )
+            })
+            .collect()
+    })
 }
 
 /// The entrant that did better over a knockout pairing's games: more wins, then the better
@@ -561,6 +649,11 @@ struct Store {
     replays: BufWriter<File>,
     flushed: Instant,
 }
+
+/// Most games a worker finishes before handing them over.
+const BATCH_GAMES: usize = 256;
+/// Longest a worker keeps finished games before handing them over.
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How often the output directory is brought up to date while games finish.
 const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(250);

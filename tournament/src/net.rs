@@ -315,15 +315,7 @@ impl Session {
                 .into_inner()
                 .replay
                 .unwrap_or_default();
-            let actions: Vec<String> = replay
-                .actions
-                .iter()
-                .map(|a| match wire::action_from_index(a.index) {
-                    Ok(action) => format!("{} {action}", a.seat),
-                    Err(_) => format!("{} #{}", a.seat, a.index),
-                })
-                .collect();
-            Some(t.replay_line(f, &actions))
+            Some(t.replay_line(f, replay.actions.iter().map(|a| (a.seat as u8, a.index))))
         } else {
             None
         };

@@ -62,13 +62,26 @@ pub fn fixtures(
     duplicate: bool,
 ) -> Vec<Fixture> {
     let mut out = Vec::new();
+    let mut id = String::new();
     for (t, table) in tables.iter().enumerate() {
         let k = table.len();
         for d in 0..deals {
             let deal_seed = mix(&[seed, round as u64, t as u64, d as u64]);
             for r in 0..k {
+                // `r{round}-t{t}-d{d}-s{r}`, without the formatting machinery: a big round robin
+                // has hundreds of thousands of fixtures.
+                id.clear();
+                for (tag, n) in [
+                    ("r", round as u64),
+                    ("-t", t as u64),
+                    ("-d", d as u64),
+                    ("-s", r as u64),
+                ] {
+                    id.push_str(tag);
+                    push_decimal(&mut id, n);
+                }
                 out.push(Fixture {
-                    id: format!("r{round}-t{t}-d{d}-s{r}"),
+                    id: id.clone(),
                     seats: (0..k).map(|s| table[(s + r) % k]).collect(),
                     seed: if duplicate {
                         deal_seed
@@ -80,6 +93,22 @@ pub fn fixtures(
         }
     }
     out
+}
+
+fn push_decimal(s: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        s.push(char::from(d));
+    }
 }
 
 /// Swiss pairing for one round: entrants in standings order (best first) are grouped into
@@ -459,6 +488,15 @@ mod tests {
                 assert!(cs.iter().all(|&c| c == cs[0]));
             }
         }
+    }
+
+    #[test]
+    fn fixture_ids_name_round_table_deal_and_seating() {
+        let fx = fixtures(12, &[vec![0, 1], vec![1, 2]], 11, 3, true);
+        assert_eq!(fx[0].id, "r12-t0-d0-s0");
+        assert_eq!(fx.last().map(|f| f.id.as_str()), Some("r12-t1-d10-s1"));
+        let ids: HashSet<&str> = fx.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids.len(), fx.len());
     }
 
     #[test]
