@@ -553,7 +553,7 @@ impl Tournament {
     ) -> String {
         use std::fmt::Write as _;
         let texts = action_texts();
-        let mut line = String::with_capacity(256 + actions.len() * 14);
+        let mut line = String::with_capacity(256 + actions.len() * 20);
         let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
         let _ = write!(
             line,
