@@ -200,6 +200,24 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             }
         );
     }
+    if t.entrants.iter().any(Entrant::is_external) {
+        // External programs run in process groups of their own (so they can be stopped with
+        // whatever they start) and miss the terminal's Ctrl-C: stop them, then leave. Results
+        // stored so far stay; the same command resumes.
+        std::thread::spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+                maumau_tournament::stop_programs();
+                eprintln!("\nmaumau: interrupted; run the same command again to resume");
+                std::process::exit(130);
+            }
+        });
+    }
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(

@@ -36,7 +36,7 @@ use maumau_engine::{Action, CallsMode, Game, MatchConfig};
 use serde::{Deserialize, Serialize};
 
 pub use entrant::{BuiltIn, Entrant, Player};
-pub use net::{Clock, Remote};
+pub use net::{Clock, Remote, stop_programs};
 pub use schedule::{Fixture, Knockout, Stage};
 pub use stats::{Estimate, GameRecord, PairResult, Standing, Tally, standings};
 

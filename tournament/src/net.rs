@@ -356,6 +356,10 @@ async fn launch(
         Ok(c) => c,
         Err(e) => return Some(format!("its program could not be started: {e}")),
     };
+    let pid = child.id();
+    if let Some(pid) = pid {
+        live().push(pid);
+    }
     let output = Arc::new(Mutex::new(Vec::new()));
     let readers = [
         child
@@ -375,10 +379,13 @@ async fn launch(
         } => None,
     };
     if status.is_none() {
-        if let Some(pid) = child.id() {
+        if let Some(pid) = pid {
             kill_group(pid);
         }
         let _ = child.kill().await;
+    }
+    if let Some(pid) = pid {
+        live().retain(|&p| p != pid);
     }
     for r in readers.into_iter().flatten() {
         let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
@@ -413,6 +420,22 @@ async fn launch(
         )),
         Some(s) if !s.success() => Some(format!("its program exited with {s}{last}{where_}")),
         Some(_) => None,
+    }
+}
+
+/// Process groups of the programs running now.
+fn live() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Stops every external program a tournament of this process is running, with whatever it
+/// started: for an interrupted tournament (Ctrl-C), whose programs run in process groups of
+/// their own and so do not get the terminal's interrupt.
+pub fn stop_programs() {
+    let pids: Vec<u32> = std::mem::take(&mut *live());
+    for pid in pids {
+        kill_group(pid);
     }
 }
 
