@@ -1,17 +1,37 @@
-//! `maumau tournament`: the reference bots (or any built-in entrants) against each other.
+//! `maumau tournament`: the reference bots (or any built-in entrants) against each other, and
+//! external programs over gRPC on a server it starts itself (or a running one).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use maumau_engine::{CallsMode, MatchConfig, Options, ProfileId};
-use maumau_tournament::{Entrant, Format, Progress, Report, Tournament};
+use maumau_tournament::{Clock, Entrant, Format, Progress, Remote, Report, Tournament};
+
+/// Deals per table of `maumau tournament` with no arguments: the three reference bots in classic
+/// at one table of 3 seats, each deal played 3 times (once per seating), 750 games in all.
+///
+/// Measured with the release build on the 2-core development machine (shared with other work,
+/// load average about 6): 300 deals took 61 s of wall clock and 43 s of CPU, so 250 deals take
+/// about 50 s there and about 20 s on an idle 2-core machine. Nearly all of it is the search
+/// bot: at 2000 samples per decision (`search:2000`, 6 deals: 5.3 s of CPU against 0.7 s at
+/// today's default of 300) a deal costs eight times as much, so if its default budget grows that
+/// much, lower this to about 60.
+pub(crate) const DEFAULT_DEALS: u32 = 250;
 
 /// Run a bot-versus-bot tournament and print the standings.
 #[derive(clap::Parser)]
 pub(crate) struct TournamentArgs {
-    /// Entrants, comma-separated: random, heuristic, search, `search:N` (N samples per
+    /// Built-in entrants, comma-separated: random, heuristic, search, `search:N` (N samples per
     /// decision), `heuristic~P` (a random action with probability P), optionally `name=spec`.
+    /// Empty ("") for none.
     #[arg(long, default_value = "random,heuristic,search")]
     bots: String,
+    /// One more entrant, any spec; repeat for more. An external program is
+    /// `name=cmd:COMMAND`: it is run with `sh -c` once per match, with the seat token in
+    /// MAUMAU_TOKEN and the server in MAUMAU_ADDR (host:port) and MAUMAU_URL (http://host:port),
+    /// e.g. --entrant 'mine=cmd:python3 bot.py --address "$MAUMAU_ADDR" --token "$MAUMAU_TOKEN"'.
+    #[arg(long = "entrant", value_name = "SPEC")]
+    entrants: Vec<String>,
     /// Rule profile: classic, penalty-points, brazilian or romanian-32.
     #[arg(long, default_value = "classic")]
     profile: String,
@@ -24,14 +44,14 @@ pub(crate) struct TournamentArgs {
     /// Call rules: enforce (tournaments' default), challenge or off.
     #[arg(long, default_value = "enforce")]
     calls: String,
-    /// round-robin, swiss or elimination.
+    /// round-robin, swiss, elimination (single) or double-elimination.
     #[arg(long, default_value = "round-robin")]
     format: String,
     /// Rounds of a Swiss tournament.
     #[arg(long, default_value_t = 5)]
     rounds: u32,
     /// Deals per table; each deal is played once per seating.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = DEFAULT_DEALS)]
     deals: u32,
     /// Tournament seed: every game's seed derives from it.
     #[arg(long, default_value_t = 1)]
@@ -42,17 +62,39 @@ pub(crate) struct TournamentArgs {
     /// Do not keep the games' actions.
     #[arg(long)]
     no_replays: bool,
-    /// Worker threads [default: every core].
+    /// Worker threads, and games played at once on the server [default: every core].
     #[arg(long)]
     threads: Option<usize>,
     /// Output directory [default: maumau-tournament/<id>, one per distinct tournament]; an
     /// interrupted tournament resumes from it.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Play on this running server (host:port or http://host:port) instead of starting one.
+    #[arg(long, value_name = "ADDR")]
+    server: Option<String>,
+    /// The server's operator token, if it needs one to create matches.
+    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
+    /// Play every game over gRPC, the built-in entrants' too (through the Rust SDK's runner);
+    /// the results are the same as in-process, only slower.
+    #[arg(long)]
+    over_grpc: bool,
+    /// Milliseconds per decision over gRPC (a 30 s bank comes on top; 3 timeouts forfeit).
+    #[arg(long, default_value_t = 2000)]
+    decision_ms: u64,
+    /// Milliseconds an external program may be missing (crashed, never joined) when it must act
+    /// before it forfeits; the server this command starts also waits this long for every seat to
+    /// join before it starts a match without them.
+    #[arg(long, default_value_t = 5000)]
+    grace_ms: u64,
 }
 
 pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let entrants = Entrant::parse_list(&args.bots)?;
+    let entrants = Entrant::parse_all(
+        args.bots
+            .split(',')
+            .chain(args.entrants.iter().map(String::as_str)),
+    )?;
     let profile: ProfileId = args.profile.parse()?;
     let mut config = MatchConfig {
         options: Options::from_words(&args.options)?,
@@ -64,21 +106,32 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         Ok(r) => (r.min_seats, r.max_seats),
         Err(_) => (4, 8), // brazilian: 2 seats is refused, its range is 4..8
     };
-    config.seats = args
-        .seats
-        .unwrap_or_else(|| (entrants.len() as u8).clamp(min, max));
     let format = match args.format.as_str() {
         "round-robin" => Format::RoundRobin,
         "swiss" => Format::Swiss {
             rounds: args.rounds,
         },
-        "elimination" => Format::SingleElimination,
+        "elimination" | "single-elimination" => Format::SingleElimination,
+        "double-elimination" => Format::DoubleElimination,
         other => {
-            return Err(
-                format!("unknown format `{other}` (round-robin, swiss or elimination)").into(),
-            );
+            return Err(format!(
+                "unknown format `{other}` (round-robin, swiss, elimination or double-elimination)"
+            )
+            .into());
         }
     };
+    let knockout = matches!(
+        format,
+        Format::SingleElimination | Format::DoubleElimination
+    );
+    config.seats = args.seats.unwrap_or_else(|| {
+        if knockout {
+            2
+        } else {
+            (entrants.len() as u8).clamp(min, max)
+        }
+    });
+    let external = entrants.iter().any(Entrant::is_external);
     let mut t = Tournament::new(entrants, config);
     t.config.calls = config.calls;
     t.format = format;
@@ -94,6 +147,31 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         let key = serde_json_key(&d);
         PathBuf::from("maumau-tournament").join(key)
     });
+    let grace = Duration::from_millis(args.grace_ms.max(1));
+    let clock = Clock {
+        decision: Duration::from_millis(args.decision_ms.max(1)),
+        disconnect_grace: grace,
+        ..Clock::default()
+    };
+    // External programs (or --over-grpc) need a server: the given one, or one started here.
+    let mut local = None;
+    if external || args.over_grpc {
+        let addr = match &args.server {
+            Some(a) => a.clone(),
+            None => {
+                let server = LocalServer::start(out.join("server"), grace)?;
+                let addr = server.addr.to_string();
+                local = Some(server);
+                addr
+            }
+        };
+        t.server = Some(Remote {
+            addr,
+            operator_token: args.operator_token.clone(),
+            clock,
+            every_game: args.over_grpc,
+        });
+    }
     eprintln!(
         "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; seed {}; writing to {}",
         t.entrants.len(),
@@ -106,6 +184,40 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         t.seed,
         out.display()
     );
+    if let Some(r) = &t.server {
+        eprintln!(
+            "maumau: {} over gRPC on {}{}",
+            if r.every_game {
+                "every game"
+            } else {
+                "games with external programs"
+            },
+            r.url(),
+            if local.is_some() {
+                " (started here)"
+            } else {
+                ""
+            }
+        );
+    }
+    if t.entrants.iter().any(Entrant::is_external) {
+        // External programs run in process groups of their own (so they can be stopped with
+        // whatever they start) and miss the terminal's Ctrl-C: stop them, then leave. Results
+        // stored so far stay; the same command resumes.
+        std::thread::spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+                maumau_tournament::stop_programs();
+                eprintln!("\nmaumau: interrupted; run the same command again to resume");
+                std::process::exit(130);
+            }
+        });
+    }
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -116,15 +228,66 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     let mut on_progress = |p: Progress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
+        if let Some(n) = p.notice {
+            bar.println(format!("maumau: {n}"));
+        }
     };
-    let report = t.run(Some(&out), &mut on_progress)?;
+    let result = t.run(Some(&out), &mut on_progress);
     bar.finish_and_clear();
+    if let Some(server) = local {
+        server.stop();
+    }
+    let report = result?;
     print_report(&report);
     println!(
         "\nresults: {}/standings.csv, standings.json, pairs.csv, results.jsonl, replays.jsonl",
         out.display()
     );
     Ok(())
+}
+
+/// A server on 127.0.0.1 for the games over gRPC, stopped when the tournament is over.
+struct LocalServer {
+    addr: std::net::SocketAddr,
+    runtime: tokio::runtime::Runtime,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), maumau_server::ServerError>>,
+}
+
+impl LocalServer {
+    fn start(
+        data_dir: PathBuf,
+        join_timeout: Duration,
+    ) -> Result<LocalServer, Box<dyn std::error::Error>> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let addr = listener.local_addr()?;
+        let config = maumau_server::ServerConfig {
+            data_dir,
+            join_timeout,
+            ..maumau_server::ServerConfig::default()
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = runtime.spawn(maumau_server::run(listener, config, async {
+            let _ = stopped.await;
+        }));
+        Ok(LocalServer {
+            addr,
+            runtime,
+            stop,
+            task,
+        })
+    }
+
+    fn stop(self) {
+        let _ = self.stop.send(());
+        if let Ok(Err(e)) = self.runtime.block_on(self.task) {
+            eprintln!("maumau: the tournament's server stopped with an error: {e}");
+        }
+    }
 }
 
 /// A short, stable directory name for a tournament description.
@@ -175,6 +338,27 @@ fn print_report(r: &Report) {
     }
     if r.standings.iter().any(|s| s.tied) {
         println!("(= : not separable from the entrant above at 95% confidence)");
+    }
+    for s in r.standings.iter().filter(|s| s.forfeits > 0) {
+        println!(
+            "{} forfeited {} of its {} games (placed last in each)",
+            s.name, s.forfeits, s.games
+        );
+    }
+    if let Some(c) = &r.champion {
+        println!("\nknockout winner: {c}");
+    }
+    if !r.notices.is_empty() {
+        println!(
+            "\n{} notices this run (also printed as they happened):",
+            r.notices.len()
+        );
+        for n in r.notices.iter().take(20) {
+            println!("  {n}");
+        }
+        if r.notices.len() > 20 {
+            println!("  … and {} more", r.notices.len() - 20);
+        }
     }
     println!("\nhead to head (share of shared games where the first placed above the second):");
     for p in &r.pairs {

@@ -1,14 +1,23 @@
 //! Tournament overhead: a round robin of built-in random bots in classic with 4 seats against
-//! bare engine playouts of the same games on the same cores. Scheduling, bots and rating must
-//! cost at most 10% (ratio ≥ 0.90). Measured with replay recording off and on, interleaved and
-//! repeated, medians reported (the machine is shared and noisy).
+//! bare engine playouts of the same games on the same cores. Scheduling, bots, recording and
+//! rating must cost at most 10% (ratio ≥ 0.90). Measured in memory, then writing results to an
+//! output directory with replay recording off and on; interleaved and repeated, medians
+//! reported.
 //!
-//! `cargo bench -p maumau-tournament --bench speed` (`SPEED_GAMES=N` games per measurement).
+//! Wall clock (games per second) and CPU time (games per CPU-second of the whole process, from
+//! `/proc/self/stat`), each as the median and the best of the runs. On a machine shared with
+//! other work every figure swings by a fifth or more from run to run; the best runs are the
+//! least disturbed. Instruction counts do not swing: run one line under callgrind
+//! (`SPEED_ONLY=N SPEED_GAMES=8000 SPEED_REPEATS=1 valgrind --tool=callgrind <bench binary>
+//! --bench`) and compare the totals.
+//!
+//! `cargo bench -p maumau-tournament --bench speed` (`SPEED_GAMES=N` games per measurement,
+//! default 40000; `SPEED_REPEATS`, default 5; `SPEED_ONLY=0..4` runs only that line, for a
+//! profiler).
 
 use std::time::Instant;
 
 use maumau_engine::{ActionList, CallsMode, Game, MatchConfig, ProfileId};
-use maumau_tournament::schedule::mix;
 use maumau_tournament::{Entrant, Tournament};
 
 fn config() -> MatchConfig {
@@ -18,10 +27,33 @@ fn config() -> MatchConfig {
     }
 }
 
+/// CPU seconds used by this process so far (every thread, finished ones included); `None` where
+/// `/proc` is not there.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses): state is field 3, utime 14,
+    // stime 15, in clock ticks (100 per second on Linux).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// Games per wall second and per CPU second of `games` games played by `work`.
+fn measure(games: usize, work: impl FnOnce()) -> (f64, f64) {
+    let (wall, cpu) = (Instant::now(), cpu_seconds());
+    work();
+    let wall = wall.elapsed().as_secs_f64();
+    let cpu = match (cpu, cpu_seconds()) {
+        (Some(a), Some(b)) if b > a => b - a,
+        _ => f64::NAN,
+    };
+    (games as f64 / wall, games as f64 / cpu)
+}
+
 /// The same games as the tournament (same seeds), played by a bare loop: legal actions into a
 /// reused list, a SplitMix choice, apply with no event sink. Parallel over `threads`.
-fn bare(seeds: &[u64], threads: usize) -> f64 {
-    let t = Instant::now();
+fn bare(seeds: &[u64], threads: usize) {
     std::thread::scope(|s| {
         for chunk in seeds.chunks(seeds.len().div_ceil(threads)) {
             s.spawn(move || {
@@ -45,7 +77,32 @@ fn bare(seeds: &[u64], threads: usize) -> f64 {
             });
         }
     });
-    seeds.len() as f64 / t.elapsed().as_secs_f64()
+}
+
+/// The same games played by the bot SDK's in-process loop with boxed random bots, seeded as the
+/// tournament seeds them, without any tournament around it: what the SDK's loop costs.
+fn sdk_loop(seeds: &[u64], threads: usize) {
+    use maumau_bot_sdk::Bot;
+    use maumau_bot_sdk::bots::RandomBot;
+    std::thread::scope(|s| {
+        for chunk in seeds.chunks(seeds.len().div_ceil(threads)) {
+            s.spawn(move || {
+                let mut checksum = 0u64;
+                for &seed in chunk {
+                    let mut game = Game::new(config(), seed).expect("valid");
+                    let mut bots: Vec<Box<dyn Bot>> = (0..4u64)
+                        .map(|s| {
+                            let seed = maumau_tournament::schedule::mix(&[seed, s, 0xB07]);
+                            Box::new(RandomBot::new(seed)) as Box<dyn Bot>
+                        })
+                        .collect();
+                    let r = maumau_bot_sdk::play_match(&mut game, &mut bots);
+                    checksum ^= r.map_or(0, |r| r.totals[0] as u64);
+                }
+                std::hint::black_box(checksum);
+            });
+        }
+    });
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -53,15 +110,25 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
+fn env(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--test" || a == "--list") {
         return;
     }
-    let games: u32 = std::env::var("SPEED_GAMES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let games = env("SPEED_GAMES", 40_000);
+    let repeats = env("SPEED_REPEATS", 5).max(1);
+    let threads = env("SPEED_THREADS", 0) as usize;
+    let threads = if threads > 0 {
+        threads
+    } else {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    };
     let mut t = Tournament::new(
         Entrant::parse_list("random,random,random,random").expect("valid"),
         config(),
@@ -74,30 +141,88 @@ fn main() {
         .iter()
         .map(|f| f.seed)
         .collect();
-    let _ = mix(&[0]);
-    let (mut b, mut off, mut on) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..5 {
-        b.push(bare(&seeds, threads));
-        t.record_replays = false;
-        let r = t.run(None, &mut |_| {}).expect("runs");
-        off.push(r.games.len() as f64 / r.seconds);
-        t.record_replays = true;
-        let r = t.run(None, &mut |_| {}).expect("runs");
-        on.push(r.games.len() as f64 / r.seconds);
+    let n = seeds.len();
+    // Each run writes to a fresh directory (an old one would be resumed, not played).
+    let mut tournament = |replays: bool, out: bool| {
+        t.record_replays = replays;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        measure(n, || {
+            let r = t.run(out.then(|| dir.path()), &mut |_| {}).expect("runs");
+            assert_eq!(r.games.len(), n);
+        })
+    };
+    let labels = [
+        "bare engine playouts",
+        "bot SDK loop, boxed random bots",
+        "tournament, no output directory",
+        "tournament, results written, no replays",
+        "tournament, results and replays written",
+    ];
+    if let Some(only) = std::env::var("SPEED_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        for _ in 0..repeats {
+            let (w, c) = match only {
+                0 => measure(n, || bare(&seeds, threads)),
+                1 => measure(n, || sdk_loop(&seeds, threads)),
+                2 => tournament(false, false),
+                3 => tournament(false, true),
+                _ => tournament(true, true),
+            };
+            println!(
+                "{}: {w:.0} games/s, {c:.0} games/CPU-s",
+                labels[only.min(4)]
+            );
+        }
+        return;
     }
-    let (b, off, on) = (median(b), median(off), median(on));
+    let mut wall = vec![Vec::new(); labels.len()];
+    let mut cpu = vec![Vec::new(); labels.len()];
+    for _ in 0..repeats {
+        let runs = [
+            measure(n, || bare(&seeds, threads)),
+            measure(n, || sdk_loop(&seeds, threads)),
+            tournament(false, false),
+            tournament(false, true),
+            tournament(true, true),
+        ];
+        for (i, (w, c)) in runs.into_iter().enumerate() {
+            wall[i].push(w);
+            cpu[i].push(c);
+        }
+    }
+    // The best run is the one least disturbed by other work on the machine; the median is
+    // what a run typically sees.
+    let best = |xs: &[f64]| xs.iter().copied().fold(f64::NAN, f64::max);
+    let wall_best: Vec<f64> = wall.iter().map(|x| best(x)).collect();
+    let cpu_best: Vec<f64> = cpu.iter().map(|x| best(x)).collect();
+    let wall: Vec<f64> = wall.into_iter().map(median).collect();
+    let cpu: Vec<f64> = cpu.into_iter().map(median).collect();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "classic/4, {} random-bot games per measurement, {threads} threads, medians of 5",
-        seeds.len()
+        "classic/4, {n} random-bot games per measurement, {threads} threads, {repeats} runs \
+         each, interleaved; load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
-    println!("  bare engine playouts      {b:>9.0} games/s");
     println!(
-        "  tournament, replays off   {off:>9.0} games/s   ratio {:.3}",
-        off / b
+        "  {:<42} {:>15} {:>15} {:>15} {:>15}",
+        "", "median games/s", "best games/s", "median /CPU-s", "best /CPU-s"
     );
-    println!(
-        "  tournament, replays on    {on:>9.0} games/s   ratio {:.3}",
-        on / b
-    );
+    for i in 0..labels.len() {
+        let cell = |x: &[f64]| format!("{:>7.0} ({:.3})", x[i], x[i] / x[0]);
+        println!(
+            "  {:<42} {:>15} {:>15} {:>15} {:>15}",
+            labels[i],
+            cell(&wall),
+            cell(&wall_best),
+            cell(&cpu),
+            cell(&cpu_best)
+        );
+    }
+    println!("  (ratio to bare engine playouts in parentheses)");
     println!("  target: ratio >= 0.90");
 }

@@ -1,14 +1,28 @@
-//! Who plays: built-in bots, described by a short spec.
+//! Who plays: built-in bots and external programs, each described by a short spec.
 //!
-//! | spec | bot |
+//! | spec | entrant |
 //! |---|---|
 //! | `random` | a uniformly random legal action |
 //! | `heuristic` | the heuristic bot |
 //! | `heuristic~0.2` | the heuristic bot that plays a random legal action with probability 0.2 |
 //! | `search` | the search bot at its default budget |
 //! | `search:100` | the search bot with 100 samples per decision |
+//! | `mybot=cmd:python3 bot.py` | an external program, launched once per match (see below) |
 //!
-//! A spec may carry a display name: `name=spec` (`strong=search:800`).
+//! A spec may carry a display name: `name=spec` (`strong=search:800`); an external program must.
+//!
+//! Built-in bots play in-process at engine speed, or over gRPC through the Rust SDK's runner when
+//! the tournament plays every game on a server. An external program is started with `sh -c`
+//! for every match it sits in, with these environment variables, and must play that one seat and
+//! exit (the SDKs' runners do exactly this):
+//!
+//! | variable | value |
+//! |---|---|
+//! | `MAUMAU_ADDR` | the server, as `host:port` (what gRPC clients take) |
+//! | `MAUMAU_URL` | the server, as `http://host:port` (what `maumau bot --server` takes) |
+//! | `MAUMAU_TOKEN` | the seat token |
+//! | `MAUMAU_SEED` | a seed for the bot's own choices (the one a built-in bot would get) |
+//! | `MAUMAU_SEAT`, `MAUMAU_MATCH_ID`, `MAUMAU_GAME`, `MAUMAU_ENTRANT` | for logs |
 
 use std::fmt;
 
@@ -21,6 +35,23 @@ use maumau_bot_sdk::engine::{Action, Observation};
 pub struct Entrant {
     /// Unique display name.
     pub name: String,
+    /// Who plays for it.
+    pub player: Player,
+}
+
+/// What plays for an entrant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Player {
+    /// A reference bot of this crate's process.
+    BuiltIn(BuiltIn),
+    /// An external program: a shell command launched once per match, which joins over gRPC
+    /// with the seat token it is given in `MAUMAU_TOKEN`.
+    Command(String),
+}
+
+/// A reference bot and how it is handicapped or tuned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BuiltIn {
     /// The bot.
     pub kind: BotKind,
     /// Probability of playing a random legal action instead (0 = never).
@@ -30,12 +61,40 @@ pub struct Entrant {
 }
 
 impl Entrant {
-    /// Parses `[name=]kind[~noise][:iterations]`.
+    /// A built-in bot with default settings, named after its kind.
+    pub fn built_in(kind: BotKind) -> Entrant {
+        Entrant {
+            name: kind.name().to_string(),
+            player: Player::BuiltIn(BuiltIn {
+                kind,
+                noise: 0.0,
+                iterations: None,
+            }),
+        }
+    }
+
+    /// Parses `[name=]kind[~noise][:iterations]` or `name=cmd:COMMAND`.
     pub fn parse(spec: &str) -> Result<Entrant, String> {
+        if spec.trim_start().starts_with("cmd:") {
+            return Err(format!(
+                "`{spec}`: an external program needs a name: `mybot={}`",
+                spec.trim_start()
+            ));
+        }
         let (name, rest) = match spec.split_once('=') {
-            Some((n, r)) if !n.is_empty() => (Some(n.to_string()), r),
-            _ => (None, spec),
+            Some((n, r)) if !n.trim().is_empty() => (Some(n.trim().to_string()), r.trim()),
+            _ => (None, spec.trim()),
         };
+        if let Some(command) = rest.strip_prefix("cmd:") {
+            let command = command.trim();
+            if command.is_empty() {
+                return Err(format!("`{spec}`: `cmd:` needs a command to run"));
+            }
+            return Ok(Entrant {
+                name: name.unwrap_or_default(),
+                player: Player::Command(command.to_string()),
+            });
+        }
         let (rest, iterations) = match rest.split_once(':') {
             Some((r, n)) => {
                 let n: u32 = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
@@ -58,24 +117,34 @@ impl Entrant {
             }
             None => (rest, 0.0),
         };
-        let kind: BotKind = kind.parse().map_err(|e: String| format!("`{spec}`: {e}"))?;
+        let kind: BotKind = kind.parse().map_err(|e: String| {
+            format!("`{spec}`: {e}, or an external program as `name=cmd:COMMAND`")
+        })?;
         if iterations.is_some() && kind != BotKind::Search {
             return Err(format!(
                 "`{spec}`: only the search bot takes a budget (`search:N`)"
             ));
         }
         Ok(Entrant {
-            name: name.unwrap_or_else(|| spec.to_string()),
-            kind,
-            noise,
-            iterations,
+            name: name.unwrap_or_else(|| spec.trim().to_string()),
+            player: Player::BuiltIn(BuiltIn {
+                kind,
+                noise,
+                iterations,
+            }),
         })
     }
 
-    /// Parses a comma-separated list and makes the names unique (`heuristic`, `heuristic#2`).
+    /// Parses a comma-separated list of specs (see [`Entrant::parse`]; a command with commas
+    /// goes through [`Entrant::parse_all`] instead) and makes the names unique.
     pub fn parse_list(specs: &str) -> Result<Vec<Entrant>, String> {
+        Entrant::parse_all(specs.split(','))
+    }
+
+    /// Parses specs one by one and makes the names unique (`heuristic`, `heuristic#2`).
+    pub fn parse_all<'a>(specs: impl IntoIterator<Item = &'a str>) -> Result<Vec<Entrant>, String> {
         let mut out: Vec<Entrant> = Vec::new();
-        for spec in specs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for spec in specs.into_iter().map(str::trim).filter(|s| !s.is_empty()) {
             let mut e = Entrant::parse(spec)?;
             let base = e.name.clone();
             let mut k = 2;
@@ -91,6 +160,38 @@ impl Entrant {
         Ok(out)
     }
 
+    /// The spec this entrant was parsed from, with its name (`name=spec`).
+    pub fn spec(&self) -> String {
+        match &self.player {
+            Player::Command(c) => format!("{}=cmd:{c}", self.name),
+            Player::BuiltIn(b) => {
+                let mut s = format!("{}={}", self.name, b.kind);
+                if b.noise > 0.0 {
+                    s.push_str(&format!("~{}", b.noise));
+                }
+                if let Some(n) = b.iterations {
+                    s.push_str(&format!(":{n}"));
+                }
+                s
+            }
+        }
+    }
+
+    /// True for an external program.
+    pub fn is_external(&self) -> bool {
+        matches!(self.player, Player::Command(_))
+    }
+
+    /// A fresh bot for one game; `None` for an external program.
+    pub fn bot(&self, seed: u64) -> Option<Box<dyn Bot>> {
+        match &self.player {
+            Player::BuiltIn(b) => Some(b.bot(seed)),
+            Player::Command(_) => None,
+        }
+    }
+}
+
+impl BuiltIn {
     /// A fresh bot for one game.
     pub fn bot(&self, seed: u64) -> Box<dyn Bot> {
         let inner: Box<dyn Bot> = match (self.kind, self.iterations) {
@@ -139,21 +240,44 @@ impl Bot for Noisy {
     fn react(&mut self, obs: &Observation) -> Option<Action> {
         self.inner.react(obs)
     }
+
+    fn on_event(&mut self, event: &maumau_bot_sdk::engine::Event) {
+        self.inner.on_event(event);
+    }
+
+    fn listens(&self) -> bool {
+        self.inner.listens()
+    }
+
+    fn on_match_end(&mut self, result: Option<&maumau_bot_sdk::engine::MatchResult>) {
+        self.inner.on_match_end(result);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn built_in(e: &Entrant) -> BuiltIn {
+        match &e.player {
+            Player::BuiltIn(b) => *b,
+            Player::Command(c) => panic!("a command: {c}"),
+        }
+    }
+
     #[test]
     fn specs_parse_with_clear_errors() {
         let e = Entrant::parse("strong=search:800").unwrap();
+        assert_eq!(e.name, "strong");
         assert_eq!(
-            (e.name.as_str(), e.kind, e.iterations),
-            ("strong", BotKind::Search, Some(800))
+            (built_in(&e).kind, built_in(&e).iterations),
+            (BotKind::Search, Some(800))
         );
         let e = Entrant::parse("heuristic~0.4").unwrap();
-        assert_eq!((e.kind, e.noise), (BotKind::Heuristic, 0.4));
+        assert_eq!(
+            (built_in(&e).kind, built_in(&e).noise),
+            (BotKind::Heuristic, 0.4)
+        );
         assert!(
             Entrant::parse("alphazero")
                 .unwrap_err()
@@ -172,5 +296,31 @@ mod tests {
         let list = Entrant::parse_list("heuristic,heuristic,random").unwrap();
         assert_eq!(list[1].name, "heuristic#2");
         assert!(Entrant::parse_list("random").is_err());
+    }
+
+    #[test]
+    fn commands_need_a_name_and_keep_their_text() {
+        let e = Entrant::parse("py=cmd:python3 bot.py --level=3, fast").unwrap();
+        assert_eq!(e.name, "py");
+        assert_eq!(
+            e.player,
+            Player::Command("python3 bot.py --level=3, fast".into())
+        );
+        assert!(e.is_external() && e.bot(1).is_none());
+        assert_eq!(e.spec(), "py=cmd:python3 bot.py --level=3, fast");
+        assert!(
+            Entrant::parse("cmd:python3 bot.py")
+                .unwrap_err()
+                .contains("needs a name")
+        );
+        assert!(
+            Entrant::parse("x=cmd:  ")
+                .unwrap_err()
+                .contains("needs a command")
+        );
+        // Specs round-trip.
+        for s in ["a=heuristic~0.2", "b=search:50", "c=random"] {
+            assert_eq!(Entrant::parse(s).unwrap().spec(), s);
+        }
     }
 }

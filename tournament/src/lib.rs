@@ -1,4 +1,5 @@
-//! Bot-versus-bot tournaments: fair schedules, duplicate deals, Weng-Lin ratings, resumable runs.
+//! Bot-versus-bot tournaments: fair schedules, duplicate deals, Weng-Lin ratings, resumable runs,
+//! built-in bots in-process and external programs over gRPC.
 //!
 //! ```
 //! use maumau_tournament::{Entrant, Format, Tournament};
@@ -11,26 +12,33 @@
 //! assert_eq!(report.games.len(), 4); // 1 table × 2 deals × 2 seatings
 //! assert_eq!(report.standings.len(), 2);
 //! ```
+//!
+//! Entrants that are external programs (`name=cmd:COMMAND`, see [`entrant`]) play on a server
+//! ([`Tournament::server`], a [`Remote`]); every other game is played in-process at engine speed,
+//! unless [`Remote::every_game`] sends those to the server too (the same seeds give the same
+//! results either way).
 
-mod entrant;
+pub mod entrant;
+mod net;
 pub mod schedule;
 mod stats;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
 use maumau_bot_sdk::play_match_with;
-use maumau_engine::{CallsMode, Game, MatchConfig};
+use maumau_engine::{Action, CallsMode, Game, MatchConfig};
 use serde::{Deserialize, Serialize};
 
-pub use entrant::Entrant;
-pub use schedule::Fixture;
-pub use stats::{Estimate, GameRecord, PairResult, Standing, standings};
+pub use entrant::{BuiltIn, Entrant, Player};
+pub use net::{Clock, Remote, stop_programs};
+pub use schedule::{Fixture, Knockout, Stage};
+pub use stats::{Estimate, GameRecord, PairResult, Standing, Tally, standings};
 
 /// How entrants are brought together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +52,9 @@ pub enum Format {
     },
     /// Two-seat knockout: seeds in entry order, the loser of each pairing is out.
     SingleElimination,
+    /// Two-seat knockout with a winners' and a losers' bracket: out after two lost pairings;
+    /// the two brackets' champions meet in a grand final (see [`Knockout`]).
+    DoubleElimination,
 }
 
 /// A tournament: who plays, under which rules, how often.
@@ -61,10 +72,12 @@ pub struct Tournament {
     pub seed: u64,
     /// Replay each deal with the entrants rotated over the seats.
     pub duplicate: bool,
-    /// Worker threads (default: every core).
+    /// Worker threads (default: every core); also the most games played at once on a server.
     pub threads: usize,
     /// Keep every game's actions (written to `replays.jsonl`).
     pub record_replays: bool,
+    /// The server for games over gRPC; needed when an entrant is an external program.
+    pub server: Option<Remote>,
 }
 
 /// Why a tournament could not run.
@@ -76,12 +89,14 @@ pub enum TournamentError {
     Io(PathBuf, std::io::Error),
     /// The output directory holds a different tournament.
     OtherTournament(PathBuf),
+    /// The server could not be reached or refused to play (the message says why).
+    Server(String),
 }
 
 impl std::fmt::Display for TournamentError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TournamentError::Invalid(why) => f.write_str(why),
+            TournamentError::Invalid(why) | TournamentError::Server(why) => f.write_str(why),
             TournamentError::Io(p, e) => write!(f, "{}: {e}", p.display()),
             TournamentError::OtherTournament(p) => write!(
                 f,
@@ -105,6 +120,10 @@ pub struct Report {
     pub standings: Vec<Standing>,
     /// Head-to-head results.
     pub pairs: Vec<PairResult>,
+    /// The winner of a knockout's last pairing (knockout formats only).
+    pub champion: Option<String>,
+    /// What went wrong with entrants during this run (forfeits, crashed programs), one line each.
+    pub notices: Vec<String>,
     /// Games played by this run (the rest were resumed from the output directory).
     pub played_now: usize,
     /// Seconds this run spent playing.
@@ -114,7 +133,7 @@ pub struct Report {
 /// Everything that identifies a tournament; a resumed run must match it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Description {
-    /// Entrant specs, in entry order.
+    /// Entrant specs (`name=spec`), in entry order.
     pub entrants: Vec<String>,
     /// Profile id.
     pub profile: String,
@@ -137,17 +156,33 @@ pub struct Description {
 }
 
 /// Progress of a run, for a progress bar.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Progress {
     /// Games finished (resumed ones included).
     pub done: usize,
     /// Games scheduled so far.
     pub total: usize,
+    /// Something to tell the operator now (an entrant forfeited, a program crashed).
+    pub notice: Option<String>,
+}
+
+/// Games finished before a round, and scheduled in all, for progress.
+#[derive(Clone, Copy)]
+struct Counts {
+    done: usize,
+    total: usize,
+}
+
+/// One game as played: its record, its replay line when recorded, and notices.
+pub(crate) struct Played {
+    pub(crate) record: GameRecord,
+    pub(crate) replay: Option<String>,
+    pub(crate) notices: Vec<String>,
 }
 
 impl Tournament {
     /// A round robin with 10 deals per table, duplicate deals, calls `enforce` (what tournaments
-    /// use), seed 1, every core.
+    /// use), seed 1, every core, replays kept, no server.
     pub fn new(entrants: Vec<Entrant>, config: MatchConfig) -> Tournament {
         Tournament {
             entrants,
@@ -161,13 +196,14 @@ impl Tournament {
             duplicate: true,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             record_replays: true,
+            server: None,
         }
     }
 
     /// What identifies this tournament.
     pub fn description(&self) -> Description {
         Description {
-            entrants: self.entrants.iter().map(|e| e.name.clone()).collect(),
+            entrants: self.entrants.iter().map(Entrant::spec).collect(),
             profile: self.config.profile.to_string(),
             options: self.config.options.to_words(),
             seats: self.config.seats,
@@ -196,18 +232,46 @@ impl Tournament {
         if self.deals == 0 {
             return invalid("deals must be at least 1".into());
         }
-        if matches!(self.format, Format::SingleElimination) && k != 2 {
+        let knockout = matches!(
+            self.format,
+            Format::SingleElimination | Format::DoubleElimination
+        );
+        if knockout && k != 2 {
             return invalid("elimination is played at tables of 2 seats (--seats 2)".into());
         }
         if let Format::Swiss { rounds: 0 } = self.format {
             return invalid("a Swiss tournament needs at least one round".into());
         }
+        let mut names = HashSet::new();
+        for e in &self.entrants {
+            if e.name.is_empty() || !names.insert(e.name.as_str()) {
+                return invalid(format!(
+                    "entrant names must be unique and not empty: `{}`",
+                    e.name
+                ));
+            }
+            if e.is_external() && self.server.is_none() {
+                return invalid(format!(
+                    "`{}` is an external program and plays over gRPC: the tournament needs a \
+                     server (`maumau tournament` starts one, or give --server)",
+                    e.name
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// True when this fixture is played on the server.
+    fn over_grpc(&self, f: &Fixture) -> bool {
+        self.server.as_ref().is_some_and(|s| {
+            s.every_game || f.seats.iter().any(|&e| self.entrants[e].is_external())
+        })
     }
 
     /// Runs the tournament. With `out`, every finished game is appended to `out/results.jsonl`
     /// (and its actions to `out/replays.jsonl`) as it ends, so an interrupted run resumes where it
-    /// stopped; the standings are written as JSON and CSV at the end.
+    /// stopped; the standings are written as JSON and CSV at the end, and external programs'
+    /// output to `out/logs/`.
     pub fn run(
         &self,
         out: Option<&Path>,
@@ -219,51 +283,48 @@ impl Tournament {
             Some(dir) => Some(Store::open(dir, &description)?),
             None => None,
         };
+        let uses_server = self
+            .server
+            .as_ref()
+            .is_some_and(|s| s.every_game || self.entrants.iter().any(Entrant::is_external));
+        let session = match &self.server {
+            Some(remote) if uses_server => Some(net::Session::connect(remote, self.threads)?),
+            _ => None,
+        };
         let names: Vec<String> = self.entrants.iter().map(|e| e.name.clone()).collect();
         let started = Instant::now();
         let mut played_now = 0;
+        let mut notices = Vec::new();
         let mut games: Vec<GameRecord> = Vec::new();
+        // Games are rated in schedule order as soon as every earlier one is in.
+        let mut tally = Tally::new(self.entrants.len());
         let mut round = 0u32;
         let mut met: HashSet<(usize, usize)> = HashSet::new();
-        let mut alive: Vec<usize> = (0..self.entrants.len()).collect();
+        let mut knockout = match self.format {
+            Format::SingleElimination => Some(Knockout::single(self.entrants.len())),
+            Format::DoubleElimination => Some(Knockout::double(self.entrants.len())),
+            _ => None,
+        };
         let k = self.config.seats as usize;
         loop {
-            let tables: Vec<Vec<usize>> = match self.format {
-                Format::RoundRobin if round == 0 => schedule::combinations(self.entrants.len(), k),
-                Format::RoundRobin => break,
-                Format::Swiss { rounds } if round < rounds => {
-                    let (rows, _) = standings(&names, &games);
+            let tables: Vec<Vec<usize>> = match (self.format, knockout.as_mut()) {
+                (_, Some(ko)) => ko.next_round().iter().map(|(_, t)| t.to_vec()).collect(),
+                (Format::RoundRobin, _) if round == 0 => {
+                    schedule::combinations(self.entrants.len(), k)
+                }
+                (Format::Swiss { rounds }, _) if round < rounds => {
+                    let (rows, _) = tally.standings(&names);
                     let order: Vec<usize> = rows
                         .iter()
                         .filter_map(|r| names.iter().position(|n| *n == r.name))
                         .collect();
                     schedule::swiss_tables(&order, k, &met)
                 }
-                Format::Swiss { .. } => break,
-                Format::SingleElimination if alive.len() > 1 => {
-                    if round == 0 {
-                        let b = schedule::bracket(alive.len());
-                        // Byes go straight through; only real pairings are tables.
-                        let mut next = Vec::new();
-                        let mut tables = Vec::new();
-                        for (a, b) in b {
-                            match b {
-                                Some(b) => tables.push(vec![alive[a], alive[b]]),
-                                None => next.push(alive[a]),
-                            }
-                        }
-                        alive = next;
-                        tables
-                    } else {
-                        alive
-                            .chunks(2)
-                            .filter(|p| p.len() == 2)
-                            .map(<[usize]>::to_vec)
-                            .collect()
-                    }
-                }
-                Format::SingleElimination => break,
+                _ => Vec::new(),
             };
+            if tables.is_empty() {
+                break;
+            }
             for t in &tables {
                 for a in 0..t.len() {
                     for b in a + 1..t.len() {
@@ -274,122 +335,188 @@ impl Tournament {
             let fixtures =
                 schedule::fixtures(round, &tables, self.deals, self.seed, self.duplicate);
             let total = games.len() + fixtures.len();
-            let (records, now) =
-                self.play_round(&fixtures, store.as_mut(), games.len(), total, progress)?;
+            let (records, now) = self.play_round(
+                &fixtures,
+                store.as_mut(),
+                session.as_ref(),
+                Counts {
+                    done: games.len(),
+                    total,
+                },
+                &mut tally,
+                &mut notices,
+                progress,
+            )?;
             played_now += now;
-            if let Format::SingleElimination = self.format {
-                // Winners of this round, in bracket order, join those who had a bye.
-                let mut winners = Vec::new();
-                for (t, table) in tables.iter().enumerate() {
-                    let prefix = format!("r{round}-t{t}-");
-                    let mine: Vec<&GameRecord> = records
-                        .iter()
-                        .filter(|g| g.id.starts_with(&prefix))
-                        .collect();
-                    winners.push(knockout_winner(table, &mine));
-                }
-                if round == 0 {
-                    winners.extend(alive.iter().copied());
-                }
-                alive = winners;
+            if let Some(ko) = knockout.as_mut() {
+                let per_table = fixtures.len() / tables.len();
+                let winners: Vec<usize> = tables
+                    .iter()
+                    .zip(records.chunks(per_table))
+                    .map(|(table, games)| knockout_winner(table, games))
+                    .collect();
+                ko.record(&winners);
             }
             games.extend(records);
             round += 1;
         }
-        let (rows, pairs) = standings(&names, &games);
+        let (rows, pairs) = tally.standings(&names);
         let report = Report {
             description,
             games,
             standings: rows,
             pairs,
+            champion: knockout
+                .and_then(|ko| ko.champion())
+                .map(|e| names[e].clone()),
+            notices,
             played_now,
             seconds: started.elapsed().as_secs_f64(),
         };
-        if let Some(store) = &store {
+        if let Some(store) = &mut store {
             store.finish(&report)?;
         }
         Ok(report)
     }
 
-    /// Plays the fixtures not already stored, in parallel; returns every record in fixture order.
+    /// Plays the fixtures not already stored, in parallel; returns every record in fixture order
+    /// and how many were played now.
+    #[allow(clippy::too_many_arguments)]
     fn play_round(
         &self,
         fixtures: &[Fixture],
         mut store: Option<&mut Store>,
-        done_before: usize,
-        total: usize,
+        session: Option<&net::Session>,
+        counts: Counts,
+        tally: &mut Tally,
+        notices: &mut Vec<String>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Vec<GameRecord>, usize), TournamentError> {
-        let mut records: HashMap<String, GameRecord> = HashMap::new();
-        if let Some(s) = store.as_deref() {
-            for f in fixtures {
-                if let Some(r) = s.done.get(&f.id) {
-                    records.insert(f.id.clone(), r.clone());
-                }
-            }
-        }
-        let todo: Vec<&Fixture> = fixtures
+        let mut records: Vec<Option<GameRecord>> = fixtures
             .iter()
-            .filter(|f| !records.contains_key(&f.id))
+            .map(|f| store.as_deref().and_then(|s| s.done.get(&f.id).cloned()))
             .collect();
-        let mut done = done_before + records.len();
-        progress(Progress { done, total });
+        let todo: Vec<usize> = (0..fixtures.len())
+            .filter(|&i| records[i].is_none())
+            .collect();
+        let total = counts.total;
+        let mut done = counts.done + fixtures.len() - todo.len();
+        // Rates the games in schedule order as far as they are in.
+        let mut rated = 0;
+        let mut rate = |records: &[Option<GameRecord>], tally: &mut Tally| {
+            while let Some(Some(g)) = records.get(rated) {
+                tally.add(g);
+                rated += 1;
+            }
+        };
+        rate(&records, tally);
+        progress(Progress {
+            done,
+            total,
+            notice: None,
+        });
+        let logs = store.as_deref().map(|s| s.dir.join("logs"));
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel();
         let mut result = Ok(());
         std::thread::scope(|scope| {
             for _ in 0..self.threads.max(1).min(todo.len().max(1)) {
                 let tx = tx.clone();
-                let (next, todo) = (&next, &todo);
+                let (next, todo, logs) = (&next, &todo, logs.as_deref());
                 scope.spawn(move || {
+                    // Results go to the collecting thread in batches, so quick games do not
+                    // pay a wake-up each.
+                    let mut batch = Vec::new();
+                    let mut since = Instant::now();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(f) = todo.get(i) else { break };
-                        if tx.send(self.play(f)).is_err() {
-                            break;
+                        let Some(&i) = todo.get(i) else { break };
+                        let f = &fixtures[i];
+                        let played = match session {
+                            Some(s) if self.over_grpc(f) => s.play(self, f, logs),
+                            _ => Ok(self.play_in_process(f)),
+                        };
+                        let failed = played.is_err();
+                        batch.push((i, played));
+                        if failed || batch.len() >= BATCH_GAMES || since.elapsed() >= BATCH_TIME {
+                            if tx.send(std::mem::take(&mut batch)).is_err() {
+                                return;
+                            }
+                            since = Instant::now();
                         }
                     }
+                    let _ = tx.send(batch);
                 });
             }
             drop(tx);
-            for (record, replay) in rx {
-                if let Some(s) = store.as_deref_mut()
-                    && let Err(e) = s.append(&record, replay.as_deref())
-                {
-                    result = Err(e);
-                    // Stop handing out work; the workers finish their current game.
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
+            for batch in rx {
+                for (i, played) in batch {
+                    let played = match played {
+                        Ok(p) => p,
+                        Err(e) => {
+                            result = Err(e);
+                            // Stop handing out work; the workers finish their current game.
+                            next.store(usize::MAX / 2, Ordering::Relaxed);
+                            continue;
+                        }
+                    };
+                    if let Some(s) = store.as_deref_mut()
+                        && let Err(e) = s.append(&played.record, played.replay.as_deref())
+                    {
+                        result = Err(e);
+                        next.store(usize::MAX / 2, Ordering::Relaxed);
+                    }
+                    records[i] = Some(played.record);
+                    done += 1;
+                    for n in played.notices {
+                        progress(Progress {
+                            done,
+                            total,
+                            notice: Some(n.clone()),
+                        });
+                        notices.push(n);
+                    }
                 }
-                records.insert(record.id.clone(), record);
-                done += 1;
-                progress(Progress { done, total });
+                rate(&records, tally);
+                progress(Progress {
+                    done,
+                    total,
+                    notice: None,
+                });
             }
         });
+        rate(&records, tally);
         result?;
-        let played = todo.len();
-        let ordered = fixtures
-            .iter()
-            .filter_map(|f| records.remove(&f.id))
-            .collect();
-        Ok((ordered, played))
+        if let Some(s) = store {
+            s.flush()?;
+        }
+        Ok((records.into_iter().flatten().collect(), todo.len()))
     }
 
-    /// Plays one fixture; returns its record and, when recording, its replay line.
-    pub fn play(&self, f: &Fixture) -> (GameRecord, Option<String>) {
+    /// Plays one fixture in-process (every entrant must be built in).
+    pub(crate) fn play_in_process(&self, f: &Fixture) -> Played {
         let mut game = Game::new(self.config, f.seed).expect("validated");
         let mut bots: Vec<_> = f
             .seats
             .iter()
             .enumerate()
-            .map(|(s, &e)| self.entrants[e].bot(schedule::mix(&[f.seed, s as u64, 0xB07])))
+            .map(|(s, &e)| {
+                self.entrants[e]
+                    .bot(schedule::mix(&[f.seed, s as u64, 0xB07]))
+                    .expect("only built-in entrants play in-process")
+            })
             .collect();
-        let mut actions = Vec::new();
+        // (seat, dense action index): two bytes an action, written out as text at the end.
+        let mut actions: Vec<(u8, u8)> = Vec::new();
         let mut count = 0u32;
         let record = self.record_replays;
+        if record {
+            actions.reserve(512);
+        }
         let result = play_match_with(&mut game, &mut bots, |seat, action| {
             count += 1;
             if record {
-                actions.push(format!("{seat} {action}"));
+                actions.push((seat, action.index() as u8));
             }
         });
         let n = self.config.seats as usize;
@@ -397,35 +524,95 @@ impl Tournament {
             Some(r) => (r.placings[..n].to_vec(), r.totals[..n].to_vec(), r.rounds),
             None => (vec![1; n], vec![0; n], game.round()),
         };
-        let rec = GameRecord {
-            id: f.id.clone(),
-            seed: f.seed,
-            seats: f.seats.clone(),
-            placings,
-            totals,
-            rounds,
-            actions: count,
-        };
-        let replay = record.then(|| {
-            serde_json::json!({
-                "id": f.id,
-                "profile": self.config.profile.name(),
-                "options": self.config.options.to_words(),
-                "seats": self.config.seats,
-                "calls": self.config.calls.name(),
-                "seed": f.seed,
-                "entrants": f.seats.iter().map(|&e| self.entrants[e].name.clone()).collect::<Vec<_>>(),
-                "actions": actions,
-            })
-            .to_string()
-        });
-        (rec, replay)
+        let replay =
+            record.then(|| self.replay_line(f, actions.iter().map(|&(s, i)| (s, i.into()))));
+        Played {
+            record: GameRecord {
+                id: f.id.clone(),
+                seed: f.seed,
+                seats: f.seats.clone(),
+                placings,
+                totals,
+                rounds,
+                actions: count,
+                forfeits: Vec::new(),
+            },
+            replay,
+            notices: Vec::new(),
+        }
     }
+
+    /// One line of `replays.jsonl`: the game, its rules and seed, who sat where, and every
+    /// accepted action as `"seat action"` (`"2 play 7H mau"`), from (seat, dense index) pairs.
+    /// Written by hand, not through a JSON tree: with replays on, this is most of a
+    /// tournament's cost beyond the games themselves.
+    pub(crate) fn replay_line(
+        &self,
+        f: &Fixture,
+        actions: impl ExactSizeIterator<Item = (u8, u32)>,
+    ) -> String {
+        use std::fmt::Write as _;
+        let texts = action_texts();
+        let mut line = String::with_capacity(256 + actions.len() * 20);
+        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        let _ = write!(
+            line,
+            "{{\"id\":{},\"profile\":{},\"options\":{},\"seats\":{},\"calls\":{},\"seed\":{},\"entrants\":[",
+            quoted(&f.id),
+            quoted(self.config.profile.name()),
+            quoted(&self.config.options.to_words()),
+            self.config.seats,
+            quoted(self.config.calls.name()),
+            f.seed
+        );
+        for (i, &e) in f.seats.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push_str(&quoted(&self.entrants[e].name));
+        }
+        line.push_str("],\"actions\":[");
+        for (i, (seat, index)) in actions.enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            match texts.get(seat as usize * maumau_engine::ACTION_COUNT + index as usize) {
+                Some(t) => line.push_str(t),
+                None => {
+                    let _ = write!(line, "\"{seat} #{index}\"");
+                }
+            }
+        }
+        line.push_str("]}");
+        line
+    }
+}
+
+/// The quoted replay text of every (seat, action) pair, at `seat * ACTION_COUNT + index`
+/// (`"2 play 7H mau"`, from the engine's `Display`), computed once: a replay line is then one
+/// copy per action.
+fn action_texts() -> &'static [String] {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let seats = maumau_engine::outcome::MAX_SEATS;
+        (0..seats * maumau_engine::ACTION_COUNT)
+            .map(|i| {
+                let (seat, index) = (
+                    i / maumau_engine::ACTION_COUNT,
+                    i % maumau_engine::ACTION_COUNT,
+                );
+                Action::from_index(index).map_or_else(
+                    || format!("\"{seat} #{index}\""),
+                    |a| format!("\"{seat} {a}\""),
+                )
+            })
+            .collect()
+    })
 }
 
 /// The entrant that did better over a knockout pairing's games: more wins, then the better
 /// total, then the better seed (listed first).
-fn knockout_winner(table: &[usize], games: &[&GameRecord]) -> usize {
+fn knockout_winner(table: &[usize], games: &[GameRecord]) -> usize {
     let score = |e: usize| {
         let mut wins = 0.0;
         let mut total = 0i64;
@@ -451,12 +638,25 @@ fn knockout_winner(table: &[usize], games: &[&GameRecord]) -> usize {
 }
 
 /// The output directory: the description, results and replays appended as games end.
+///
+/// Writes are buffered and flushed every [`FLUSH_EVERY`] and at the end of every round, the
+/// replays before the results, so a stored result always has its replay. An interruption loses
+/// at most the games of the last moments, which a resumed run plays again.
 struct Store {
     dir: PathBuf,
     done: HashMap<String, GameRecord>,
-    results: File,
-    replays: File,
+    results: BufWriter<File>,
+    replays: BufWriter<File>,
+    flushed: Instant,
 }
+
+/// Most games a worker finishes before handing them over.
+const BATCH_GAMES: usize = 256;
+/// Longest a worker keeps finished games before handing them over.
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How often the output directory is brought up to date while games finish.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl Store {
     fn open(dir: &Path, description: &Description) -> Result<Store, TournamentError> {
@@ -489,32 +689,56 @@ impl Store {
                 }
             }
         }
-        let open = |p: PathBuf| {
-            OpenOptions::new()
+        let open = |p: PathBuf| -> Result<BufWriter<File>, TournamentError> {
+            let mut file = OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(&p)
-                .map_err(io(&p))
+                .map_err(io(&p))?;
+            // A line cut short by an interruption is closed, so the next one starts afresh.
+            let cut = fs::read(&p)
+                .map_err(io(&p))?
+                .last()
+                .is_some_and(|&b| b != b'\n');
+            if cut {
+                file.write_all(b"\n").map_err(io(&p))?;
+            }
+            Ok(BufWriter::with_capacity(1 << 16, file))
         };
         Ok(Store {
             dir: dir.to_path_buf(),
             done,
             results: open(results_path)?,
             replays: open(dir.join("replays.jsonl"))?,
+            flushed: Instant::now(),
         })
     }
 
     fn append(&mut self, record: &GameRecord, replay: Option<&str>) -> Result<(), TournamentError> {
         let io = |e| TournamentError::Io(self.dir.clone(), e);
         if let Some(r) = replay {
-            writeln!(self.replays, "{r}").map_err(io)?;
+            self.replays.write_all(r.as_bytes()).map_err(io)?;
+            self.replays.write_all(b"\n").map_err(io)?;
         }
-        let line = serde_json::to_string(record).unwrap_or_default();
-        writeln!(self.results, "{line}").map_err(io)?;
-        self.results.flush().map_err(io)
+        serde_json::to_writer(&mut self.results, record)
+            .map_err(|e| TournamentError::Io(self.dir.clone(), e.into()))?;
+        self.results.write_all(b"\n").map_err(io)?;
+        if self.flushed.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
     }
 
-    fn finish(&self, report: &Report) -> Result<(), TournamentError> {
+    fn flush(&mut self) -> Result<(), TournamentError> {
+        let io = |e| TournamentError::Io(self.dir.clone(), e);
+        self.replays.flush().map_err(io)?;
+        self.results.flush().map_err(io)?;
+        self.flushed = Instant::now();
+        Ok(())
+    }
+
+    fn finish(&mut self, report: &Report) -> Result<(), TournamentError> {
+        self.flush()?;
         let io = |p: PathBuf| move |e| TournamentError::Io(p, e);
         let json = self.dir.join("standings.json");
         let body = serde_json::json!({ "standings": report.standings, "pairs": report.pairs });

@@ -62,13 +62,26 @@ pub fn fixtures(
     duplicate: bool,
 ) -> Vec<Fixture> {
     let mut out = Vec::new();
+    let mut id = String::new();
     for (t, table) in tables.iter().enumerate() {
         let k = table.len();
         for d in 0..deals {
             let deal_seed = mix(&[seed, round as u64, t as u64, d as u64]);
             for r in 0..k {
+                // `r{round}-t{t}-d{d}-s{r}`, without the formatting machinery: a big round robin
+                // has hundreds of thousands of fixtures.
+                id.clear();
+                for (tag, n) in [
+                    ("r", round as u64),
+                    ("-t", t as u64),
+                    ("-d", d as u64),
+                    ("-s", r as u64),
+                ] {
+                    id.push_str(tag);
+                    push_decimal(&mut id, n);
+                }
                 out.push(Fixture {
-                    id: format!("r{round}-t{t}-d{d}-s{r}"),
+                    id: id.clone(),
                     seats: (0..k).map(|s| table[(s + r) % k]).collect(),
                     seed: if duplicate {
                         deal_seed
@@ -80,6 +93,22 @@ pub fn fixtures(
         }
     }
     out
+}
+
+fn push_decimal(s: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        s.push(char::from(d));
+    }
 }
 
 /// Swiss pairing for one round: entrants in standings order (best first) are grouped into
@@ -174,6 +203,216 @@ pub fn bracket(n: usize) -> Vec<(usize, Option<usize>)> {
         .collect()
 }
 
+/// A knockout at tables of two: single elimination (one loss and you are out) or double
+/// elimination (a winners' bracket, a losers' bracket fed by the winners' bracket's losers, and a
+/// grand final between the two champions, replayed once if the losers' champion wins it, since
+/// the winners' champion had not lost yet).
+///
+/// Entrants `0..n` are seeded in that order (0 best). The first winners' round pairs 1 vs n,
+/// 2 vs n-1, … in bracket order ([`bracket`]), with byes for the top seeds when `n` is not a
+/// power of two; later rounds pair neighbours in the bracket. Every round's tables can be played
+/// at once: the losers' bracket only takes in losers of earlier rounds. As in the usual bracket
+/// it alternates between rounds where its survivors play each other and rounds where they meet
+/// the new arrivals from the winners' bracket (in reverse order, to put off rematches).
+#[derive(Clone, Debug)]
+pub struct Knockout {
+    double: bool,
+    /// Entrants without a loss, in bracket order.
+    winners: Vec<usize>,
+    /// Survivors of the losers' bracket, in bracket order.
+    survivors: Vec<usize>,
+    /// Losers of the winners' bracket waiting for their first losers'-bracket table.
+    arrivals: Vec<usize>,
+    /// Losses of each entrant.
+    losses: Vec<u8>,
+    /// The tables handed out by the last [`Knockout::next_round`].
+    pending: Vec<(Stage, [usize; 2])>,
+    /// Where the winners' and the losers' bracket stand after the pending round, by slot.
+    next_winners: Vec<Slot>,
+    next_survivors: Vec<Slot>,
+    round: u32,
+    finals: u8,
+    champion: Option<usize>,
+}
+
+/// A place in a bracket after a round: an entrant with a bye, or the winner of a pending table.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Bye(usize),
+    Table(usize),
+}
+
+/// Which part of a knockout a table belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The winners' bracket (the only bracket of a single elimination).
+    Winners,
+    /// The losers' bracket.
+    Losers,
+    /// The grand final (and its replay after a reset).
+    Final,
+}
+
+impl Knockout {
+    /// A single-elimination knockout of `n` entrants.
+    pub fn single(n: usize) -> Knockout {
+        Knockout::new(n, false)
+    }
+
+    /// A double-elimination knockout of `n` entrants.
+    pub fn double(n: usize) -> Knockout {
+        Knockout::new(n, true)
+    }
+
+    fn new(n: usize, double: bool) -> Knockout {
+        Knockout {
+            double,
+            winners: (0..n).collect(),
+            survivors: Vec::new(),
+            arrivals: Vec::new(),
+            losses: vec![0; n],
+            pending: Vec::new(),
+            next_winners: Vec::new(),
+            next_survivors: Vec::new(),
+            round: 0,
+            finals: 0,
+            champion: if n == 1 { Some(0) } else { None },
+        }
+    }
+
+    /// The champion, once the knockout is over.
+    pub fn champion(&self) -> Option<usize> {
+        self.champion
+    }
+
+    /// Losses of each entrant so far.
+    pub fn losses(&self) -> &[u8] {
+        &self.losses
+    }
+
+    /// The tables of the next round, each with its stage; empty when the knockout is over. The
+    /// winner of every table must be reported with [`Knockout::record`] before the next call.
+    pub fn next_round(&mut self) -> Vec<(Stage, [usize; 2])> {
+        assert!(self.pending.is_empty(), "report the last round first");
+        if self.champion.is_some() {
+            return Vec::new();
+        }
+        let mut tables: Vec<(Stage, [usize; 2])> = Vec::new();
+        let add = |tables: &mut Vec<(Stage, [usize; 2])>, stage, pair| {
+            tables.push((stage, pair));
+            Slot::Table(tables.len() - 1)
+        };
+        // The winners' bracket.
+        self.next_winners = if self.winners.len() > 1 {
+            if self.round == 0 {
+                bracket(self.winners.len())
+                    .into_iter()
+                    .map(|(a, b)| match b {
+                        Some(b) => add(
+                            &mut tables,
+                            Stage::Winners,
+                            [self.winners[a], self.winners[b]],
+                        ),
+                        None => Slot::Bye(self.winners[a]),
+                    })
+                    .collect()
+            } else {
+                pair_in_order(&self.winners, |p| add(&mut tables, Stage::Winners, p))
+            }
+        } else {
+            self.winners.iter().map(|&e| Slot::Bye(e)).collect()
+        };
+        // The losers' bracket.
+        self.next_survivors = Vec::new();
+        if self.double {
+            if self.survivors.is_empty() {
+                self.survivors = std::mem::take(&mut self.arrivals);
+            }
+            let s = std::mem::take(&mut self.survivors);
+            self.next_survivors = if !self.arrivals.is_empty() && self.arrivals.len() >= s.len() {
+                // The survivors meet as many new arrivals (in reverse order); the rest wait.
+                let mut met: Vec<usize> = self.arrivals.drain(..s.len()).collect();
+                met.reverse();
+                s.iter()
+                    .zip(met)
+                    .map(|(&a, b)| add(&mut tables, Stage::Losers, [a, b]))
+                    .collect()
+            } else {
+                pair_in_order(&s, |p| add(&mut tables, Stage::Losers, p))
+            };
+            let last_standing = self.winners.len() == 1
+                && s.len() == 1
+                && self.arrivals.is_empty()
+                && tables.is_empty();
+            if last_standing {
+                // One entrant left on each side: the grand final.
+                self.next_winners.clear();
+                self.next_survivors.clear();
+                tables.push((Stage::Final, [self.winners[0], s[0]]));
+            }
+        }
+        if tables.is_empty() {
+            // Nothing left to play: the last one standing wins.
+            self.champion = self.winners.first().copied();
+            return Vec::new();
+        }
+        self.round += 1;
+        self.pending = tables.clone();
+        tables
+    }
+
+    /// Reports the winner of each table of the last round, in the order they were handed out.
+    pub fn record(&mut self, winners: &[usize]) {
+        assert_eq!(winners.len(), self.pending.len(), "one winner per table");
+        let pending = std::mem::take(&mut self.pending);
+        for (&(stage, [a, b]), &w) in pending.iter().zip(winners) {
+            assert!(w == a || w == b, "the winner sat at the table");
+            let l = if w == a { b } else { a };
+            self.losses[l] += 1;
+            match stage {
+                Stage::Winners if self.double => self.arrivals.push(l),
+                Stage::Winners | Stage::Losers => {}
+                Stage::Final => {
+                    self.finals += 1;
+                    // The winners' champion `a` wins, or the losers' champion wins the replayed
+                    // final: over. The losers' champion winning the first final resets it.
+                    if w == a || self.finals == 2 {
+                        self.champion = Some(w);
+                    } else {
+                        self.winners = vec![w];
+                        self.survivors = vec![l];
+                    }
+                    return;
+                }
+            }
+        }
+        let resolve = |slots: &[Slot]| -> Vec<usize> {
+            slots
+                .iter()
+                .map(|s| match *s {
+                    Slot::Bye(e) => e,
+                    Slot::Table(t) => winners[t],
+                })
+                .collect()
+        };
+        self.winners = resolve(&self.next_winners);
+        self.survivors = resolve(&self.next_survivors);
+        if !self.double && self.winners.len() == 1 {
+            self.champion = Some(self.winners[0]);
+        }
+    }
+}
+
+/// Pairs a bracket in order, (0, 1), (2, 3), …, through `table`; an odd one out (the first, the
+/// best placed) gets a bye. Returns the slots of the next round.
+fn pair_in_order(xs: &[usize], mut table: impl FnMut([usize; 2]) -> Slot) -> Vec<Slot> {
+    let (byes, rest) = xs.split_at(xs.len() % 2);
+    byes.iter()
+        .map(|&e| Slot::Bye(e))
+        .chain(rest.chunks(2).map(|p| table([p[0], p[1]])))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,32 +430,73 @@ mod tests {
 
     #[test]
     fn every_entrant_sits_in_every_position_equally_often() {
-        let tables = combinations(5, 3);
-        let fx = fixtures(0, &tables, 4, 7, true);
-        let mut count: HashMap<(usize, usize), usize> = HashMap::new();
-        for f in &fx {
-            for (seat, &e) in f.seats.iter().enumerate() {
-                *count.entry((e, seat)).or_default() += 1;
-            }
-        }
-        // Each entrant is in C(4,2) = 6 tables × 4 deals, once per seat each time.
-        for e in 0..5 {
-            for seat in 0..3 {
-                assert_eq!(count[&(e, seat)], 24, "entrant {e} seat {seat}");
-            }
-        }
-        // Every pair meets equally often.
-        let mut pairs: HashMap<(usize, usize), usize> = HashMap::new();
-        for f in &fx {
-            for a in 0..3 {
-                for b in a + 1..3 {
-                    let (x, y) = (f.seats[a].min(f.seats[b]), f.seats[a].max(f.seats[b]));
-                    *pairs.entry((x, y)).or_default() += 1;
+        for (n, k, deals) in [
+            (5, 3, 4),
+            (2, 2, 3),
+            (4, 2, 2),
+            (6, 4, 1),
+            (7, 5, 2),
+            (8, 8, 1),
+        ] {
+            let tables = combinations(n, k);
+            let fx = fixtures(0, &tables, deals, 7, true);
+            assert_eq!(fx.len(), tables.len() * deals as usize * k);
+            let mut count: HashMap<(usize, usize), usize> = HashMap::new();
+            for f in &fx {
+                for (seat, &e) in f.seats.iter().enumerate() {
+                    *count.entry((e, seat)).or_default() += 1;
                 }
             }
+            // Each entrant is in C(n−1, k−1) tables × deals, once per seat each time.
+            let tables_each = combinations(n - 1, k - 1).len();
+            for e in 0..n {
+                for seat in 0..k {
+                    assert_eq!(
+                        count[&(e, seat)],
+                        tables_each * deals as usize,
+                        "n {n} k {k}: entrant {e} seat {seat}"
+                    );
+                }
+            }
+            // Every pair meets equally often.
+            let mut pairs: HashMap<(usize, usize), usize> = HashMap::new();
+            let mut ordered: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
+            for f in &fx {
+                for a in 0..k {
+                    for b in 0..k {
+                        if a != b {
+                            let (x, y) = (f.seats[a], f.seats[b]);
+                            if a < b {
+                                *pairs.entry((x.min(y), x.max(y))).or_default() += 1;
+                            }
+                            *ordered.entry((x, y, a, (b + k - a) % k)).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            assert_eq!(pairs.len(), n * (n - 1) / 2);
+            let first = pairs[&(0, 1)];
+            assert!(pairs.values().all(|&c| c == first), "n {n} k {k}");
+            // Rotations: for any two entrants, how far the second sits after the first is the
+            // same at every seat of the first.
+            let mut by_gap: HashMap<(usize, usize, usize), Vec<usize>> = HashMap::new();
+            for (&(x, y, _, gap), &c) in &ordered {
+                by_gap.entry((x, y, gap)).or_default().push(c);
+            }
+            for ((x, y, gap), cs) in by_gap {
+                assert_eq!(cs.len(), k, "n {n} k {k}: {x} then {y} at gap {gap}");
+                assert!(cs.iter().all(|&c| c == cs[0]));
+            }
         }
-        assert!(pairs.values().all(|&n| n == pairs[&(0, 1)]));
-        assert_eq!(pairs.len(), 10);
+    }
+
+    #[test]
+    fn fixture_ids_name_round_table_deal_and_seating() {
+        let fx = fixtures(12, &[vec![0, 1], vec![1, 2]], 11, 3, true);
+        assert_eq!(fx[0].id, "r12-t0-d0-s0");
+        assert_eq!(fx.last().map(|f| f.id.as_str()), Some("r12-t1-d10-s1"));
+        let ids: HashSet<&str> = fx.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids.len(), fx.len());
     }
 
     #[test]
@@ -251,6 +531,37 @@ mod tests {
     }
 
     #[test]
+    fn swiss_tables_of_three_never_repeat_a_pair_while_avoidable() {
+        // Nine entrants at tables of three: four rounds can be free of repeats (the lines of the
+        // affine plane of order 3), whatever the standings.
+        let n = 9;
+        let mut met = HashSet::new();
+        for round in 0..4 {
+            let order: Vec<usize> = (0..n).map(|i| (i * 4 + round * 2) % n).collect();
+            let tables = swiss_tables(&order, 3, &met);
+            assert_eq!(tables.len(), 3);
+            let mut seen = HashSet::new();
+            for t in &tables {
+                for (i, &a) in t.iter().enumerate() {
+                    assert!(seen.insert(a), "round {round}: {a} sits twice");
+                    for &b in &t[i + 1..] {
+                        let p = (a.min(b), a.max(b));
+                        assert!(met.insert(p), "round {round}: {p:?} met twice");
+                    }
+                }
+            }
+        }
+        assert_eq!(met.len(), 36, "every pair met exactly once");
+        // The fifth round must repeat; it still seats everyone.
+        let tables = swiss_tables(&(0..n).collect::<Vec<_>>(), 3, &met);
+        assert_eq!(tables.concat().len(), 9);
+        // With 10 entrants, the lowest ranked sits out.
+        let order: Vec<usize> = (0..10).rev().collect();
+        let tables = swiss_tables(&order, 3, &HashSet::new());
+        assert!(!tables.concat().contains(&0));
+    }
+
+    #[test]
     fn brackets_seed_the_best_apart() {
         assert_eq!(bracket(4), vec![(0, Some(3)), (1, Some(2))]);
         let b = bracket(6);
@@ -261,5 +572,161 @@ mod tests {
             "two byes for the top seeds"
         );
         assert_eq!(b[0], (0, None));
+    }
+
+    type Round = Vec<(Stage, [usize; 2])>;
+
+    /// Plays a knockout to the end with `wins(a, b)` deciding each table; returns every round.
+    fn play_out(mut ko: Knockout, wins: impl Fn(usize, usize) -> bool) -> (Knockout, Vec<Round>) {
+        let mut rounds = Vec::new();
+        loop {
+            let tables = ko.next_round();
+            if tables.is_empty() {
+                return (ko, rounds);
+            }
+            let winners: Vec<usize> = tables
+                .iter()
+                .map(|&(_, [a, b])| if wins(a, b) { a } else { b })
+                .collect();
+            ko.record(&winners);
+            rounds.push(tables);
+        }
+    }
+
+    /// A deterministic pattern of upsets: the better seed wins two pairings in three, depending
+    /// on the pair and the seed.
+    fn upsets(seed: u64) -> impl Fn(usize, usize) -> bool {
+        move |a, b| {
+            let upset = mix(&[seed, a.min(b) as u64, a.max(b) as u64]).is_multiple_of(3);
+            upset != (a < b)
+        }
+    }
+
+    #[test]
+    fn double_elimination_of_eight_has_the_usual_shape() {
+        let (ko, rounds) = play_out(Knockout::double(8), |a, b| a < b);
+        let count = |stage| {
+            rounds
+                .iter()
+                .map(|r| r.iter().filter(|(s, _)| *s == stage).count())
+                .collect::<Vec<_>>()
+        };
+        // Winners' bracket 4, 2, 1; losers' bracket 2 (round 2), 2, 1, 1; one final.
+        assert_eq!(count(Stage::Winners), vec![4, 2, 1, 0, 0, 0]);
+        assert_eq!(count(Stage::Losers), vec![0, 2, 2, 1, 1, 0]);
+        assert_eq!(count(Stage::Final), vec![0, 0, 0, 0, 0, 1]);
+        assert_eq!(
+            ko.champion(),
+            Some(0),
+            "the best seed wins when the better always wins"
+        );
+        // Seed 1 lost only to 0 (in the winners' final), came back through the losers' bracket.
+        assert_eq!(rounds[5][0].1, [0, 1]);
+        assert_eq!(ko.losses()[0], 0);
+        assert!(ko.losses()[1..].iter().all(|&l| l == 2));
+    }
+
+    #[test]
+    fn double_elimination_invariants_hold_for_every_size_and_any_results() {
+        for n in 2..=17 {
+            for seed in 0..12 {
+                let (ko, rounds) = play_out(Knockout::double(n), upsets(seed));
+                let champion = ko.champion().expect("a champion");
+                let tables: usize = rounds.iter().map(Vec::len).sum();
+                let finals = rounds.iter().flatten().filter(|(s, _)| *s == Stage::Final);
+                let finals = finals.count();
+                // Everyone but the champion is out after exactly two losses; 2n − 2 tables, or
+                // one more when the final is replayed.
+                for e in 0..n {
+                    let l = ko.losses()[e];
+                    if e == champion {
+                        assert!(l <= 1, "n {n}: the champion lost {l} times");
+                    } else {
+                        assert_eq!(l, 2, "n {n} seed {seed}: entrant {e} lost {l} times");
+                    }
+                }
+                assert!(finals == 1 || finals == 2);
+                assert_eq!(tables, 2 * n - 2 + (finals - 1), "n {n} seed {seed}");
+                // Nobody sits twice in one round, and nobody plays after a second loss.
+                let mut losses = vec![0u8; n];
+                for round in &rounds {
+                    let mut seen = HashSet::new();
+                    for &(_, [a, b]) in round {
+                        assert!(seen.insert(a) && seen.insert(b), "n {n}: twice in a round");
+                        assert!(
+                            losses[a] < 2 && losses[b] < 2,
+                            "n {n}: eliminated player plays"
+                        );
+                    }
+                    let wins = upsets(seed);
+                    for &(_, [a, b]) in round {
+                        losses[if wins(a, b) { b } else { a }] += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_losers_champion_winning_the_final_forces_a_second_one() {
+        // Better seeds win in the brackets (so 0 meets 1 in the final); then 1 wins the first
+        // final and `second` decides the replay.
+        for second in [1, 0] {
+            let mut ko = Knockout::double(4);
+            let mut finals = Vec::new();
+            loop {
+                let tables = ko.next_round();
+                if tables.is_empty() {
+                    break;
+                }
+                let winners: Vec<usize> = tables
+                    .iter()
+                    .map(|&(stage, [a, b])| match stage {
+                        Stage::Final => {
+                            finals.push([a, b]);
+                            if finals.len() == 1 { 1 } else { second }
+                        }
+                        _ => a.min(b),
+                    })
+                    .collect();
+                ko.record(&winners);
+            }
+            assert_eq!(
+                finals,
+                vec![[0, 1], [1, 0]],
+                "the replay is the same pairing"
+            );
+            assert_eq!(ko.champion(), Some(second));
+            assert_eq!(ko.losses()[second], 1);
+            assert_eq!(ko.losses()[1 - second], 2);
+        }
+    }
+
+    #[test]
+    fn single_elimination_keeps_bracket_order_after_byes() {
+        // 6 entrants: seeds 0 and 1 have byes; 0 must meet the winner of 3 v 4, 1 the winner of
+        // 2 v 5, as the bracket is drawn.
+        let mut ko = Knockout::single(6);
+        let r0 = ko.next_round();
+        assert_eq!(
+            r0.iter().map(|(_, t)| *t).collect::<Vec<_>>(),
+            vec![[3, 4], [2, 5]]
+        );
+        ko.record(&[4, 2]);
+        let r1: Vec<[usize; 2]> = ko.next_round().iter().map(|(_, t)| *t).collect();
+        assert_eq!(r1, vec![[0, 4], [1, 2]]);
+        ko.record(&[0, 2]);
+        assert_eq!(ko.next_round()[0].1, [0, 2]);
+        ko.record(&[2]);
+        assert_eq!(ko.champion(), Some(2));
+        assert!(ko.next_round().is_empty());
+        for n in 2..=17 {
+            let (ko, rounds) = play_out(Knockout::single(n), upsets(n as u64));
+            let tables: usize = rounds.iter().map(Vec::len).sum();
+            assert_eq!(tables, n - 1, "one table per eliminated entrant");
+            let out = ko.losses().iter().filter(|&&l| l == 1).count();
+            assert_eq!(out, n - 1);
+            assert_eq!(ko.losses()[ko.champion().unwrap()], 0);
+        }
     }
 }

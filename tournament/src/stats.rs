@@ -1,9 +1,10 @@
 //! Standings: Weng-Lin (OpenSkill) ratings from placings, per-entrant and per-pair figures, each
 //! with a 95% confidence interval, and which entrants cannot be told apart.
 
+use maumau_engine::outcome::MAX_SEATS;
 use serde::{Deserialize, Serialize};
-use skillratings::MultiTeamOutcome;
-use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin, weng_lin_multi_team};
+use skillratings::{MultiTeamOutcome, Outcomes};
 
 /// The result of one finished game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,6 +23,10 @@ pub struct GameRecord {
     pub rounds: u16,
     /// Actions applied.
     pub actions: u32,
+    /// Seats that forfeited (over gRPC: their bot crashed, left or timed out too often, and the
+    /// server placed them last). Empty in-process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forfeits: Vec<u8>,
 }
 
 /// A mean with the half-width of its 95% confidence interval.
@@ -78,6 +83,8 @@ pub struct Standing {
     pub placing: Estimate,
     /// Mean final total per game (penalty points, or points in romanian-32).
     pub score: Estimate,
+    /// Games it forfeited.
+    pub forfeits: usize,
 }
 
 /// How two entrants did at the tables where both sat.
@@ -93,36 +100,134 @@ pub struct PairResult {
     pub a_ahead: Estimate,
 }
 
-/// Standings and pair results from the games, rated in the order given.
+/// A running count, sum and sum of squares, so standings keep no per-game samples. Placings,
+/// totals and pair scores are integers or halves, which these sums hold exactly.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moments {
+    n: usize,
+    sum: f64,
+    squares: f64,
+}
+
+impl Moments {
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        self.sum += x;
+        self.squares += x * x;
+    }
+
+    /// The same figures as [`Estimate::of`] over the samples added.
+    fn estimate(&self) -> Estimate {
+        if self.n == 0 {
+            return Estimate::default();
+        }
+        let n = self.n as f64;
+        let mean = self.sum / n;
+        let var = if self.n > 1 {
+            ((self.squares - self.sum * mean) / (n - 1.0)).max(0.0)
+        } else {
+            0.0
+        };
+        Estimate {
+            mean,
+            ci95: 1.96 * (var / n).sqrt(),
+        }
+    }
+}
+
+/// Standings and pair results from the games, rated in the order given. Each game is one
+/// Weng-Lin update (skillratings, Bradley-Terry with full pairing; every seat a one-player team
+/// ranked by its placing, equal placings a tie).
 pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<PairResult>) {
-    let n = names.len();
-    let config = WengLinConfig::new();
-    let mut ratings = vec![WengLinRating::new(); n];
-    let mut wins = vec![Vec::new(); n];
-    let mut placings = vec![Vec::new(); n];
-    let mut scores = vec![Vec::new(); n];
-    let mut pairs = vec![vec![Vec::new(); n]; n];
+    let mut tally = Tally::new(names.len());
     for g in games {
-        let teams: Vec<[WengLinRating; 1]> = g.seats.iter().map(|&e| [ratings[e]]).collect();
-        let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
-            .iter()
-            .zip(&g.placings)
-            .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(p as usize)))
-            .collect();
-        let updated = weng_lin_multi_team(&input, &config);
-        let firsts = g.placings.iter().filter(|&&p| p == 1).count().max(1) as f64;
-        for (seat, &e) in g.seats.iter().enumerate() {
-            if let Some(r) = updated.get(seat).and_then(|t| t.first()) {
-                ratings[e] = *r;
+        tally.add(g);
+    }
+    tally.standings(names)
+}
+
+/// Standings built one game at a time, so a tournament rates games while later ones are still
+/// being played: `Tally::add` every game in schedule order, then [`Tally::standings`] gives what
+/// [`standings`] gives for those games.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    n: usize,
+    config: WengLinConfig,
+    ratings: Vec<WengLinRating>,
+    wins: Vec<Moments>,
+    placings: Vec<Moments>,
+    scores: Vec<Moments>,
+    forfeits: Vec<usize>,
+    /// pairs[a * n + b]: how `a` did against `b` at the tables where both sat.
+    pairs: Vec<Moments>,
+}
+
+impl Tally {
+    /// Nothing rated yet, for `entrants` entrants.
+    pub fn new(entrants: usize) -> Tally {
+        let n = entrants;
+        Tally {
+            n,
+            config: WengLinConfig::new(),
+            ratings: vec![WengLinRating::new(); n],
+            wins: vec![Moments::default(); n],
+            placings: vec![Moments::default(); n],
+            scores: vec![Moments::default(); n],
+            forfeits: vec![0; n],
+            pairs: vec![Moments::default(); n * n],
+        }
+    }
+
+    /// Rates one more game.
+    pub fn add(&mut self, g: &GameRecord) {
+        let (n, config) = (self.n, &self.config);
+        let ratings = &mut self.ratings;
+        let k = g.seats.len().min(g.placings.len()).min(g.totals.len());
+        let (seats, places) = (&g.seats[..k], &g.placings[..k]);
+        if seats.iter().any(|&e| e >= n) {
+            return;
+        }
+        if k == 2 {
+            // Two seats: the one-on-one update, the same figures without the allocations.
+            let outcome = match places[0].cmp(&places[1]) {
+                std::cmp::Ordering::Less => Outcomes::WIN,
+                std::cmp::Ordering::Equal => Outcomes::DRAW,
+                std::cmp::Ordering::Greater => Outcomes::LOSS,
+            };
+            let (a, b) = weng_lin(&ratings[seats[0]], &ratings[seats[1]], &outcome, config);
+            ratings[seats[0]] = a;
+            ratings[seats[1]] = b;
+        } else if k > 2 {
+            let teams: [[WengLinRating; 1]; MAX_SEATS] = std::array::from_fn(|i| {
+                [seats.get(i).map_or(WengLinRating::new(), |&e| ratings[e])]
+            });
+            let input: [(&[WengLinRating], MultiTeamOutcome); MAX_SEATS] =
+                std::array::from_fn(|i| {
+                    let place = places.get(i).map_or(usize::MAX, |&p| p as usize);
+                    (&teams[i][..], MultiTeamOutcome::new(place))
+                });
+            let updated = weng_lin_multi_team(&input[..k.min(MAX_SEATS)], config);
+            for (seat, &e) in seats.iter().enumerate() {
+                if let Some(r) = updated.get(seat).and_then(|t| t.first()) {
+                    ratings[e] = *r;
+                }
             }
-            let p = g.placings[seat];
-            wins[e].push(if p == 1 { 1.0 / firsts } else { 0.0 });
-            placings[e].push(p as f64);
-            scores[e].push(g.totals[seat] as f64);
-            for (other, &f) in g.seats.iter().enumerate() {
+        }
+        let firsts = places.iter().filter(|&&p| p == 1).count().max(1) as f64;
+        for &s in &g.forfeits {
+            if let Some(&e) = seats.get(s as usize) {
+                self.forfeits[e] += 1;
+            }
+        }
+        for (seat, &e) in seats.iter().enumerate() {
+            let p = places[seat];
+            self.wins[e].add(if p == 1 { 1.0 / firsts } else { 0.0 });
+            self.placings[e].add(p as f64);
+            self.scores[e].add(g.totals[seat] as f64);
+            for (other, &f) in seats.iter().enumerate() {
                 if f != e {
-                    let q = g.placings[other];
-                    pairs[e][f].push(if p < q {
+                    let q = places[other];
+                    self.pairs[e * n + f].add(if p < q {
                         1.0
                     } else if p == q {
                         0.5
@@ -133,47 +238,63 @@ pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<
             }
         }
     }
-    let mut rows: Vec<Standing> = (0..n)
-        .map(|e| Standing {
-            rank: 0,
-            tied: false,
-            name: names[e].clone(),
-            games: placings[e].len(),
-            rating: Estimate {
-                mean: ratings[e].rating,
-                ci95: 1.96 * ratings[e].uncertainty,
-            },
-            conservative: ratings[e].rating - 3.0 * ratings[e].uncertainty,
-            win_share: Estimate::of(&wins[e]),
-            placing: Estimate::of(&placings[e]),
-            score: Estimate::of(&scores[e]),
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.rating
-            .mean
-            .total_cmp(&a.rating.mean)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    for i in 0..rows.len() {
-        let tied = i > 0 && !rows[i].rating.separated_from(&rows[i - 1].rating);
-        rows[i].tied = tied;
-        rows[i].rank = if tied { rows[i - 1].rank } else { i + 1 };
-    }
-    let mut pair_results = Vec::new();
-    for a in 0..n {
-        for b in a + 1..n {
-            if !pairs[a][b].is_empty() {
-                pair_results.push(PairResult {
-                    a: names[a].clone(),
-                    b: names[b].clone(),
-                    games: pairs[a][b].len(),
-                    a_ahead: Estimate::of(&pairs[a][b]),
-                });
+
+    /// The standings and pair results of the games rated so far.
+    pub fn standings(&self, names: &[String]) -> (Vec<Standing>, Vec<PairResult>) {
+        let n = self.n.min(names.len());
+        let Tally {
+            ratings,
+            wins,
+            placings,
+            scores,
+            forfeits,
+            pairs,
+            ..
+        } = self;
+        let mut rows: Vec<Standing> = (0..n)
+            .map(|e| Standing {
+                rank: 0,
+                tied: false,
+                name: names[e].clone(),
+                games: placings[e].n,
+                rating: Estimate {
+                    mean: ratings[e].rating,
+                    ci95: 1.96 * ratings[e].uncertainty,
+                },
+                conservative: ratings[e].rating - 3.0 * ratings[e].uncertainty,
+                win_share: wins[e].estimate(),
+                placing: placings[e].estimate(),
+                score: scores[e].estimate(),
+                forfeits: forfeits[e],
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.rating
+                .mean
+                .total_cmp(&a.rating.mean)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        for i in 0..rows.len() {
+            let tied = i > 0 && !rows[i].rating.separated_from(&rows[i - 1].rating);
+            rows[i].tied = tied;
+            rows[i].rank = if tied { rows[i - 1].rank } else { i + 1 };
+        }
+        let mut pair_results = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                let m = &pairs[a * self.n + b];
+                if m.n > 0 {
+                    pair_results.push(PairResult {
+                        a: names[a].clone(),
+                        b: names[b].clone(),
+                        games: m.n,
+                        a_ahead: m.estimate(),
+                    });
+                }
             }
         }
+        (rows, pair_results)
     }
-    (rows, pair_results)
 }
 
 #[cfg(test)]
@@ -189,6 +310,7 @@ mod tests {
             totals: placings.iter().map(|&p| p as i32 * 10).collect(),
             rounds: 1,
             actions: 10,
+            forfeits: Vec::new(),
         }
     }
 
@@ -210,6 +332,37 @@ mod tests {
         assert!((rows[0].rating.mean - a.rating).abs() < 1e-9);
         assert!((rows[1].rating.mean - b.rating).abs() < 1e-9);
         assert!(rows[1].tied, "one game cannot separate two players");
+    }
+
+    #[test]
+    fn a_three_seat_game_with_a_tie_matches_the_paper_by_hand() {
+        // Weng & Lin (2011), Bradley-Terry full pairing, worked by hand for three fresh players
+        // (μ 25, σ 25/3, β 25/6) where `a` wins and `b` and `c` tie for second:
+        // c² = 2σ² + 2β² = 173.61, every p = 1/2; a gains 2 · σ²/c · 1/2 = 5.2705, b and c each
+        // lose σ²/c · 1/2 (the tie between them moves nothing); σ' = σ·sqrt(1 − 2·γ·σ²/c²·1/4)
+        // with γ = σ/c, = 7.7885 for everyone.
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let (rows, pairs) = standings(&names, &[game(&[0, 1, 2], &[1, 2, 2])]);
+        let by = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
+        assert!((by("a").rating.mean - 30.270_463).abs() < 1e-5);
+        assert!((by("b").rating.mean - 22.364_769).abs() < 1e-5);
+        assert!((by("c").rating.mean - 22.364_769).abs() < 1e-5);
+        for r in &rows {
+            assert!((r.rating.ci95 - 1.96 * 7.788_475).abs() < 1e-5, "{r:?}");
+        }
+        assert_eq!(
+            (by("a").rank, by("b").rank),
+            (1, 1),
+            "one game separates nobody"
+        );
+        let bc = pairs.iter().find(|p| p.a == "b" && p.b == "c").unwrap();
+        assert_eq!(bc.a_ahead.mean, 0.5, "a tie counts half");
+        // A forfeit is counted against the seat's entrant.
+        let mut g = game(&[2, 0, 1], &[1, 2, 3]);
+        g.forfeits = vec![2];
+        let (rows, _) = standings(&names, &[g]);
+        assert_eq!(rows.iter().find(|r| r.name == "b").unwrap().forfeits, 1);
+        assert_eq!(rows.iter().map(|r| r.forfeits).sum::<usize>(), 1);
     }
 
     #[test]
@@ -240,6 +393,55 @@ mod tests {
             .unwrap();
         assert_eq!((sw.games, sw.a_ahead.mean), (60, 1.0));
         assert!((rows[0].win_share.mean - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn running_moments_give_the_same_estimates_as_the_samples() {
+        let xs = [3.0, 140.0, 0.0, 17.5, 17.5, 99.0, -12.0];
+        let mut m = Moments::default();
+        for &x in &xs {
+            m.add(x);
+        }
+        let (a, b) = (m.estimate(), Estimate::of(&xs));
+        assert!((a.mean - b.mean).abs() < 1e-12 && (a.ci95 - b.ci95).abs() < 1e-12);
+        assert_eq!(Moments::default().estimate(), Estimate::default());
+    }
+
+    #[test]
+    fn two_seat_games_rate_as_a_two_team_free_for_all_would() {
+        // The one-on-one shortcut must agree with the multi-team update it stands in for.
+        let (a, b) = (
+            WengLinRating {
+                rating: 31.0,
+                uncertainty: 4.0,
+            },
+            WengLinRating {
+                rating: 22.5,
+                uncertainty: 7.5,
+            },
+        );
+        let config = WengLinConfig::new();
+        for (outcome, ranks) in [
+            (Outcomes::WIN, [1, 2]),
+            (Outcomes::DRAW, [1, 1]),
+            (Outcomes::LOSS, [2, 1]),
+        ] {
+            let (x, y) = weng_lin(&a, &b, &outcome, &config);
+            let multi = weng_lin_multi_team(
+                &[
+                    (&[a][..], MultiTeamOutcome::new(ranks[0])),
+                    (&[b][..], MultiTeamOutcome::new(ranks[1])),
+                ],
+                &config,
+            );
+            for (one, many) in [(x, multi[0][0]), (y, multi[1][0])] {
+                assert!((one.rating - many.rating).abs() < 1e-9, "{outcome:?}");
+                assert!(
+                    (one.uncertainty - many.uncertainty).abs() < 1e-9,
+                    "{outcome:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -137,3 +137,89 @@ fn bad_input_is_refused_with_a_reason() {
     e.format = Format::SingleElimination;
     assert!(err(e).contains("tables of 2"));
 }
+
+#[test]
+fn duplicate_deals_deal_the_same_cards_to_the_same_seats() {
+    // The rotations of one deal start from the very same position (hands, up-card, stock,
+    // dealer): only who sits where changes, so every entrant plays every hand once.
+    for (profile, seats) in [
+        (ProfileId::Classic, 4),
+        (ProfileId::Brazilian, 4),
+        (ProfileId::Romanian32, 3),
+    ] {
+        let mut t = tournament("random,heuristic,random~0.5,heuristic~0.5", profile, seats);
+        t.record_replays = false;
+        let report = t.run(None, &mut |_| {}).unwrap();
+        let per_deal = seats as usize;
+        let tables = maumau_tournament::schedule::combinations(4, seats as usize).len();
+        assert_eq!(report.games.len(), tables * 3 * per_deal);
+        for deal in report.games.chunks(per_deal) {
+            let start = |g: &maumau_tournament::GameRecord| {
+                maumau_engine::Game::new(t.config, g.seed)
+                    .unwrap()
+                    .position()
+                    .to_string()
+            };
+            let first = start(&deal[0]);
+            for g in deal {
+                assert_eq!(start(g), first, "{}", g.id);
+            }
+            // Each entrant of the table sits at each seat once over the deal.
+            for seat in 0..per_deal {
+                let at: std::collections::HashSet<usize> =
+                    deal.iter().map(|g| g.seats[seat]).collect();
+                assert_eq!(at.len(), per_deal);
+            }
+        }
+        // Without duplicate deals every game has its own deck.
+        t.duplicate = false;
+        let plain = t.run(None, &mut |_| {}).unwrap();
+        let seeds: std::collections::HashSet<u64> = plain.games.iter().map(|g| g.seed).collect();
+        assert_eq!(seeds.len(), plain.games.len());
+    }
+}
+
+#[test]
+fn a_swiss_tournament_pairs_nobody_twice_while_it_can() {
+    // Six entrants, five rounds at tables of two: a schedule without repeats exists, so every
+    // pair meets exactly once.
+    let mut t = tournament(
+        "random,heuristic,random~0.5,heuristic~0.5,heuristic~0.2,random#2=random",
+        ProfileId::Classic,
+        2,
+    );
+    t.format = Format::Swiss { rounds: 5 };
+    t.deals = 1;
+    let r = t.run(None, &mut |_| {}).unwrap();
+    let mut met = std::collections::HashMap::new();
+    for g in r.games.iter().filter(|g| g.id.ends_with("-s0")) {
+        let p = (g.seats[0].min(g.seats[1]), g.seats[0].max(g.seats[1]));
+        *met.entry(p).or_insert(0) += 1;
+    }
+    assert_eq!(met.len(), 15, "{met:?}");
+    assert!(met.values().all(|&n| n == 1));
+}
+
+#[test]
+fn double_elimination_runs_to_a_champion() {
+    let mut t = tournament(
+        "heuristic,random,random~0.5,heuristic~0.9,random#2=random",
+        ProfileId::Classic,
+        2,
+    );
+    t.format = Format::DoubleElimination;
+    t.deals = 3;
+    let r = t.run(None, &mut |_| {}).unwrap();
+    // 5 entrants: 2·5 − 2 pairings, or one more after a reset final; each 3 deals × 2 seatings.
+    let pairings = r.games.len() / 6;
+    assert!(pairings == 8 || pairings == 9, "{pairings}");
+    assert_eq!(
+        r.champion.as_deref(),
+        Some("heuristic"),
+        "{:?}",
+        r.standings
+    );
+    // The same seed takes the same path through the brackets.
+    let again = t.run(None, &mut |_| {}).unwrap();
+    assert_eq!(again.games, r.games);
+}

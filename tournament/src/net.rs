@@ -1,0 +1,485 @@
+//! Games on a Mau Mau Arena server over gRPC: external programs launched per match, and built-in
+//! bots driven by the Rust SDK's runner.
+//!
+//! For each game the tournament creates a match with the game's seed and a clock whose give-up
+//! policy is `GIVE_UP_POLICY_FORFEIT`, watches it with the spectator token, and seats every
+//! entrant with its seat token: a built-in bot through [`maumau_bot_sdk::runner`] in this
+//! process, an external program by launching its command (see [`crate::entrant`] for its
+//! environment). A program that crashes, never joins, leaves or runs out of time forfeits: the
+//! server plays the default action for it and places it last, the tournament notes why and
+//! carries on. A program still running when its match is over is stopped after a few seconds.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use maumau::{pb, wire};
+use maumau_bot_sdk::runner::{RunOptions, run};
+use maumau_engine::MatchResult;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::entrant::Player;
+use crate::schedule::{Fixture, mix};
+use crate::{GameRecord, Played, Tournament, TournamentError};
+
+/// How long a program may keep running once its match is over.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// Output kept per program launch (the log file gets the last this many bytes).
+const OUTPUT_CAP: usize = 256 * 1024;
+
+/// A server that plays the tournament's games with external entrants (or all of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remote {
+    /// The server: `host:port` or `http://host:port`.
+    pub addr: String,
+    /// The operator token, when the server asks for one to create matches.
+    pub operator_token: Option<String>,
+    /// The clock of every game (its give-up policy is always forfeit).
+    pub clock: Clock,
+    /// Play every game on the server, built-in entrants included (through the Rust SDK's runner,
+    /// with the seeds they get in-process, so results are the same); otherwise only the games
+    /// with an external entrant are.
+    pub every_game: bool,
+}
+
+/// The clock of a tournament game on a server (see `TimeControl` in the protocol).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// Allowance of every decision.
+    pub decision: Duration,
+    /// Each seat's time bank at the start of a game.
+    pub bank: Duration,
+    /// Timeouts after which a seat forfeits.
+    pub max_timeouts: u32,
+    /// How long a seat that must act may be without a connection (crashed, or never joined)
+    /// before it forfeits.
+    pub disconnect_grace: Duration,
+}
+
+impl Default for Clock {
+    /// 2 s per decision, a 30 s bank, forfeit after 3 timeouts or 5 s without a connection.
+    fn default() -> Clock {
+        Clock {
+            decision: Duration::from_secs(2),
+            bank: Duration::from_secs(30),
+            max_timeouts: 3,
+            disconnect_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Clock {
+    fn to_wire(self) -> pb::TimeControl {
+        let ms = |d: Duration| d.as_millis().clamp(1, u32::MAX as u128) as u32;
+        pb::TimeControl {
+            decision_ms: ms(self.decision),
+            bank_ms: ms(self.bank),
+            max_timeouts: self.max_timeouts.max(1),
+            disconnect_grace_ms: ms(self.disconnect_grace),
+            give_up: pb::GiveUpPolicy::Forfeit as i32,
+        }
+    }
+}
+
+impl Remote {
+    /// A server at `addr` with the default clock, for the games with external entrants.
+    pub fn new(addr: impl Into<String>) -> Remote {
+        Remote {
+            addr: addr.into(),
+            operator_token: None,
+            clock: Clock::default(),
+            every_game: false,
+        }
+    }
+
+    /// The server as a URL: `http://host:port`.
+    pub fn url(&self) -> String {
+        let a = self.addr.trim().trim_end_matches('/');
+        if a.contains("://") {
+            a.to_string()
+        } else {
+            format!("http://{a}")
+        }
+    }
+
+    /// The server as `host:port`.
+    pub fn host_port(&self) -> String {
+        let a = self.addr.trim().trim_end_matches('/');
+        a.split_once("://").map_or(a, |(_, rest)| rest).to_string()
+    }
+}
+
+/// A connection to the server and the runtime that drives it, for one tournament run.
+pub(crate) struct Session {
+    runtime: tokio::runtime::Runtime,
+    channel: Channel,
+    remote: Remote,
+}
+
+impl Session {
+    /// Connects to the server.
+    pub(crate) fn connect(remote: &Remote, threads: usize) -> Result<Session, TournamentError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(2))
+            .enable_all()
+            .build()
+            .map_err(|e| TournamentError::Server(format!("cannot start a runtime: {e}")))?;
+        let url = remote.url();
+        let endpoint = Endpoint::from_shared(url.clone())
+            .map_err(|_| {
+                TournamentError::Invalid(format!(
+                    "`{}` is not a server address (host:port or http://host:port)",
+                    remote.addr
+                ))
+            })?
+            .tcp_nodelay(true);
+        let channel = runtime.block_on(endpoint.connect()).map_err(|e| {
+            TournamentError::Server(format!("cannot reach the server at {url}: {e}"))
+        })?;
+        Ok(Session {
+            runtime,
+            channel,
+            remote: remote.clone(),
+        })
+    }
+
+    /// Plays one game on the server.
+    pub(crate) fn play(
+        &self,
+        t: &Tournament,
+        f: &Fixture,
+        logs: Option<&Path>,
+    ) -> Result<Played, TournamentError> {
+        self.runtime.block_on(self.play_async(t, f, logs))
+    }
+
+    async fn play_async(
+        &self,
+        t: &Tournament,
+        f: &Fixture,
+        logs: Option<&Path>,
+    ) -> Result<Played, TournamentError> {
+        let server = |what: &str, s: tonic::Status| {
+            TournamentError::Server(format!(
+                "game {}: cannot {what}: {} ({})",
+                f.id,
+                s.message(),
+                wire::reason_of(&s).as_str_name()
+            ))
+        };
+        let mut matches = pb::match_service_client::MatchServiceClient::new(self.channel.clone());
+        let mut request = tonic::Request::new(pb::CreateMatchRequest {
+            config: Some((&t.config).into()),
+            seed: Some(f.seed),
+            time_control: Some(self.remote.clock.to_wire()),
+            label: format!("tournament seed {}, game {}", t.seed, f.id),
+            ..Default::default()
+        });
+        if let Some(token) = &self.remote.operator_token {
+            let value = format!("Bearer {token}").parse().map_err(|_| {
+                TournamentError::Invalid(
+                    "the operator token has characters a header cannot carry".into(),
+                )
+            })?;
+            request.metadata_mut().insert("authorization", value);
+        }
+        let created = matches
+            .create_match(request)
+            .await
+            .map_err(|s| server("create a match", s))?
+            .into_inner();
+        let mut play = pb::play_service_client::PlayServiceClient::new(self.channel.clone());
+        let mut watch = play
+            .watch(pb::WatchRequest {
+                token: created.spectator_token.clone(),
+                client_name: "maumau-tournament".into(),
+                resume: None,
+            })
+            .await
+            .map_err(|s| server("watch its match", s))?
+            .into_inner();
+        let (over, over_rx) = tokio::sync::watch::channel(false);
+        let mut seats: Vec<(usize, JoinHandle<Option<String>>)> = Vec::new();
+        for st in &created.seat_tokens {
+            let s = st.seat as usize;
+            let entrant = &t.entrants[f.seats[s]];
+            let bot_seed = mix(&[f.seed, s as u64, 0xB07]);
+            let handle = match &entrant.player {
+                Player::BuiltIn(b) => {
+                    let mut bot = b.bot(bot_seed);
+                    let mut options = RunOptions::new(self.remote.url(), st.token.clone());
+                    options.name = entrant.name.clone();
+                    tokio::spawn(async move {
+                        run(bot.as_mut(), &options)
+                            .await
+                            .err()
+                            .map(|e| format!("its built-in bot stopped: {e}"))
+                    })
+                }
+                Player::Command(command) => {
+                    let env = vec![
+                        ("MAUMAU_ADDR", self.remote.host_port()),
+                        ("MAUMAU_URL", self.remote.url()),
+                        ("MAUMAU_TOKEN", st.token.clone()),
+                        ("MAUMAU_SEED", bot_seed.to_string()),
+                        ("MAUMAU_SEAT", s.to_string()),
+                        ("MAUMAU_MATCH_ID", created.match_id.clone()),
+                        ("MAUMAU_GAME", f.id.clone()),
+                        ("MAUMAU_ENTRANT", entrant.name.clone()),
+                    ];
+                    let log = logs.map(|d| d.join(format!("{}-s{s}.log", f.id)));
+                    tokio::spawn(launch(command.clone(), env, log, over_rx.clone()))
+                }
+            };
+            seats.push((s, handle));
+        }
+        let report = loop {
+            match watch.message().await {
+                Ok(Some(m)) => {
+                    if let Some(pb::server_message::Kind::Finished(done)) =
+                        m.message.and_then(|m| m.kind)
+                    {
+                        break done.report;
+                    }
+                }
+                Ok(None) => break None,
+                Err(s) => return Err(server("follow its match", s)),
+            }
+        };
+        let _ = over.send(true);
+        let mut failures = vec![None; t.config.seats as usize];
+        for (s, handle) in seats {
+            failures[s] = handle
+                .await
+                .unwrap_or_else(|e| Some(format!("its task failed: {e}")));
+        }
+        let report = report.ok_or_else(|| {
+            TournamentError::Server(format!(
+                "game {}: the server closed match {} before its end",
+                f.id, created.match_id
+            ))
+        })?;
+        if report.status() != pb::MatchStatus::Finished {
+            return Err(TournamentError::Server(format!(
+                "game {}: match {} was aborted on the server",
+                f.id, created.match_id
+            )));
+        }
+        let result = report
+            .result
+            .as_ref()
+            .and_then(|r| MatchResult::try_from(r).ok())
+            .ok_or_else(|| {
+                TournamentError::Server(format!(
+                    "game {}: match {} has no readable result",
+                    f.id, created.match_id
+                ))
+            })?;
+        let n = t.config.seats as usize;
+        let forfeits: Vec<u8> = report
+            .seats
+            .iter()
+            .filter(|st| st.forfeited)
+            .map(|st| st.seat as u8)
+            .collect();
+        let mut notices = Vec::new();
+        for (s, failure) in failures.iter().enumerate() {
+            let name = &t.entrants[f.seats[s]].name;
+            let stats = report.seats.iter().find(|st| st.seat as usize == s);
+            if forfeits.contains(&(s as u8)) {
+                let why = match (failure, stats) {
+                    (Some(why), _) => why.clone(),
+                    (None, Some(st)) if st.timeouts >= self.remote.clock.max_timeouts => {
+                        format!("it ran out of time {} times", st.timeouts)
+                    }
+                    _ => "it was not connected when it had to act".into(),
+                };
+                notices.push(format!(
+                    "game {}: {name} (seat {s}) forfeited, placed last: {why}",
+                    f.id
+                ));
+            } else if let Some(why) = failure {
+                notices.push(format!("game {}: {name} (seat {s}): {why}", f.id));
+            }
+        }
+        let replay = if t.record_replays {
+            let replay = matches
+                .get_replay(pb::GetReplayRequest {
+                    match_id: created.match_id.clone(),
+                })
+                .await
+                .map_err(|s| server("fetch its replay", s))?
+                .into_inner()
+                .replay
+                .unwrap_or_default();
+            Some(t.replay_line(f, replay.actions.iter().map(|a| (a.seat as u8, a.index))))
+        } else {
+            None
+        };
+        Ok(Played {
+            record: GameRecord {
+                id: f.id.clone(),
+                seed: f.seed,
+                seats: f.seats.clone(),
+                placings: result.placings[..n].to_vec(),
+                totals: result.totals[..n].to_vec(),
+                rounds: result.rounds,
+                actions: report.actions,
+                forfeits,
+            },
+            replay,
+            notices,
+        })
+    }
+}
+
+/// Runs one program for one seat until it exits (or until [`EXIT_GRACE`] after its match is
+/// over); returns what went wrong, if anything. Its output goes to `log`.
+async fn launch(
+    command: String,
+    env: Vec<(&'static str, String)>,
+    log: Option<PathBuf>,
+    mut over: tokio::sync::watch::Receiver<bool>,
+) -> Option<String> {
+    let mut cmd = shell(&command);
+    cmd.envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Some(format!("its program could not be started: {e}")),
+    };
+    let pid = child.id();
+    if let Some(pid) = pid {
+        live().push(pid);
+    }
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|o| tokio::spawn(collect(o, output.clone()))),
+        child
+            .stderr
+            .take()
+            .map(|o| tokio::spawn(collect(o, output.clone()))),
+    ];
+    let status = tokio::select! {
+        s = child.wait() => s.ok(),
+        () = async {
+            let _ = over.wait_for(|&done| done).await;
+            tokio::time::sleep(EXIT_GRACE).await;
+        } => None,
+    };
+    if status.is_none() {
+        if let Some(pid) = pid {
+            kill_group(pid);
+        }
+        let _ = child.kill().await;
+    }
+    if let Some(pid) = pid {
+        live().retain(|&p| p != pid);
+    }
+    for r in readers.into_iter().flatten() {
+        let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
+    }
+    let text = {
+        let out = output.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let mut where_ = String::new();
+    if let Some(path) = &log {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if std::fs::write(path, &text).is_ok() {
+            where_ = format!(" (output in {})", path.display());
+        }
+    }
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| {
+            let l = l.trim();
+            let cut: String = l.chars().take(200).collect();
+            format!("; it last said: {cut}")
+        })
+        .unwrap_or_default();
+    match status {
+        None => Some(format!(
+            "its program was still running {} s after the match and was stopped{where_}",
+            EXIT_GRACE.as_secs()
+        )),
+        Some(s) if !s.success() => Some(format!("its program exited with {s}{last}{where_}")),
+        Some(_) => None,
+    }
+}
+
+/// Process groups of the programs running now.
+fn live() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Stops every external program a tournament of this process is running, with whatever it
+/// started: for an interrupted tournament (Ctrl-C), whose programs run in process groups of
+/// their own and so do not get the terminal's interrupt.
+pub fn stop_programs() {
+    let pids: Vec<u32> = std::mem::take(&mut *live());
+    for pid in pids {
+        kill_group(pid);
+    }
+}
+
+fn shell(command: &str) -> tokio::process::Command {
+    #[cfg(unix)]
+    {
+        let mut c = tokio::process::Command::new("sh");
+        c.arg("-c").arg(command);
+        c
+    }
+    #[cfg(not(unix))]
+    {
+        let mut c = tokio::process::Command::new("cmd");
+        c.arg("/C").arg(command);
+        c
+    }
+}
+
+/// Stops what the program started too (`sh -c` leaves its children in its process group).
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{pid}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// Appends a stream to a shared buffer, keeping at most [`OUTPUT_CAP`] bytes (the last ones).
+async fn collect(mut from: impl AsyncRead + Unpin, into: Arc<Mutex<Vec<u8>>>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = from.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let mut out = into.lock().unwrap_or_else(|e| e.into_inner());
+        out.extend_from_slice(&buf[..n]);
+        if out.len() > OUTPUT_CAP {
+            let cut = out.len() - OUTPUT_CAP / 2;
+            out.drain(..cut);
+        }
+    }
+}

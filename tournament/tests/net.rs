@@ -1,0 +1,200 @@
+//! Over gRPC: the same seeds give the same games as in-process, a server that is not there is a
+//! clear error, and a program that crashes forfeits while the tournament carries on.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use maumau_engine::{MatchConfig, ProfileId};
+use maumau_tournament::{Clock, Entrant, Format, Remote, Tournament, TournamentError};
+
+/// A real server on 127.0.0.1:0, on its own runtime, stopped on drop.
+struct Server {
+    addr: SocketAddr,
+    runtime: tokio::runtime::Runtime,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(join_timeout: Duration) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let config = maumau_server::ServerConfig {
+            data_dir: dir.path().to_path_buf(),
+            join_timeout,
+            ..maumau_server::ServerConfig::default()
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = runtime.spawn(async move {
+            maumau_server::run(listener, config, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Server {
+            addr,
+            runtime,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        // Let the server record its matches before the runtime goes.
+        if let Some(t) = self.task.take() {
+            let _ = self.runtime.block_on(t);
+        }
+    }
+}
+
+fn tournament(bots: &str, profile: ProfileId, seats: u8) -> Tournament {
+    let mut t = Tournament::new(
+        Entrant::parse_list(bots).unwrap(),
+        MatchConfig::new(profile, seats),
+    );
+    t.deals = 2;
+    t.threads = 2;
+    t
+}
+
+#[test]
+fn the_same_seeds_give_the_same_games_in_process_and_over_grpc() {
+    let server = Server::start(Duration::from_secs(10));
+    for (bots, profile, seats, format) in [
+        (
+            "random,heuristic,heuristic~0.3,search:3",
+            ProfileId::Classic,
+            3,
+            Format::RoundRobin,
+        ),
+        (
+            "heuristic,random,heuristic~0.5",
+            ProfileId::Romanian32,
+            2,
+            Format::DoubleElimination,
+        ),
+    ] {
+        let mut t = tournament(bots, profile, seats);
+        t.format = format;
+        let dir_a = tempfile::tempdir().unwrap();
+        let local = t.run(Some(dir_a.path()), &mut |_| {}).unwrap();
+        let mut remote = Remote::new(server.addr.to_string());
+        remote.every_game = true;
+        t.server = Some(remote);
+        let dir_b = tempfile::tempdir().unwrap();
+        let net = t.run(Some(dir_b.path()), &mut |_| {}).unwrap();
+        assert!(!local.games.is_empty());
+        assert_eq!(local.games.len(), net.games.len());
+        // Game by game: seats, placings, totals, rounds and the number of actions.
+        for (a, b) in local.games.iter().zip(&net.games) {
+            assert_eq!(a, b, "{bots}: game {} differs over gRPC", a.id);
+        }
+        assert_eq!(local.standings, net.standings);
+        assert_eq!(local.champion, net.champion);
+        assert!(net.notices.is_empty(), "{:?}", net.notices);
+        // And action by action: the server's replays equal the in-process ones.
+        let lines = |d: &tempfile::TempDir| {
+            let mut v: Vec<String> = std::fs::read_to_string(d.path().join("replays.jsonl"))
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(lines(&dir_a), lines(&dir_b), "{bots}: replays differ");
+    }
+}
+
+#[test]
+fn a_crashing_program_forfeits_and_the_tournament_carries_on() {
+    // The server starts a match without a seat that never joins after 200 ms; the seat forfeits
+    // 200 ms after it had to act.
+    let server = Server::start(Duration::from_millis(200));
+    let mut t = Tournament::new(
+        Entrant::parse_all([
+            "random",
+            "heuristic",
+            "crash=cmd:echo 'bot.py: something broke' >&2; exit 3",
+        ])
+        .unwrap(),
+        MatchConfig::new(ProfileId::Classic, 2),
+    );
+    t.deals = 1;
+    t.threads = 2;
+    let mut remote = Remote::new(format!("http://{}", server.addr));
+    remote.clock = Clock {
+        disconnect_grace: Duration::from_millis(200),
+        ..Clock::default()
+    };
+    t.server = Some(remote);
+    let dir = tempfile::tempdir().unwrap();
+    let mut live = Vec::new();
+    let report = t
+        .run(Some(dir.path()), &mut |p| live.extend(p.notice))
+        .unwrap();
+    // 3 tables × 2 seatings; the two tables with `crash` are forfeited, the other is played.
+    assert_eq!(report.games.len(), 6);
+    let crash = report.standings.iter().find(|s| s.name == "crash").unwrap();
+    assert_eq!((crash.forfeits, crash.games), (4, 4));
+    for g in report.games.iter().filter(|g| g.seats.contains(&2)) {
+        let seat = g.seats.iter().position(|&e| e == 2).unwrap();
+        assert_eq!(g.forfeits, vec![seat as u8]);
+        assert_eq!(g.placings[seat], 2, "a forfeit is placed last");
+    }
+    assert!(
+        report
+            .games
+            .iter()
+            .filter(|g| !g.seats.contains(&2))
+            .all(|g| g.forfeits.is_empty())
+    );
+    assert_eq!(
+        live, report.notices,
+        "every notice was shown as it happened"
+    );
+    assert_eq!(report.notices.len(), 4);
+    for n in &report.notices {
+        assert!(n.contains("crash") && n.contains("forfeited"), "{n}");
+        assert!(n.contains("exit status: 3"), "{n}");
+        assert!(n.contains("something broke"), "{n}");
+    }
+    let logs = std::fs::read_dir(dir.path().join("logs")).unwrap().count();
+    assert_eq!(logs, 4, "one log per launch");
+}
+
+#[test]
+fn no_server_and_an_unreachable_server_are_clear_errors() {
+    let entrants = Entrant::parse_all(["random", "mine=cmd:true"]).unwrap();
+    let mut t = Tournament::new(entrants, MatchConfig::new(ProfileId::Classic, 2));
+    let err = t.run(None, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, TournamentError::Invalid(_)));
+    assert!(err.to_string().contains("needs a server"), "{err}");
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    t.server = Some(Remote::new(format!("127.0.0.1:{port}")));
+    let err = t.run(None, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, TournamentError::Server(_)));
+    assert!(err.to_string().contains("cannot reach the server"), "{err}");
+}
