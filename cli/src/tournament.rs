@@ -8,15 +8,13 @@ use maumau_engine::{CallsMode, MatchConfig, Options, ProfileId};
 use maumau_tournament::{Clock, Entrant, Format, Progress, Remote, Report, Tournament};
 
 /// Deals per table of `maumau tournament` with no arguments: the three reference bots in classic
-/// at one table of 3 seats, each deal played 3 times (once per seating), 750 games in all.
+/// at one table of 3 seats, each deal played 3 times (once per seating), 450 games in all.
 ///
 /// Measured with the release build on the 2-core development machine (shared with other work,
-/// load average about 6): 300 deals took 61 s of wall clock and 43 s of CPU, so 250 deals take
-/// about 50 s there and about 20 s on an idle 2-core machine. Nearly all of it is the search
-/// bot: at 2000 samples per decision (`search:2000`, 6 deals: 5.3 s of CPU against 0.7 s at
-/// today's default of 300) a deal costs eight times as much, so if its default budget grows that
-/// much, lower this to about 60.
-pub(crate) const DEFAULT_DEALS: u32 = 250;
+/// load average about 4) after the search bot's default budget became 2000 playouts: 30 deals
+/// (90 games, 15,500 decisions) took 9.7 s, so 150 deals take about 50 s there and less on an
+/// idle machine. Nearly all of it is the search bot; change this if its default budget changes.
+pub(crate) const DEFAULT_DEALS: u32 = 150;
 
 /// Run a bot-versus-bot tournament and print the standings.
 #[derive(clap::Parser)]

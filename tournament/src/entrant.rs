@@ -6,7 +6,7 @@
 //! | `heuristic` | the heuristic bot |
 //! | `heuristic~0.2` | the heuristic bot that plays a random legal action with probability 0.2 |
 //! | `search` | the search bot at its default budget |
-//! | `search:100` | the search bot with 100 samples per decision |
+//! | `search:100` | the search bot with 100 playouts per decision |
 //! | `mybot=cmd:python3 bot.py` | an external program, launched once per match (see below) |
 //!
 //! A spec may carry a display name: `name=spec` (`strong=search:800`); an external program must.
@@ -56,7 +56,7 @@ pub struct BuiltIn {
     pub kind: BotKind,
     /// Probability of playing a random legal action instead (0 = never).
     pub noise: f64,
-    /// Search samples per decision (search only).
+    /// Search playouts per decision (search only).
     pub iterations: Option<u32>,
 }
 
@@ -98,7 +98,7 @@ impl Entrant {
         let (rest, iterations) = match rest.split_once(':') {
             Some((r, n)) => {
                 let n: u32 = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                    format!("`{spec}`: the number after `:` is the search budget (samples per decision, > 0)")
+                    format!("`{spec}`: the number after `:` is the search budget (playouts per decision, > 0)")
                 })?;
                 (r, Some(n))
             }
