@@ -1,8 +1,13 @@
 //! One task per table: it owns the game, the clocks and the per-seat feeds.
 //!
-//! Commands arrive on a bounded channel ([`Command`]); replies go back on oneshot channels. Every
-//! message a connection receives is built here, from the engine's [`Game::observation`],
-//! [`Game::spectator_observation`] and [`event_for`], so no other code decides what a seat sees.
+//! Commands arrive on a bounded channel ([`Command`]). Every message a connection receives is
+//! built here, from the engine's [`Game::observation`], [`Game::spectator_observation`] and
+//! [`event_for`], so no other code decides what a seat sees; the verdict on a seat's message
+//! (accepted or rejected) is sent from here too, so it is ordered with the events it caused.
+//!
+//! What one command produces for a connection (the events of an accepted action, the next prompt,
+//! the verdict) is staged and then queued as one item of the connection's [`Outbox`]: one queue
+//! operation and one wake-up per connection per step, however many messages the step made.
 //!
 //! Event numbers are positions in the table's one event log, starting at 1, and are the same for
 //! every viewer (each sees its own redaction of event N). A reconnecting seat names the last
@@ -21,8 +26,29 @@ use crate::bots::RandomBot;
 use crate::config::{GiveUp, TimeControl};
 use crate::registry::{MatchEntry, Start};
 
-/// A connection's outgoing queue.
-pub(crate) type Outbox = mpsc::Sender<Result<pb::ServerMessage, Status>>;
+/// One item of a connection's outgoing queue.
+pub(crate) enum Out {
+    /// The messages one step of the table made for the connection, in order.
+    Messages(Vec<pb::ServerMessage>),
+    /// The error that ends the connection's stream.
+    End(Status),
+}
+
+/// A connection's outgoing queue. The table holds the only long-lived sender: when it lets go
+/// (after MatchFinished, or when it drops a slow or superseded connection), the stream ends.
+pub(crate) type Outbox = mpsc::Sender<Out>;
+
+/// The table's answer to a seat's message: accepted, or rejected with a reason.
+pub(crate) type Verdict = Result<pb::ActionAccepted, pb::ActionRejected>;
+
+/// Where the table sends its verdict on a seat's message.
+pub(crate) enum Reply {
+    /// On the seat's Play stream `conn`, after the messages the action caused; dropped when `conn`
+    /// is no longer the seat's connection (its stream has ended).
+    Stream { conn: u64 },
+    /// To a unary SubmitAction call.
+    Unary(oneshot::Sender<Verdict>),
+}
 
 /// Who is attached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,8 +79,26 @@ pub(crate) enum Command {
         seat: Seat,
         state_id: u64,
         action: Action,
-        /// The new state id, or why the action was refused, with the current state id.
-        reply: oneshot::Sender<Result<u64, (pb::ErrorReason, String, u64)>>,
+        request_id: u64,
+        reply: Reply,
+    },
+    /// A seat's message was refused before it reached the game (malformed, rate-limited, a
+    /// protocol slip): the table counts it and answers it in order.
+    Refuse {
+        seat: Seat,
+        request_id: u64,
+        reason: pb::ErrorReason,
+        message: String,
+        reply: Reply,
+    },
+    /// A seat's Play stream pings: the Pong follows every answer to what the stream sent before.
+    Ping { seat: Seat, conn: u64, nonce: u64 },
+    /// A seat's Play stream carried a message that could not be read: the table counts it and
+    /// ends that stream with `status`.
+    Unreadable {
+        seat: Seat,
+        conn: u64,
+        status: Status,
     },
     /// Stop the match now; it is recorded as aborted.
     Abort {
@@ -91,6 +135,8 @@ struct SeatState {
     bot: RandomBot,
     /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
     optional_prompted: u64,
+    /// Messages for the connection, queued as one item at the end of the table's step.
+    staged: Vec<pb::ServerMessage>,
 }
 
 /// The table task's state.
@@ -99,6 +145,8 @@ pub(crate) struct Table {
     game: Game,
     seats: Vec<SeatState>,
     spectators: Vec<(u64, Outbox)>,
+    /// Messages for every spectator, queued at the end of the table's step.
+    spectators_staged: Vec<pb::ServerMessage>,
     log: Vec<Event>,
     state_id: u64,
     clock: TimeControl,
@@ -137,6 +185,17 @@ fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(kind) }
 }
 
+/// The answer to a Ping.
+pub(crate) fn pong(nonce: u64) -> pb::ServerMessage {
+    message(pb::server_message::Kind::Pong(pb::Pong {
+        nonce,
+        server_time_unix_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64,
+    }))
+}
+
 impl Table {
     pub(crate) fn new(
         entry: Arc<MatchEntry>,
@@ -167,6 +226,7 @@ impl Table {
                 forfeited: false,
                 bot: RandomBot::new(seed ^ (0xB07 + s as u64)),
                 optional_prompted: 0,
+                staged: Vec::new(),
             })
             .collect();
         let rounds = log
@@ -181,6 +241,7 @@ impl Table {
             game,
             seats,
             spectators: Vec::new(),
+            spectators_staged: Vec::new(),
             log,
             state_id: 1,
             clock,
@@ -197,12 +258,25 @@ impl Table {
     /// Runs the table until the match is over or aborted.
     pub(crate) async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
         self.maybe_start();
+        // One timer for the table's life, re-armed only when a deadline comes earlier than the
+        // one it is set for: a decision answered in microseconds does not touch the timer
+        // wheel. When it fires early (the deadline moved later) the table re-arms it.
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
         loop {
             self.play_bots().await;
+            self.flush();
             if self.game.phase() == Phase::Over || self.aborted.is_some() {
                 break;
             }
             let deadline = self.deadline();
+            if let Some(d) = deadline
+                && armed.is_none_or(|a| d < a)
+            {
+                timer.as_mut().reset(d);
+                armed = Some(d);
+            }
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
@@ -211,7 +285,12 @@ impl Table {
                         break;
                     }
                 },
-                () = sleep_until(deadline) => self.on_deadline(),
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
+                    if deadline.is_some_and(|d| d <= Instant::now()) {
+                        self.on_deadline();
+                    }
+                }
             }
         }
         self.finish();
@@ -230,6 +309,7 @@ impl Table {
                 self.attach(role, resume, name, outbox, conn);
                 self.maybe_start();
                 self.prompt();
+                self.flush();
                 let _ = attached.send(());
             }
             Command::Detach { role, conn } => match role {
@@ -237,6 +317,7 @@ impl Table {
                     let seat = &mut self.seats[s as usize];
                     if seat.conn.as_ref().is_some_and(|(c, _)| *c == conn) {
                         seat.conn = None;
+                        seat.staged.clear();
                         seat.away_since = Some(Instant::now());
                         self.publish_players();
                     }
@@ -247,16 +328,95 @@ impl Table {
                 seat,
                 state_id,
                 action,
+                request_id,
                 reply,
             } => {
-                let result = self
-                    .act(seat, state_id, action)
-                    .map_err(|(reason, message)| (reason, message, self.state_id));
-                let _ = reply.send(result);
+                let verdict = match self.act(seat, state_id, action) {
+                    Ok(state_id) => Ok(pb::ActionAccepted {
+                        request_id,
+                        state_id,
+                        action_index: action.index() as u32,
+                    }),
+                    Err((reason, message)) => Err(self.rejection(seat, request_id, reason, message)),
+                };
+                self.answer(seat, reply, verdict);
+            }
+            Command::Refuse {
+                seat,
+                request_id,
+                reason,
+                message,
+                reply,
+            } => {
+                let rejected = self.rejection(seat, request_id, reason, message);
+                self.answer(seat, reply, Err(rejected));
+            }
+            Command::Ping { seat, conn, nonce } => {
+                if self.seats[seat as usize]
+                    .conn
+                    .as_ref()
+                    .is_some_and(|(c, _)| *c == conn)
+                {
+                    self.send_seat(seat, pong(nonce));
+                }
+            }
+            Command::Unreadable { seat, conn, status } => {
+                let st = &mut self.seats[seat as usize];
+                st.rejections += 1;
+                if st.conn.as_ref().is_some_and(|(c, _)| *c == conn) {
+                    self.flush_seat(seat);
+                    let st = &mut self.seats[seat as usize];
+                    if let Some((_, outbox)) = st.conn.take() {
+                        let _ = outbox.try_send(Out::End(status));
+                    }
+                    st.away_since = Some(Instant::now());
+                    self.publish_players();
+                }
             }
             Command::Abort { reason, reply } => {
                 self.aborted = Some(reason);
                 let _ = reply.send(());
+            }
+        }
+    }
+
+    /// Counts a rejection of one of a seat's messages and words it.
+    fn rejection(
+        &mut self,
+        s: Seat,
+        request_id: u64,
+        reason: pb::ErrorReason,
+        message: String,
+    ) -> pb::ActionRejected {
+        self.seats[s as usize].rejections += 1;
+        pb::ActionRejected {
+            request_id,
+            reason: reason as i32,
+            message,
+            state_id: self.state_id,
+        }
+    }
+
+    /// Sends a verdict where it was asked for: after everything staged for the seat so far.
+    fn answer(&mut self, s: Seat, reply: Reply, verdict: Verdict) {
+        match reply {
+            Reply::Stream { conn } => {
+                if self.seats[s as usize]
+                    .conn
+                    .as_ref()
+                    .is_some_and(|(c, _)| *c == conn)
+                {
+                    let kind = match verdict {
+                        Ok(a) => pb::server_message::Kind::Accepted(a),
+                        Err(r) => pb::server_message::Kind::Rejected(r),
+                    };
+                    self.send_seat(s, message(kind));
+                }
+            }
+            Reply::Unary(tx) => {
+                // The events go out before the call returns.
+                self.flush();
+                let _ = tx.send(verdict);
             }
         }
     }
@@ -291,31 +451,20 @@ impl Table {
                 self.snapshot(viewer),
             ))),
         }
-        if let Some(report) = self.entry.report() {
-            batch.push(message(pb::server_message::Kind::Finished(
-                pb::MatchFinished {
-                    report: Some(report),
-                },
-            )));
-        }
-        for m in batch {
-            if outbox.try_send(Ok(m)).is_err() {
-                return;
-            }
-        }
-        if self.entry.report().is_some() {
-            return; // the outbox is dropped: the stream ends after the report
-        }
         match role {
             Role::Seat(s) => {
+                self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
-                if let Some((_, old)) = seat.conn.take() {
-                    let _ = old.try_send(Err(wire::status(
+                if let Some((old_conn, old)) = seat.conn.take()
+                    && old_conn != conn
+                {
+                    let _ = old.try_send(Out::End(wire::status(
                         pb::ErrorReason::Superseded,
                         "a newer connection joined for this seat",
                     )));
                 }
                 seat.conn = Some((conn, outbox));
+                seat.staged = batch;
                 seat.away_since = None;
                 seat.joined = true;
                 seat.optional_prompted = 0;
@@ -334,7 +483,13 @@ impl Table {
                     self.send_seat(s, m);
                 }
             }
-            Role::Spectator => self.spectators.push((conn, outbox)),
+            Role::Spectator => {
+                // Spectators receive what is staged for them after this step; this one's start
+                // goes first, on its own.
+                if outbox.try_send(Out::Messages(batch)).is_ok() {
+                    self.spectators.push((conn, outbox));
+                }
+            }
         }
     }
 
@@ -360,32 +515,55 @@ impl Table {
         }
     }
 
-    /// Sends `m` to a seat's connection; a full or closed queue drops the connection (the client
-    /// resumes from its last event number).
+    /// Stages `m` for a seat's connection (see [`Table::flush`]).
     fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
         let seat = &mut self.seats[s as usize];
+        if seat.conn.is_some() {
+            seat.staged.push(m);
+        }
+    }
+
+    /// Queues what was staged for a seat as one item; a full or closed queue drops the
+    /// connection (the client resumes from its last event number).
+    fn flush_seat(&mut self, s: Seat) {
+        let seat = &mut self.seats[s as usize];
+        if seat.staged.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut seat.staged);
         if let Some((_, outbox)) = &seat.conn
-            && outbox.try_send(Ok(m)).is_err()
+            && outbox.try_send(Out::Messages(batch)).is_err()
         {
             seat.conn = None;
             seat.away_since = Some(Instant::now());
         }
     }
 
-    /// Sends the events from `from` on to every connection, each redacted for its viewer.
+    /// Queues everything staged for every connection.
+    fn flush(&mut self) {
+        for s in 0..self.game.seats() {
+            self.flush_seat(s);
+        }
+        if !self.spectators_staged.is_empty() {
+            let batch = std::mem::take(&mut self.spectators_staged);
+            self.spectators
+                .retain(|(_, o)| o.try_send(Out::Messages(batch.clone())).is_ok());
+        }
+    }
+
+    /// Stages the events from `from` on for every connection, each redacted for its viewer.
     fn broadcast(&mut self, from: usize) {
         for i in from..self.log.len() {
             let e = self.log[i];
             for s in 0..self.game.seats() {
                 if self.seats[s as usize].conn.is_some() {
                     let m = self.numbered(i, &e, Some(s));
-                    self.send_seat(s, m);
+                    self.seats[s as usize].staged.push(m);
                 }
             }
             if !self.spectators.is_empty() {
                 let m = self.numbered(i, &e, None);
-                self.spectators
-                    .retain(|(_, o)| o.try_send(Ok(m.clone())).is_ok());
+                self.spectators_staged.push(m);
             }
         }
     }
@@ -502,6 +680,7 @@ impl Table {
 
     // ----- actions -----------------------------------------------------------------------
 
+    /// Checks and applies a seat's action; a refusal changes nothing (the caller counts it).
     fn act(
         &mut self,
         s: Seat,
@@ -516,16 +695,13 @@ impl Table {
         }
         let turn_action = !matches!(action, Action::Challenge | Action::Announce(_));
         let stale = state_id != self.state_id && (turn_action || state_id != 0);
-        let seat = &mut self.seats[s as usize];
-        if seat.controller != Controller::Remote {
-            seat.rejections += 1;
+        if self.seats[s as usize].controller != Controller::Remote {
             return Err((
                 pb::ErrorReason::NotSeated,
                 "the server plays this seat now".into(),
             ));
         }
         if stale {
-            seat.rejections += 1;
             return Err((
                 pb::ErrorReason::StaleState,
                 format!(
@@ -536,7 +712,6 @@ impl Table {
         }
         let mut probe = self.game;
         if let Err(r) = probe.apply_with(s, action, &mut ()) {
-            self.seats[s as usize].rejections += 1;
             return Err((pb::ErrorReason::from(r), r.to_string()));
         }
         if self.game.to_act() == Some(s) && turn_action {
@@ -691,6 +866,7 @@ impl Table {
             self.apply(s, action, false);
             played += 1;
             if played.is_multiple_of(64) {
+                self.flush();
                 tokio::task::yield_now().await;
             }
         }
@@ -747,18 +923,21 @@ impl Table {
         } else {
             tracing::info!(match_id = %self.entry.id, actions = report.actions, "match finished");
         }
-        self.entry.finish(report.clone(), replay);
         let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
-            report: Some(report),
+            report: Some(report.clone()),
         }));
+        self.entry.finish(report, replay);
+        for s in 0..self.game.seats() {
+            self.send_seat(s, done.clone());
+        }
+        if !self.spectators.is_empty() {
+            self.spectators_staged.push(done);
+        }
+        self.flush();
         for seat in &mut self.seats {
-            if let Some((_, outbox)) = seat.conn.take() {
-                let _ = outbox.try_send(Ok(done.clone()));
-            }
+            seat.conn = None;
         }
-        for (_, outbox) in self.spectators.drain(..) {
-            let _ = outbox.try_send(Ok(done.clone()));
-        }
+        self.spectators.clear();
     }
 
     /// A forfeited seat is placed behind every seat that did not forfeit.
@@ -803,12 +982,5 @@ fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
         bank_left_ms: seat.bank.as_millis() as u32,
         gave_up: seat.gave_up,
         forfeited: seat.forfeited,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }
