@@ -1,5 +1,6 @@
 //! The matches a server knows: open ones (with their table task) and finished ones (with their
-//! report and replay, kept on disk so they survive a restart).
+//! report and replay on disk, so they survive a restart and cost the server's memory only a
+//! summary each).
 //!
 //! The maps sit behind plain `std::sync::Mutex`es that are never held across an `.await`.
 
@@ -35,8 +36,12 @@ pub(crate) struct Info {
     pub(crate) actions: u32,
     pub(crate) totals: Vec<i32>,
     pub(crate) ended_unix_ms: u64,
-    pub(crate) report: Option<pb::MatchReport>,
-    pub(crate) replay: Option<pb::Replay>,
+    /// Set when the match has ended and its record is stored.
+    pub(crate) ended: bool,
+    /// The result, for summaries (the full report and replay are read from disk when asked for).
+    pub(crate) result: Option<pb::MatchResult>,
+    /// The record, kept in memory only when it could not be written to disk.
+    pub(crate) unsaved: Option<Box<pb::StoredMatch>>,
 }
 
 /// One match.
@@ -70,12 +75,28 @@ impl MatchEntry {
         f(&mut lock(&self.info));
     }
 
+    /// The final report, once the match has ended.
     pub(crate) fn report(&self) -> Option<pb::MatchReport> {
-        lock(&self.info).report.clone()
+        self.record()?.report
     }
 
+    /// The replay, once the match has ended.
     pub(crate) fn replay(&self) -> Option<pb::Replay> {
-        lock(&self.info).replay.clone()
+        self.record()?.replay
+    }
+
+    /// The stored record of an ended match, read from disk.
+    fn record(&self) -> Option<pb::StoredMatch> {
+        {
+            let info = lock(&self.info);
+            if !info.ended {
+                return None;
+            }
+            if let Some(r) = &info.unsaved {
+                return Some((**r).clone());
+            }
+        }
+        self.registry.upgrade()?.store.read(&self.id)
     }
 
     pub(crate) fn status(&self) -> pb::MatchStatus {
@@ -118,33 +139,41 @@ impl MatchEntry {
             actions: info.actions,
             totals: info.totals.clone(),
             seed_commitment: self.seed_commitment.clone(),
-            result: info.report.as_ref().and_then(|r| r.result.clone()),
+            result: info.result.clone(),
         }
     }
 
-    /// Records the end of the match (finished or aborted) and stores it.
-    pub(crate) fn finish(&self, report: pb::MatchReport, replay: pb::Replay) {
+    /// Records the end of the match (finished or aborted): stores the report and the replay
+    /// and keeps a summary in memory. Hands the report back.
+    pub(crate) fn finish(&self, report: pb::MatchReport, replay: pb::Replay) -> pb::MatchReport {
         // One end time, in memory and on disk, so a restart reads back the same summary.
         let ended = now_ms();
-        {
-            let mut info = lock(&self.info);
-            info.status = report.status();
-            info.ended_unix_ms = ended;
-            info.players = report.players.clone();
-            info.report = Some(report.clone());
-            info.replay = Some(replay.clone());
+        let (status, players, result) = (report.status(), report.players.clone(), report.result.clone());
+        let record = pb::StoredMatch {
+            report: Some(report),
+            replay: Some(replay),
+            created_unix_ms: self.created_unix_ms,
+            ended_unix_ms: ended,
+            label: self.label.clone(),
+            rated: self.rated,
+        };
+        let saved = self
+            .registry
+            .upgrade()
+            .is_some_and(|reg| reg.store.save(&self.id, &record));
+        let mut record = Box::new(record);
+        let report = record.report.take().unwrap_or_default();
+        let mut info = lock(&self.info);
+        info.status = status;
+        info.ended_unix_ms = ended;
+        info.players = players;
+        info.result = result;
+        if !saved {
+            record.report = Some(report.clone());
+            info.unsaved = Some(record);
         }
-        if let Some(reg) = self.registry.upgrade() {
-            let record = pb::StoredMatch {
-                report: Some(report),
-                replay: Some(replay),
-                created_unix_ms: self.created_unix_ms,
-                ended_unix_ms: ended,
-                label: self.label.clone(),
-                rated: self.rated,
-            };
-            reg.store.save(&self.id, &record);
-        }
+        info.ended = true;
+        report
     }
 }
 
@@ -161,13 +190,34 @@ impl Store {
         Ok(Store { dir })
     }
 
-    fn save(&self, id: &str, record: &pb::StoredMatch) {
+    /// Writes a record; false (logged) when it could not be written.
+    fn save(&self, id: &str, record: &pb::StoredMatch) -> bool {
         let tmp = self.dir.join(format!("{id}.pb.tmp"));
         let path = self.dir.join(format!("{id}.pb"));
         let written = std::fs::write(&tmp, record.encode_to_vec())
             .and_then(|()| std::fs::rename(&tmp, &path));
-        if let Err(e) = written {
-            tracing::error!(match_id = id, error = %e, "could not store the finished match");
+        match written {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(match_id = id, error = %e, "could not store the finished match; keeping it in memory");
+                false
+            }
+        }
+    }
+
+    /// Reads the record of one match.
+    fn read(&self, id: &str) -> Option<pb::StoredMatch> {
+        let path = self.dir.join(format!("{id}.pb"));
+        match std::fs::read(&path).map(|b| pb::StoredMatch::decode(b.as_slice())) {
+            Ok(Ok(r)) => Some(r),
+            Ok(Err(e)) => {
+                tracing::error!(path = %path.display(), error = %e, "a stored match record is damaged");
+                None
+            }
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "cannot read a stored match record");
+                None
+            }
         }
     }
 
@@ -276,8 +326,9 @@ impl Registry {
                             .map(|x| x.totals.clone())
                             .unwrap_or_default(),
                         ended_unix_ms: r.ended_unix_ms,
-                        report: Some(report),
-                        replay: Some(replay),
+                        ended: true,
+                        result: report.result,
+                        unsaved: None,
                     }),
                     registry: weak.clone(),
                 });
@@ -333,8 +384,9 @@ impl Registry {
                 actions: 0,
                 totals: game.totals().to_vec(),
                 ended_unix_ms: 0,
-                report: None,
-                replay: None,
+                ended: false,
+                result: None,
+                unsaved: None,
             }),
             registry: Arc::downgrade(self),
         });

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
-use maumau_engine::{Action, Event, Game, Phase, Seat, event_for};
+use maumau_engine::{Action, Event, Game, Phase, Rejection, Seat, event_for};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tonic::Status;
@@ -658,7 +658,10 @@ impl Table {
         let action = default_action(&legal);
         let timeouts = seat.timeouts;
         tracing::debug!(match_id = %self.entry.id, seat = s, timeouts, "decision timed out");
-        self.apply(s, action, true);
+        if let Err(r) = self.apply(s, action, true) {
+            // Cannot happen: the default action is one of the legal ones.
+            tracing::error!(match_id = %self.entry.id, seat = s, %action, error = %r, "the default action was refused");
+        }
         if timeouts >= self.clock.max_timeouts {
             self.give_up(s);
         }
@@ -710,24 +713,25 @@ impl Table {
                 ),
             ));
         }
-        let mut probe = self.game;
-        if let Err(r) = probe.apply_with(s, action, &mut ()) {
-            return Err((pb::ErrorReason::from(r), r.to_string()));
-        }
+        // The seat's bank pays for time beyond the decision's allowance; set before applying,
+        // because the seat's next prompt (if it moves again) shows it, and put back on refusal.
+        let bank = self.seats[s as usize].bank;
         if self.game.to_act() == Some(s) && turn_action {
             let started = self.decision_started.unwrap_or_else(Instant::now);
             let used = started.elapsed();
             let seat = &mut self.seats[s as usize];
-            seat.bank = seat
-                .bank
-                .saturating_sub(used.saturating_sub(self.clock.decision));
+            seat.bank = bank.saturating_sub(used.saturating_sub(self.clock.decision));
         }
-        self.apply(s, action, false);
+        if let Err(r) = self.apply(s, action, false) {
+            self.seats[s as usize].bank = bank;
+            return Err((pb::ErrorReason::from(r), r.to_string()));
+        }
         Ok(self.state_id)
     }
 
-    /// Applies an action already known to be legal, records it, and tells every connection.
-    fn apply(&mut self, s: Seat, action: Action, timeout: bool) {
+    /// Applies an action, records it and tells every connection; a refused action changes
+    /// nothing (the engine checks it completely before changing anything).
+    fn apply(&mut self, s: Seat, action: Action, timeout: bool) -> Result<(), Rejection> {
         let mover = self.game.to_act();
         let think = if mover == Some(s) {
             self.decision_started
@@ -737,10 +741,8 @@ impl Table {
         };
         let from = self.log.len();
         let log = &mut self.log;
-        let result = self
-            .game
-            .apply_with(s, action, &mut |e: &Event| log.push(*e));
-        debug_assert!(result.is_ok(), "apply is called with checked actions only");
+        self.game
+            .apply_with(s, action, &mut |e: &Event| log.push(*e))?;
         if mover == Some(s) {
             let seat = &mut self.seats[s as usize];
             seat.decisions += 1;
@@ -760,15 +762,12 @@ impl Table {
                     .push(wire::round_result_to_wire(r, self.game.seats()));
             }
         }
-        let (round, actions, totals) = (
-            self.game.round(),
-            self.actions.len(),
-            self.game.totals().to_vec(),
-        );
+        let (round, actions, totals) = (self.game.round(), self.actions.len(), self.game.totals());
         self.entry.update(|info| {
             info.round = round.into();
             info.actions = actions as u32;
-            info.totals = totals;
+            info.totals.clear();
+            info.totals.extend_from_slice(totals);
         });
         // An out-of-turn action (a challenge, a late cure) leaves the same seat to move, on its
         // running clock, but with a new state_id: its pending prompt is stale, so it gets a fresh
@@ -788,6 +787,7 @@ impl Table {
             self.send_seat(m, msg);
         }
         self.prompt();
+        Ok(())
     }
 
     /// Sends the seat to act its decision prompt (once per state) and optional prompts to seats
@@ -863,7 +863,12 @@ impl Table {
                 Controller::Bot => self.seats[s as usize].bot.choose(&legal),
                 Controller::Default => default_action(&legal),
             };
-            self.apply(s, action, false);
+            if let Err(r) = self.apply(s, action, false) {
+                // Cannot happen: bots choose among the legal actions. Stop rather than spin.
+                tracing::error!(match_id = %self.entry.id, seat = s, %action, error = %r, "a server-played action was refused");
+                self.aborted = Some(format!("the server's own action was refused: {r}"));
+                return;
+            }
             played += 1;
             if played.is_multiple_of(64) {
                 self.flush();
@@ -923,10 +928,10 @@ impl Table {
         } else {
             tracing::info!(match_id = %self.entry.id, actions = report.actions, "match finished");
         }
+        let report = self.entry.finish(report, replay);
         let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
-            report: Some(report.clone()),
+            report: Some(report),
         }));
-        self.entry.finish(report, replay);
         for s in 0..self.game.seats() {
             self.send_seat(s, done.clone());
         }
