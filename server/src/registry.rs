@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -40,8 +40,8 @@ pub(crate) struct Info {
     pub(crate) ended: bool,
     /// The result, for summaries (the full report and replay are read from disk when asked for).
     pub(crate) result: Option<pb::MatchResult>,
-    /// The record, kept in memory only when it could not be written to disk.
-    pub(crate) unsaved: Option<Box<pb::StoredMatch>>,
+    /// The record, in memory until the store has written it (for good, if it cannot).
+    pub(crate) unsaved: Option<Arc<pb::StoredMatch>>,
 }
 
 /// One match.
@@ -93,7 +93,7 @@ impl MatchEntry {
                 return None;
             }
             if let Some(r) = &info.unsaved {
-                return Some((**r).clone());
+                return Some(pb::StoredMatch::clone(r));
             }
         }
         self.registry.upgrade()?.store.read(&self.id)
@@ -143,57 +143,97 @@ impl MatchEntry {
         }
     }
 
-    /// Records the end of the match (finished or aborted): stores the report and the replay
-    /// and keeps a summary in memory. Hands the report back.
-    pub(crate) fn finish(&self, report: pb::MatchReport, replay: pb::Replay) -> pb::MatchReport {
+    /// Records the end of the match (finished or aborted): keeps a summary in memory and hands
+    /// the record to the store, which writes it on its own thread. Returns the report.
+    pub(crate) fn finish(
+        self: &Arc<Self>,
+        report: pb::MatchReport,
+        replay: pb::Replay,
+    ) -> pb::MatchReport {
         // One end time, in memory and on disk, so a restart reads back the same summary.
         let ended = now_ms();
-        let (status, players, result) = (report.status(), report.players.clone(), report.result.clone());
-        let record = pb::StoredMatch {
-            report: Some(report),
-            replay: Some(replay),
-            created_unix_ms: self.created_unix_ms,
-            ended_unix_ms: ended,
-            label: self.label.clone(),
-            rated: self.rated,
-        };
-        let saved = self
-            .registry
-            .upgrade()
-            .is_some_and(|reg| reg.store.save(&self.id, &record));
-        let mut record = Box::new(record);
-        let report = record.report.take().unwrap_or_default();
-        let mut info = lock(&self.info);
-        info.status = status;
-        info.ended_unix_ms = ended;
-        info.players = players;
-        info.result = result;
-        if !saved {
-            record.report = Some(report.clone());
-            info.unsaved = Some(record);
+        {
+            let mut info = lock(&self.info);
+            info.status = report.status();
+            info.ended_unix_ms = ended;
+            info.players = report.players.clone();
+            info.result = report.result.clone();
+            info.unsaved = Some(Arc::new(pb::StoredMatch {
+                report: Some(report.clone()),
+                replay: Some(replay),
+                created_unix_ms: self.created_unix_ms,
+                ended_unix_ms: ended,
+                label: self.label.clone(),
+                rated: self.rated,
+            }));
+            info.ended = true;
         }
-        info.ended = true;
+        if let Some(reg) = self.registry.upgrade() {
+            reg.store.submit(self.clone());
+        }
         report
+    }
+
+    /// Writes the record to `dir` (on the store's thread) and lets go of it; a record that
+    /// cannot be written stays in memory.
+    fn write(&self, dir: &Path) {
+        let Some(record) = lock(&self.info).unsaved.clone() else {
+            return;
+        };
+        if Store::save(dir, &self.id, &record) {
+            lock(&self.info).unsaved = None;
+        }
     }
 }
 
 /// Finished matches on disk: `<data_dir>/matches/<id>.pb`, one encoded `StoredMatch` each,
-/// written to a temporary file and renamed, so a crash never leaves half a record.
+/// written to a temporary file and renamed, so a crash never leaves half a record. Records are
+/// encoded and written on the store's own thread: creating a file can take a millisecond, which
+/// a table task must not spend on a runtime worker.
 pub(crate) struct Store {
     dir: PathBuf,
+    jobs: std::sync::mpsc::Sender<Arc<MatchEntry>>,
+    /// Records handed over and not yet written.
+    writing: Arc<AtomicUsize>,
 }
 
 impl Store {
     fn open(data_dir: &Path) -> std::io::Result<Store> {
         let dir = data_dir.join("matches");
         std::fs::create_dir_all(&dir)?;
-        Ok(Store { dir })
+        let (jobs, queue) = std::sync::mpsc::channel::<Arc<MatchEntry>>();
+        let writing = Arc::new(AtomicUsize::new(0));
+        let (thread_dir, done) = (dir.clone(), writing.clone());
+        // Ends when the registry (the only sender) is dropped.
+        std::thread::Builder::new()
+            .name("maumau-store".into())
+            .spawn(move || {
+                for entry in queue {
+                    entry.write(&thread_dir);
+                    done.fetch_sub(1, Ordering::AcqRel);
+                }
+            })?;
+        Ok(Store { dir, jobs, writing })
+    }
+
+    /// Queues an ended match's record for writing.
+    fn submit(&self, entry: Arc<MatchEntry>) {
+        self.writing.fetch_add(1, Ordering::AcqRel);
+        if self.jobs.send(entry).is_err() {
+            // The thread is gone (it never panics on a write): the record stays in memory.
+            self.writing.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Records handed over and not yet written.
+    fn writing(&self) -> usize {
+        self.writing.load(Ordering::Acquire)
     }
 
     /// Writes a record; false (logged) when it could not be written.
-    fn save(&self, id: &str, record: &pb::StoredMatch) -> bool {
-        let tmp = self.dir.join(format!("{id}.pb.tmp"));
-        let path = self.dir.join(format!("{id}.pb"));
+    fn save(dir: &Path, id: &str, record: &pb::StoredMatch) -> bool {
+        let tmp = dir.join(format!("{id}.pb.tmp"));
+        let path = dir.join(format!("{id}.pb"));
         let written = std::fs::write(&tmp, record.encode_to_vec())
             .and_then(|()| std::fs::rename(&tmp, &path));
         match written {
@@ -498,9 +538,9 @@ impl Registry {
                 }
             }
         }
-        // Wait for the tables to write their records.
+        // Wait for the tables to end and their records to be written.
         for _ in 0..200 {
-            if lock(&self.inner).open == 0 {
+            if lock(&self.inner).open == 0 && self.store.writing() == 0 {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
