@@ -21,7 +21,7 @@ use tonic::Streaming;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 
-use crate::stats::{Latencies, Window};
+use crate::stats::{Latencies, Watchdog, Window};
 
 /// The code generated from `proto/lean.proto`.
 #[allow(
@@ -282,24 +282,25 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
     let mut request_id = 0u64;
     // The decision being timed: its request id and when its prompt arrived.
     let mut pending: Option<(u64, Instant)> = None;
+    // One watchdog per seat, re-armed only when it fires (see `Watchdog`).
+    let mut watchdog = Watchdog::new(window);
     for _ in 0..MAX_MESSAGES {
-        let limit = (Instant::now() + TIMEOUT).min(window.end);
-        let msg = match tokio::time::timeout_at(limit, inbound.next()).await {
-            Ok(Some(Ok(r))) => r.read(&mut choose),
-            Ok(Some(Err(s))) => {
+        let msg = match watchdog.guard(inbound.next()).await {
+            Some(Some(Ok(r))) => r.read(&mut choose),
+            Some(Some(Err(s))) => {
                 run.error = Some(format!("Play stream: {s}"));
                 break;
             }
-            Ok(None) => {
+            Some(None) => {
                 run.error = Some("the Play stream ended before MatchFinished".into());
                 break;
             }
-            Err(_) => {
+            None => {
                 run.stalled = !window.over();
                 break;
             }
         };
-        let now = Instant::now();
+        let now = watchdog.progress();
         if window.contains(now) {
             run.messages += 1;
             run.events += u64::from(matches!(msg, Msg::Event));

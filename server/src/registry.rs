@@ -349,7 +349,10 @@ impl Registry {
                         Some(pb::replay::Start::DeckOrder(d)) => Start::Deck(d.clone()),
                         Some(pb::replay::Start::Position(p)) => Start::Position(p.clone()),
                     },
-                    clock: TimeControl::from_wire(replay.time_control.as_ref(), &config_default()),
+                    // A record this server wrote has a known policy; an unreadable one shows
+                    // the defaults rather than hiding the match.
+                    clock: TimeControl::from_wire(replay.time_control.as_ref(), &config_default())
+                        .unwrap_or_default(),
                     rated: r.rated,
                     label: r.label,
                     seed_commitment: report.seed_commitment.clone(),
