@@ -17,9 +17,6 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 
-/// Seat 0 holds 9S KH JD 5C 2S and moves first on 3S: KH is not legal. Seat 1 holds KC 7D 3H 4H 6C.
-const POSITION: &str = "mm1 classic seats=2 turn=0 hands=9S,KH,JD,5C,2S/KC,7D,3H,4H,6C \
-                        discard=3S stock=*";
 /// The server's size limit for one message in these tests.
 const LIMIT: usize = 4096;
 /// Actions one Play connection may send per second (bursts of twice this).
@@ -92,10 +89,18 @@ async fn every_refusal_of_a_seats_message_is_counted() {
     })
     .await;
     let mut matches = server.matches().await;
+    // One round, so that the seats' honest play stays well inside the rate limit.
     let created = create_match(
         &mut matches,
         pb::CreateMatchRequest {
-            start: Some(pb::create_match_request::Start::Position(POSITION.into())),
+            config: Some(pb::MatchConfig {
+                options: Some(pb::ProfileOptions {
+                    single_round: true,
+                    ..Default::default()
+                }),
+                ..config(pb::Profile::Classic, 2)
+            }),
+            seed: Some(17),
             time_control: Some(relaxed_clock()),
             ..Default::default()
         },
@@ -113,7 +118,13 @@ async fn every_refusal_of_a_seats_message_is_counted() {
     let early = seat0.verdict().await.expect_err("not started");
     assert_eq!(early.reason(), R::MatchNotStarted);
     counted0 += 1;
-    unary_rejection(&mut client, &token1, by_index(1, 192, 2), R::MatchNotStarted).await;
+    unary_rejection(
+        &mut client,
+        &token1,
+        by_index(1, 192, 2),
+        R::MatchNotStarted,
+    )
+    .await;
     counted1 += 1;
 
     let seat1 = Seat::join(&mut client, &token1, None).await;
@@ -123,23 +134,10 @@ async fn every_refusal_of_a_seats_message_is_counted() {
     // Refused on the stream: malformed, stale, illegal, empty, a second Join.
     seat0.send(index_request(state, 999, 3)).await;
     seat0.send(index_request(state + 100, 192, 4)).await;
-    let kh = pb::Action {
-        kind: Some(pb::action::Kind::Play(pb::PlayAction {
-            card: Some(pb::Card {
-                rank: pb::Rank::King as i32,
-                suit: pb::Suit::Hearts as i32,
-            }),
-            suit: 0,
-            call: 0,
-        })),
-    };
-    seat0
-        .submit(pb::ActionSubmission {
-            state_id: state,
-            choice: Some(pb::action_submission::Choice::Action(kh)),
-            request_id: 5,
-        })
-        .await;
+    let illegal = (0..192)
+        .find(|i| prompt.legal_actions.iter().all(|a| a.index != *i))
+        .expect("a play that is not legal");
+    seat0.send(index_request(state, illegal, 5)).await;
     seat0.send(pb::PlayRequest { kind: None }).await;
     seat0.send(join_request(&token0, None)).await;
     let seen = seat0.sync(1).await;
@@ -163,7 +161,13 @@ async fn every_refusal_of_a_seats_message_is_counted() {
         .await
         .expect_err("no action");
     expect_status(&status, R::MalformedMessage);
-    unary_rejection(&mut client, &token0, by_index(state, 999, 6), R::MalformedAction).await;
+    unary_rejection(
+        &mut client,
+        &token0,
+        by_index(state, 999, 6),
+        R::MalformedAction,
+    )
+    .await;
     unary_rejection(&mut client, &token0, by_index(7, 192, 7), R::StaleState).await;
     counted0 += 3;
 
@@ -251,7 +255,12 @@ impl Decoder for Raw {
 }
 
 /// Calls `path` with `body` as the request message's bytes; returns the call's status.
-async fn raw_call(channel: Channel, path: &'static str, body: Vec<u8>, streaming: bool) -> tonic::Status {
+async fn raw_call(
+    channel: Channel,
+    path: &'static str,
+    body: Vec<u8>,
+    streaming: bool,
+) -> tonic::Status {
     let mut grpc = tonic::client::Grpc::new(channel);
     grpc.ready().await.expect("ready");
     let name = path;
@@ -299,7 +308,11 @@ async fn request_bodies_that_do_not_decode_get_a_reason() {
         // Over the size limit: tonic's OUT_OF_RANGE, with the reason.
         let status = raw_call(server.channel().await, path, vec![0; 2 * LIMIT], streaming).await;
         assert_eq!(status.code(), tonic::Code::OutOfRange, "{path}: {status:?}");
-        assert_eq!(wire::reason_of(&status), R::MalformedMessage, "{path}: {status:?}");
+        assert_eq!(
+            wire::reason_of(&status),
+            R::MalformedMessage,
+            "{path}: {status:?}"
+        );
     }
     // Nothing was created, and the server still answers well-formed calls.
     let listed = server

@@ -135,9 +135,11 @@ async fn attach(
     };
     let mut batch = vec![kind(pb::server_message::Kind::Welcome(entry.welcome(seat)))];
     if let Some(report) = entry.report() {
-        batch.push(kind(pb::server_message::Kind::Finished(pb::MatchFinished {
-            report: Some(report),
-        })));
+        batch.push(kind(pb::server_message::Kind::Finished(
+            pb::MatchFinished {
+                report: Some(report),
+            },
+        )));
     }
     let _ = outbox.send(Out::Messages(batch)).await;
 }
@@ -505,10 +507,7 @@ impl PlayService for Play {
 
 /// Sends a unary call's command to the table and waits for its verdict; `None` when the match is
 /// over.
-async fn verdict(
-    entry: &MatchEntry,
-    command: impl FnOnce(Reply) -> Command,
-) -> Option<Verdict> {
+async fn verdict(entry: &MatchEntry, command: impl FnOnce(Reply) -> Command) -> Option<Verdict> {
     let tx = entry.sender()?;
     let (reply, verdict) = oneshot::channel();
     tx.send(command(Reply::Unary(reply))).await.ok()?;

@@ -65,7 +65,11 @@ fn typed(response: http::Response<tonic::body::Body>) -> http::Response<tonic::b
     }
     let reason = pb::ErrorReason::MalformedMessage;
     let status = match status.code() {
-        Code::Internal if status.message().starts_with("failed to decode Protobuf message") => {
+        Code::Internal
+            if status
+                .message()
+                .starts_with("failed to decode Protobuf message") =>
+        {
             wire::status(
                 reason,
                 format!("cannot read the request message: {}", status.message()),

@@ -337,7 +337,9 @@ impl Table {
                         state_id,
                         action_index: action.index() as u32,
                     }),
-                    Err((reason, message)) => Err(self.rejection(seat, request_id, reason, message)),
+                    Err((reason, message)) => {
+                        Err(self.rejection(seat, request_id, reason, message))
+                    }
                 };
                 self.answer(seat, reply, verdict);
             }
