@@ -8,21 +8,17 @@ use std::time::Duration;
 
 use maumau::pb::play_service_server::PlayService;
 use maumau::{pb, wire};
-use maumau_engine::Seat;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::registry::{MatchEntry, Registry};
-use crate::table::{Command, Out, Outbox, Reply, Role, Verdict, pong};
+use crate::table::{Command, Out, Outbox, Reply, Role, Verdict, drain, unreadable};
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
 /// as too slow and is dropped (it can resume from its last event number).
 const OUTBOX: usize = 1024;
-
-/// The stream's side of an [`Outbox`]: it does not keep the queue open.
-type WeakOutbox = mpsc::WeakSender<Out>;
 
 /// The play service.
 pub(crate) struct Play {
@@ -63,14 +59,14 @@ fn resolve(
 }
 
 /// A token bucket: `rate` actions per second, bursts of twice that.
-struct RateLimit {
+pub(crate) struct RateLimit {
     rate: f64,
     tokens: f64,
     at: Instant,
 }
 
 impl RateLimit {
-    fn new(rate: u32) -> RateLimit {
+    pub(crate) fn new(rate: u32) -> RateLimit {
         RateLimit {
             rate: rate as f64,
             tokens: 2.0 * rate as f64,
@@ -78,7 +74,7 @@ impl RateLimit {
         }
     }
 
-    fn allow(&mut self) -> bool {
+    pub(crate) fn allow(&mut self) -> bool {
         let now = Instant::now();
         let dt = now.duration_since(self.at).as_secs_f64();
         self.at = now;
@@ -96,17 +92,9 @@ fn kind(k: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(k) }
 }
 
-fn rejected(request_id: u64, reason: pb::ErrorReason, message: String) -> pb::ServerMessage {
-    kind(pb::server_message::Kind::Rejected(pb::ActionRejected {
-        request_id,
-        reason: reason as i32,
-        message,
-        state_id: 0,
-    }))
-}
-
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
-/// final report. Returns once Welcome is queued: nothing the caller sends may overtake it.
+/// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
+/// stream from then on; it comes back when the table is gone.
 async fn attach(
     entry: &MatchEntry,
     role: Role,
@@ -114,7 +102,8 @@ async fn attach(
     name: String,
     outbox: Outbox,
     conn: u64,
-) {
+    mut inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+) -> Option<Box<Streaming<pb::PlayRequest>>> {
     if let Some(tx) = entry.sender() {
         let (attached, queued) = oneshot::channel();
         let cmd = Command::Attach {
@@ -123,10 +112,23 @@ async fn attach(
             name,
             outbox: outbox.clone(),
             conn,
+            inbound,
             attached,
         };
-        if tx.send(cmd).await.is_ok() && queued.await.is_ok() {
-            return;
+        match tx.send(cmd).await {
+            Ok(()) => {
+                if queued.await.is_ok() {
+                    return None;
+                }
+                // The table ended before it read the command: the stream went with it.
+                inbound = None;
+            }
+            Err(mpsc::error::SendError(cmd)) => {
+                inbound = match cmd {
+                    Command::Attach { inbound, .. } => inbound,
+                    _ => None,
+                };
+            }
         }
     }
     let seat = match role {
@@ -142,66 +144,10 @@ async fn attach(
         )));
     }
     let _ = outbox.send(Out::Messages(batch)).await;
+    inbound
 }
 
-/// Sends a message of the connection's own (once the table is gone) on its stream, if the
-/// stream is still open.
-async fn send_own(outbox: &WeakOutbox, m: pb::ServerMessage) {
-    if let Some(tx) = outbox.upgrade() {
-        let _ = tx.send(Out::Messages(vec![m])).await;
-    }
-}
-
-/// The refusal of a request message the stream could not read (too large, not a PlayRequest).
-fn unreadable(status: &Status) -> Status {
-    wire::status(
-        pb::ErrorReason::MalformedMessage,
-        format!("cannot read the message: {}", status.message()),
-    )
-}
-
-/// A joined Play stream: its seat, its table and its connection number.
-struct Joined {
-    entry: Arc<MatchEntry>,
-    seat: Seat,
-    conn: u64,
-    /// The table's command channel; `None` once the match is over.
-    table: Option<mpsc::Sender<Command>>,
-    /// The stream's outgoing queue; the table holds the strong sender.
-    outbox: WeakOutbox,
-}
-
-impl Joined {
-    /// Hands `cmd` to the table; false when the table is gone.
-    async fn command(&mut self, cmd: Command) -> bool {
-        match &self.table {
-            Some(tx) if tx.send(cmd).await.is_ok() => true,
-            _ => {
-                self.table = None;
-                false
-            }
-        }
-    }
-
-    /// Refuses one of the seat's messages: the table counts it and answers in order; when the
-    /// match is over the stream answers by itself.
-    async fn refuse(&mut self, request_id: u64, reason: pb::ErrorReason, message: String) {
-        let cmd = Command::Refuse {
-            seat: self.seat,
-            request_id,
-            reason,
-            message: message.clone(),
-            reply: Reply::Stream { conn: self.conn },
-        };
-        if !self.command(cmd).await {
-            let over = rejected(request_id, reason, message);
-            send_own(&self.outbox, over).await;
-        }
-    }
-}
-
-/// One Play stream: Join first, then actions and pings until the client goes away. The table
-/// writes to the stream directly; this task only reads the client's messages.
+/// One Play stream until it has joined: Join first, then the table reads the stream.
 async fn session(
     registry: Arc<Registry>,
     meta_token: Option<String>,
@@ -233,108 +179,29 @@ async fn session(
             return;
         }
     };
-    let Role::Seat(seat) = role else {
+    if role == Role::Spectator {
         let why = "the spectator token cannot play; use Watch";
         let _ = outbox
             .send(Out::End(wire::status(pb::ErrorReason::NotSeated, why)))
             .await;
         return;
-    };
+    }
     let conn = registry.next_conn();
-    let mut joined = Joined {
-        table: entry.sender(),
-        entry,
-        seat,
-        conn,
-        outbox: outbox.downgrade(),
-    };
-    attach(
-        &joined.entry,
+    let name = join.client_name;
+    let left = attach(
+        &entry,
         role,
         join.resume,
-        join.client_name.clone(),
+        name,
         outbox,
         conn,
+        Some(Box::new(inbound)),
     )
     .await;
-    let mut limit = RateLimit::new(registry.config.actions_per_second);
-    while let Some(msg) = inbound.next().await {
-        let msg = match msg {
-            Ok(msg) => msg,
-            Err(status) => {
-                let cmd = Command::Unreadable {
-                    seat,
-                    conn,
-                    status: unreadable(&status),
-                };
-                if !joined.command(cmd).await
-                    && let Some(tx) = joined.outbox.upgrade()
-                {
-                    let _ = tx.send(Out::End(unreadable(&status))).await;
-                }
-                break;
-            }
-        };
-        match msg.kind {
-            Some(pb::play_request::Kind::Action(a)) => {
-                if !limit.allow() {
-                    let why = "too many actions; slow down".to_string();
-                    joined
-                        .refuse(a.request_id, pb::ErrorReason::RateLimited, why)
-                        .await;
-                    continue;
-                }
-                let action = match wire::action_from_submission(&a) {
-                    Ok(action) => action,
-                    Err(e) => {
-                        joined.refuse(a.request_id, e.reason(), e.to_string()).await;
-                        continue;
-                    }
-                };
-                let cmd = Command::Act {
-                    seat,
-                    state_id: a.state_id,
-                    action,
-                    request_id: a.request_id,
-                    reply: Reply::Stream { conn },
-                };
-                if !joined.command(cmd).await {
-                    let why = "the match is over".to_string();
-                    let over = rejected(a.request_id, pb::ErrorReason::MatchOver, why);
-                    send_own(&joined.outbox, over).await;
-                }
-            }
-            Some(pb::play_request::Kind::Ping(p)) => {
-                let cmd = Command::Ping {
-                    seat,
-                    conn,
-                    nonce: p.nonce,
-                };
-                if !joined.command(cmd).await {
-                    send_own(&joined.outbox, pong(p.nonce)).await;
-                }
-            }
-            Some(pb::play_request::Kind::Resume(r)) => {
-                // The same connection attaches again: Welcome, then the feed from where asked.
-                let Some(tx) = joined.outbox.upgrade() else {
-                    break;
-                };
-                attach(&joined.entry, role, Some(r), String::new(), tx, conn).await;
-            }
-            Some(pb::play_request::Kind::Join(_)) => {
-                let why = "this stream has joined already; send Resume to restart the feed";
-                joined
-                    .refuse(0, pb::ErrorReason::AlreadyJoined, why.into())
-                    .await;
-            }
-            None => {
-                joined
-                    .refuse(0, pb::ErrorReason::MalformedMessage, "empty message".into())
-                    .await;
-            }
-        }
+    // The match is over: the stream carried Welcome and the report; the rest is not read.
+    if let Some(rest) = left {
+        drain(rest).await;
     }
-    joined.command(Command::Detach { role, conn }).await;
 }
 
 /// A connection's outgoing queue as seen from the stream: it yields the messages the table (and
@@ -432,7 +299,7 @@ impl PlayService for Play {
         let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
         let (tx, rx) = mpsc::channel(OUTBOX);
         let conn = self.registry.next_conn();
-        attach(&entry, role, w.resume, w.client_name, tx, conn).await;
+        attach(&entry, role, w.resume, w.client_name, tx, conn, None).await;
         let mut feed = Feed::new(rx, |m| pb::WatchResponse { message: Some(m) });
         // The stream is the only sign that the client went away: dropping it detaches.
         feed.detach = Some((entry, role, conn));

@@ -467,7 +467,15 @@ impl Registry {
             inner.order.push(id.clone());
             inner.matches.insert(id.clone(), entry.clone());
         }
-        let table = Table::new(entry, game, log, &m.bots, m.clock, self.config.join_timeout);
+        let table = Table::new(
+            entry,
+            game,
+            log,
+            &m.bots,
+            m.clock,
+            self.config.join_timeout,
+            self.config.actions_per_second,
+        );
         let registry = self.clone();
         tokio::spawn(async move {
             table.run(rx).await;

@@ -5,7 +5,11 @@
 //! [`event_for`], so no other code decides what a seat sees; the verdict on a seat's message
 //! (accepted or rejected) is sent from here too, so it is ordered with the events it caused.
 //!
-//! What one command produces for a connection (the events of an accepted action, the next prompt,
+//! A seat's Play stream, once joined, is read by the table task itself: an action goes from the
+//! connection straight to the game, with no task or queue in between, and every answer (a
+//! verdict, a Pong, a refusal) is ordered with the events it follows.
+//!
+//! What one step produces for a connection (the events of an accepted action, the next prompt,
 //! the verdict) is staged and then queued as one item of the connection's [`Outbox`]: one queue
 //! operation and one wake-up per connection per step, however many messages the step made.
 //!
@@ -13,18 +17,25 @@
 //! every viewer (each sees its own redaction of event N). A reconnecting seat names the last
 //! number it saw and receives the rest.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
 use maumau_engine::{Action, Event, Game, Phase, Rejection, Seat, event_for};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tonic::Status;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Status, Streaming};
 
 use crate::bots::RandomBot;
 use crate::config::{GiveUp, TimeControl};
+use crate::play::RateLimit;
 use crate::registry::{MatchEntry, Start};
+
+/// What a seat's Play stream yields.
+type InboundItem = Result<pb::PlayRequest, Status>;
 
 /// One item of a connection's outgoing queue.
 pub(crate) enum Out {
@@ -68,8 +79,11 @@ pub(crate) enum Command {
         name: String,
         outbox: Outbox,
         conn: u64,
-        /// Told once Welcome and the feed's first messages are queued, so that the connection
-        /// sends nothing of its own (a Pong, a refusal) before them.
+        /// A seat's Play stream, read by the table from now on (none for Watch, and for a
+        /// Resume on a stream the table already reads).
+        inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+        /// Told once Welcome and the feed's first messages are queued (dropped unanswered when
+        /// the table is gone, so the caller can answer by itself).
         attached: oneshot::Sender<()>,
     },
     /// A connection went away.
@@ -82,23 +96,14 @@ pub(crate) enum Command {
         request_id: u64,
         reply: Reply,
     },
-    /// A seat's message was refused before it reached the game (malformed, rate-limited, a
-    /// protocol slip): the table counts it and answers it in order.
+    /// A seat's unary call was refused before it reached the game (no action, a malformed one):
+    /// the table counts it and answers.
     Refuse {
         seat: Seat,
         request_id: u64,
         reason: pb::ErrorReason,
         message: String,
         reply: Reply,
-    },
-    /// A seat's Play stream pings: the Pong follows every answer to what the stream sent before.
-    Ping { seat: Seat, conn: u64, nonce: u64 },
-    /// A seat's Play stream carried a message that could not be read: the table counts it and
-    /// ends that stream with `status`.
-    Unreadable {
-        seat: Seat,
-        conn: u64,
-        status: Status,
     },
     /// Stop the match now; it is recorded as aborted.
     Abort {
@@ -137,6 +142,15 @@ struct SeatState {
     optional_prompted: u64,
     /// Messages for the connection, queued as one item at the end of the table's step.
     staged: Vec<pb::ServerMessage>,
+    /// The seat's Play stream, read by the table.
+    inbound: Option<Inbound>,
+}
+
+/// A seat's Play stream and its connection's action budget.
+struct Inbound {
+    conn: u64,
+    stream: Box<Streaming<pb::PlayRequest>>,
+    limit: RateLimit,
 }
 
 /// The table task's state.
@@ -150,6 +164,10 @@ pub(crate) struct Table {
     log: Vec<Event>,
     state_id: u64,
     clock: TimeControl,
+    /// Actions per second one Play connection may send (bursts of twice this).
+    actions_per_second: u32,
+    /// The seat whose stream is read first next time (round robin).
+    next_reader: usize,
     running: bool,
     created: Instant,
     join_timeout: Duration,
@@ -204,6 +222,7 @@ impl Table {
         bots: &[Option<pb::BotKind>],
         clock: TimeControl,
         join_timeout: Duration,
+        actions_per_second: u32,
     ) -> Table {
         let seed = game.rng_state().0;
         let seats = (0..game.seats())
@@ -227,6 +246,7 @@ impl Table {
                 bot: RandomBot::new(seed ^ (0xB07 + s as u64)),
                 optional_prompted: 0,
                 staged: Vec::new(),
+                inbound: None,
             })
             .collect();
         let rounds = log
@@ -245,6 +265,8 @@ impl Table {
             log,
             state_id: 1,
             clock,
+            actions_per_second,
+            next_reader: 0,
             running: false,
             created: Instant::now(),
             join_timeout,
@@ -285,6 +307,9 @@ impl Table {
                         break;
                     }
                 },
+                (s, item) = std::future::poll_fn(|cx| self.poll_inbound(cx)) => {
+                    self.on_inbound(s, item);
+                }
                 () = &mut timer, if armed.is_some() => {
                     armed = None;
                     if deadline.is_some_and(|d| d <= Instant::now()) {
@@ -296,6 +321,100 @@ impl Table {
         self.finish();
     }
 
+    /// The next message on any seat's Play stream, seats taken in turn.
+    fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<(Seat, Option<InboundItem>)> {
+        let n = self.seats.len();
+        for k in 0..n {
+            let s = (self.next_reader + k) % n;
+            if let Some(inbound) = &mut self.seats[s].inbound
+                && let Poll::Ready(item) = Pin::new(&mut *inbound.stream).poll_next(cx)
+            {
+                self.next_reader = (s + 1) % n;
+                return Poll::Ready((s as Seat, item));
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Handles what a seat's Play stream carried: a message, an unreadable one, or its end.
+    fn on_inbound(&mut self, s: Seat, item: Option<InboundItem>) {
+        let Some(conn) = self.seats[s as usize].inbound.as_ref().map(|i| i.conn) else {
+            return;
+        };
+        let msg = match item {
+            Some(Ok(msg)) => msg,
+            Some(Err(status)) => {
+                // Counted like every refusal of the seat's messages; the stream ends with it.
+                self.seats[s as usize].rejections += 1;
+                self.flush_seat(s);
+                let seat = &mut self.seats[s as usize];
+                if let Some((_, outbox)) = seat.conn.take() {
+                    let _ = outbox.try_send(Out::End(unreadable(&status)));
+                }
+                self.detach_seat(s);
+                return;
+            }
+            None => {
+                self.detach_seat(s);
+                return;
+            }
+        };
+        let refuse = |table: &mut Table, request_id: u64, reason: pb::ErrorReason, why: String| {
+            let rejected = table.rejection(s, request_id, reason, why);
+            table.answer(s, Reply::Stream { conn }, Err(rejected));
+        };
+        match msg.kind {
+            Some(pb::play_request::Kind::Action(a)) => {
+                let allowed = self.seats[s as usize]
+                    .inbound
+                    .as_mut()
+                    .is_some_and(|i| i.limit.allow());
+                if !allowed {
+                    let why = "too many actions; slow down".to_string();
+                    return refuse(self, a.request_id, pb::ErrorReason::RateLimited, why);
+                }
+                match wire::action_from_submission(&a) {
+                    Ok(action) => self.handle(Command::Act {
+                        seat: s,
+                        state_id: a.state_id,
+                        action,
+                        request_id: a.request_id,
+                        reply: Reply::Stream { conn },
+                    }),
+                    Err(e) => refuse(self, a.request_id, e.reason(), e.to_string()),
+                }
+            }
+            Some(pb::play_request::Kind::Ping(p)) => self.send_seat(s, pong(p.nonce)),
+            Some(pb::play_request::Kind::Resume(r)) => {
+                // The same connection attaches again: Welcome, then the feed from where asked.
+                if let Some((_, outbox)) = self.seats[s as usize].conn.clone() {
+                    self.attach(Role::Seat(s), Some(r), String::new(), outbox, conn, None);
+                    self.prompt();
+                }
+            }
+            Some(pb::play_request::Kind::Join(_)) => {
+                let why = "this stream has joined already; send Resume to restart the feed";
+                refuse(self, 0, pb::ErrorReason::AlreadyJoined, why.into());
+            }
+            None => refuse(
+                self,
+                0,
+                pb::ErrorReason::MalformedMessage,
+                "empty message".into(),
+            ),
+        }
+    }
+
+    /// A seat's connection went away (or was ended): the seat is away from now on.
+    fn detach_seat(&mut self, s: Seat) {
+        let seat = &mut self.seats[s as usize];
+        seat.conn = None;
+        seat.inbound = None;
+        seat.staged.clear();
+        seat.away_since = Some(Instant::now());
+        self.publish_players();
+    }
+
     fn handle(&mut self, cmd: Command) {
         match cmd {
             Command::Attach {
@@ -304,9 +423,10 @@ impl Table {
                 name,
                 outbox,
                 conn,
+                inbound,
                 attached,
             } => {
-                self.attach(role, resume, name, outbox, conn);
+                self.attach(role, resume, name, outbox, conn, inbound);
                 self.maybe_start();
                 self.prompt();
                 self.flush();
@@ -314,12 +434,12 @@ impl Table {
             }
             Command::Detach { role, conn } => match role {
                 Role::Seat(s) => {
-                    let seat = &mut self.seats[s as usize];
-                    if seat.conn.as_ref().is_some_and(|(c, _)| *c == conn) {
-                        seat.conn = None;
-                        seat.staged.clear();
-                        seat.away_since = Some(Instant::now());
-                        self.publish_players();
+                    if self.seats[s as usize]
+                        .conn
+                        .as_ref()
+                        .is_some_and(|(c, _)| *c == conn)
+                    {
+                        self.detach_seat(s);
                     }
                 }
                 Role::Spectator => self.spectators.retain(|(c, _)| *c != conn),
@@ -352,28 +472,6 @@ impl Table {
             } => {
                 let rejected = self.rejection(seat, request_id, reason, message);
                 self.answer(seat, reply, Err(rejected));
-            }
-            Command::Ping { seat, conn, nonce } => {
-                if self.seats[seat as usize]
-                    .conn
-                    .as_ref()
-                    .is_some_and(|(c, _)| *c == conn)
-                {
-                    self.send_seat(seat, pong(nonce));
-                }
-            }
-            Command::Unreadable { seat, conn, status } => {
-                let st = &mut self.seats[seat as usize];
-                st.rejections += 1;
-                if st.conn.as_ref().is_some_and(|(c, _)| *c == conn) {
-                    self.flush_seat(seat);
-                    let st = &mut self.seats[seat as usize];
-                    if let Some((_, outbox)) = st.conn.take() {
-                        let _ = outbox.try_send(Out::End(status));
-                    }
-                    st.away_since = Some(Instant::now());
-                    self.publish_players();
-                }
             }
             Command::Abort { reason, reply } => {
                 self.aborted = Some(reason);
@@ -432,6 +530,7 @@ impl Table {
         name: String,
         outbox: Outbox,
         conn: u64,
+        inbound: Option<Box<Streaming<pb::PlayRequest>>>,
     ) {
         let viewer = match role {
             Role::Seat(s) => Some(s),
@@ -466,6 +565,16 @@ impl Table {
                     )));
                 }
                 seat.conn = Some((conn, outbox));
+                if let Some(stream) = inbound {
+                    seat.inbound = Some(Inbound {
+                        conn,
+                        stream,
+                        limit: RateLimit::new(self.actions_per_second),
+                    });
+                } else if seat.inbound.as_ref().is_some_and(|i| i.conn != conn) {
+                    // A Watch took the seat over: the older Play stream is no longer read.
+                    seat.inbound = None;
+                }
                 seat.staged = batch;
                 seat.away_since = None;
                 seat.joined = true;
@@ -943,6 +1052,11 @@ impl Table {
         self.flush();
         for seat in &mut self.seats {
             seat.conn = None;
+            if let Some(inbound) = seat.inbound.take() {
+                // The stream has ended for the client; what it still sends is read and dropped
+                // until it closes its side.
+                tokio::spawn(drain(inbound.stream));
+            }
         }
         self.spectators.clear();
     }
@@ -965,6 +1079,19 @@ impl Table {
                     .count() as u32;
         }
     }
+}
+
+/// Reads a stream to its end, dropping what it carries.
+pub(crate) async fn drain(mut stream: Box<Streaming<pb::PlayRequest>>) {
+    while let Some(Ok(_)) = stream.next().await {}
+}
+
+/// The refusal of a message a stream could not read (too large, not a PlayRequest).
+pub(crate) fn unreadable(status: &Status) -> Status {
+    wire::status(
+        pb::ErrorReason::MalformedMessage,
+        format!("cannot read the message: {}", status.message()),
+    )
 }
 
 fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
