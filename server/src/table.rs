@@ -19,7 +19,8 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
@@ -146,6 +147,56 @@ struct SeatState {
     inbound: Option<Inbound>,
 }
 
+/// Which seats' Play streams have signalled something to read, and the table task to wake when
+/// one does.
+#[derive(Default)]
+struct Readiness {
+    /// One bit per seat.
+    marked: AtomicU64,
+    table: std::sync::Mutex<Option<Waker>>,
+}
+
+impl Readiness {
+    /// Marks seats as having something to read and wakes the table.
+    fn mark(&self, bits: u64) {
+        if bits == 0 {
+            return;
+        }
+        self.marked.fetch_or(bits, Ordering::AcqRel);
+        let table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = table.as_ref() {
+            w.wake_by_ref();
+        }
+    }
+
+    /// Takes the marked seats, and keeps `waker` to wake when more are marked.
+    fn take(&self, waker: &Waker) -> u64 {
+        {
+            let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+            if !table.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                *table = Some(waker.clone());
+            }
+        }
+        self.marked.swap(0, Ordering::AcqRel)
+    }
+}
+
+/// The waker a seat's Play stream is polled with.
+struct SeatWaker {
+    bit: u64,
+    readiness: Arc<Readiness>,
+}
+
+impl Wake for SeatWaker {
+    fn wake(self: Arc<Self>) {
+        self.readiness.mark(self.bit);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.readiness.mark(self.bit);
+    }
+}
+
 /// A seat's Play stream and its connection's action budget.
 struct Inbound {
     conn: u64,
@@ -168,6 +219,10 @@ pub(crate) struct Table {
     actions_per_second: u32,
     /// The seat whose stream is read first next time (round robin).
     next_reader: usize,
+    /// Which seats' streams have something to read.
+    readiness: Arc<Readiness>,
+    /// Each seat's stream's waker: marks the seat in `readiness` and wakes the table.
+    seat_wakers: Vec<Waker>,
     running: bool,
     created: Instant,
     join_timeout: Duration,
@@ -249,6 +304,8 @@ impl Table {
                 inbound: None,
             })
             .collect();
+        let seats_n = game.seats() as usize;
+        let readiness = Arc::new(Readiness::default());
         let rounds = log
             .iter()
             .filter_map(|e| match e {
@@ -267,6 +324,15 @@ impl Table {
             clock,
             actions_per_second,
             next_reader: 0,
+            seat_wakers: (0..seats_n)
+                .map(|s| {
+                    Waker::from(Arc::new(SeatWaker {
+                        bit: 1 << s,
+                        readiness: readiness.clone(),
+                    }))
+                })
+                .collect(),
+            readiness,
             running: false,
             created: Instant::now(),
             join_timeout,
@@ -321,14 +387,28 @@ impl Table {
         self.finish();
     }
 
-    /// The next message on any seat's Play stream, seats taken in turn.
+    /// The next message on any seat's Play stream, seats taken in turn. Only streams that
+    /// signalled something to read are polled (each has a waker of its own, see [`Readiness`]):
+    /// polling a stream takes its connection's lock, which the connection's task needs too.
     fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<(Seat, Option<InboundItem>)> {
+        let marked = self.readiness.take(cx.waker());
+        if marked == 0 {
+            return Poll::Pending;
+        }
         let n = self.seats.len();
         for k in 0..n {
             let s = (self.next_reader + k) % n;
+            if marked & (1 << s) == 0 {
+                continue;
+            }
+            let waker = &self.seat_wakers[s];
             if let Some(inbound) = &mut self.seats[s].inbound
-                && let Poll::Ready(item) = Pin::new(&mut *inbound.stream).poll_next(cx)
+                && let Poll::Ready(item) =
+                    Pin::new(&mut *inbound.stream).poll_next(&mut Context::from_waker(waker))
             {
+                // This stream may hold more; the ones not polled yet still have to be.
+                let polled: u64 = (0..=k).map(|j| 1 << ((self.next_reader + j) % n)).sum();
+                self.readiness.mark((marked & !polled) | (1 << s));
                 self.next_reader = (s + 1) % n;
                 return Poll::Ready((s as Seat, item));
             }
@@ -571,6 +651,7 @@ impl Table {
                         stream,
                         limit: RateLimit::new(self.actions_per_second),
                     });
+                    self.readiness.mark(1 << s);
                 } else if seat.inbound.as_ref().is_some_and(|i| i.conn != conn) {
                     // A Watch took the seat over: the older Play stream is no longer read.
                     seat.inbound = None;
