@@ -1,13 +1,16 @@
-//! Compiles `proto/echo.proto` (the bare echo baseline) with protox and tonic-prost-build; no
-//! `protoc` needed.
+//! Compiles `proto/echo.proto` (the bare echo baseline) and `proto/lean.proto` (the game
+//! client's lean view of the server's messages) with protox and tonic-prost-build; no `protoc`
+//! needed.
 
 use std::error::Error;
 
-const PROTO: &str = "proto/echo.proto";
+const PROTOS: [&str; 2] = ["proto/echo.proto", "proto/lean.proto"];
 
 fn main() -> Result<(), Box<dyn Error>> {
-    println!("cargo:rerun-if-changed={PROTO}");
-    let fds = protox::compile([PROTO], ["proto"])?;
+    for p in PROTOS {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    let fds = protox::compile(PROTOS, ["proto"])?;
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)

@@ -468,8 +468,8 @@ async fn random_messages_and_bytes_get_typed_refusals_and_change_nothing() {
         assert!(raw.next().await.is_none(), "the refused stream ends");
     }
 
-    // 3. Raw bytes to SubmitAction with seat 0's token: a typed answer, or tonic's own INTERNAL
-    // when the body is not a SubmitActionRequest at all.
+    // 3. Raw bytes to SubmitAction with seat 0's token: a typed answer, MALFORMED_MESSAGE when
+    // the body is not a SubmitActionRequest at all.
     let valid_submit = pb::SubmitActionRequest {
         token: String::new(),
         action: Some(pb::ActionSubmission {
@@ -490,9 +490,13 @@ async fn random_messages_and_bytes_get_typed_refusals_and_change_nothing() {
                 result: Some(pb::submit_action_response::Result::Rejected(r)),
             }) => assert_ne!(r.reason(), pb::ErrorReason::Unspecified),
             Ok(other) => panic!("an answer says something: {other:?}"),
-            Err(status) if wire::reason_of(&status) == pb::ErrorReason::Unspecified => {
-                // The body did not decode: tonic refuses it before the service runs.
-                assert_eq!(status.code(), tonic::Code::Internal, "{body:?}: {status:?}");
+            Err(status) if wire::reason_of(&status) == pb::ErrorReason::MalformedMessage => {
+                // The body did not decode (refused before the service runs), or had no action.
+                assert_eq!(
+                    status.code(),
+                    tonic::Code::InvalidArgument,
+                    "{body:?}: {status:?}"
+                );
                 undecodable += 1;
             }
             Err(status) => {

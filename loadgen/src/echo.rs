@@ -14,7 +14,7 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::stats::{Latencies, Window};
+use crate::stats::{Latencies, Watchdog, Window};
 
 /// The code generated from `proto/echo.proto`.
 #[allow(
@@ -117,11 +117,13 @@ async fn ping_pong(mut client: EchoClient<Channel>, window: Window) -> Result<Ec
         .into_inner();
     let mut out = EchoLoad::default();
     let payload = vec![0x5a; PAYLOAD_BYTES];
+    // The same watchdog as the game's bots: one timer per stream, re-armed only when it fires.
+    let mut watchdog = Watchdog::new(window);
+    let mut sent = Instant::now();
     for seq in 0..MAX_ROUND_TRIPS {
-        if window.over() {
+        if sent >= window.end {
             break;
         }
-        let sent = Instant::now();
         let msg = pb::EchoMessage {
             seq,
             payload: payload.clone(),
@@ -129,18 +131,20 @@ async fn ping_pong(mut client: EchoClient<Channel>, window: Window) -> Result<Ec
         tx.send(msg)
             .await
             .map_err(|_| "the request stream closed".to_string())?;
-        match tokio::time::timeout(REPLY_TIMEOUT, inbound.next()).await {
-            Ok(Some(Ok(reply))) if reply.seq == seq => {}
-            Ok(Some(Ok(reply))) => return Err(format!("reply {} to request {seq}", reply.seq)),
-            Ok(Some(Err(s))) => return Err(format!("echo stream: {s}")),
-            Ok(None) => return Err("the echo stream ended".into()),
-            Err(_) => return Err("no echo reply within 10 s".into()),
+        match watchdog.guard(inbound.next()).await {
+            Some(Some(Ok(reply))) if reply.seq == seq => {}
+            Some(Some(Ok(reply))) => return Err(format!("reply {} to request {seq}", reply.seq)),
+            Some(Some(Err(s))) => return Err(format!("echo stream: {s}")),
+            Some(None) => return Err("the echo stream ended".into()),
+            None if window.over() => break,
+            None => return Err("no echo reply within 10 s".into()),
         }
-        let now = Instant::now();
+        let now = watchdog.progress();
         if window.contains(now) {
             out.round_trips += 1;
             out.latencies.push(now - sent);
         }
+        sent = now;
     }
     Ok(out)
 }

@@ -1,6 +1,11 @@
 //! The game load: M concurrent 4-seat classic matches (calls enforced, every seat remote), each
 //! seat a bot on its own Play stream that answers every required prompt at once. A slot that sees
 //! its match finish creates the next one, until the window closes.
+//!
+//! The server sends every seat every event and a full observation with each prompt. By default a
+//! bot decodes only what it acts on (`proto/lean.proto`: kinds, prompt state ids, legal action
+//! indices, verdict request ids; the rest is skipped unread), like a bot that answers from its
+//! prompts; `--decode full` decodes every message into the `maumau.v1` types.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,14 +13,27 @@ use std::time::Duration;
 use clap::ValueEnum;
 use maumau::pb;
 use maumau::pb::match_service_client::MatchServiceClient;
-use maumau::pb::play_service_client::PlayServiceClient;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::Streaming;
+use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 
-use crate::stats::{Latencies, Window};
+use crate::stats::{Latencies, Watchdog, Window};
+
+/// The code generated from `proto/lean.proto`.
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    missing_docs,
+    unreachable_pub,
+    rustdoc::broken_intra_doc_links
+)]
+pub(crate) mod lean {
+    tonic::include_proto!("loadgen.lean.v1");
+}
 
 /// Seats per match.
 pub(crate) const SEATS: usize = 4;
@@ -33,6 +51,104 @@ pub(crate) enum Policy {
     First,
     /// A seeded pseudo-random legal action.
     Random,
+}
+
+/// How much of the server's messages a bot decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Decode {
+    /// Only what it acts on (`proto/lean.proto`); the rest is skipped unread.
+    Lean,
+    /// Every message, into the `maumau.v1` types.
+    Full,
+}
+
+/// What a bot needs of one server message.
+enum Msg {
+    /// A prompt: its state id, whether it is required, and the chosen legal action's index
+    /// (`None` when it lists none).
+    Prompt {
+        state_id: u64,
+        required: bool,
+        choice: Option<u32>,
+    },
+    /// An event.
+    Event,
+    /// An action was accepted.
+    Accepted { request_id: u64 },
+    /// An action was rejected.
+    Rejected { request_id: u64 },
+    /// The match is over.
+    Finished,
+    /// Welcome, Snapshot, Pong, or nothing.
+    Other,
+}
+
+/// A response type a bot can read its [`Msg`] from; `choose` picks among `n` legal actions.
+trait Incoming: Send + 'static {
+    fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg;
+}
+
+impl Incoming for pb::PlayResponse {
+    fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg {
+        use pb::server_message::Kind;
+        match self.message.and_then(|m| m.kind) {
+            Some(Kind::Prompt(p)) => Msg::Prompt {
+                state_id: p.state_id,
+                required: p.required,
+                choice: (!p.legal_actions.is_empty())
+                    .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+            },
+            Some(Kind::Event(_)) => Msg::Event,
+            Some(Kind::Accepted(a)) => Msg::Accepted {
+                request_id: a.request_id,
+            },
+            Some(Kind::Rejected(r)) => Msg::Rejected {
+                request_id: r.request_id,
+            },
+            Some(Kind::Finished(_)) => Msg::Finished,
+            _ => Msg::Other,
+        }
+    }
+}
+
+impl Incoming for lean::PlayResponse {
+    fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg {
+        use lean::server_message::Kind;
+        match self.message.and_then(|m| m.kind) {
+            Some(Kind::Prompt(p)) => Msg::Prompt {
+                state_id: p.state_id,
+                required: p.required,
+                choice: (!p.legal_actions.is_empty())
+                    .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+            },
+            Some(Kind::Event(_)) => Msg::Event,
+            Some(Kind::Accepted(a)) => Msg::Accepted {
+                request_id: a.request_id,
+            },
+            Some(Kind::Rejected(r)) => Msg::Rejected {
+                request_id: r.request_id,
+            },
+            Some(Kind::Finished(_)) => Msg::Finished,
+            None => Msg::Other,
+        }
+    }
+}
+
+/// Opens a Play stream whose answers decode as `R` (the same rpc and wire format whatever `R`).
+async fn open_play<R: prost::Message + Default + Incoming>(
+    channel: Channel,
+    requests: ReceiverStream<pb::PlayRequest>,
+) -> Result<Streaming<R>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
+    let codec = tonic_prost::ProstCodec::<pb::PlayRequest, R>::default();
+    let path = PathAndQuery::from_static("/maumau.v1.PlayService/Play");
+    Ok(grpc
+        .streaming(tonic::Request::new(requests), path, codec)
+        .await?
+        .into_inner())
 }
 
 /// What a run of matches measured.
@@ -125,9 +241,9 @@ fn action(state_id: u64, action_index: u32, request_id: u64) -> pb::PlayRequest 
 }
 
 /// Plays one seat: Join, then answer each required prompt at once, until MatchFinished or the
-/// window closes.
-async fn play_seat(
-    mut client: PlayServiceClient<Channel>,
+/// window closes. The server's messages decode as `R`.
+async fn play_seat<R: prost::Message + Default + Incoming>(
+    channel: Channel,
     token: String,
     policy: Policy,
     seed: u64,
@@ -146,9 +262,9 @@ async fn play_seat(
         run.error = Some("cannot queue Join".into());
         return run;
     }
-    let mut inbound =
-        match tokio::time::timeout(TIMEOUT, client.play(ReceiverStream::new(rx))).await {
-            Ok(Ok(r)) => r.into_inner(),
+    let mut inbound: Streaming<R> =
+        match tokio::time::timeout(TIMEOUT, open_play(channel, ReceiverStream::new(rx))).await {
+            Ok(Ok(s)) => s,
             Ok(Err(s)) => {
                 run.error = Some(format!("Play: {s}"));
                 return run;
@@ -159,61 +275,65 @@ async fn play_seat(
             }
         };
     let mut rng = Lcg(seed);
+    let mut choose = |n: usize| match policy {
+        Policy::First => 0,
+        Policy::Random => rng.below(n),
+    };
     let mut request_id = 0u64;
     // The decision being timed: its request id and when its prompt arrived.
     let mut pending: Option<(u64, Instant)> = None;
+    // One watchdog per seat, re-armed only when it fires (see `Watchdog`).
+    let mut watchdog = Watchdog::new(window);
     for _ in 0..MAX_MESSAGES {
-        let limit = (Instant::now() + TIMEOUT).min(window.end);
-        let msg = match tokio::time::timeout_at(limit, inbound.next()).await {
-            Ok(Some(Ok(r))) => r.message.and_then(|m| m.kind),
-            Ok(Some(Err(s))) => {
+        let msg = match watchdog.guard(inbound.next()).await {
+            Some(Some(Ok(r))) => r.read(&mut choose),
+            Some(Some(Err(s))) => {
                 run.error = Some(format!("Play stream: {s}"));
                 break;
             }
-            Ok(None) => {
+            Some(None) => {
                 run.error = Some("the Play stream ended before MatchFinished".into());
                 break;
             }
-            Err(_) => {
+            None => {
                 run.stalled = !window.over();
                 break;
             }
         };
-        let now = Instant::now();
+        let now = watchdog.progress();
         if window.contains(now) {
             run.messages += 1;
-            run.events += u64::from(matches!(msg, Some(pb::server_message::Kind::Event(_))));
+            run.events += u64::from(matches!(msg, Msg::Event));
         }
         match msg {
-            Some(pb::server_message::Kind::Prompt(p)) if p.required => {
+            Msg::Prompt {
+                state_id,
+                required: true,
+                choice,
+            } => {
                 if let Some((_, t0)) = pending.take()
                     && window.contains(now)
                 {
                     run.latencies.push(now - t0);
                 }
-                if p.legal_actions.is_empty() {
+                let Some(index) = choice else {
                     run.error = Some("a required prompt without legal actions".into());
                     break;
-                }
-                let pick = match policy {
-                    Policy::First => 0,
-                    Policy::Random => rng.below(p.legal_actions.len()),
                 };
                 request_id += 1;
                 pending = Some((request_id, now));
-                let answer = action(p.state_id, p.legal_actions[pick].index, request_id);
-                if tx.send(answer).await.is_err() {
+                if tx.send(action(state_id, index, request_id)).await.is_err() {
                     run.error = Some("the request stream closed".into());
                     break;
                 }
             }
-            Some(pb::server_message::Kind::Accepted(a)) => {
+            Msg::Accepted { request_id: id } => {
                 run.accepted += 1;
                 if window.contains(now) {
                     run.decisions += 1;
                 }
-                if let Some((id, t0)) = pending
-                    && id == a.request_id
+                if let Some((p, t0)) = pending
+                    && p == id
                 {
                     pending = None;
                     if window.contains(now) {
@@ -221,17 +341,17 @@ async fn play_seat(
                     }
                 }
             }
-            Some(pb::server_message::Kind::Rejected(r)) => {
+            Msg::Rejected { request_id: id } => {
                 run.rejections += 1;
-                if pending.is_some_and(|(id, _)| id == r.request_id) {
+                if pending.is_some_and(|(p, _)| p == id) {
                     pending = None;
                 }
             }
-            Some(pb::server_message::Kind::Finished(_)) => {
+            Msg::Finished => {
                 run.finished = true;
                 break;
             }
-            _ => {}
+            Msg::Prompt { .. } | Msg::Event | Msg::Other => {}
         }
     }
     run
@@ -255,8 +375,9 @@ fn create_request(seed: u64) -> pb::CreateMatchRequest {
 async fn slot(
     index: u64,
     mut control: MatchServiceClient<Channel>,
-    seats: [PlayServiceClient<Channel>; SEATS],
+    seats: [Channel; SEATS],
     policy: Policy,
+    decode: Decode,
     seed: u64,
     window: Window,
 ) -> GameLoad {
@@ -284,9 +405,17 @@ async fn slot(
             .seat_tokens
             .into_iter()
             .zip(seats.iter())
-            .map(|(t, client)| {
+            .map(|(t, channel)| {
                 let bot_seed = match_seed.wrapping_mul(31).wrapping_add(u64::from(t.seat));
-                tokio::spawn(play_seat(client.clone(), t.token, policy, bot_seed, window))
+                let channel = channel.clone();
+                match decode {
+                    Decode::Lean => tokio::spawn(play_seat::<lean::PlayResponse>(
+                        channel, t.token, policy, bot_seed, window,
+                    )),
+                    Decode::Full => tokio::spawn(play_seat::<pb::PlayResponse>(
+                        channel, t.token, policy, bot_seed, window,
+                    )),
+                }
             })
             .collect();
         let mut finished = players.len() == SEATS;
@@ -342,6 +471,7 @@ pub(crate) async fn load(
     streams: usize,
     shared: bool,
     policy: Policy,
+    decode: Decode,
     seed: u64,
     window: Window,
 ) -> Result<GameLoad, String> {
@@ -350,10 +480,16 @@ pub(crate) async fn load(
     let slots = streams / SEATS;
     let tasks: Vec<_> = (0..slots)
         .map(|i| {
-            let seats = std::array::from_fn(|s| {
-                PlayServiceClient::new(channels[(i * SEATS + s) % channels.len()].clone())
-            });
-            tokio::spawn(slot(i as u64, control.clone(), seats, policy, seed, window))
+            let seats = std::array::from_fn(|s| channels[(i * SEATS + s) % channels.len()].clone());
+            tokio::spawn(slot(
+                i as u64,
+                control.clone(),
+                seats,
+                policy,
+                decode,
+                seed,
+                window,
+            ))
         })
         .collect();
     let mut total = GameLoad::default();

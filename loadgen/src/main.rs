@@ -37,7 +37,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use tonic::transport::{Channel, Endpoint};
 
-use crate::game::{Policy, SEATS};
+use crate::game::{Decode, Policy, SEATS};
 use crate::procs::{ChildServer, Counters};
 use crate::stats::{Summary, Window};
 
@@ -90,6 +90,9 @@ struct BenchArgs {
     /// How bots choose among the legal actions.
     #[arg(long, value_enum, default_value_t = Policy::Random)]
     policy: Policy,
+    /// How much of the server's messages bots decode: what they act on, or everything.
+    #[arg(long, value_enum, default_value_t = Decode::Lean)]
+    decode: Decode,
     /// Seed of the deals and of the bots' choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -280,7 +283,15 @@ async fn run_game(
     );
     let url = server.url();
     let (load, (server_counters, client_counters, rss_start_kb)) = tokio::join!(
-        game::load(&url, streams, shared, args.policy, args.seed, window),
+        game::load(
+            &url,
+            streams,
+            shared,
+            args.policy,
+            args.decode,
+            args.seed,
+            window
+        ),
         window_counters(&server, window)
     );
     let rss_kb = server.rss_kb();
@@ -355,10 +366,11 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     println!();
     println!(
         "== {:.1} s measured after {:.1} s warm-up; {cpus} CPUs; client runtime {threads} threads; \
-         bots: {:?}; echo payload {} B ==",
+         bots: {:?}, decoding {:?}; echo payload {} B ==",
         args.duration,
         args.warmup,
         args.policy,
+        args.decode,
         echo::PAYLOAD_BYTES
     );
     println!("load average before: {}", args.loadavg_before.trim());

@@ -39,6 +39,54 @@ impl Window {
     }
 }
 
+/// How long a stream may go without a message before it counts as stalled.
+pub(crate) const STALL: Duration = Duration::from_secs(10);
+
+/// A stream's stall detector that costs no timer operation per message: its one timer is armed
+/// at the window's end or [`STALL`] after the last progress, whichever is first, and re-armed
+/// only when it fires early.
+pub(crate) struct Watchdog {
+    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
+    last: Instant,
+    end: Instant,
+}
+
+impl Watchdog {
+    /// A watchdog for a stream that runs until `window` ends.
+    pub(crate) fn new(window: Window) -> Watchdog {
+        let last = Instant::now();
+        Watchdog {
+            timer: Box::pin(tokio::time::sleep_until((last + STALL).min(window.end))),
+            last,
+            end: window.end,
+        }
+    }
+
+    /// Awaits `f`; `None` when the stream stalled or the window ended first.
+    pub(crate) async fn guard<F: std::future::Future>(&mut self, f: F) -> Option<F::Output> {
+        let mut f = std::pin::pin!(f);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut f => return Some(out),
+                () = self.timer.as_mut() => {
+                    let due = (self.last + STALL).min(self.end);
+                    if Instant::now() >= due {
+                        return None;
+                    }
+                    self.timer.as_mut().reset(due);
+                }
+            }
+        }
+    }
+
+    /// Records progress now and returns the time.
+    pub(crate) fn progress(&mut self) -> Instant {
+        self.last = Instant::now();
+        self.last
+    }
+}
+
 /// Latency samples in microseconds.
 #[derive(Default, Debug)]
 pub(crate) struct Latencies(Vec<u32>);

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use maumau::pb;
+use maumau::{pb, wire};
 
 /// Everything the server can be told at start. `ServerConfig::default()` is a working server for
 /// bots on the same machine or network.
@@ -82,9 +82,14 @@ impl Default for TimeControl {
 }
 
 impl TimeControl {
-    /// Reads a wire time control; zero or unset fields take `defaults`' values.
-    pub fn from_wire(w: Option<&pb::TimeControl>, defaults: &TimeControl) -> TimeControl {
-        let Some(w) = w else { return *defaults };
+    /// Reads a wire time control; zero or unset fields take `defaults`' values. An unknown
+    /// `give_up` value is refused with `ERROR_REASON_INVALID_ARGUMENT` (it is never read as the
+    /// default: a client that asked for a policy this server does not know must hear so).
+    pub fn from_wire(
+        w: Option<&pb::TimeControl>,
+        defaults: &TimeControl,
+    ) -> Result<TimeControl, tonic::Status> {
+        let Some(w) = w else { return Ok(*defaults) };
         let ms = |v: u32, d: Duration| {
             if v == 0 {
                 d
@@ -92,7 +97,22 @@ impl TimeControl {
                 Duration::from_millis(v.into())
             }
         };
-        TimeControl {
+        let give_up = match pb::GiveUpPolicy::try_from(w.give_up) {
+            Ok(pb::GiveUpPolicy::Unspecified) => defaults.give_up,
+            Ok(pb::GiveUpPolicy::Bot) => GiveUp::Bot,
+            Ok(pb::GiveUpPolicy::Forfeit) => GiveUp::Forfeit,
+            Err(_) => {
+                return Err(wire::status(
+                    pb::ErrorReason::InvalidArgument,
+                    format!(
+                        "time_control.give_up: unknown value {}; use GIVE_UP_POLICY_BOT or \
+                         GIVE_UP_POLICY_FORFEIT (or leave it unset for the server's default)",
+                        w.give_up
+                    ),
+                ));
+            }
+        };
+        Ok(TimeControl {
             decision: ms(w.decision_ms, defaults.decision),
             bank: ms(w.bank_ms, defaults.bank),
             max_timeouts: if w.max_timeouts == 0 {
@@ -101,12 +121,8 @@ impl TimeControl {
                 w.max_timeouts
             },
             disconnect_grace: ms(w.disconnect_grace_ms, defaults.disconnect_grace),
-            give_up: match w.give_up() {
-                pb::GiveUpPolicy::Unspecified => defaults.give_up,
-                pb::GiveUpPolicy::Bot => GiveUp::Bot,
-                pb::GiveUpPolicy::Forfeit => GiveUp::Forfeit,
-            },
-        }
+            give_up,
+        })
     }
 
     /// The wire form.

@@ -27,6 +27,7 @@ mod config;
 mod ladder;
 mod matches;
 mod play;
+mod reasons;
 mod registry;
 mod table;
 
@@ -123,14 +124,19 @@ pub async fn run(
         .build_v1alpha()
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
 
-    let play = pb::play_service_server::PlayServiceServer::new(play::Play {
-        registry: registry.clone(),
-    })
-    .max_decoding_message_size(max_message);
-    let matches = pb::match_service_server::MatchServiceServer::new(matches::Matches {
-        registry: registry.clone(),
-    })
-    .max_decoding_message_size(max_message);
+    // `Typed`: a request that does not decode gets a reason like any other bad input.
+    let play = reasons::Typed(
+        pb::play_service_server::PlayServiceServer::new(play::Play {
+            registry: registry.clone(),
+        })
+        .max_decoding_message_size(max_message),
+    );
+    let matches = reasons::Typed(
+        pb::match_service_server::MatchServiceServer::new(matches::Matches {
+            registry: registry.clone(),
+        })
+        .max_decoding_message_size(max_message),
+    );
 
     let ladder_service = hub.clone().map(|hub| {
         pb::ladder_service_server::LadderServiceServer::new(ladder::LadderApi { hub })

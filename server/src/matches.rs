@@ -124,7 +124,7 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
         config,
         seed,
         start,
-        clock: TimeControl::from_wire(r.time_control.as_ref(), defaults),
+        clock: TimeControl::from_wire(r.time_control.as_ref(), defaults)?,
         bots,
         rated: r.rated,
         label: r.label.chars().take(128).collect(),

@@ -3,24 +3,22 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use maumau::pb::play_service_server::PlayService;
 use maumau::{pb, wire};
-use maumau_engine::{Action, Seat};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tokio_stream::{Stream, StreamExt, wrappers::ReceiverStream};
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::registry::{MatchEntry, Registry};
-use crate::table::{Command, Outbox, Role};
+use crate::table::{Command, Out, Outbox, Reply, Role, Verdict, drain, unreadable};
 
-/// Messages a connection may have queued before it counts as too slow and is dropped (it can
-/// resume from its last event number).
-const OUTBOX: usize = 4096;
-
-type Feed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+/// Steps of the table (each a batch of messages) a connection may have queued before it counts
+/// as too slow and is dropped (it can resume from its last event number).
+const OUTBOX: usize = 1024;
 
 /// The play service.
 pub(crate) struct Play {
@@ -61,14 +59,14 @@ fn resolve(
 }
 
 /// A token bucket: `rate` actions per second, bursts of twice that.
-struct RateLimit {
+pub(crate) struct RateLimit {
     rate: f64,
     tokens: f64,
     at: Instant,
 }
 
 impl RateLimit {
-    fn new(rate: u32) -> RateLimit {
+    pub(crate) fn new(rate: u32) -> RateLimit {
         RateLimit {
             rate: rate as f64,
             tokens: 2.0 * rate as f64,
@@ -76,7 +74,7 @@ impl RateLimit {
         }
     }
 
-    fn allow(&mut self) -> bool {
+    pub(crate) fn allow(&mut self) -> bool {
         let now = Instant::now();
         let dt = now.duration_since(self.at).as_secs_f64();
         self.at = now;
@@ -94,26 +92,18 @@ fn kind(k: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(k) }
 }
 
-fn rejected(request_id: u64, reason: pb::ErrorReason, message: String) -> pb::ServerMessage {
-    kind(pb::server_message::Kind::Rejected(pb::ActionRejected {
-        request_id,
-        reason: reason as i32,
-        message,
-        state_id: 0,
-    }))
-}
-
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
-/// final report.
+/// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
+/// stream from then on; it comes back when the table is gone.
 async fn attach(
-    registry: &Registry,
     entry: &MatchEntry,
     role: Role,
     resume: Option<pb::Resume>,
     name: String,
     outbox: Outbox,
-) -> u64 {
-    let conn = registry.next_conn();
+    conn: u64,
+    mut inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+) -> Option<Box<Streaming<pb::PlayRequest>>> {
     if let Some(tx) = entry.sender() {
         let (attached, queued) = oneshot::channel();
         let cmd = Command::Attach {
@@ -122,92 +112,42 @@ async fn attach(
             name,
             outbox: outbox.clone(),
             conn,
+            inbound,
             attached,
         };
-        // Wait until the table has queued Welcome: nothing may overtake it.
-        if tx.send(cmd).await.is_ok() && queued.await.is_ok() {
-            return conn;
+        match tx.send(cmd).await {
+            Ok(()) => {
+                if queued.await.is_ok() {
+                    return None;
+                }
+                // The table ended before it read the command: the stream went with it.
+                inbound = None;
+            }
+            Err(mpsc::error::SendError(cmd)) => {
+                inbound = match cmd {
+                    Command::Attach { inbound, .. } => inbound,
+                    _ => None,
+                };
+            }
         }
     }
     let seat = match role {
         Role::Seat(s) => Some(s),
         Role::Spectator => None,
     };
-    let _ = outbox
-        .send(Ok(kind(pb::server_message::Kind::Welcome(
-            entry.welcome(seat),
-        ))))
-        .await;
+    let mut batch = vec![kind(pb::server_message::Kind::Welcome(entry.welcome(seat)))];
     if let Some(report) = entry.report() {
-        let finished = pb::MatchFinished {
-            report: Some(report),
-        };
-        let _ = outbox
-            .send(Ok(kind(pb::server_message::Kind::Finished(finished))))
-            .await;
+        batch.push(kind(pb::server_message::Kind::Finished(
+            pb::MatchFinished {
+                report: Some(report),
+            },
+        )));
     }
-    conn
+    let _ = outbox.send(Out::Messages(batch)).await;
+    inbound
 }
 
-/// Sends an action to the table and waits for its verdict.
-async fn submit(
-    entry: &MatchEntry,
-    seat: Seat,
-    submission: &pb::ActionSubmission,
-) -> Result<pb::ActionAccepted, pb::ActionRejected> {
-    let reject = |reason: pb::ErrorReason, message: String| pb::ActionRejected {
-        request_id: submission.request_id,
-        reason: reason as i32,
-        message,
-        state_id: 0,
-    };
-    let action: Action =
-        wire::action_from_submission(submission).map_err(|e| reject(e.reason(), e.to_string()))?;
-    let Some(tx) = entry.sender() else {
-        return Err(reject(
-            pb::ErrorReason::MatchOver,
-            "the match is over".into(),
-        ));
-    };
-    let (reply, verdict) = oneshot::channel();
-    let cmd = Command::Act {
-        seat,
-        state_id: submission.state_id,
-        action,
-        reply,
-    };
-    if tx.send(cmd).await.is_err() {
-        return Err(reject(
-            pb::ErrorReason::MatchOver,
-            "the match is over".into(),
-        ));
-    }
-    match verdict.await {
-        Ok(Ok(state_id)) => Ok(pb::ActionAccepted {
-            request_id: submission.request_id,
-            state_id,
-            action_index: action.index() as u32,
-        }),
-        Ok(Err((reason, message, state_id))) => Err(pb::ActionRejected {
-            state_id,
-            ..reject(reason, message)
-        }),
-        Err(_) => Err(reject(
-            pb::ErrorReason::MatchOver,
-            "the match is over".into(),
-        )),
-    }
-}
-
-/// The refusal of a request message the stream could not read (too large, not a PlayRequest).
-fn unreadable(status: &Status) -> Status {
-    wire::status(
-        pb::ErrorReason::MalformedMessage,
-        format!("cannot read the message: {}", status.message()),
-    )
-}
-
-/// One Play stream: Join first, then actions and pings until the client goes away.
+/// One Play stream until it has joined: Join first, then the table reads the stream.
 async fn session(
     registry: Arc<Registry>,
     meta_token: Option<String>,
@@ -222,12 +162,12 @@ async fn session(
         Ok(Some(Ok(_))) => {
             let why = "the first message on a Play stream must be Join";
             let _ = outbox
-                .send(Err(wire::status(pb::ErrorReason::NotJoined, why)))
+                .send(Out::End(wire::status(pb::ErrorReason::NotJoined, why)))
                 .await;
             return;
         }
         Ok(Some(Err(status))) => {
-            let _ = outbox.send(Err(unreadable(&status))).await;
+            let _ = outbox.send(Out::End(unreadable(&status))).await;
             return;
         }
         _ => return,
@@ -235,154 +175,102 @@ async fn session(
     let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token) {
         Ok(x) => x,
         Err(status) => {
-            let _ = outbox.send(Err(status)).await;
+            let _ = outbox.send(Out::End(status)).await;
             return;
         }
     };
-    let Role::Seat(seat) = role else {
+    if role == Role::Spectator {
         let why = "the spectator token cannot play; use Watch";
         let _ = outbox
-            .send(Err(wire::status(pb::ErrorReason::NotSeated, why)))
+            .send(Out::End(wire::status(pb::ErrorReason::NotSeated, why)))
             .await;
         return;
-    };
-    // The table queues this connection's feed in `feed`; this task forwards it, with its own
-    // answers in between. When the table lets go of the queue (after MatchFinished, or when it
-    // drops a slow or superseded connection) the stream ends.
-    let (feed_tx, mut feed) = mpsc::channel(OUTBOX);
-    let mut conn = attach(
-        &registry,
+    }
+    let conn = registry.next_conn();
+    let name = join.client_name;
+    let left = attach(
         &entry,
         role,
         join.resume,
-        join.client_name.clone(),
-        feed_tx,
+        name,
+        outbox,
+        conn,
+        Some(Box::new(inbound)),
     )
     .await;
-    let mut limit = RateLimit::new(registry.config.actions_per_second);
-    loop {
-        let msg = tokio::select! {
-            biased;
-            m = feed.recv() => match m {
-                Some(m) => {
-                    if forward(&outbox, m).await {
-                        continue;
-                    }
-                    break;
-                }
-                None => break,
-            },
-            msg = inbound.next() => match msg {
-                Some(msg) => msg,
-                None => break,
-            },
-        };
-        let msg = match msg {
-            Ok(msg) => msg,
-            Err(status) => {
-                let _ = outbox.send(Err(unreadable(&status))).await;
-                break;
-            }
-        };
-        let reply = match msg.kind {
-            Some(pb::play_request::Kind::Action(a)) => {
-                if !limit.allow() {
-                    let why = "too many actions; slow down".to_string();
-                    Some(rejected(a.request_id, pb::ErrorReason::RateLimited, why))
-                } else {
-                    Some(match submit(&entry, seat, &a).await {
-                        Ok(ok) => kind(pb::server_message::Kind::Accepted(ok)),
-                        Err(no) => kind(pb::server_message::Kind::Rejected(no)),
-                    })
-                }
-            }
-            Some(pb::play_request::Kind::Ping(p)) => {
-                Some(kind(pb::server_message::Kind::Pong(pb::Pong {
-                    nonce: p.nonce,
-                    server_time_unix_ms: std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .unwrap_or_default()
-                        .as_millis() as u64,
-                })))
-            }
-            Some(pb::play_request::Kind::Resume(r)) => {
-                detach(&entry, role, conn).await;
-                let (feed_tx, rx) = mpsc::channel(OUTBOX);
-                feed = rx;
-                conn = attach(&registry, &entry, role, Some(r), String::new(), feed_tx).await;
-                None
-            }
-            Some(pb::play_request::Kind::Join(_)) => Some(rejected(
-                0,
-                pb::ErrorReason::AlreadyJoined,
-                "this stream has joined already; send Resume to restart the feed".into(),
-            )),
-            None => Some(rejected(
-                0,
-                pb::ErrorReason::MalformedMessage,
-                "empty message".into(),
-            )),
-        };
-        if let Some(m) = reply
-            && !answer(&outbox, &mut feed, m).await
-        {
-            break;
-        }
-    }
-    detach(&entry, role, conn).await;
-}
-
-type FeedQueue = mpsc::Receiver<Result<pb::ServerMessage, Status>>;
-
-fn is_finished(m: &Result<pb::ServerMessage, Status>) -> bool {
-    matches!(
-        m,
-        Ok(pb::ServerMessage {
-            kind: Some(pb::server_message::Kind::Finished(_))
-        })
-    )
-}
-
-/// Forwards one message of a connection's feed; false when the stream is over (the client went
-/// away, or the message was an error or MatchFinished, the last one).
-async fn forward(outbox: &Outbox, m: Result<pb::ServerMessage, Status>) -> bool {
-    let more = m.is_ok() && !is_finished(&m);
-    outbox.send(m).await.is_ok() && more
-}
-
-/// Sends a connection's own answer after what the table has queued so far (the events of an
-/// accepted action, say), but before MatchFinished; false when the stream is over.
-async fn answer(outbox: &Outbox, feed: &mut FeedQueue, reply: pb::ServerMessage) -> bool {
-    let mut last = None;
-    while let Ok(m) = feed.try_recv() {
-        if is_finished(&m) {
-            last = Some(m);
-            break;
-        }
-        if !forward(outbox, m).await {
-            return false;
-        }
-    }
-    if outbox.send(Ok(reply)).await.is_err() {
-        return false;
-    }
-    match last {
-        Some(m) => forward(outbox, m).await,
-        None => true,
+    // The match is over: the stream carried Welcome and the report; the rest is not read.
+    if let Some(rest) = left {
+        drain(rest).await;
     }
 }
 
-async fn detach(entry: &MatchEntry, role: Role, conn: u64) {
-    if let Some(tx) = entry.sender() {
-        let _ = tx.send(Command::Detach { role, conn }).await;
-    }
-}
-
-fn feed<T: Send + 'static>(
-    rx: mpsc::Receiver<Result<pb::ServerMessage, Status>>,
+/// A connection's outgoing queue as seen from the stream: it yields the messages the table (and
+/// the connection itself) queued, one by one, and ends after MatchFinished, after an error, or
+/// when the table lets go of the queue.
+pub(crate) struct Feed<T> {
+    rx: mpsc::Receiver<Out>,
+    batch: std::vec::IntoIter<pb::ServerMessage>,
+    done: bool,
     wrap: fn(pb::ServerMessage) -> T,
-) -> Feed<T> {
-    Box::pin(ReceiverStream::new(rx).map(move |m| m.map(wrap)))
+    /// For a Watch stream: the table to tell when the client goes away.
+    detach: Option<(Arc<MatchEntry>, Role, u64)>,
+}
+
+impl<T> Feed<T> {
+    fn new(rx: mpsc::Receiver<Out>, wrap: fn(pb::ServerMessage) -> T) -> Feed<T> {
+        Feed {
+            rx,
+            batch: Vec::new().into_iter(),
+            done: false,
+            wrap,
+            detach: None,
+        }
+    }
+}
+
+impl<T> Stream for Feed<T> {
+    type Item = Result<T, Status>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if let Some(m) = this.batch.next() {
+                this.done = matches!(m.kind, Some(pb::server_message::Kind::Finished(_)));
+                return Poll::Ready(Some(Ok((this.wrap)(m))));
+            }
+            match std::task::ready!(this.rx.poll_recv(cx)) {
+                Some(Out::Messages(batch)) => this.batch = batch.into_iter(),
+                Some(Out::End(status)) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(status)));
+                }
+                None => {
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+            }
+        }
+    }
+}
+
+impl<T> Drop for Feed<T> {
+    fn drop(&mut self) {
+        let Some((entry, role, conn)) = self.detach.take() else {
+            return;
+        };
+        let Some(tx) = entry.sender() else { return };
+        if let Err(mpsc::error::TrySendError::Full(cmd)) =
+            tx.try_send(Command::Detach { role, conn })
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(async move {
+                let _ = tx.send(cmd).await;
+            });
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -397,7 +285,7 @@ impl PlayService for Play {
         let token = bearer(&req);
         let (tx, rx) = mpsc::channel(OUTBOX);
         tokio::spawn(session(self.registry.clone(), token, req.into_inner(), tx));
-        Ok(Response::new(feed(rx, |m| pb::PlayResponse {
+        Ok(Response::new(Feed::new(rx, |m| pb::PlayResponse {
             message: Some(m),
         })))
     }
@@ -410,38 +298,12 @@ impl PlayService for Play {
         let w = req.into_inner();
         let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
         let (tx, rx) = mpsc::channel(OUTBOX);
-        let (feed_tx, mut queue) = mpsc::channel(OUTBOX);
-        let conn = attach(
-            &self.registry,
-            &entry,
-            role,
-            w.resume,
-            w.client_name,
-            feed_tx,
-        )
-        .await;
-        // Forward the table's feed until MatchFinished (or until the table lets go of this
-        // connection), then end the stream; detach as soon as the client goes away.
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    m = queue.recv() => match m {
-                        Some(m) => {
-                            if !forward(&tx, m).await {
-                                break;
-                            }
-                        }
-                        None => break,
-                    },
-                    () = tx.closed() => break,
-                }
-            }
-            drop(tx);
-            detach(&entry, role, conn).await;
-        });
-        Ok(Response::new(feed(rx, |m| pb::WatchResponse {
-            message: Some(m),
-        })))
+        let conn = self.registry.next_conn();
+        attach(&entry, role, w.resume, w.client_name, tx, conn, None).await;
+        let mut feed = Feed::new(rx, |m| pb::WatchResponse { message: Some(m) });
+        // The stream is the only sign that the client went away: dropping it detaches.
+        feed.detach = Some((entry, role, conn));
+        Ok(Response::new(feed))
     }
 
     async fn submit_action(
@@ -457,15 +319,64 @@ impl PlayService for Play {
                 "the spectator token cannot act",
             ));
         };
-        let submission = r
-            .action
-            .ok_or_else(|| wire::status(pb::ErrorReason::MalformedMessage, "no action"))?;
-        let result = match submit(&entry, seat, &submission).await {
-            Ok(a) => pb::submit_action_response::Result::Accepted(a),
-            Err(r) => pb::submit_action_response::Result::Rejected(r),
+        let Some(submission) = r.action else {
+            // Counted like every refusal of the seat's messages, then answered as a failed call.
+            let (reason, why) = (pb::ErrorReason::MalformedMessage, "no action");
+            let _ = verdict(&entry, |reply| Command::Refuse {
+                seat,
+                request_id: 0,
+                reason,
+                message: why.into(),
+                reply,
+            })
+            .await;
+            return Err(wire::status(reason, why));
+        };
+        let request_id = submission.request_id;
+        let result = match wire::action_from_submission(&submission) {
+            Ok(action) => {
+                verdict(&entry, |reply| Command::Act {
+                    seat,
+                    state_id: submission.state_id,
+                    action,
+                    request_id,
+                    reply,
+                })
+                .await
+            }
+            Err(e) => {
+                let (reason, message) = (e.reason(), e.to_string());
+                verdict(&entry, |reply| Command::Refuse {
+                    seat,
+                    request_id,
+                    reason,
+                    message,
+                    reply,
+                })
+                .await
+            }
+        };
+        let result = match result {
+            Some(Ok(a)) => pb::submit_action_response::Result::Accepted(a),
+            Some(Err(r)) => pb::submit_action_response::Result::Rejected(r),
+            None => pb::submit_action_response::Result::Rejected(pb::ActionRejected {
+                request_id,
+                reason: pb::ErrorReason::MatchOver as i32,
+                message: "the match is over".into(),
+                state_id: 0,
+            }),
         };
         Ok(Response::new(pb::SubmitActionResponse {
             result: Some(result),
         }))
     }
+}
+
+/// Sends a unary call's command to the table and waits for its verdict; `None` when the match is
+/// over.
+async fn verdict(entry: &MatchEntry, command: impl FnOnce(Reply) -> Command) -> Option<Verdict> {
+    let tx = entry.sender()?;
+    let (reply, verdict) = oneshot::channel();
+    tx.send(command(Reply::Unary(reply))).await.ok()?;
+    verdict.await.ok()
 }

@@ -1,11 +1,12 @@
 //! The matches a server knows: open ones (with their table task) and finished ones (with their
-//! report and replay, kept on disk so they survive a restart).
+//! report and replay on disk, so they survive a restart and cost the server's memory only a
+//! summary each).
 //!
 //! The maps sit behind plain `std::sync::Mutex`es that are never held across an `.await`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -35,8 +36,12 @@ pub(crate) struct Info {
     pub(crate) actions: u32,
     pub(crate) totals: Vec<i32>,
     pub(crate) ended_unix_ms: u64,
-    pub(crate) report: Option<pb::MatchReport>,
-    pub(crate) replay: Option<pb::Replay>,
+    /// Set when the match has ended and its record is stored.
+    pub(crate) ended: bool,
+    /// The result, for summaries (the full report and replay are read from disk when asked for).
+    pub(crate) result: Option<pb::MatchResult>,
+    /// The record, in memory until the store has written it (for good, if it cannot).
+    pub(crate) unsaved: Option<Arc<pb::StoredMatch>>,
 }
 
 /// One match.
@@ -70,12 +75,28 @@ impl MatchEntry {
         f(&mut lock(&self.info));
     }
 
+    /// The final report, once the match has ended.
     pub(crate) fn report(&self) -> Option<pb::MatchReport> {
-        lock(&self.info).report.clone()
+        self.record()?.report
     }
 
+    /// The replay, once the match has ended.
     pub(crate) fn replay(&self) -> Option<pb::Replay> {
-        lock(&self.info).replay.clone()
+        self.record()?.replay
+    }
+
+    /// The stored record of an ended match, read from disk.
+    fn record(&self) -> Option<pb::StoredMatch> {
+        {
+            let info = lock(&self.info);
+            if !info.ended {
+                return None;
+            }
+            if let Some(r) = &info.unsaved {
+                return Some(pb::StoredMatch::clone(r));
+            }
+        }
+        self.registry.upgrade()?.store.read(&self.id)
     }
 
     pub(crate) fn status(&self) -> pb::MatchStatus {
@@ -118,12 +139,17 @@ impl MatchEntry {
             actions: info.actions,
             totals: info.totals.clone(),
             seed_commitment: self.seed_commitment.clone(),
-            result: info.report.as_ref().and_then(|r| r.result.clone()),
+            result: info.result.clone(),
         }
     }
 
-    /// Records the end of the match (finished or aborted) and stores it.
-    pub(crate) fn finish(&self, report: pb::MatchReport, replay: pb::Replay) {
+    /// Records the end of the match (finished or aborted): keeps a summary in memory and hands
+    /// the record to the store, which writes it on its own thread. Returns the report.
+    pub(crate) fn finish(
+        self: &Arc<Self>,
+        report: pb::MatchReport,
+        replay: pb::Replay,
+    ) -> pb::MatchReport {
         // One end time, in memory and on disk, so a restart reads back the same summary.
         let ended = now_ms();
         {
@@ -131,43 +157,107 @@ impl MatchEntry {
             info.status = report.status();
             info.ended_unix_ms = ended;
             info.players = report.players.clone();
-            info.report = Some(report.clone());
-            info.replay = Some(replay.clone());
-        }
-        if let Some(reg) = self.registry.upgrade() {
-            let record = pb::StoredMatch {
-                report: Some(report),
+            info.result = report.result.clone();
+            info.unsaved = Some(Arc::new(pb::StoredMatch {
+                report: Some(report.clone()),
                 replay: Some(replay),
                 created_unix_ms: self.created_unix_ms,
                 ended_unix_ms: ended,
                 label: self.label.clone(),
                 rated: self.rated,
-            };
-            reg.store.save(&self.id, &record);
+            }));
+            info.ended = true;
+        }
+        if let Some(reg) = self.registry.upgrade() {
+            reg.store.submit(self.clone());
+        }
+        report
+    }
+
+    /// Writes the record to `dir` (on the store's thread) and lets go of it; a record that
+    /// cannot be written stays in memory.
+    fn write(&self, dir: &Path) {
+        let Some(record) = lock(&self.info).unsaved.clone() else {
+            return;
+        };
+        if Store::save(dir, &self.id, &record) {
+            lock(&self.info).unsaved = None;
         }
     }
 }
 
 /// Finished matches on disk: `<data_dir>/matches/<id>.pb`, one encoded `StoredMatch` each,
-/// written to a temporary file and renamed, so a crash never leaves half a record.
+/// written to a temporary file and renamed, so a crash never leaves half a record. Records are
+/// encoded and written on the store's own thread: creating a file can take a millisecond, which
+/// a table task must not spend on a runtime worker.
 pub(crate) struct Store {
     dir: PathBuf,
+    jobs: std::sync::mpsc::Sender<Arc<MatchEntry>>,
+    /// Records handed over and not yet written.
+    writing: Arc<AtomicUsize>,
 }
 
 impl Store {
     fn open(data_dir: &Path) -> std::io::Result<Store> {
         let dir = data_dir.join("matches");
         std::fs::create_dir_all(&dir)?;
-        Ok(Store { dir })
+        let (jobs, queue) = std::sync::mpsc::channel::<Arc<MatchEntry>>();
+        let writing = Arc::new(AtomicUsize::new(0));
+        let (thread_dir, done) = (dir.clone(), writing.clone());
+        // Ends when the registry (the only sender) is dropped.
+        std::thread::Builder::new()
+            .name("maumau-store".into())
+            .spawn(move || {
+                for entry in queue {
+                    entry.write(&thread_dir);
+                    done.fetch_sub(1, Ordering::AcqRel);
+                }
+            })?;
+        Ok(Store { dir, jobs, writing })
     }
 
-    fn save(&self, id: &str, record: &pb::StoredMatch) {
-        let tmp = self.dir.join(format!("{id}.pb.tmp"));
-        let path = self.dir.join(format!("{id}.pb"));
+    /// Queues an ended match's record for writing.
+    fn submit(&self, entry: Arc<MatchEntry>) {
+        self.writing.fetch_add(1, Ordering::AcqRel);
+        if self.jobs.send(entry).is_err() {
+            // The thread is gone (it never panics on a write): the record stays in memory.
+            self.writing.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Records handed over and not yet written.
+    fn writing(&self) -> usize {
+        self.writing.load(Ordering::Acquire)
+    }
+
+    /// Writes a record; false (logged) when it could not be written.
+    fn save(dir: &Path, id: &str, record: &pb::StoredMatch) -> bool {
+        let tmp = dir.join(format!("{id}.pb.tmp"));
+        let path = dir.join(format!("{id}.pb"));
         let written = std::fs::write(&tmp, record.encode_to_vec())
             .and_then(|()| std::fs::rename(&tmp, &path));
-        if let Err(e) = written {
-            tracing::error!(match_id = id, error = %e, "could not store the finished match");
+        match written {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(match_id = id, error = %e, "could not store the finished match; keeping it in memory");
+                false
+            }
+        }
+    }
+
+    /// Reads the record of one match.
+    fn read(&self, id: &str) -> Option<pb::StoredMatch> {
+        let path = self.dir.join(format!("{id}.pb"));
+        match std::fs::read(&path).map(|b| pb::StoredMatch::decode(b.as_slice())) {
+            Ok(Ok(r)) => Some(r),
+            Ok(Err(e)) => {
+                tracing::error!(path = %path.display(), error = %e, "a stored match record is damaged");
+                None
+            }
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "cannot read a stored match record");
+                None
+            }
         }
     }
 
@@ -259,7 +349,10 @@ impl Registry {
                         Some(pb::replay::Start::DeckOrder(d)) => Start::Deck(d.clone()),
                         Some(pb::replay::Start::Position(p)) => Start::Position(p.clone()),
                     },
-                    clock: TimeControl::from_wire(replay.time_control.as_ref(), &config_default()),
+                    // A record this server wrote has a known policy; an unreadable one shows
+                    // the defaults rather than hiding the match.
+                    clock: TimeControl::from_wire(replay.time_control.as_ref(), &config_default())
+                        .unwrap_or_default(),
                     rated: r.rated,
                     label: r.label,
                     seed_commitment: report.seed_commitment.clone(),
@@ -276,8 +369,9 @@ impl Registry {
                             .map(|x| x.totals.clone())
                             .unwrap_or_default(),
                         ended_unix_ms: r.ended_unix_ms,
-                        report: Some(report),
-                        replay: Some(replay),
+                        ended: true,
+                        result: report.result,
+                        unsaved: None,
                     }),
                     registry: weak.clone(),
                 });
@@ -333,8 +427,9 @@ impl Registry {
                 actions: 0,
                 totals: game.totals().to_vec(),
                 ended_unix_ms: 0,
-                report: None,
-                replay: None,
+                ended: false,
+                result: None,
+                unsaved: None,
             }),
             registry: Arc::downgrade(self),
         });
@@ -372,7 +467,15 @@ impl Registry {
             inner.order.push(id.clone());
             inner.matches.insert(id.clone(), entry.clone());
         }
-        let table = Table::new(entry, game, log, &m.bots, m.clock, self.config.join_timeout);
+        let table = Table::new(
+            entry,
+            game,
+            log,
+            &m.bots,
+            m.clock,
+            self.config.join_timeout,
+            self.config.actions_per_second,
+        );
         let registry = self.clone();
         tokio::spawn(async move {
             table.run(rx).await;
@@ -446,9 +549,9 @@ impl Registry {
                 }
             }
         }
-        // Wait for the tables to write their records.
+        // Wait for the tables to end and their records to be written.
         for _ in 0..200 {
-            if lock(&self.inner).open == 0 {
+            if lock(&self.inner).open == 0 && self.store.writing() == 0 {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;

@@ -1,28 +1,66 @@
 //! One task per table: it owns the game, the clocks and the per-seat feeds.
 //!
-//! Commands arrive on a bounded channel ([`Command`]); replies go back on oneshot channels. Every
-//! message a connection receives is built here, from the engine's [`Game::observation`],
-//! [`Game::spectator_observation`] and [`event_for`], so no other code decides what a seat sees.
+//! Commands arrive on a bounded channel ([`Command`]). Every message a connection receives is
+//! built here, from the engine's [`Game::observation`], [`Game::spectator_observation`] and
+//! [`event_for`], so no other code decides what a seat sees; the verdict on a seat's message
+//! (accepted or rejected) is sent from here too, so it is ordered with the events it caused.
+//!
+//! A seat's Play stream, once joined, is read by the table task itself: an action goes from the
+//! connection straight to the game, with no task or queue in between, and every answer (a
+//! verdict, a Pong, a refusal) is ordered with the events it follows.
+//!
+//! What one step produces for a connection (the events of an accepted action, the next prompt,
+//! the verdict) is staged and then queued as one item of the connection's [`Outbox`]: one queue
+//! operation and one wake-up per connection per step, however many messages the step made.
 //!
 //! Event numbers are positions in the table's one event log, starting at 1, and are the same for
 //! every viewer (each sees its own redaction of event N). A reconnecting seat names the last
 //! number it saw and receives the rest.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
-use maumau_engine::{Action, Event, Game, Phase, Seat, event_for};
+use maumau_engine::{Action, Event, Game, Phase, Rejection, Seat, event_for};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tonic::Status;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Status, Streaming};
 
 use crate::bots::BuiltinBot;
 use crate::config::{GiveUp, TimeControl};
+use crate::play::RateLimit;
 use crate::registry::{MatchEntry, Start};
 
-/// A connection's outgoing queue.
-pub(crate) type Outbox = mpsc::Sender<Result<pb::ServerMessage, Status>>;
+/// What a seat's Play stream yields.
+type InboundItem = Result<pb::PlayRequest, Status>;
+
+/// One item of a connection's outgoing queue.
+pub(crate) enum Out {
+    /// The messages one step of the table made for the connection, in order.
+    Messages(Vec<pb::ServerMessage>),
+    /// The error that ends the connection's stream.
+    End(Status),
+}
+
+/// A connection's outgoing queue. The table holds the only long-lived sender: when it lets go
+/// (after MatchFinished, or when it drops a slow or superseded connection), the stream ends.
+pub(crate) type Outbox = mpsc::Sender<Out>;
+
+/// The table's answer to a seat's message: accepted, or rejected with a reason.
+pub(crate) type Verdict = Result<pb::ActionAccepted, pb::ActionRejected>;
+
+/// Where the table sends its verdict on a seat's message.
+pub(crate) enum Reply {
+    /// On the seat's Play stream `conn`, after the messages the action caused; dropped when `conn`
+    /// is no longer the seat's connection (its stream has ended).
+    Stream { conn: u64 },
+    /// To a unary SubmitAction call.
+    Unary(oneshot::Sender<Verdict>),
+}
 
 /// Who is attached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +80,11 @@ pub(crate) enum Command {
         name: String,
         outbox: Outbox,
         conn: u64,
-        /// Told once Welcome and the feed's first messages are queued, so that the connection
-        /// sends nothing of its own (a Pong, a refusal) before them.
+        /// A seat's Play stream, read by the table from now on (none for Watch, and for a
+        /// Resume on a stream the table already reads).
+        inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+        /// Told once Welcome and the feed's first messages are queued (dropped unanswered when
+        /// the table is gone, so the caller can answer by itself).
         attached: oneshot::Sender<()>,
     },
     /// A connection went away.
@@ -53,8 +94,17 @@ pub(crate) enum Command {
         seat: Seat,
         state_id: u64,
         action: Action,
-        /// The new state id, or why the action was refused, with the current state id.
-        reply: oneshot::Sender<Result<u64, (pb::ErrorReason, String, u64)>>,
+        request_id: u64,
+        reply: Reply,
+    },
+    /// A seat's unary call was refused before it reached the game (no action, a malformed one):
+    /// the table counts it and answers.
+    Refuse {
+        seat: Seat,
+        request_id: u64,
+        reason: pb::ErrorReason,
+        message: String,
+        reply: Reply,
     },
     /// Stop the match now; it is recorded as aborted.
     Abort {
@@ -91,6 +141,67 @@ struct SeatState {
     bot: BuiltinBot,
     /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
     optional_prompted: u64,
+    /// Messages for the connection, queued as one item at the end of the table's step.
+    staged: Vec<pb::ServerMessage>,
+    /// The seat's Play stream, read by the table.
+    inbound: Option<Inbound>,
+}
+
+/// Which seats' Play streams have signalled something to read, and the table task to wake when
+/// one does.
+#[derive(Default)]
+struct Readiness {
+    /// One bit per seat.
+    marked: AtomicU64,
+    table: std::sync::Mutex<Option<Waker>>,
+}
+
+impl Readiness {
+    /// Marks seats as having something to read and wakes the table.
+    fn mark(&self, bits: u64) {
+        if bits == 0 {
+            return;
+        }
+        self.marked.fetch_or(bits, Ordering::AcqRel);
+        let table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = table.as_ref() {
+            w.wake_by_ref();
+        }
+    }
+
+    /// Takes the marked seats, and keeps `waker` to wake when more are marked.
+    fn take(&self, waker: &Waker) -> u64 {
+        {
+            let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+            if !table.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                *table = Some(waker.clone());
+            }
+        }
+        self.marked.swap(0, Ordering::AcqRel)
+    }
+}
+
+/// The waker a seat's Play stream is polled with.
+struct SeatWaker {
+    bit: u64,
+    readiness: Arc<Readiness>,
+}
+
+impl Wake for SeatWaker {
+    fn wake(self: Arc<Self>) {
+        self.readiness.mark(self.bit);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.readiness.mark(self.bit);
+    }
+}
+
+/// A seat's Play stream and its connection's action budget.
+struct Inbound {
+    conn: u64,
+    stream: Box<Streaming<pb::PlayRequest>>,
+    limit: RateLimit,
 }
 
 /// The table task's state.
@@ -99,9 +210,19 @@ pub(crate) struct Table {
     game: Game,
     seats: Vec<SeatState>,
     spectators: Vec<(u64, Outbox)>,
+    /// Messages for every spectator, queued at the end of the table's step.
+    spectators_staged: Vec<pb::ServerMessage>,
     log: Vec<Event>,
     state_id: u64,
     clock: TimeControl,
+    /// Actions per second one Play connection may send (bursts of twice this).
+    actions_per_second: u32,
+    /// The seat whose stream is read first next time (round robin).
+    next_reader: usize,
+    /// Which seats' streams have something to read.
+    readiness: Arc<Readiness>,
+    /// Each seat's stream's waker: marks the seat in `readiness` and wakes the table.
+    seat_wakers: Vec<Waker>,
     running: bool,
     created: Instant,
     join_timeout: Duration,
@@ -137,6 +258,17 @@ fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(kind) }
 }
 
+/// The answer to a Ping.
+pub(crate) fn pong(nonce: u64) -> pb::ServerMessage {
+    message(pb::server_message::Kind::Pong(pb::Pong {
+        nonce,
+        server_time_unix_ms: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64,
+    }))
+}
+
 impl Table {
     pub(crate) fn new(
         entry: Arc<MatchEntry>,
@@ -145,6 +277,7 @@ impl Table {
         bots: &[Option<pb::BotKind>],
         clock: TimeControl,
         join_timeout: Duration,
+        actions_per_second: u32,
     ) -> Table {
         let seed = game.rng_state().0;
         let seats = (0..game.seats())
@@ -167,8 +300,12 @@ impl Table {
                 forfeited: false,
                 bot: BuiltinBot::new(bots[s as usize], seed ^ (0xB07 + s as u64)),
                 optional_prompted: 0,
+                staged: Vec::new(),
+                inbound: None,
             })
             .collect();
+        let seats_n = game.seats() as usize;
+        let readiness = Arc::new(Readiness::default());
         let rounds = log
             .iter()
             .filter_map(|e| match e {
@@ -181,9 +318,21 @@ impl Table {
             game,
             seats,
             spectators: Vec::new(),
+            spectators_staged: Vec::new(),
             log,
             state_id: 1,
             clock,
+            actions_per_second,
+            next_reader: 0,
+            seat_wakers: (0..seats_n)
+                .map(|s| {
+                    Waker::from(Arc::new(SeatWaker {
+                        bit: 1 << s,
+                        readiness: readiness.clone(),
+                    }))
+                })
+                .collect(),
+            readiness,
             running: false,
             created: Instant::now(),
             join_timeout,
@@ -197,12 +346,25 @@ impl Table {
     /// Runs the table until the match is over or aborted.
     pub(crate) async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
         self.maybe_start();
+        // One timer for the table's life, re-armed only when a deadline comes earlier than the
+        // one it is set for: a decision answered in microseconds does not touch the timer
+        // wheel. When it fires early (the deadline moved later) the table re-arms it.
+        let timer = tokio::time::sleep_until(Instant::now());
+        tokio::pin!(timer);
+        let mut armed: Option<Instant> = None;
         loop {
             self.play_bots().await;
+            self.flush();
             if self.game.phase() == Phase::Over || self.aborted.is_some() {
                 break;
             }
             let deadline = self.deadline();
+            if let Some(d) = deadline
+                && armed.is_none_or(|a| d < a)
+            {
+                timer.as_mut().reset(d);
+                armed = Some(d);
+            }
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
@@ -211,10 +373,126 @@ impl Table {
                         break;
                     }
                 },
-                () = sleep_until(deadline) => self.on_deadline(),
+                (s, item) = std::future::poll_fn(|cx| self.poll_inbound(cx)) => {
+                    self.on_inbound(s, item);
+                }
+                () = &mut timer, if armed.is_some() => {
+                    armed = None;
+                    if deadline.is_some_and(|d| d <= Instant::now()) {
+                        self.on_deadline();
+                    }
+                }
             }
         }
         self.finish();
+    }
+
+    /// The next message on any seat's Play stream, seats taken in turn. Only streams that
+    /// signalled something to read are polled (each has a waker of its own, see [`Readiness`]):
+    /// polling a stream takes its connection's lock, which the connection's task needs too.
+    fn poll_inbound(&mut self, cx: &mut Context<'_>) -> Poll<(Seat, Option<InboundItem>)> {
+        let marked = self.readiness.take(cx.waker());
+        if marked == 0 {
+            return Poll::Pending;
+        }
+        let n = self.seats.len();
+        for k in 0..n {
+            let s = (self.next_reader + k) % n;
+            if marked & (1 << s) == 0 {
+                continue;
+            }
+            let waker = &self.seat_wakers[s];
+            if let Some(inbound) = &mut self.seats[s].inbound
+                && let Poll::Ready(item) =
+                    Pin::new(&mut *inbound.stream).poll_next(&mut Context::from_waker(waker))
+            {
+                // This stream may hold more; the ones not polled yet still have to be.
+                let polled: u64 = (0..=k).map(|j| 1 << ((self.next_reader + j) % n)).sum();
+                self.readiness.mark((marked & !polled) | (1 << s));
+                self.next_reader = (s + 1) % n;
+                return Poll::Ready((s as Seat, item));
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Handles what a seat's Play stream carried: a message, an unreadable one, or its end.
+    fn on_inbound(&mut self, s: Seat, item: Option<InboundItem>) {
+        let Some(conn) = self.seats[s as usize].inbound.as_ref().map(|i| i.conn) else {
+            return;
+        };
+        let msg = match item {
+            Some(Ok(msg)) => msg,
+            Some(Err(status)) => {
+                // Counted like every refusal of the seat's messages; the stream ends with it.
+                self.seats[s as usize].rejections += 1;
+                self.flush_seat(s);
+                let seat = &mut self.seats[s as usize];
+                if let Some((_, outbox)) = seat.conn.take() {
+                    let _ = outbox.try_send(Out::End(unreadable(&status)));
+                }
+                self.detach_seat(s);
+                return;
+            }
+            None => {
+                self.detach_seat(s);
+                return;
+            }
+        };
+        let refuse = |table: &mut Table, request_id: u64, reason: pb::ErrorReason, why: String| {
+            let rejected = table.rejection(s, request_id, reason, why);
+            table.answer(s, Reply::Stream { conn }, Err(rejected));
+        };
+        match msg.kind {
+            Some(pb::play_request::Kind::Action(a)) => {
+                let allowed = self.seats[s as usize]
+                    .inbound
+                    .as_mut()
+                    .is_some_and(|i| i.limit.allow());
+                if !allowed {
+                    let why = "too many actions; slow down".to_string();
+                    return refuse(self, a.request_id, pb::ErrorReason::RateLimited, why);
+                }
+                match wire::action_from_submission(&a) {
+                    Ok(action) => self.handle(Command::Act {
+                        seat: s,
+                        state_id: a.state_id,
+                        action,
+                        request_id: a.request_id,
+                        reply: Reply::Stream { conn },
+                    }),
+                    Err(e) => refuse(self, a.request_id, e.reason(), e.to_string()),
+                }
+            }
+            Some(pb::play_request::Kind::Ping(p)) => self.send_seat(s, pong(p.nonce)),
+            Some(pb::play_request::Kind::Resume(r)) => {
+                // The same connection attaches again: Welcome, then the feed from where asked.
+                if let Some((_, outbox)) = self.seats[s as usize].conn.clone() {
+                    self.attach(Role::Seat(s), Some(r), String::new(), outbox, conn, None);
+                    self.prompt();
+                }
+            }
+            Some(pb::play_request::Kind::Join(_)) => {
+                let why = "this stream has joined already; send Resume to restart the feed";
+                refuse(self, 0, pb::ErrorReason::AlreadyJoined, why.into());
+            }
+            None => refuse(
+                self,
+                0,
+                pb::ErrorReason::MalformedMessage,
+                "empty message".into(),
+            ),
+        }
+    }
+
+    /// A seat's connection went away (or was ended): the seat is away from now on.
+    fn detach_seat(&mut self, s: Seat) {
+        let seat = &mut self.seats[s as usize];
+        seat.conn = None;
+        seat.inbound = None;
+        seat.staged.clear();
+        seat.away_since = Some(Instant::now());
+        self.publish_players();
     }
 
     fn handle(&mut self, cmd: Command) {
@@ -225,20 +503,23 @@ impl Table {
                 name,
                 outbox,
                 conn,
+                inbound,
                 attached,
             } => {
-                self.attach(role, resume, name, outbox, conn);
+                self.attach(role, resume, name, outbox, conn, inbound);
                 self.maybe_start();
                 self.prompt();
+                self.flush();
                 let _ = attached.send(());
             }
             Command::Detach { role, conn } => match role {
                 Role::Seat(s) => {
-                    let seat = &mut self.seats[s as usize];
-                    if seat.conn.as_ref().is_some_and(|(c, _)| *c == conn) {
-                        seat.conn = None;
-                        seat.away_since = Some(Instant::now());
-                        self.publish_players();
+                    if self.seats[s as usize]
+                        .conn
+                        .as_ref()
+                        .is_some_and(|(c, _)| *c == conn)
+                    {
+                        self.detach_seat(s);
                     }
                 }
                 Role::Spectator => self.spectators.retain(|(c, _)| *c != conn),
@@ -247,16 +528,75 @@ impl Table {
                 seat,
                 state_id,
                 action,
+                request_id,
                 reply,
             } => {
-                let result = self
-                    .act(seat, state_id, action)
-                    .map_err(|(reason, message)| (reason, message, self.state_id));
-                let _ = reply.send(result);
+                let verdict = match self.act(seat, state_id, action) {
+                    Ok(state_id) => Ok(pb::ActionAccepted {
+                        request_id,
+                        state_id,
+                        action_index: action.index() as u32,
+                    }),
+                    Err((reason, message)) => {
+                        Err(self.rejection(seat, request_id, reason, message))
+                    }
+                };
+                self.answer(seat, reply, verdict);
+            }
+            Command::Refuse {
+                seat,
+                request_id,
+                reason,
+                message,
+                reply,
+            } => {
+                let rejected = self.rejection(seat, request_id, reason, message);
+                self.answer(seat, reply, Err(rejected));
             }
             Command::Abort { reason, reply } => {
                 self.aborted = Some(reason);
                 let _ = reply.send(());
+            }
+        }
+    }
+
+    /// Counts a rejection of one of a seat's messages and words it.
+    fn rejection(
+        &mut self,
+        s: Seat,
+        request_id: u64,
+        reason: pb::ErrorReason,
+        message: String,
+    ) -> pb::ActionRejected {
+        self.seats[s as usize].rejections += 1;
+        pb::ActionRejected {
+            request_id,
+            reason: reason as i32,
+            message,
+            state_id: self.state_id,
+        }
+    }
+
+    /// Sends a verdict where it was asked for: after everything staged for the seat so far.
+    fn answer(&mut self, s: Seat, reply: Reply, verdict: Verdict) {
+        match reply {
+            Reply::Stream { conn } => {
+                if self.seats[s as usize]
+                    .conn
+                    .as_ref()
+                    .is_some_and(|(c, _)| *c == conn)
+                {
+                    let kind = match verdict {
+                        Ok(a) => pb::server_message::Kind::Accepted(a),
+                        Err(r) => pb::server_message::Kind::Rejected(r),
+                    };
+                    self.send_seat(s, message(kind));
+                }
+            }
+            Reply::Unary(tx) => {
+                // The events go out before the call returns.
+                self.flush();
+                let _ = tx.send(verdict);
             }
         }
     }
@@ -270,6 +610,7 @@ impl Table {
         name: String,
         outbox: Outbox,
         conn: u64,
+        inbound: Option<Box<Streaming<pb::PlayRequest>>>,
     ) {
         let viewer = match role {
             Role::Seat(s) => Some(s),
@@ -291,31 +632,31 @@ impl Table {
                 self.snapshot(viewer),
             ))),
         }
-        if let Some(report) = self.entry.report() {
-            batch.push(message(pb::server_message::Kind::Finished(
-                pb::MatchFinished {
-                    report: Some(report),
-                },
-            )));
-        }
-        for m in batch {
-            if outbox.try_send(Ok(m)).is_err() {
-                return;
-            }
-        }
-        if self.entry.report().is_some() {
-            return; // the outbox is dropped: the stream ends after the report
-        }
         match role {
             Role::Seat(s) => {
+                self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
-                if let Some((_, old)) = seat.conn.take() {
-                    let _ = old.try_send(Err(wire::status(
+                if let Some((old_conn, old)) = seat.conn.take()
+                    && old_conn != conn
+                {
+                    let _ = old.try_send(Out::End(wire::status(
                         pb::ErrorReason::Superseded,
                         "a newer connection joined for this seat",
                     )));
                 }
                 seat.conn = Some((conn, outbox));
+                if let Some(stream) = inbound {
+                    seat.inbound = Some(Inbound {
+                        conn,
+                        stream,
+                        limit: RateLimit::new(self.actions_per_second),
+                    });
+                    self.readiness.mark(1 << s);
+                } else if seat.inbound.as_ref().is_some_and(|i| i.conn != conn) {
+                    // A Watch took the seat over: the older Play stream is no longer read.
+                    seat.inbound = None;
+                }
+                seat.staged = batch;
                 seat.away_since = None;
                 seat.joined = true;
                 seat.optional_prompted = 0;
@@ -334,7 +675,13 @@ impl Table {
                     self.send_seat(s, m);
                 }
             }
-            Role::Spectator => self.spectators.push((conn, outbox)),
+            Role::Spectator => {
+                // Spectators receive what is staged for them after this step; this one's start
+                // goes first, on its own.
+                if outbox.try_send(Out::Messages(batch)).is_ok() {
+                    self.spectators.push((conn, outbox));
+                }
+            }
         }
     }
 
@@ -360,32 +707,55 @@ impl Table {
         }
     }
 
-    /// Sends `m` to a seat's connection; a full or closed queue drops the connection (the client
-    /// resumes from its last event number).
+    /// Stages `m` for a seat's connection (see [`Table::flush`]).
     fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
         let seat = &mut self.seats[s as usize];
+        if seat.conn.is_some() {
+            seat.staged.push(m);
+        }
+    }
+
+    /// Queues what was staged for a seat as one item; a full or closed queue drops the
+    /// connection (the client resumes from its last event number).
+    fn flush_seat(&mut self, s: Seat) {
+        let seat = &mut self.seats[s as usize];
+        if seat.staged.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut seat.staged);
         if let Some((_, outbox)) = &seat.conn
-            && outbox.try_send(Ok(m)).is_err()
+            && outbox.try_send(Out::Messages(batch)).is_err()
         {
             seat.conn = None;
             seat.away_since = Some(Instant::now());
         }
     }
 
-    /// Sends the events from `from` on to every connection, each redacted for its viewer.
+    /// Queues everything staged for every connection.
+    fn flush(&mut self) {
+        for s in 0..self.game.seats() {
+            self.flush_seat(s);
+        }
+        if !self.spectators_staged.is_empty() {
+            let batch = std::mem::take(&mut self.spectators_staged);
+            self.spectators
+                .retain(|(_, o)| o.try_send(Out::Messages(batch.clone())).is_ok());
+        }
+    }
+
+    /// Stages the events from `from` on for every connection, each redacted for its viewer.
     fn broadcast(&mut self, from: usize) {
         for i in from..self.log.len() {
             let e = self.log[i];
             for s in 0..self.game.seats() {
                 if self.seats[s as usize].conn.is_some() {
                     let m = self.numbered(i, &e, Some(s));
-                    self.send_seat(s, m);
+                    self.seats[s as usize].staged.push(m);
                 }
             }
             if !self.spectators.is_empty() {
                 let m = self.numbered(i, &e, None);
-                self.spectators
-                    .retain(|(_, o)| o.try_send(Ok(m.clone())).is_ok());
+                self.spectators_staged.push(m);
             }
         }
     }
@@ -480,7 +850,10 @@ impl Table {
         let action = default_action(&legal);
         let timeouts = seat.timeouts;
         tracing::debug!(match_id = %self.entry.id, seat = s, timeouts, "decision timed out");
-        self.apply(s, action, true);
+        if let Err(r) = self.apply(s, action, true) {
+            // Cannot happen: the default action is one of the legal ones.
+            tracing::error!(match_id = %self.entry.id, seat = s, %action, error = %r, "the default action was refused");
+        }
         if timeouts >= self.clock.max_timeouts {
             self.give_up(s);
         }
@@ -502,6 +875,7 @@ impl Table {
 
     // ----- actions -----------------------------------------------------------------------
 
+    /// Checks and applies a seat's action; a refusal changes nothing (the caller counts it).
     fn act(
         &mut self,
         s: Seat,
@@ -516,16 +890,13 @@ impl Table {
         }
         let turn_action = !matches!(action, Action::Challenge | Action::Announce(_));
         let stale = state_id != self.state_id && (turn_action || state_id != 0);
-        let seat = &mut self.seats[s as usize];
-        if seat.controller != Controller::Remote {
-            seat.rejections += 1;
+        if self.seats[s as usize].controller != Controller::Remote {
             return Err((
                 pb::ErrorReason::NotSeated,
                 "the server plays this seat now".into(),
             ));
         }
         if stale {
-            seat.rejections += 1;
             return Err((
                 pb::ErrorReason::StaleState,
                 format!(
@@ -534,25 +905,25 @@ impl Table {
                 ),
             ));
         }
-        let mut probe = self.game;
-        if let Err(r) = probe.apply_with(s, action, &mut ()) {
-            self.seats[s as usize].rejections += 1;
-            return Err((pb::ErrorReason::from(r), r.to_string()));
-        }
+        // The seat's bank pays for time beyond the decision's allowance; set before applying,
+        // because the seat's next prompt (if it moves again) shows it, and put back on refusal.
+        let bank = self.seats[s as usize].bank;
         if self.game.to_act() == Some(s) && turn_action {
             let started = self.decision_started.unwrap_or_else(Instant::now);
             let used = started.elapsed();
             let seat = &mut self.seats[s as usize];
-            seat.bank = seat
-                .bank
-                .saturating_sub(used.saturating_sub(self.clock.decision));
+            seat.bank = bank.saturating_sub(used.saturating_sub(self.clock.decision));
         }
-        self.apply(s, action, false);
+        if let Err(r) = self.apply(s, action, false) {
+            self.seats[s as usize].bank = bank;
+            return Err((pb::ErrorReason::from(r), r.to_string()));
+        }
         Ok(self.state_id)
     }
 
-    /// Applies an action already known to be legal, records it, and tells every connection.
-    fn apply(&mut self, s: Seat, action: Action, timeout: bool) {
+    /// Applies an action, records it and tells every connection; a refused action changes
+    /// nothing (the engine checks it completely before changing anything).
+    fn apply(&mut self, s: Seat, action: Action, timeout: bool) -> Result<(), Rejection> {
         let mover = self.game.to_act();
         let think = if mover == Some(s) {
             self.decision_started
@@ -562,10 +933,8 @@ impl Table {
         };
         let from = self.log.len();
         let log = &mut self.log;
-        let result = self
-            .game
-            .apply_with(s, action, &mut |e: &Event| log.push(*e));
-        debug_assert!(result.is_ok(), "apply is called with checked actions only");
+        self.game
+            .apply_with(s, action, &mut |e: &Event| log.push(*e))?;
         if mover == Some(s) {
             let seat = &mut self.seats[s as usize];
             seat.decisions += 1;
@@ -585,15 +954,12 @@ impl Table {
                     .push(wire::round_result_to_wire(r, self.game.seats()));
             }
         }
-        let (round, actions, totals) = (
-            self.game.round(),
-            self.actions.len(),
-            self.game.totals().to_vec(),
-        );
+        let (round, actions, totals) = (self.game.round(), self.actions.len(), self.game.totals());
         self.entry.update(|info| {
             info.round = round.into();
             info.actions = actions as u32;
-            info.totals = totals;
+            info.totals.clear();
+            info.totals.extend_from_slice(totals);
         });
         // An out-of-turn action (a challenge, a late cure) leaves the same seat to move, on its
         // running clock, but with a new state_id: its pending prompt is stale, so it gets a fresh
@@ -613,6 +979,7 @@ impl Table {
             self.send_seat(m, msg);
         }
         self.prompt();
+        Ok(())
     }
 
     /// Sends the seat to act its decision prompt (once per state) and optional prompts to seats
@@ -682,27 +1049,33 @@ impl Table {
         let mut played = 0u32;
         while self.running {
             let Some(s) = self.game.to_act() else { return };
-            if self.game.rules().windows_open()
-                && let Some((r, a)) = (0..self.game.seats()).find_map(|r| {
+            let reaction = if self.game.rules().windows_open() {
+                (0..self.game.seats()).find_map(|r| {
                     let st = &mut self.seats[r as usize];
                     (r != s && st.controller == Controller::Bot)
                         .then(|| st.bot.react(&self.game, r, &self.log).map(|a| (r, a)))?
                 })
-            {
-                self.apply(r, a, false);
-                continue;
-            }
-            let action = match self.seats[s as usize].controller {
-                Controller::Remote => return,
-                Controller::Bot => {
-                    let seat = &mut self.seats[s as usize];
-                    seat.bot.decide(&self.game, s, &self.log).await
-                }
-                Controller::Default => default_action(&self.game.legal_actions(s)),
+            } else {
+                None
             };
-            self.apply(s, action, false);
+            let (s, action) = match (reaction, self.seats[s as usize].controller) {
+                (Some(reaction), _) => reaction,
+                (None, Controller::Remote) => return,
+                (None, Controller::Bot) => {
+                    let seat = &mut self.seats[s as usize];
+                    (s, seat.bot.decide(&self.game, s, &self.log).await)
+                }
+                (None, Controller::Default) => (s, default_action(&self.game.legal_actions(s))),
+            };
+            if let Err(r) = self.apply(s, action, false) {
+                // Cannot happen: bots choose among the legal actions. Stop rather than spin.
+                tracing::error!(match_id = %self.entry.id, seat = s, %action, error = %r, "a server-played action was refused");
+                self.aborted = Some(format!("the server's own action was refused: {r}"));
+                return;
+            }
             played += 1;
             if played.is_multiple_of(64) {
+                self.flush();
                 tokio::task::yield_now().await;
             }
         }
@@ -759,18 +1132,26 @@ impl Table {
         } else {
             tracing::info!(match_id = %self.entry.id, actions = report.actions, "match finished");
         }
-        self.entry.finish(report.clone(), replay);
+        let report = self.entry.finish(report, replay);
         let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
             report: Some(report),
         }));
+        for s in 0..self.game.seats() {
+            self.send_seat(s, done.clone());
+        }
+        if !self.spectators.is_empty() {
+            self.spectators_staged.push(done);
+        }
+        self.flush();
         for seat in &mut self.seats {
-            if let Some((_, outbox)) = seat.conn.take() {
-                let _ = outbox.try_send(Ok(done.clone()));
+            seat.conn = None;
+            if let Some(inbound) = seat.inbound.take() {
+                // The stream has ended for the client; what it still sends is read and dropped
+                // until it closes its side.
+                tokio::spawn(drain(inbound.stream));
             }
         }
-        for (_, outbox) in self.spectators.drain(..) {
-            let _ = outbox.try_send(Ok(done.clone()));
-        }
+        self.spectators.clear();
     }
 
     /// A forfeited seat is placed behind every seat that did not forfeit.
@@ -791,6 +1172,19 @@ impl Table {
                     .count() as u32;
         }
     }
+}
+
+/// Reads a stream to its end, dropping what it carries.
+pub(crate) async fn drain(mut stream: Box<Streaming<pb::PlayRequest>>) {
+    while let Some(Ok(_)) = stream.next().await {}
+}
+
+/// The refusal of a message a stream could not read (too large, not a PlayRequest).
+pub(crate) fn unreadable(status: &Status) -> Status {
+    wire::status(
+        pb::ErrorReason::MalformedMessage,
+        format!("cannot read the message: {}", status.message()),
+    )
 }
 
 fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
@@ -815,12 +1209,5 @@ fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
         bank_left_ms: seat.bank.as_millis() as u32,
         gave_up: seat.gave_up,
         forfeited: seat.forfeited,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }

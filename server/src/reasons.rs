@@ -1,0 +1,89 @@
+//! Typed reasons for the refusals tonic makes before a handler runs.
+//!
+//! A request message that does not decode, or is over the size limit, never reaches the service:
+//! tonic answers it itself, with a bare status (`INTERNAL` "failed to decode Protobuf message",
+//! `OUT_OF_RANGE` "decoded message length too large"). [`Typed`] wraps a generated service and
+//! gives those answers the reason every other bad input carries:
+//!
+//! - a body that does not decode becomes `INVALID_ARGUMENT` with `ERROR_REASON_MALFORMED_MESSAGE`
+//!   (the client sent something that is not the request message; `INTERNAL` would blame the
+//!   server);
+//! - a body over the limit keeps tonic's `OUT_OF_RANGE` and gains the trailer
+//!   `maumau-reason: ERROR_REASON_MALFORMED_MESSAGE`.
+//!
+//! This covers unary calls and the request of server-streaming calls (`Watch`). A Play stream's
+//! messages decode inside the session, which answers them the same way (and counts them against
+//! the seat). Answers that are not about the message (a wrong content type, a compressed body the
+//! server does not accept) keep tonic's status, without a reason.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use maumau::{pb, wire};
+use tonic::codegen::Service;
+use tonic::codegen::http;
+use tonic::server::NamedService;
+use tonic::{Code, Status};
+
+/// A generated service whose early refusals carry a typed reason.
+#[derive(Clone, Debug)]
+pub(crate) struct Typed<S>(pub(crate) S);
+
+impl<S: NamedService> NamedService for Typed<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B> Service<http::Request<B>> for Typed<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let answer = self.0.call(req);
+        Box::pin(async move { answer.await.map(typed) })
+    }
+}
+
+/// Gives a status-only answer of tonic's own (one without a reason) a reason, where it is about
+/// the request message.
+fn typed(response: http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> {
+    // tonic keeps the status of a status-only answer in its extensions.
+    let Some(status) = response.extensions().get::<Status>() else {
+        return response;
+    };
+    if wire::reason_of(status) != pb::ErrorReason::Unspecified {
+        return response;
+    }
+    let reason = pb::ErrorReason::MalformedMessage;
+    let status = match status.code() {
+        Code::Internal
+            if status
+                .message()
+                .starts_with("failed to decode Protobuf message") =>
+        {
+            wire::status(
+                reason,
+                format!("cannot read the request message: {}", status.message()),
+            )
+        }
+        Code::OutOfRange => {
+            let mut status = status.clone();
+            status.metadata_mut().insert(
+                wire::REASON_TRAILER,
+                tonic::metadata::MetadataValue::from_static(reason.as_str_name()),
+            );
+            status
+        }
+        _ => return response,
+    };
+    status.into_http()
+}
