@@ -424,8 +424,12 @@ impl Table {
         let msg = match item {
             Some(Ok(msg)) => msg,
             Some(Err(status)) => {
-                // Counted like every refusal of the seat's messages; the stream ends with it.
-                self.seats[s as usize].rejections += 1;
+                // A message that does not decode counts like every refusal of the seat's
+                // messages; a broken connection is no message of the seat's and does not count.
+                // The stream ends either way.
+                if is_decode_failure(&status) {
+                    self.seats[s as usize].rejections += 1;
+                }
                 self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
                 if let Some((_, outbox)) = seat.conn.take() {
@@ -1180,6 +1184,17 @@ pub(crate) async fn drain(mut stream: Box<Streaming<pb::PlayRequest>>) {
 }
 
 /// The refusal of a message a stream could not read (too large, not a PlayRequest).
+/// Whether a stream error is a message of the seat's that could not be read (tonic reports one
+/// that fails to decode as INTERNAL "failed to decode Protobuf message", and one over the size
+/// limit as OUT_OF_RANGE), not a transport failure such as a cut connection.
+fn is_decode_failure(status: &Status) -> bool {
+    match status.code() {
+        tonic::Code::OutOfRange => true,
+        tonic::Code::Internal => status.message().contains("decode"),
+        _ => false,
+    }
+}
+
 pub(crate) fn unreadable(status: &Status) -> Status {
     wire::status(
         pb::ErrorReason::MalformedMessage,
