@@ -10,6 +10,12 @@
 //! 2. starts this binary as a bare tonic echo server (`echo-server`, hidden) and runs the same
 //!    number of bidirectional ping-pong streams (100-byte payload) for as long.
 //!
+//! Both clients do the same work per message: bots decode only what they act on (`--decode full`
+//! decodes every message into the `maumau.v1` types), and every stream, echo or game, watches for
+//! stalls with one timer rather than a timeout per message. The game server's data directory is a
+//! temporary directory (`--data-parent /dev/shm` keeps a slow disk's file creation, one file per
+//! finished match, out of the server's CPU time).
+//!
 //! It reads each server's CPU time (`/proc/PID/stat`) and resident memory (`/proc/PID/status`)
 //! and prints decisions per second, decision latency percentiles, server CPU per decision and per
 //! match, server RSS, echo round trips per second, and the ratio decisions/s ÷ echo round trips/s.

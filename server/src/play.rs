@@ -1,5 +1,9 @@
 //! The play service: a seat's bidirectional stream, the one-way feed for clients that cannot
 //! stream both ways (grpc-web), and unary actions.
+//!
+//! A Play stream is read here until its Join names a seat; then the stream goes to the seat's
+//! table, which reads it from there on. Every stream's answers come from its [`Feed`], the
+//! reading end of the queue the table writes to.
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -12,8 +12,8 @@
 //!   `maumau-reason: ERROR_REASON_MALFORMED_MESSAGE`.
 //!
 //! This covers unary calls and the request of server-streaming calls (`Watch`). A Play stream's
-//! messages decode inside the session, which answers them the same way (and counts them against
-//! the seat). Answers that are not about the message (a wrong content type, a compressed body the
+//! messages are decoded by whoever reads the stream (the Join by `play.rs`, the rest by the
+//! table), which answers them the same way (and, once the seat is known, counts them). Answers that are not about the message (a wrong content type, a compressed body the
 //! server does not accept) keep tonic's status, without a reason.
 
 use std::future::Future;
