@@ -412,7 +412,7 @@ impl Table {
         };
         let msg = match item {
             Some(Ok(msg)) => msg,
-            Some(Err(status)) => {
+            Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
                 self.seats[s as usize].rejections += 1;
                 self.flush_seat(s);
@@ -423,7 +423,8 @@ impl Table {
                 self.detach_seat(s);
                 return;
             }
-            None => {
+            // The client went away, or the connection broke.
+            Some(Err(_)) | None => {
                 self.detach_seat(s);
                 return;
             }
