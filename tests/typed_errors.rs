@@ -395,3 +395,109 @@ async fn an_unknown_give_up_policy_is_refused() {
         pb::GiveUpPolicy::Forfeit
     );
 }
+
+/// A loopback TCP proxy to the server whose connections can be cut, as a network would.
+struct Proxy {
+    addr: std::net::SocketAddr,
+    links: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    async fn to(server: std::net::SocketAddr) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let links = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let held = links.clone();
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let link = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(server).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                held.lock().expect("links").push(link);
+            }
+        });
+        Proxy { addr, links }
+    }
+
+    /// Drops every connection through the proxy at once.
+    fn cut(&self) {
+        for link in self.links.lock().expect("links").drain(..) {
+            link.abort();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_is_not_a_refusal() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let created = create_match(
+        &mut matches,
+        pb::CreateMatchRequest {
+            config: Some(pb::MatchConfig {
+                options: Some(pb::ProfileOptions {
+                    single_round: true,
+                    ..Default::default()
+                }),
+                ..config(pb::Profile::Classic, 2)
+            }),
+            seed: Some(17),
+            time_control: Some(relaxed_clock()),
+            ..Default::default()
+        },
+    )
+    .await;
+    let token0 = created.seat_tokens[0].token.clone();
+    let seat1 = {
+        let mut client = server.play_client().await;
+        Seat::join(&mut client, &created.seat_tokens[1].token, None).await
+    };
+    let other = tokio::spawn(play_to_end(seat1, 2));
+    let proxy = Proxy::to(server.addr).await;
+    for _ in 0..3 {
+        // Through the proxy, cut while seat 0 must act: the server's end of the stream breaks.
+        let channel = Channel::from_shared(format!("http://{}", proxy.addr))
+            .expect("url")
+            .connect()
+            .await
+            .expect("connect");
+        let mut client = PlayServiceClient::new(channel.clone());
+        let mut seat0 = Seat::join(
+            &mut client,
+            &token0,
+            Some(pb::Resume {
+                last_event_number: 0,
+                snapshot: true,
+            }),
+        )
+        .await;
+        seat0.required_prompt().await;
+        proxy.cut();
+        assert!(
+            matches!(seat0.next_item().await, Some(Err(_)) | None),
+            "the cut stream ends"
+        );
+    }
+    let mut client = server.play_client().await;
+    let seat0 = Seat::join(
+        &mut client,
+        &token0,
+        Some(pb::Resume {
+            last_event_number: 0,
+            snapshot: true,
+        }),
+    )
+    .await;
+    let report = play_to_end(seat0, 1).await;
+    assert_eq!(other.await.expect("seat 1"), report);
+    assert_eq!(report.status(), pb::MatchStatus::Finished);
+    assert!(
+        report.seats.iter().all(|s| s.rejections == 0),
+        "{:?}",
+        report.seats
+    );
+}

@@ -26,17 +26,17 @@ mod bots;
 mod config;
 mod ladder;
 mod matches;
+mod outbox;
 mod play;
 mod reasons;
 mod registry;
+mod serve;
 mod table;
 
 use std::future::Future;
 
 use maumau::pb;
 use tokio::net::TcpListener;
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
 
 pub use config::{GiveUp, ServerConfig, TimeControl};
 pub use ladder::{
@@ -58,8 +58,8 @@ pub enum ServerError {
     OpenToNetwork(std::net::SocketAddr),
     /// Reflection could not be built from the descriptor set.
     Reflection(String),
-    /// The transport failed.
-    Transport(tonic::transport::Error),
+    /// Serving failed.
+    Serve(std::io::Error),
     /// The ladder could not start (its store is locked by another process, damaged, or a format
     /// is invalid).
     Ladder(maumau_ladder::LadderError),
@@ -76,7 +76,7 @@ impl std::fmt::Display for ServerError {
                  (--operator-token or MAUMAU_OPERATOR_TOKEN) so strangers cannot create matches"
             ),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
-            ServerError::Transport(e) => write!(f, "transport error: {e}"),
+            ServerError::Serve(e) => write!(f, "cannot serve: {e}"),
             ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
         }
     }
@@ -144,34 +144,30 @@ pub async fn run(
     });
 
     tracing::info!(%addr, "serving");
-    // Small messages in both directions: without TCP_NODELAY every reply waits for a delayed ACK.
-    let incoming = TcpListenerStream::new(listener).map(|conn| {
-        conn.inspect(|c| {
-            let _ = c.set_nodelay(true);
-        })
-    });
-    let stopping = registry.clone();
-    let stopping_hub = hub.clone();
-    let result = tonic::transport::Server::builder()
-        .accept_http1(true)
-        .layer(tonic_web::GrpcWebLayer::new())
+    let mut routes = tonic::service::RoutesBuilder::default();
+    routes
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(play)
-        .add_service(matches)
-        .add_optional_service(ladder_service)
-        .serve_with_incoming_shutdown(incoming, async move {
-            shutdown.await;
-            if let Some(hub) = &stopping_hub {
-                hub.shutdown();
-            }
-            tracing::info!("shutting down: recording open matches");
-            stopping.shutdown().await;
-        })
-        .await;
+        .add_service(matches);
+    if let Some(ladder_service) = ladder_service {
+        routes.add_service(ladder_service);
+    }
+    let service = tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), routes.routes().prepare());
+    let stopping = registry.clone();
+    let stopping_hub = hub.clone();
+    let result = serve::serve(listener, service, async move {
+        shutdown.await;
+        if let Some(hub) = &stopping_hub {
+            hub.shutdown();
+        }
+        tracing::info!("shutting down: recording open matches");
+        stopping.shutdown().await;
+    })
+    .await;
     if let Some(hub) = &hub {
         hub.release().await;
     }
-    result.map_err(ServerError::Transport)
+    result.map_err(ServerError::Serve)
 }

@@ -1,5 +1,9 @@
 //! The play service: a seat's bidirectional stream, the one-way feed for clients that cannot
 //! stream both ways (grpc-web), and unary actions.
+//!
+//! A Play stream is read here until its Join names a seat; then the stream goes to the seat's
+//! table, which reads it from there on. Every stream's answers come from its [`Feed`], the
+//! reading end of the queue the table writes to.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -13,8 +17,9 @@ use tokio::time::Instant;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::outbox::{Inbox, Out, Outbox, outbox};
 use crate::registry::{MatchEntry, Registry};
-use crate::table::{Command, Out, Outbox, Reply, Role, Verdict, drain, unreadable};
+use crate::table::{Command, Reply, Role, Verdict, drain, unreadable};
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
 /// as too slow and is dropped (it can resume from its last event number).
@@ -143,7 +148,7 @@ async fn attach(
             },
         )));
     }
-    let _ = outbox.send(Out::Messages(batch)).await;
+    outbox.send(Out::Messages(batch));
     inbound
 }
 
@@ -161,13 +166,11 @@ async fn session(
         }))) => j,
         Ok(Some(Ok(_))) => {
             let why = "the first message on a Play stream must be Join";
-            let _ = outbox
-                .send(Out::End(wire::status(pb::ErrorReason::NotJoined, why)))
-                .await;
+            outbox.send(Out::End(wire::status(pb::ErrorReason::NotJoined, why)));
             return;
         }
         Ok(Some(Err(status))) => {
-            let _ = outbox.send(Out::End(unreadable(&status))).await;
+            outbox.send(Out::End(unreadable(&status)));
             return;
         }
         _ => return,
@@ -175,15 +178,13 @@ async fn session(
     let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token) {
         Ok(x) => x,
         Err(status) => {
-            let _ = outbox.send(Out::End(status)).await;
+            outbox.send(Out::End(status));
             return;
         }
     };
     if role == Role::Spectator {
         let why = "the spectator token cannot play; use Watch";
-        let _ = outbox
-            .send(Out::End(wire::status(pb::ErrorReason::NotSeated, why)))
-            .await;
+        outbox.send(Out::End(wire::status(pb::ErrorReason::NotSeated, why)));
         return;
     }
     let conn = registry.next_conn();
@@ -208,7 +209,7 @@ async fn session(
 /// the connection itself) queued, one by one, and ends after MatchFinished, after an error, or
 /// when the table lets go of the queue.
 pub(crate) struct Feed<T> {
-    rx: mpsc::Receiver<Out>,
+    rx: Inbox,
     batch: std::vec::IntoIter<pb::ServerMessage>,
     done: bool,
     wrap: fn(pb::ServerMessage) -> T,
@@ -217,7 +218,7 @@ pub(crate) struct Feed<T> {
 }
 
 impl<T> Feed<T> {
-    fn new(rx: mpsc::Receiver<Out>, wrap: fn(pb::ServerMessage) -> T) -> Feed<T> {
+    fn new(rx: Inbox, wrap: fn(pb::ServerMessage) -> T) -> Feed<T> {
         Feed {
             rx,
             batch: Vec::new().into_iter(),
@@ -241,7 +242,7 @@ impl<T> Stream for Feed<T> {
                 this.done = matches!(m.kind, Some(pb::server_message::Kind::Finished(_)));
                 return Poll::Ready(Some(Ok((this.wrap)(m))));
             }
-            match std::task::ready!(this.rx.poll_recv(cx)) {
+            match std::task::ready!(this.rx.poll_next(cx)) {
                 Some(Out::Messages(batch)) => this.batch = batch.into_iter(),
                 Some(Out::End(status)) => {
                     this.done = true;
@@ -283,7 +284,7 @@ impl PlayService for Play {
         req: Request<Streaming<pb::PlayRequest>>,
     ) -> Result<Response<Self::PlayStream>, Status> {
         let token = bearer(&req);
-        let (tx, rx) = mpsc::channel(OUTBOX);
+        let (tx, rx) = outbox(OUTBOX);
         tokio::spawn(session(self.registry.clone(), token, req.into_inner(), tx));
         Ok(Response::new(Feed::new(rx, |m| pb::PlayResponse {
             message: Some(m),
@@ -297,7 +298,7 @@ impl PlayService for Play {
         let token = bearer(&req);
         let w = req.into_inner();
         let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
-        let (tx, rx) = mpsc::channel(OUTBOX);
+        let (tx, rx) = outbox(OUTBOX);
         let conn = self.registry.next_conn();
         attach(&entry, role, w.resume, w.client_name, tx, conn, None).await;
         let mut feed = Feed::new(rx, |m| pb::WatchResponse { message: Some(m) });

@@ -12,8 +12,8 @@
 //!   `maumau-reason: ERROR_REASON_MALFORMED_MESSAGE`.
 //!
 //! This covers unary calls and the request of server-streaming calls (`Watch`). A Play stream's
-//! messages decode inside the session, which answers them the same way (and counts them against
-//! the seat). Answers that are not about the message (a wrong content type, a compressed body the
+//! messages are decoded by whoever reads the stream (the Join by `play.rs`, the rest by the
+//! table), which answers them the same way (and, once the seat is known, counts them). Answers that are not about the message (a wrong content type, a compressed body the
 //! server does not accept) keep tonic's status, without a reason.
 
 use std::future::Future;
@@ -53,6 +53,19 @@ where
     }
 }
 
+/// Whether tonic's `status` says a request message could not be read: it did not decode, or it
+/// was over the size limit. Other errors on a request stream (a reset, a broken connection) are
+/// not about a message.
+pub(crate) fn unreadable_message(status: &Status) -> bool {
+    status.code() == Code::OutOfRange || (status.code() == Code::Internal && undecodable(status))
+}
+
+fn undecodable(status: &Status) -> bool {
+    status
+        .message()
+        .starts_with("failed to decode Protobuf message")
+}
+
 /// Gives a status-only answer of tonic's own (one without a reason) a reason, where it is about
 /// the request message.
 fn typed(response: http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> {
@@ -65,16 +78,10 @@ fn typed(response: http::Response<tonic::body::Body>) -> http::Response<tonic::b
     }
     let reason = pb::ErrorReason::MalformedMessage;
     let status = match status.code() {
-        Code::Internal
-            if status
-                .message()
-                .starts_with("failed to decode Protobuf message") =>
-        {
-            wire::status(
-                reason,
-                format!("cannot read the request message: {}", status.message()),
-            )
-        }
+        Code::Internal if undecodable(status) => wire::status(
+            reason,
+            format!("cannot read the request message: {}", status.message()),
+        ),
         Code::OutOfRange => {
             let mut status = status.clone();
             status.metadata_mut().insert(

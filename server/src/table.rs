@@ -32,23 +32,12 @@ use tonic::{Status, Streaming};
 
 use crate::bots::BuiltinBot;
 use crate::config::{GiveUp, TimeControl};
+use crate::outbox::{Out, Outbox};
 use crate::play::RateLimit;
 use crate::registry::{MatchEntry, Start};
 
 /// What a seat's Play stream yields.
 type InboundItem = Result<pb::PlayRequest, Status>;
-
-/// One item of a connection's outgoing queue.
-pub(crate) enum Out {
-    /// The messages one step of the table made for the connection, in order.
-    Messages(Vec<pb::ServerMessage>),
-    /// The error that ends the connection's stream.
-    End(Status),
-}
-
-/// A connection's outgoing queue. The table holds the only long-lived sender: when it lets go
-/// (after MatchFinished, or when it drops a slow or superseded connection), the stream ends.
-pub(crate) type Outbox = mpsc::Sender<Out>;
 
 /// The table's answer to a seat's message: accepted, or rejected with a reason.
 pub(crate) type Verdict = Result<pb::ActionAccepted, pb::ActionRejected>;
@@ -423,22 +412,19 @@ impl Table {
         };
         let msg = match item {
             Some(Ok(msg)) => msg,
-            Some(Err(status)) => {
-                // A message that does not decode counts like every refusal of the seat's
-                // messages; a broken connection is no message of the seat's and does not count.
-                // The stream ends either way.
-                if is_decode_failure(&status) {
-                    self.seats[s as usize].rejections += 1;
-                }
+            Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
+                // Counted like every refusal of the seat's messages; the stream ends with it.
+                self.seats[s as usize].rejections += 1;
                 self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
                 if let Some((_, outbox)) = seat.conn.take() {
-                    let _ = outbox.try_send(Out::End(unreadable(&status)));
+                    let _ = outbox.send(Out::End(unreadable(&status)));
                 }
                 self.detach_seat(s);
                 return;
             }
-            None => {
+            // The client went away, or the connection broke.
+            Some(Err(_)) | None => {
                 self.detach_seat(s);
                 return;
             }
@@ -643,7 +629,7 @@ impl Table {
                 if let Some((old_conn, old)) = seat.conn.take()
                     && old_conn != conn
                 {
-                    let _ = old.try_send(Out::End(wire::status(
+                    let _ = old.send(Out::End(wire::status(
                         pb::ErrorReason::Superseded,
                         "a newer connection joined for this seat",
                     )));
@@ -682,7 +668,7 @@ impl Table {
             Role::Spectator => {
                 // Spectators receive what is staged for them after this step; this one's start
                 // goes first, on its own.
-                if outbox.try_send(Out::Messages(batch)).is_ok() {
+                if outbox.send(Out::Messages(batch)) {
                     self.spectators.push((conn, outbox));
                 }
             }
@@ -719,31 +705,53 @@ impl Table {
         }
     }
 
-    /// Queues what was staged for a seat as one item; a full or closed queue drops the
-    /// connection (the client resumes from its last event number).
+    /// Queues what was staged for a seat as one item and wakes its connection; a full or closed
+    /// queue drops the connection (the client resumes from its last event number).
     fn flush_seat(&mut self, s: Seat) {
-        let seat = &mut self.seats[s as usize];
-        if seat.staged.is_empty() {
-            return;
-        }
-        let batch = std::mem::take(&mut seat.staged);
-        if let Some((_, outbox)) = &seat.conn
-            && outbox.try_send(Out::Messages(batch)).is_err()
-        {
-            seat.conn = None;
-            seat.away_since = Some(Instant::now());
+        if let Some(w) = self.queue_seat(s) {
+            w.wake();
         }
     }
 
-    /// Queues everything staged for every connection.
+    /// Queues what was staged for a seat as one item; returns the connection's waker, to wake
+    /// when the step's messages are all queued.
+    fn queue_seat(&mut self, s: Seat) -> Option<Waker> {
+        let seat = &mut self.seats[s as usize];
+        if seat.staged.is_empty() {
+            return None;
+        }
+        let batch = std::mem::take(&mut seat.staged);
+        let (_, outbox) = seat.conn.as_ref()?;
+        match outbox.put(Out::Messages(batch)) {
+            Ok(waker) => waker,
+            Err(_) => {
+                seat.conn = None;
+                seat.away_since = Some(Instant::now());
+                None
+            }
+        }
+    }
+
+    /// Queues everything staged for every connection, then wakes them: a connection that
+    /// carries several seats finds all of their messages when it runs, and writes them at once.
     fn flush(&mut self) {
+        let mut wake = Vec::new();
         for s in 0..self.game.seats() {
-            self.flush_seat(s);
+            wake.extend(self.queue_seat(s));
         }
         if !self.spectators_staged.is_empty() {
             let batch = std::mem::take(&mut self.spectators_staged);
             self.spectators
-                .retain(|(_, o)| o.try_send(Out::Messages(batch.clone())).is_ok());
+                .retain(|(_, o)| match o.put(Out::Messages(batch.clone())) {
+                    Ok(w) => {
+                        wake.extend(w);
+                        true
+                    }
+                    Err(_) => false,
+                });
+        }
+        for w in wake {
+            w.wake();
         }
     }
 
@@ -1184,17 +1192,6 @@ pub(crate) async fn drain(mut stream: Box<Streaming<pb::PlayRequest>>) {
 }
 
 /// The refusal of a message a stream could not read (too large, not a PlayRequest).
-/// Whether a stream error is a message of the seat's that could not be read (tonic reports one
-/// that fails to decode as INTERNAL "failed to decode Protobuf message", and one over the size
-/// limit as OUT_OF_RANGE), not a transport failure such as a cut connection.
-fn is_decode_failure(status: &Status) -> bool {
-    match status.code() {
-        tonic::Code::OutOfRange => true,
-        tonic::Code::Internal => status.message().contains("decode"),
-        _ => false,
-    }
-}
-
 pub(crate) fn unreadable(status: &Status) -> Status {
     wire::status(
         pb::ErrorReason::MalformedMessage,

@@ -1,0 +1,302 @@
+//! Serving connections: hyper's HTTP/1.1 and HTTP/2 server over tonic's routes, with each
+//! connection's streams polled by the connection's own task.
+//!
+//! tonic's own server spawns a task per HTTP/2 stream. A table's step writes to several streams
+//! of a match at once (every seat gets the events); with a task per stream they run one after
+//! another or on both cores, and each wakes the connection, which writes as soon as it runs: up
+//! to one `write` per stream per step. Here the streams of a connection are futures of the
+//! connection's task ([`Local`]): when the task runs, every stream with something to send
+//! queues it, then the connection writes it all at once. Connections (and tables) still run in
+//! parallel on the runtime's workers.
+//!
+//! The socket is also presented to HTTP/2 as one without vectored writes ([`Plain`]): h2 then
+//! copies DATA frames of up to 1 KiB into its write buffer, where with vectored writes it chains
+//! every frame over 256 bytes (a prompt with its observation) and must write before the next.
+//! A step's frames (a few hundred bytes each) go out in one `write`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tonic::codegen::http;
+
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The futures hyper spawns for one connection (its streams), handed to the connection's task.
+#[derive(Clone, Default)]
+struct Local(Arc<LocalInner>);
+
+#[derive(Default)]
+struct LocalInner {
+    spawned: Mutex<Vec<BoxFuture>>,
+    task: Mutex<Option<Waker>>,
+}
+
+impl<F> hyper::rt::Executor<F> for Local
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    fn execute(&self, fut: F) {
+        lock(&self.0.spawned).push(Box::pin(fut));
+        if let Some(w) = lock(&self.0.task).as_ref() {
+            w.wake_by_ref();
+        }
+    }
+}
+
+/// Drives one connection and its streams, streams first, so that what they queue goes out in
+/// the connection's next write.
+///
+/// The connection and its streams wake one another all the time (a stream that sends wakes the
+/// connection; the connection that reads or grants send capacity wakes a stream). Inside the
+/// driver's own poll those wakes only mark work for the loop ([`Wakes`]): waking the task itself
+/// would reschedule it behind other tasks and rouse an idle worker, for nothing. The streams are
+/// polled until none is left to run before the connection writes (a `FuturesUnordered` stops
+/// after two streams that woke themselves, which h2's streams do when they send).
+struct Driver<C> {
+    conn: Pin<Box<C>>,
+    streams: FuturesUnordered<BoxFuture>,
+    local: Local,
+    wakes: Arc<Wakes>,
+    conn_waker: Waker,
+    streams_waker: Waker,
+}
+
+/// What woke a connection's task while it was polling, and the task to wake otherwise.
+#[derive(Default)]
+struct Wakes {
+    /// Set while the driver is polling: a wake then only marks its flag.
+    polling: AtomicBool,
+    conn: AtomicBool,
+    streams: AtomicBool,
+    task: Mutex<Option<Waker>>,
+}
+
+impl Wakes {
+    fn wake(&self, flag: &AtomicBool) {
+        flag.store(true, Ordering::SeqCst);
+        if !self.polling.load(Ordering::SeqCst)
+            && let Some(w) = lock(&self.task).as_ref()
+        {
+            w.wake_by_ref();
+        }
+    }
+
+    fn pending(&self) -> bool {
+        self.conn.load(Ordering::SeqCst) || self.streams.load(Ordering::SeqCst)
+    }
+}
+
+/// Wakes the connection's task for the connection itself.
+struct ConnWake(Arc<Wakes>);
+
+impl Wake for ConnWake {
+    fn wake(self: Arc<Self>) {
+        self.0.wake(&self.0.conn);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.wake(&self.0.conn);
+    }
+}
+
+/// Wakes the connection's task for one of its streams.
+struct StreamsWake(Arc<Wakes>);
+
+impl Wake for StreamsWake {
+    fn wake(self: Arc<Self>) {
+        self.0.wake(&self.0.streams);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.wake(&self.0.streams);
+    }
+}
+
+impl<C> Driver<C> {
+    fn new(conn: C, local: Local) -> Driver<C> {
+        let wakes = Arc::new(Wakes::default());
+        Driver {
+            conn: Box::pin(conn),
+            streams: FuturesUnordered::new(),
+            local,
+            conn_waker: Waker::from(Arc::new(ConnWake(wakes.clone()))),
+            streams_waker: Waker::from(Arc::new(StreamsWake(wakes.clone()))),
+            wakes,
+        }
+    }
+}
+
+/// Rounds of work one poll of a connection may do before it lets other tasks run.
+const ROUNDS: usize = 16;
+
+impl<C: Future> Future for Driver<C> {
+    type Output = C::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<C::Output> {
+        let this = &mut *self;
+        for task in [&this.local.0.task, &this.wakes.task] {
+            let mut task = lock(task);
+            if !task.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *task = Some(cx.waker().clone());
+            }
+        }
+        let (conn_waker, streams_waker) = (this.conn_waker.clone(), this.streams_waker.clone());
+        let mut conn_cx = Context::from_waker(&conn_waker);
+        let mut streams_cx = Context::from_waker(&streams_waker);
+        let wakes = this.wakes.clone();
+        wakes.polling.store(true, Ordering::SeqCst);
+        for _ in 0..ROUNDS {
+            // Every stream that has something to do, until none has.
+            for _ in 0..ROUNDS {
+                wakes.streams.store(false, Ordering::SeqCst);
+                let spawned = std::mem::take(&mut *lock(&this.local.0.spawned));
+                this.streams.extend(spawned);
+                while let Poll::Ready(Some(())) = this.streams.poll_next_unpin(&mut streams_cx) {}
+                if !wakes.streams.load(Ordering::SeqCst) && lock(&this.local.0.spawned).is_empty() {
+                    break;
+                }
+            }
+            wakes.conn.store(false, Ordering::SeqCst);
+            if let Poll::Ready(out) = this.conn.as_mut().poll(&mut conn_cx) {
+                wakes.polling.store(false, Ordering::SeqCst);
+                return Poll::Ready(out);
+            }
+            if !wakes.pending() && lock(&this.local.0.spawned).is_empty() {
+                wakes.polling.store(false, Ordering::SeqCst);
+                // A wake between the check and now was only marked: look again.
+                if !wakes.pending() {
+                    return Poll::Pending;
+                }
+                wakes.polling.store(true, Ordering::SeqCst);
+            }
+        }
+        wakes.polling.store(false, Ordering::SeqCst);
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A socket that does not offer vectored writes (see the module's documentation).
+struct Plain(tokio::net::TcpStream);
+
+impl tokio::io::AsyncRead for Plain {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Plain {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        false
+    }
+}
+
+/// Accepts connections on `listener` and serves `service` on each until `shutdown` completes;
+/// then stops accepting, asks every connection to finish its streams, and waits for them.
+pub(crate) async fn serve<S>(
+    listener: TcpListener,
+    service: S,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    S: tower::Service<
+            http::Request<hyper::body::Incoming>,
+            Response = http::Response<tonic::body::Body>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (tcp, _) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        // Small messages in both directions: without TCP_NODELAY every reply waits for a
+        // delayed ACK.
+        let _ = tcp.set_nodelay(true);
+        let service = TowerToHyperService::new(service.clone());
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let local = Local::default();
+            let mut builder = auto::Builder::new(local.clone());
+            // tonic's server settings: no limit on concurrent streams (hyper's default is 200;
+            // a bot host may run hundreds of seats over one connection), hyper's windows.
+            builder.http1().timer(TokioTimer::new());
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(None)
+                .max_pending_accept_reset_streams(None)
+                .max_local_error_reset_streams(None);
+            let conn = builder.serve_connection(TokioIo::new(Plain(tcp)), service);
+            let mut driver = Driver::new(conn, local);
+            let mut stopping = *stop.borrow();
+            if stopping {
+                driver.conn.as_mut().graceful_shutdown();
+            }
+            loop {
+                tokio::select! {
+                    done = &mut driver => {
+                        if let Err(e) = done {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    _ = stop.changed(), if !stopping => {
+                        stopping = true;
+                        driver.conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    drop(stop_rx);
+    // Every connection holds a receiver until it has closed.
+    stop_tx.closed().await;
+    Ok(())
+}
