@@ -34,6 +34,10 @@ pub(crate) struct ServeArgs {
         value_delimiter = ','
     )]
     ladder_invitation_code: Vec<String>,
+    /// Keep the ladder in PostgreSQL (`postgres://user[:password]@host[:port]/db`) so that
+    /// several server processes share it; unset: SQLite in `<data-dir>/ladder`, one process.
+    #[arg(long, env = "MAUMAU_LADDER_STORE", hide_env_values = true)]
+    store: Option<String>,
 }
 
 /// One `[[ladder_formats]]` entry of a configuration file.
@@ -68,6 +72,8 @@ struct FileConfig {
     ladder_join_deadline_ms: Option<u64>,
     ladder_node_address: Option<String>,
     ladder_formats: Option<Vec<FileFormat>>,
+    /// Like `--store`.
+    ladder_store: Option<String>,
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -130,6 +136,9 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     if let Some(v) = file.join_timeout_ms {
         config.join_timeout = ms(v);
     }
+    if args.store.is_some() && !(args.ladder || file.ladder.unwrap_or(false)) {
+        return Err("--store is the ladder's storage: give --ladder too".into());
+    }
     if args.ladder || file.ladder.unwrap_or(false) {
         let mut l = LadderSettings::default();
         if !args.ladder_invitation_code.is_empty() {
@@ -142,6 +151,17 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         }
         if let Some(v) = file.ladder_node_address {
             l.node_address = v;
+        }
+        if let Some(url) = args.store.clone().or(file.ladder_store) {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err(format!(
+                    "--store: expected a postgres:// URL (SQLite is the default and needs none), \
+                     not {:?}",
+                    url.split('@').next_back().unwrap_or_default()
+                )
+                .into());
+            }
+            l.store = Some(url);
         }
         if let Some(formats) = file.ladder_formats {
             l.formats = formats

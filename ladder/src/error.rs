@@ -100,5 +100,11 @@ impl From<rusqlite::Error> for LadderError {
     }
 }
 
+impl From<postgres::Error> for LadderError {
+    fn from(e: postgres::Error) -> Self {
+        LadderError::Database(Box::new(e))
+    }
+}
+
 /// Shorthand for results of the ladder core.
 pub type Result<T, E = LadderError> = std::result::Result<T, E>;

@@ -60,4 +60,4 @@ pub use ladder::{
     Eligibility, Ladder, LadderConfig, Leaderboard, Lobby, MatchReport, NewVersion, Principal,
     Standing,
 };
-pub use store::{SeatResult, SqliteStore, Store};
+pub use store::{PgStore, SeatResult, SqliteStore, Store};

@@ -1,4 +1,7 @@
-//! The SQLite store against a real database file in a temporary directory.
+//! The storage suite: every test of the [`Store`] trait runs against SQLite (a database file in a
+//! temporary directory) and against PostgreSQL (a fresh database on a real server, see
+//! `common/postgres.rs`); a few tests of what only one backend has (SQLite's directory lock)
+//! stand alone.
 // Test helpers outside #[test] functions unwrap as the tests do.
 #![allow(clippy::unwrap_used)]
 
@@ -10,8 +13,13 @@ use maumau_ladder::store::{
     SanctionKind, SanctionTarget,
 };
 use maumau_ladder::{
-    BotId, LadderError, MatchId, OwnerId, SeasonId, SeatResult, SqliteStore, Store, VersionId,
+    BotId, LadderError, MatchId, OwnerId, PgStore, SeasonId, SeatResult, SqliteStore, Store,
+    VersionId,
 };
+
+mod common {
+    pub(crate) mod postgres;
+}
 
 fn hash(n: u8) -> KeyHash {
     SecretKey::from_bytes(KeyKind::Owner, &[n; 32]).hash()
@@ -22,9 +30,8 @@ fn vhash(n: u8) -> KeyHash {
 }
 
 /// A store with a season and `n` owners with one bot and one version each.
-fn setup(n: u8) -> (tempfile::TempDir, SqliteStore, SeasonId, Vec<VersionId>) {
-    let dir = tempfile::tempdir().unwrap();
-    let s = SqliteStore::open(dir.path()).unwrap();
+fn setup(h: &Harness, n: u8) -> (&dyn Store, SeasonId, Vec<VersionId>) {
+    let s = h.store();
     let season = s.open_season("s1", 0).unwrap();
     let mut vs = Vec::new();
     for i in 0..n {
@@ -32,7 +39,7 @@ fn setup(n: u8) -> (tempfile::TempDir, SqliteStore, SeasonId, Vec<VersionId>) {
         let b = s.create_bot(o, &format!("bot{i}"), 0).unwrap();
         vs.push(s.create_version(b, "v1", &vhash(i), 2, 0).unwrap().0);
     }
-    (dir, s, season, vs)
+    (s, season, vs)
 }
 
 fn results(placings: &[u8]) -> Vec<SeatResult> {
@@ -55,13 +62,7 @@ fn new_match(season: SeasonId, seats: &[VersionId]) -> NewMatch {
     }
 }
 
-fn play(
-    s: &SqliteStore,
-    season: SeasonId,
-    seats: &[VersionId],
-    placings: &[u8],
-    t: i64,
-) -> MatchId {
+fn play(s: &dyn Store, season: SeasonId, seats: &[VersionId], placings: &[u8], t: i64) -> MatchId {
     let id = s.schedule_match(&new_match(season, seats), t).unwrap();
     s.start_match(id, t).unwrap();
     s.finish_match(id, &results(placings), &RatingConfig::default(), t + 1)
@@ -166,10 +167,155 @@ fn a_database_from_a_newer_build_is_refused() {
     }
 }
 
+/// A store under test and what it lives in.
+struct Harness {
+    backend: Backend,
+    store: Option<Box<dyn Store>>,
+}
+
+enum Backend {
+    Sqlite(tempfile::TempDir),
+    Postgres(String),
+}
+
+impl Harness {
+    fn sqlite() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Box::new(SqliteStore::open(dir.path()).unwrap());
+        Harness {
+            backend: Backend::Sqlite(dir),
+            store: Some(store),
+        }
+    }
+
+    fn postgres() -> Harness {
+        let url = common::postgres::fresh_database();
+        let store = Box::new(PgStore::open(&url).unwrap());
+        Harness {
+            backend: Backend::Postgres(url),
+            store: Some(store),
+        }
+    }
+
+    fn store(&self) -> &dyn Store {
+        self.store.as_deref().unwrap()
+    }
+
+    /// Closes the store and opens it again on the same data.
+    fn reopen(&mut self) {
+        drop(self.store.take());
+        self.store = Some(match &self.backend {
+            Backend::Sqlite(dir) => Box::new(SqliteStore::open(dir.path()).unwrap()),
+            Backend::Postgres(url) => Box::new(PgStore::open(url).unwrap()),
+        });
+    }
+
+    /// Tries to change a version's label with plain SQL, past the store.
+    fn relabel_behind_the_stores_back(&self, v: VersionId) -> Result<(), String> {
+        match &self.backend {
+            Backend::Sqlite(dir) => {
+                let c = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+                c.execute("UPDATE versions SET label = 'changed' WHERE id = ?1", [v.0])
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }
+            Backend::Postgres(url) => {
+                let mut c = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
+                c.execute(
+                    "UPDATE versions SET label = 'changed' WHERE id = $1",
+                    &[&v.0],
+                )
+                .map(drop)
+                .map_err(|e| {
+                    e.as_db_error()
+                        .map_or(e.to_string(), |d| d.message().into())
+                })
+            }
+        }
+    }
+}
+
+/// Runs every named test against both stores.
+macro_rules! suite {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test]
+            fn $name() {
+                super::$name(&mut super::Harness::sqlite());
+            })*
+        }
+        mod postgres {
+            $(#[test]
+            fn $name() {
+                super::$name(&mut super::Harness::postgres());
+            })*
+        }
+    };
+}
+
+suite!(
+    owners_bots_and_names,
+    the_two_newest_versions_stay_active,
+    keys_are_found_by_hash_revoked_and_rotated,
+    one_season_is_open_at_a_time,
+    schedule_checks_its_seats,
+    a_match_is_rated_once_with_one_event_per_seat,
+    ratings_accumulate_in_rating_order_and_match_a_replay,
+    unrated_and_late_matches_leave_ratings_alone,
+    aborted_matches_keep_seat_outcomes_and_are_never_rated,
+    voiding_recomputes_ratings_without_the_match,
+    rating_changes_apply_only_over_the_expected_ratings,
+    sanctions_start_and_lift,
+    seat_history_and_last_scheduled,
+    everything_survives_a_restart,
+    concurrent_finishes_rate_a_match_once,
+);
+
 #[test]
-fn owners_bots_and_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = SqliteStore::open(dir.path()).unwrap();
+fn postgres_refuses_a_database_from_a_newer_build_and_migrates_once() {
+    let url = common::postgres::fresh_database();
+    // Several nodes starting at once apply the steps once.
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| PgStore::open(&url).unwrap());
+        }
+    });
+    let s = PgStore::open(&url).unwrap();
+    assert_eq!(s.schema_step().unwrap(), PgStore::known_schema_step());
+    drop(s);
+    let mut c = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let steps: i64 = c
+        .query_one("SELECT COUNT(*) FROM schema_migrations", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(steps, i64::from(PgStore::known_schema_step()));
+    c.execute(
+        "INSERT INTO schema_migrations (step, name, applied_ms) VALUES (99, 'future', 0)",
+        &[],
+    )
+    .unwrap();
+    match PgStore::open(&url) {
+        Err(LadderError::SchemaTooNew { found: 99, known }) => {
+            assert_eq!(known, PgStore::known_schema_step())
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn postgres_refuses_an_unreachable_server_with_a_clear_error() {
+    match PgStore::open("postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2") {
+        Err(e @ LadderError::Database(_)) => {
+            let text = e.to_string();
+            assert!(text.contains("cannot connect"), "{text}");
+            assert!(!text.contains("secret"), "the password leaked: {text}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn owners_bots_and_names(h: &mut Harness) {
+    let s = h.store();
     let o = s.create_owner("ada", &hash(1), 0).unwrap();
     assert!(matches!(
         s.create_owner("ada", &hash(2), 0),
@@ -210,10 +356,8 @@ fn owners_bots_and_names() {
     ));
 }
 
-#[test]
-fn the_two_newest_versions_stay_active() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = SqliteStore::open(dir.path()).unwrap();
+fn the_two_newest_versions_stay_active(h: &mut Harness) {
+    let s = h.store();
     let o = s.create_owner("ada", &hash(1), 0).unwrap();
     let b = s.create_bot(o, "bot", 0).unwrap();
     let (v1, r1) = s.create_version(b, "1.0", &vhash(1), 2, 10).unwrap();
@@ -248,20 +392,12 @@ fn the_two_newest_versions_stay_active() {
         s.create_version(b, "x", &vhash(4), 0, 40),
         Err(LadderError::Invalid(_))
     ));
-    drop(s);
-    let c = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
-    let err = c
-        .execute(
-            "UPDATE versions SET label = 'changed' WHERE id = ?1",
-            [v2.0],
-        )
-        .unwrap_err();
-    assert!(err.to_string().contains("immutable"), "{err}");
+    let err = h.relabel_behind_the_stores_back(v2).unwrap_err();
+    assert!(err.contains("immutable"), "{err}");
 }
 
-#[test]
-fn keys_are_found_by_hash_revoked_and_rotated() {
-    let (_dir, s, _season, vs) = setup(1);
+fn keys_are_found_by_hash_revoked_and_rotated(h: &mut Harness) {
+    let (s, _season, vs) = setup(h, 1);
     let rec = s.key_by_hash(&vhash(0)).unwrap().unwrap();
     assert_eq!(rec.subject, KeySubject::Version(vs[0]));
     assert!(rec.revoked_ms.is_none());
@@ -304,9 +440,8 @@ fn keys_are_found_by_hash_revoked_and_rotated() {
     ));
 }
 
-#[test]
-fn one_season_is_open_at_a_time() {
-    let (_dir, s, season, vs) = setup(2);
+fn one_season_is_open_at_a_time(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 2);
     assert!(matches!(s.open_season("s2", 1), Err(LadderError::State(_))));
     assert_eq!(s.current_season().unwrap().unwrap().id, season);
     s.close_season(season, 10).unwrap();
@@ -330,9 +465,8 @@ fn one_season_is_open_at_a_time() {
     assert_eq!(s.current_season().unwrap().unwrap().id, s2);
 }
 
-#[test]
-fn schedule_checks_its_seats() {
-    let (_dir, s, season, vs) = setup(3);
+fn schedule_checks_its_seats(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 3);
     assert!(matches!(
         s.schedule_match(&new_match(season, &vs[..1]), 0),
         Err(LadderError::Invalid(_))
@@ -362,9 +496,8 @@ fn schedule_checks_its_seats() {
     ));
 }
 
-#[test]
-fn a_match_is_rated_once_with_one_event_per_seat() {
-    let (_dir, s, season, vs) = setup(4);
+fn a_match_is_rated_once_with_one_event_per_seat(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 4);
     let mut m = new_match(season, &vs);
     m.seed = u64::MAX - 5;
     let id = s.schedule_match(&m, 100).unwrap();
@@ -430,12 +563,11 @@ fn a_match_is_rated_once_with_one_event_per_seat() {
     assert_eq!(s.ratings(season).unwrap().len(), 4);
 }
 
-#[test]
-fn ratings_accumulate_in_rating_order_and_match_a_replay() {
-    let (_dir, s, season, vs) = setup(5);
-    play(&s, season, &vs[..4], &[1, 2, 3, 4], 10);
-    play(&s, season, &vs[1..], &[4, 3, 2, 1], 20);
-    play(&s, season, &[vs[0], vs[4]], &[2, 1], 30);
+fn ratings_accumulate_in_rating_order_and_match_a_replay(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 5);
+    play(s, season, &vs[..4], &[1, 2, 3, 4], 10);
+    play(s, season, &vs[1..], &[4, 3, 2, 1], 20);
+    play(s, season, &[vs[0], vs[4]], &[2, 1], 30);
     let rated = s.rated_matches(season).unwrap();
     assert_eq!(rated.len(), 3);
     let replayed = replay(&RatingConfig::default(), &rated);
@@ -452,9 +584,8 @@ fn ratings_accumulate_in_rating_order_and_match_a_replay() {
     );
 }
 
-#[test]
-fn unrated_and_late_matches_leave_ratings_alone() {
-    let (_dir, s, season, vs) = setup(3);
+fn unrated_and_late_matches_leave_ratings_alone(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 3);
     let mut m = new_match(season, &vs);
     m.rated = false;
     let id = s.schedule_match(&m, 0).unwrap();
@@ -479,9 +610,8 @@ fn unrated_and_late_matches_leave_ratings_alone() {
     assert!(s.rating_events(season).unwrap().is_empty());
 }
 
-#[test]
-fn aborted_matches_keep_seat_outcomes_and_are_never_rated() {
-    let (_dir, s, season, vs) = setup(3);
+fn aborted_matches_keep_seat_outcomes_and_are_never_rated(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 3);
     let id = s.schedule_match(&new_match(season, &vs), 0).unwrap();
     let outcomes = [
         SeatOutcome {
@@ -523,13 +653,12 @@ fn aborted_matches_keep_seat_outcomes_and_are_never_rated() {
     assert!(s.ratings(season).unwrap().is_empty());
 }
 
-#[test]
-fn voiding_recomputes_ratings_without_the_match() {
-    let (_dir, s, season, vs) = setup(5);
+fn voiding_recomputes_ratings_without_the_match(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 5);
     let cfg = RatingConfig::default();
-    let a = play(&s, season, &vs[..4], &[1, 2, 3, 4], 10);
-    let b = play(&s, season, &[vs[0], vs[4]], &[1, 2], 20);
-    play(&s, season, &vs[..4], &[4, 3, 2, 1], 30);
+    let a = play(s, season, &vs[..4], &[1, 2, 3, 4], 10);
+    let b = play(s, season, &[vs[0], vs[4]], &[1, 2], 20);
+    play(s, season, &vs[..4], &[4, 3, 2, 1], 30);
     let before = s.ratings(season).unwrap();
 
     let changes = s.void_match(b, "fixed by a bug", &cfg, 40).unwrap();
@@ -582,10 +711,9 @@ fn voiding_recomputes_ratings_without_the_match() {
     assert!(s.void_match(d, "operator", &cfg, 61).unwrap().is_empty());
 }
 
-#[test]
-fn rating_changes_apply_only_over_the_expected_ratings() {
-    let (_dir, s, season, vs) = setup(2);
-    play(&s, season, &vs, &[1, 2], 10);
+fn rating_changes_apply_only_over_the_expected_ratings(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 2);
+    play(s, season, &vs, &[1, 2], 10);
     let current = s.rating(season, "classic", vs[0]).unwrap().unwrap().state;
     let mut after = current;
     after.rating.mu += 1.0;
@@ -619,9 +747,8 @@ fn rating_changes_apply_only_over_the_expected_ratings() {
     assert_eq!((last.cause, last.match_id), (RatingCause::Rerate, None));
 }
 
-#[test]
-fn sanctions_start_and_lift() {
-    let (_dir, s, _season, vs) = setup(1);
+fn sanctions_start_and_lift(h: &mut Harness) {
+    let (s, _season, vs) = setup(h, 1);
     let t = SanctionTarget::Version(vs[0]);
     let p = s
         .add_sanction(t, SanctionKind::Pause, "maintenance", 10)
@@ -659,11 +786,10 @@ fn sanctions_start_and_lift() {
     assert_eq!(s.active_sanctions().unwrap().len(), 2);
 }
 
-#[test]
-fn seat_history_and_last_scheduled() {
-    let (_dir, s, season, vs) = setup(2);
+fn seat_history_and_last_scheduled(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 2);
     for t in 0..5 {
-        play(&s, season, &vs, &[1, 2], t * 10);
+        play(s, season, &vs, &[1, 2], t * 10);
     }
     let h = s.seat_history(vs[0], None, 3).unwrap();
     assert_eq!(h.len(), 3);
@@ -680,11 +806,9 @@ fn seat_history_and_last_scheduled() {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
-#[test]
-fn everything_survives_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
+fn everything_survives_a_restart(h: &mut Harness) {
     let (season, vs, id) = {
-        let s = SqliteStore::open(dir.path()).unwrap();
+        let s = h.store();
         let season = s.open_season("s1", 0).unwrap();
         let mut vs = Vec::new();
         for i in 0..3 {
@@ -692,22 +816,22 @@ fn everything_survives_a_restart() {
             let b = s.create_bot(o, &format!("b{i}"), 0).unwrap();
             vs.push(s.create_version(b, "v1", &vhash(i), 2, 0).unwrap().0);
         }
-        let id = play(&s, season, &vs, &[1, 2, 3], 10);
+        let id = play(s, season, &vs, &[1, 2, 3], 10);
         (season, vs, id)
     };
-    let s = SqliteStore::open(dir.path()).unwrap();
+    h.reopen();
+    let s = h.store();
     assert_eq!(s.match_record(id).unwrap().state, MatchState::Finished);
     assert_eq!(s.ratings(season).unwrap().len(), 3);
     assert_eq!(s.rating_events(season).unwrap().len(), 3);
     assert_eq!(s.rated_matches(season).unwrap()[0].seats[0], (vs[0], 1));
     // The rating order continues after a restart.
-    let next = play(&s, season, &vs, &[3, 2, 1], 20);
+    let next = play(s, season, &vs, &[3, 2, 1], 20);
     assert_eq!(s.match_record(next).unwrap().rated_seq, Some(2));
 }
 
-#[test]
-fn concurrent_finishes_rate_a_match_once() {
-    let (_dir, s, season, vs) = setup(4);
+fn concurrent_finishes_rate_a_match_once(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 4);
     let id = s.schedule_match(&new_match(season, &vs), 0).unwrap();
     let cfg = RatingConfig::default();
     let r = results(&[1, 2, 3, 4]);

@@ -1,17 +1,20 @@
-//! Storage: one [`Store`] trait, and its SQLite implementation [`SqliteStore`].
+//! Storage: one [`Store`] trait with two implementations, [`SqliteStore`] (one process, the
+//! default) and [`PgStore`] (PostgreSQL, several server processes on one ladder).
 //!
 //! The trait is synchronous and every method is one transaction: a method either does all of its
 //! work or none of it. Rules that must hold under concurrent writers live inside the methods (a
 //! match is rated once because finishing checks and changes its state in the same transaction as
 //! the rating events; ratings are read and written in that transaction too). An async server calls
-//! the store from blocking tasks (`tokio::task::spawn_blocking`); a PostgreSQL implementation can
-//! keep the same trait with row locks where SQLite has one writer.
+//! the store from blocking tasks (`tokio::task::spawn_blocking`); the PostgreSQL implementation
+//! keeps the same trait with row and advisory locks where SQLite has one writer.
 //!
-//! Schema changes are numbered steps in `migrations/sqlite/` (and later the same steps in
-//! `migrations/postgres/`), applied in order at open and recorded in `schema_migrations`.
+//! Schema changes are numbered steps in `migrations/sqlite/` and the same steps in
+//! `migrations/postgres/`, applied in order at open and recorded in `schema_migrations`.
 
+mod postgres;
 mod sqlite;
 
+pub use postgres::PgStore;
 pub use sqlite::{DATABASE_FILE, LOCK_FILE, SqliteStore};
 
 use crate::error::Result;

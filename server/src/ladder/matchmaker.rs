@@ -14,9 +14,7 @@ use maumau::pb;
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::matchmaking::{MatchmakingConfig, Table, plan_tables};
 use maumau_ladder::store::{MatchState, NewMatch};
-use maumau_ladder::{
-    Ladder, MatchId, MatchReport, Millis, SeatResult, SqliteStore, Store, VersionId,
-};
+use maumau_ladder::{Ladder, MatchId, MatchReport, Millis, SeatResult, Store, VersionId};
 use tokio::sync::oneshot;
 
 use super::{Hub, check_format, now_ms};
@@ -32,7 +30,7 @@ const RECENT_TABLES: usize = 64;
 /// Aborts (unrated, nobody at fault) the matches a previous run left scheduled or running: their
 /// tables died with that process.
 pub(crate) fn settle_leftovers(
-    ladder: &Ladder<SqliteStore>,
+    ladder: &Ladder<dyn Store>,
     now: Millis,
 ) -> maumau_ladder::Result<()> {
     for state in [MatchState::Scheduled, MatchState::Running] {

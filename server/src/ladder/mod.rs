@@ -4,7 +4,7 @@
 //! The parts:
 //!
 //! - [`Hub`] (here): the shared state. The ladder store (SQLite in `<data_dir>/ladder`, whose
-//!   own lock refuses a second process), the open lobbies (one per version, in memory), the
+//!   own lock refuses a second process, or PostgreSQL with `LadderSettings::store`), the open lobbies (one per version, in memory), the
 //!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
 //!   Store calls are synchronous and run on blocking threads ([`Hub::store`]).
 //! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
@@ -29,8 +29,8 @@ use maumau_engine::{MatchConfig, ProfileId};
 use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
 use maumau_ladder::{
-    Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, SqliteStore, Store,
-    VersionId,
+    Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, PgStore, SqliteStore,
+    Store, VersionId,
 };
 use tokio::sync::{Notify, mpsc, oneshot};
 use tonic::Status;
@@ -57,6 +57,9 @@ pub struct LadderSettings {
     pub first_season: String,
     /// How often the matchmaker looks at the lobbies when nothing else wakes it.
     pub tick: Duration,
+    /// A PostgreSQL URL (`postgres://user@host/db`) for a ladder shared by several server
+    /// processes; `None` keeps it in SQLite in `<data_dir>/ladder`, held by this process alone.
+    pub store: Option<String>,
 }
 
 impl Default for LadderSettings {
@@ -68,6 +71,7 @@ impl Default for LadderSettings {
             node_address: String::new(),
             first_season: "season-1".into(),
             tick: Duration::from_secs(2),
+            store: None,
         }
     }
 }
@@ -208,7 +212,7 @@ struct Lobbies {
 /// The ladder's shared state.
 pub(crate) struct Hub {
     /// Taken out by [`Hub::release`] so that the store (and its lock) closes with the server.
-    ladder: Mutex<Option<Arc<Ladder<SqliteStore>>>>,
+    ladder: Mutex<Option<Arc<Ladder<dyn Store>>>>,
     /// Watchers of matches in flight.
     watchers: AtomicUsize,
     registry: Arc<Registry>,
@@ -242,6 +246,7 @@ impl Hub {
         let dir = registry.config.data_dir.join("ladder");
         let codes = settings.invitation_codes.clone();
         let first_season = settings.first_season.clone();
+        let store_url = settings.store.clone();
         let ladder = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
             let config = LadderConfig {
                 registration: if codes.is_empty() {
@@ -251,7 +256,10 @@ impl Hub {
                 },
                 ..LadderConfig::default()
             };
-            let ladder = Ladder::new(SqliteStore::open(&dir)?, config);
+            let ladder: Arc<Ladder<dyn Store>> = match &store_url {
+                Some(url) => Arc::new(Ladder::new(PgStore::open(url)?, config)),
+                None => Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
+            };
             let now = now_ms();
             if ladder.store().seasons()?.is_empty() {
                 ladder.store().open_season(&first_season, now)?;
@@ -274,7 +282,7 @@ impl Hub {
             }
         }
         let hub = Arc::new(Hub {
-            ladder: Mutex::new(Some(Arc::new(ladder))),
+            ladder: Mutex::new(Some(ladder)),
             watchers: AtomicUsize::new(0),
             registry,
             formats: Mutex::new(settings.formats.clone()),
@@ -292,7 +300,7 @@ impl Hub {
     /// Runs a store call on a blocking thread.
     pub(crate) async fn store<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Ladder<SqliteStore>) -> maumau_ladder::Result<T> + Send + 'static,
+        f: impl FnOnce(&Ladder<dyn Store>) -> maumau_ladder::Result<T> + Send + 'static,
     ) -> Result<T, Status> {
         let ladder = lock(&self.ladder).clone().ok_or_else(|| {
             refuse(
@@ -347,6 +355,9 @@ impl Hub {
                 }
                 tokio::time::sleep(pause).await;
             }
+            // A PostgreSQL client owns a small runtime of its own, which may not be dropped
+            // inside this one.
+            let _ = tokio::task::spawn_blocking(move || drop(ladder)).await;
         }
     }
 

@@ -10,7 +10,7 @@ use maumau_ladder::matchmaking::Format;
 use maumau_ladder::rating::Rating;
 use maumau_ladder::store::{KeySubject, MatchState, SanctionTarget, Season};
 use maumau_ladder::{
-    BotId, Ladder, LadderError, Lobby, MatchId, OwnerId, Principal, SqliteStore, Store, VersionId,
+    BotId, Ladder, LadderError, Lobby, MatchId, OwnerId, Principal, Store, VersionId,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -69,7 +69,7 @@ fn target_from_wire(t: Option<&pb::SanctionTarget>) -> Result<SanctionTarget, St
 }
 
 /// Checks that the target exists, so a typo is refused rather than recorded.
-fn check_target(l: &Ladder<SqliteStore>, t: SanctionTarget) -> maumau_ladder::Result<()> {
+fn check_target(l: &Ladder<dyn Store>, t: SanctionTarget) -> maumau_ladder::Result<()> {
     match t {
         SanctionTarget::Owner(o) => l.store().owner(o).map(|_| ()),
         SanctionTarget::Bot(b) => l.store().bot(b).map(|_| ()),
@@ -86,7 +86,7 @@ fn reason_or(reason: String, default: &str) -> String {
 }
 
 /// The season named `name`, or the open one (else the newest) when `name` is empty.
-fn season_named(l: &Ladder<SqliteStore>, name: &str) -> maumau_ladder::Result<Season> {
+fn season_named(l: &Ladder<dyn Store>, name: &str) -> maumau_ladder::Result<Season> {
     let seasons = l.store().seasons()?;
     let found = if name.is_empty() {
         seasons

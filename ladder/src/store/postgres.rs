@@ -1,0 +1,1380 @@
+//! The PostgreSQL store: several server processes share one ladder.
+//!
+//! Opened from a URL (`postgres://user@host:port/db`). The store keeps a few client connections
+//! of the synchronous `postgres` crate in a small pool of its own (a connection is taken for one
+//! method, which is one transaction, and put back). Schema steps are in `migrations/postgres/`,
+//! the same steps as SQLite's, applied at open under an advisory lock so that nodes starting
+//! together apply them once.
+//!
+//! Transactions run at READ COMMITTED with explicit locks where SQLite relies on its one writer:
+//! a match row is locked (`FOR UPDATE`) before its state changes, and every write of ratings (a
+//! finish, a void, an applied rerate) first takes one transaction-level advisory lock, so ratings
+//! are read and written by one transaction at a time and `rated_seq` grows without gaps or ties.
+//!
+//! The client must not be used from an async task (it runs its own small runtime): call the store
+//! from blocking threads, and drop it on one.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Transaction};
+
+use super::{
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, RatingCause,
+    RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget, Season,
+    SeatHistory, SeatRecord, SeatResult, Store, Version, VersionInfo,
+};
+use crate::error::{LadderError, Result};
+use crate::health::SeatOutcome;
+use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
+use crate::keys::{KeyHash, KeyKind};
+use crate::rating::{
+    RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
+};
+
+/// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
+/// `migrations/postgres/`, which carry the same steps as `migrations/sqlite/`.
+const MIGRATIONS: &[(u32, &str, &str)] = &[(
+    1,
+    "0001_init.sql",
+    include_str!("../../migrations/postgres/0001_init.sql"),
+)];
+
+/// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).
+const MIGRATE_LOCK: i64 = 0x6d61_756d_6175_0001;
+const RATINGS_LOCK: i64 = 0x6d61_756d_6175_0002;
+
+/// Connections kept idle at most; more may be open while many calls run at once.
+const IDLE_CONNECTIONS: usize = 8;
+
+type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+/// The ladder kept in PostgreSQL. See the module docs.
+pub struct PgStore {
+    url: String,
+    idle: Mutex<Vec<Client>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("url", &redact(&self.url))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = &url[scheme + 3..at];
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl PgStore {
+    /// Connects to the database at `url` and applies any schema steps it lacks.
+    pub fn open(url: &str) -> Result<PgStore> {
+        let store = PgStore {
+            url: url.to_string(),
+            idle: Mutex::new(Vec::new()),
+        };
+        let mut client = store.connect()?;
+        migrate(&mut client)?;
+        store.put(client);
+        Ok(store)
+    }
+
+    /// The URL without its password.
+    pub fn url(&self) -> String {
+        redact(&self.url)
+    }
+
+    /// The highest schema step applied.
+    pub fn schema_step(&self) -> Result<u32> {
+        self.tx(|t| {
+            let n: i64 = t
+                .query_one("SELECT MAX(step) FROM schema_migrations", &[])?
+                .get(0);
+            Ok(n as u32)
+        })
+    }
+
+    /// The highest schema step this build knows.
+    pub fn known_schema_step() -> u32 {
+        MIGRATIONS.last().map_or(0, |m| m.0)
+    }
+
+    fn connect(&self) -> Result<Client> {
+        Client::connect(&self.url, NoTls).map_err(|e| {
+            LadderError::Database(
+                format!("cannot connect to PostgreSQL at {}: {e}", redact(&self.url)).into(),
+            )
+        })
+    }
+
+    fn take(&self) -> Result<Client> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match idle {
+            Some(c) if !c.is_closed() => Ok(c),
+            _ => self.connect(),
+        }
+    }
+
+    fn put(&self, c: Client) {
+        if c.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < IDLE_CONNECTIONS {
+            idle.push(c);
+        }
+    }
+
+    /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
+    pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut client = self.take()?;
+        let out = (|| {
+            let mut t = client.transaction()?;
+            let out = f(&mut t)?;
+            t.commit()?;
+            Ok(out)
+        })();
+        self.put(client);
+        out
+    }
+}
+
+fn migrate(c: &mut Client) -> Result<()> {
+    let mut t = c.transaction()?;
+    t.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
+    t.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             step       BIGINT PRIMARY KEY,
+             name       TEXT NOT NULL,
+             applied_ms BIGINT NOT NULL
+         )",
+    )?;
+    let current: i64 = t
+        .query_one("SELECT COALESCE(MAX(step), 0) FROM schema_migrations", &[])?
+        .get(0);
+    let current = current as u32;
+    let known = PgStore::known_schema_step();
+    if current > known {
+        return Err(LadderError::SchemaTooNew {
+            found: current,
+            known,
+        });
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    for &(step, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+        t.batch_execute(sql)?;
+        t.execute(
+            "INSERT INTO schema_migrations (step, name, applied_ms) VALUES ($1, $2, $3)",
+            &[&(step as i64), &name, &now],
+        )?;
+    }
+    t.commit()?;
+    Ok(())
+}
+
+fn is_unique_violation(e: &postgres::Error) -> bool {
+    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}
+
+fn duplicate(what: &'static str, name: &str) -> impl FnOnce(postgres::Error) -> LadderError {
+    move |e| {
+        if is_unique_violation(&e) {
+            LadderError::Duplicate {
+                what,
+                name: name.to_string(),
+            }
+        } else {
+            e.into()
+        }
+    }
+}
+
+fn not_found(what: &'static str, id: impl ToString) -> LadderError {
+    LadderError::NotFound {
+        what,
+        id: id.to_string(),
+    }
+}
+
+fn bad(what: &str, value: &str) -> LadderError {
+    LadderError::Database(format!("unexpected {what} {value:?} in the database").into())
+}
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.trim().is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
+        return Err(LadderError::Invalid(format!(
+            "a {what} needs a name of 1 to 100 printable characters"
+        )));
+    }
+    Ok(())
+}
+
+fn exists(t: &mut Transaction<'_>, table: &str, id: i64) -> Result<bool> {
+    let sql = format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE id = $1)");
+    Ok(t.query_one(&sql, &[&id])?.get(0))
+}
+
+fn hash_from(bytes: &[u8]) -> Result<KeyHash> {
+    let arr: [u8; 32] = bytes
+        .try_into()
+        .map_err(|_| bad("key hash length", &bytes.len().to_string()))?;
+    Ok(KeyHash(arr))
+}
+
+const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
+
+fn key_from_row(r: &Row) -> Result<KeyRecord> {
+    let kind: String = r.get(1);
+    let subject = match KeyKind::from_str_opt(&kind) {
+        Some(KeyKind::Owner) => KeySubject::Owner(OwnerId(r.get(2))),
+        Some(KeyKind::Version) => KeySubject::Version(VersionId(r.get(3))),
+        None => return Err(bad("key kind", &kind)),
+    };
+    Ok(KeyRecord {
+        id: KeyId(r.get(0)),
+        subject,
+        hash: hash_from(r.get(4))?,
+        created_ms: r.get(5),
+        revoked_ms: r.get(6),
+    })
+}
+
+const VERSION_COLUMNS: &str = "id, bot_id, label, created_ms, retired_ms";
+
+fn version_from_row(r: &Row) -> Version {
+    Version {
+        id: VersionId(r.get(0)),
+        bot: BotId(r.get(1)),
+        label: r.get(2),
+        created_ms: r.get(3),
+        retired_ms: r.get(4),
+    }
+}
+
+fn bot_from_row(r: &Row) -> Bot {
+    Bot {
+        id: BotId(r.get(0)),
+        owner: OwnerId(r.get(1)),
+        name: r.get(2),
+        created_ms: r.get(3),
+    }
+}
+
+fn season_from_row(r: &Row) -> Season {
+    Season {
+        id: SeasonId(r.get(0)),
+        name: r.get(1),
+        opened_ms: r.get(2),
+        closed_ms: r.get(3),
+    }
+}
+
+fn target_parts(t: SanctionTarget) -> (&'static str, i64) {
+    match t {
+        SanctionTarget::Owner(id) => ("owner", id.0),
+        SanctionTarget::Bot(id) => ("bot", id.0),
+        SanctionTarget::Version(id) => ("version", id.0),
+    }
+}
+
+const SANCTION_COLUMNS: &str =
+    "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
+
+fn sanction_from_row(r: &Row) -> Result<Sanction> {
+    let target: String = r.get(1);
+    let tid: i64 = r.get(2);
+    let target = match target.as_str() {
+        "owner" => SanctionTarget::Owner(OwnerId(tid)),
+        "bot" => SanctionTarget::Bot(BotId(tid)),
+        "version" => SanctionTarget::Version(VersionId(tid)),
+        other => return Err(bad("sanction target", other)),
+    };
+    let kind: String = r.get(3);
+    Ok(Sanction {
+        id: SanctionId(r.get(0)),
+        target,
+        kind: SanctionKind::from_str_opt(&kind).ok_or_else(|| bad("sanction kind", &kind))?,
+        reason: r.get(4),
+        created_ms: r.get(5),
+        lifted_ms: r.get(6),
+        lifted_reason: r.get(7),
+    })
+}
+
+const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, created_ms, \
+                             started_ms, ended_ms, reason";
+
+fn match_from_row(r: &Row) -> Result<MatchRecord> {
+    let state: String = r.get(5);
+    let seed: i64 = r.get(3);
+    Ok(MatchRecord {
+        id: MatchId(r.get(0)),
+        season: SeasonId(r.get(1)),
+        profile: r.get(2),
+        seed: seed as u64,
+        rated: r.get(4),
+        state: MatchState::from_str_opt(&state).ok_or_else(|| bad("match state", &state))?,
+        rated_seq: r.get(6),
+        created_ms: r.get(7),
+        started_ms: r.get(8),
+        ended_ms: r.get(9),
+        reason: r.get(10),
+        seats: Vec::new(),
+    })
+}
+
+fn load_seats(t: &mut Transaction<'_>, m: &mut MatchRecord) -> Result<()> {
+    let rows = t.query(
+        "SELECT version_id, \"placing\", joined, timeouts FROM match_seats
+         WHERE match_id = $1 ORDER BY seat",
+        &[&m.id.0],
+    )?;
+    m.seats = rows
+        .iter()
+        .map(|r| {
+            let joined: Option<bool> = r.get(2);
+            let timeouts: i64 = r.get(3);
+            let placing: Option<i32> = r.get(1);
+            SeatRecord {
+                version: VersionId(r.get(0)),
+                placing: placing.map(|p| p as u8),
+                outcome: joined.map(|joined| SeatOutcome {
+                    joined,
+                    timeouts: timeouts as u32,
+                }),
+            }
+        })
+        .collect();
+    Ok(())
+}
+
+/// Loads a match; with `lock`, locks its row until the transaction ends.
+fn load_match(t: &mut Transaction<'_>, id: MatchId, lock: bool) -> Result<MatchRecord> {
+    let sql = format!(
+        "SELECT {MATCH_COLUMNS} FROM matches WHERE id = $1{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    let row = t
+        .query_opt(&sql, &[&id.0])?
+        .ok_or_else(|| not_found("match", id))?;
+    let mut m = match_from_row(&row)?;
+    load_seats(t, &mut m)?;
+    Ok(m)
+}
+
+fn load_matches(t: &mut Transaction<'_>, sql: &str, p: &Params<'_>) -> Result<Vec<MatchRecord>> {
+    let rows = t.query(sql, p)?;
+    let mut ms = rows
+        .iter()
+        .map(match_from_row)
+        .collect::<Result<Vec<_>>>()?;
+    for m in &mut ms {
+        load_seats(t, m)?;
+    }
+    Ok(ms)
+}
+
+fn state_from(r: &Row, first: usize) -> RatingState {
+    let matches: i64 = r.get(first + 2);
+    RatingState {
+        rating: Rating {
+            mu: r.get(first),
+            sigma: r.get(first + 1),
+        },
+        matches: matches as u32,
+    }
+}
+
+fn read_rating(
+    t: &mut Transaction<'_>,
+    season: SeasonId,
+    profile: &str,
+    version: VersionId,
+) -> Result<Option<RatingState>> {
+    Ok(t.query_opt(
+        "SELECT mu, sigma, matches FROM ratings
+         WHERE season_id = $1 AND profile = $2 AND version_id = $3",
+        &[&season.0, &profile, &version.0],
+    )?
+    .map(|r| state_from(&r, 0)))
+}
+
+fn write_changes(
+    t: &mut Transaction<'_>,
+    season: SeasonId,
+    match_id: Option<MatchId>,
+    cause: RatingCause,
+    changes: &[RatingChange],
+    now: Millis,
+) -> Result<()> {
+    let event = t.prepare(
+        "INSERT INTO rating_events (season_id, profile, version_id, match_id, cause, mu_before,
+             sigma_before, matches_before, mu_after, sigma_after, matches_after, created_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )?;
+    let row = t.prepare(
+        "INSERT INTO ratings (season_id, profile, version_id, mu, sigma, matches)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (season_id, profile, version_id)
+         DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, matches = excluded.matches",
+    )?;
+    for ch in changes {
+        let before_matches = i64::from(ch.before.matches);
+        let after_matches = i64::from(ch.after.matches);
+        t.execute(
+            &event,
+            &[
+                &season.0,
+                &ch.profile,
+                &ch.version.0,
+                &match_id.map(|m| m.0),
+                &cause.as_str(),
+                &ch.before.rating.mu,
+                &ch.before.rating.sigma,
+                &before_matches,
+                &ch.after.rating.mu,
+                &ch.after.rating.sigma,
+                &after_matches,
+                &now,
+            ],
+        )?;
+        t.execute(
+            &row,
+            &[
+                &season.0,
+                &ch.profile,
+                &ch.version.0,
+                &ch.after.rating.mu,
+                &ch.after.rating.sigma,
+                &after_matches,
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn rated_matches_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatedMatch>> {
+    let rows = t.query(
+        "SELECT m.id, m.profile, s.version_id, s.\"placing\"
+         FROM matches m JOIN match_seats s ON s.match_id = m.id
+         WHERE m.season_id = $1 AND m.state = 'finished' AND m.rated
+           AND m.rated_seq IS NOT NULL
+         ORDER BY m.rated_seq, s.seat",
+        &[&season.0],
+    )?;
+    let mut out: Vec<RatedMatch> = Vec::new();
+    for r in rows {
+        let id = MatchId(r.get(0));
+        let version = VersionId(r.get(2));
+        let placing: Option<i32> = r.get(3);
+        let placing = placing.ok_or_else(|| {
+            LadderError::State(format!("finished match {id} has a seat without a placing"))
+        })? as u8;
+        match out.last_mut() {
+            Some(m) if m.id == id => m.seats.push((version, placing)),
+            _ => out.push(RatedMatch {
+                id,
+                profile: r.get(1),
+                seats: vec![(version, placing)],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+fn ratings_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatingRow>> {
+    Ok(t.query(
+        "SELECT profile, version_id, mu, sigma, matches FROM ratings
+         WHERE season_id = $1 ORDER BY profile, version_id",
+        &[&season.0],
+    )?
+    .iter()
+    .map(|r| RatingRow {
+        season,
+        profile: r.get(0),
+        version: VersionId(r.get(1)),
+        state: state_from(r, 2),
+    })
+    .collect())
+}
+
+fn lock_ratings(t: &mut Transaction<'_>) -> Result<()> {
+    t.execute("SELECT pg_advisory_xact_lock($1)", &[&RATINGS_LOCK])?;
+    Ok(())
+}
+
+fn insert_key(
+    t: &mut Transaction<'_>,
+    subject: KeySubject,
+    hash: &KeyHash,
+    now: Millis,
+) -> Result<KeyId> {
+    let (table, col, id) = match subject {
+        KeySubject::Owner(o) => ("owners", "owner_id", o.0),
+        KeySubject::Version(v) => ("versions", "version_id", v.0),
+    };
+    if !exists(t, table, id)? {
+        return Err(LadderError::NotFound {
+            what: subject.kind().as_str(),
+            id: id.to_string(),
+        });
+    }
+    let sql = format!(
+        "INSERT INTO keys (kind, {col}, hash, created_ms) VALUES ($1, $2, $3, $4) RETURNING id"
+    );
+    let row = t
+        .query_one(&sql, &[&subject.kind().as_str(), &id, &&hash.0[..], &now])
+        .map_err(duplicate("key", "(hash)"))?;
+    Ok(KeyId(row.get(0)))
+}
+
+impl Store for PgStore {
+    fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
+        check_name("owner", name)?;
+        self.tx(|t| {
+            let id: i64 = t
+                .query_one(
+                    "INSERT INTO owners (name, created_ms) VALUES ($1, $2) RETURNING id",
+                    &[&name, &now],
+                )
+                .map_err(duplicate("owner", name))?
+                .get(0);
+            t.execute(
+                "INSERT INTO keys (kind, owner_id, hash, created_ms) VALUES ('owner', $1, $2, $3)",
+                &[&id, &&key.0[..], &now],
+            )
+            .map_err(duplicate("key", "(hash)"))?;
+            Ok(OwnerId(id))
+        })
+    }
+
+    fn owner(&self, id: OwnerId) -> Result<Owner> {
+        self.tx(|t| {
+            let r = t
+                .query_opt(
+                    "SELECT name, created_ms FROM owners WHERE id = $1",
+                    &[&id.0],
+                )?
+                .ok_or_else(|| not_found("owner", id))?;
+            Ok(Owner {
+                id,
+                name: r.get(0),
+                created_ms: r.get(1),
+            })
+        })
+    }
+
+    fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
+        check_name("bot", name)?;
+        self.tx(|t| {
+            if !exists(t, "owners", owner.0)? {
+                return Err(not_found("owner", owner));
+            }
+            let r = t
+                .query_one(
+                    "INSERT INTO bots (owner_id, name, created_ms) VALUES ($1, $2, $3)
+                     RETURNING id",
+                    &[&owner.0, &name, &now],
+                )
+                .map_err(duplicate("bot", name))?;
+            Ok(BotId(r.get(0)))
+        })
+    }
+
+    fn bot(&self, id: BotId) -> Result<Bot> {
+        self.tx(|t| {
+            t.query_opt(
+                "SELECT id, owner_id, name, created_ms FROM bots WHERE id = $1",
+                &[&id.0],
+            )?
+            .map(|r| bot_from_row(&r))
+            .ok_or_else(|| not_found("bot", id))
+        })
+    }
+
+    fn bots_of(&self, owner: OwnerId) -> Result<Vec<Bot>> {
+        self.tx(|t| {
+            Ok(t.query(
+                "SELECT id, owner_id, name, created_ms FROM bots WHERE owner_id = $1 ORDER BY id",
+                &[&owner.0],
+            )?
+            .iter()
+            .map(bot_from_row)
+            .collect())
+        })
+    }
+
+    fn create_version(
+        &self,
+        bot: BotId,
+        label: &str,
+        key: &KeyHash,
+        keep_active: usize,
+        now: Millis,
+    ) -> Result<(VersionId, Vec<VersionId>)> {
+        check_name("version", label)?;
+        if keep_active == 0 {
+            return Err(LadderError::Invalid(
+                "at least the newest version must stay active".into(),
+            ));
+        }
+        self.tx(|t| {
+            // Locks the bot, so that two new versions of one bot retire in turn.
+            if t.query_opt("SELECT 1 FROM bots WHERE id = $1 FOR UPDATE", &[&bot.0])?
+                .is_none()
+            {
+                return Err(not_found("bot", bot));
+            }
+            let id: i64 = t
+                .query_one(
+                    "INSERT INTO versions (bot_id, label, created_ms) VALUES ($1, $2, $3)
+                     RETURNING id",
+                    &[&bot.0, &label, &now],
+                )
+                .map_err(duplicate("version", label))?
+                .get(0);
+            t.execute(
+                "INSERT INTO keys (kind, version_id, hash, created_ms)
+                 VALUES ('version', $1, $2, $3)",
+                &[&id, &&key.0[..], &now],
+            )
+            .map_err(duplicate("key", "(hash)"))?;
+            let active: Vec<i64> = t
+                .query(
+                    "SELECT id FROM versions WHERE bot_id = $1 AND retired_ms IS NULL
+                     ORDER BY created_ms DESC, id DESC",
+                    &[&bot.0],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let mut retired = Vec::new();
+            for &old in active.iter().skip(keep_active) {
+                t.execute(
+                    "UPDATE versions SET retired_ms = $1 WHERE id = $2",
+                    &[&now, &old],
+                )?;
+                retired.push(VersionId(old));
+            }
+            Ok((VersionId(id), retired))
+        })
+    }
+
+    fn version(&self, id: VersionId) -> Result<Version> {
+        self.tx(|t| {
+            let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = $1");
+            t.query_opt(&sql, &[&id.0])?
+                .map(|r| version_from_row(&r))
+                .ok_or_else(|| not_found("version", id))
+        })
+    }
+
+    fn versions_of(&self, bot: BotId) -> Result<Vec<Version>> {
+        self.tx(|t| {
+            let sql = format!(
+                "SELECT {VERSION_COLUMNS} FROM versions WHERE bot_id = $1
+                 ORDER BY created_ms DESC, id DESC"
+            );
+            Ok(t.query(&sql, &[&bot.0])?
+                .iter()
+                .map(version_from_row)
+                .collect())
+        })
+    }
+
+    fn active_versions(&self) -> Result<Vec<VersionInfo>> {
+        self.tx(|t| {
+            Ok(t.query(
+                "SELECT v.id, v.bot_id, b.owner_id FROM versions v JOIN bots b ON b.id = v.bot_id
+                 WHERE v.retired_ms IS NULL ORDER BY v.id",
+                &[],
+            )?
+            .iter()
+            .map(|r| VersionInfo {
+                version: VersionId(r.get(0)),
+                bot: BotId(r.get(1)),
+                owner: OwnerId(r.get(2)),
+            })
+            .collect())
+        })
+    }
+
+    fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<KeyRecord>> {
+        self.tx(|t| {
+            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE hash = $1");
+            t.query_opt(&sql, &[&&hash.0[..]])?
+                .map(|r| key_from_row(&r))
+                .transpose()
+        })
+    }
+
+    fn add_key(&self, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
+        self.tx(|t| insert_key(t, subject, hash, now))
+    }
+
+    fn keys_of(&self, subject: KeySubject) -> Result<Vec<KeyRecord>> {
+        self.tx(|t| {
+            let (col, id) = match subject {
+                KeySubject::Owner(o) => ("owner_id", o.0),
+                KeySubject::Version(v) => ("version_id", v.0),
+            };
+            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = $1 ORDER BY id");
+            t.query(&sql, &[&id])?.iter().map(key_from_row).collect()
+        })
+    }
+
+    fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
+        self.tx(|t| {
+            if !exists(t, "keys", id.0)? {
+                return Err(not_found("key", id));
+            }
+            t.execute(
+                "UPDATE keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL",
+                &[&now, &id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn rotate_key(&self, old: KeyId, new: &KeyHash, now: Millis) -> Result<KeyId> {
+        self.tx(|t| {
+            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE");
+            let rec = t
+                .query_opt(&sql, &[&old.0])?
+                .map(|r| key_from_row(&r))
+                .transpose()?
+                .ok_or_else(|| not_found("key", old))?;
+            if rec.revoked_ms.is_some() {
+                return Err(LadderError::State(format!("key {old} is already revoked")));
+            }
+            t.execute(
+                "UPDATE keys SET revoked_ms = $1 WHERE id = $2",
+                &[&now, &old.0],
+            )?;
+            insert_key(t, rec.subject, new, now)
+        })
+    }
+
+    fn open_season(&self, name: &str, now: Millis) -> Result<SeasonId> {
+        check_name("season", name)?;
+        self.tx(|t| {
+            let open = t.query_opt("SELECT name FROM seasons WHERE closed_ms IS NULL", &[])?;
+            if let Some(open) = open {
+                let open: String = open.get(0);
+                return Err(LadderError::State(format!(
+                    "season {open:?} is still open; close it first"
+                )));
+            }
+            let r = t
+                .query_one(
+                    "INSERT INTO seasons (name, opened_ms) VALUES ($1, $2) RETURNING id",
+                    &[&name, &now],
+                )
+                .map_err(|e| {
+                    // Two nodes opening a season at once: the one-open index refuses the second.
+                    let taken = t_is_name_taken(&e);
+                    match taken {
+                        Some(false) => {
+                            LadderError::State("another season was opened meanwhile".into())
+                        }
+                        _ => duplicate("season", name)(e),
+                    }
+                })?;
+            Ok(SeasonId(r.get(0)))
+        })
+    }
+
+    fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
+        self.tx(|t| {
+            if !exists(t, "seasons", id.0)? {
+                return Err(not_found("season", id));
+            }
+            let n = t.execute(
+                "UPDATE seasons SET closed_ms = $1 WHERE id = $2 AND closed_ms IS NULL",
+                &[&now, &id.0],
+            )?;
+            if n == 0 {
+                return Err(LadderError::State(format!("season {id} is already closed")));
+            }
+            Ok(())
+        })
+    }
+
+    fn current_season(&self) -> Result<Option<Season>> {
+        self.tx(|t| {
+            Ok(t.query_opt(
+                "SELECT id, name, opened_ms, closed_ms FROM seasons WHERE closed_ms IS NULL",
+                &[],
+            )?
+            .map(|r| season_from_row(&r)))
+        })
+    }
+
+    fn seasons(&self) -> Result<Vec<Season>> {
+        self.tx(|t| {
+            Ok(t.query(
+                "SELECT id, name, opened_ms, closed_ms FROM seasons ORDER BY id",
+                &[],
+            )?
+            .iter()
+            .map(season_from_row)
+            .collect())
+        })
+    }
+
+    fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
+        if m.seats.len() < 2 {
+            return Err(LadderError::Invalid(format!(
+                "a match needs at least 2 seats, not {}",
+                m.seats.len()
+            )));
+        }
+        let mut distinct = m.seats.clone();
+        distinct.sort();
+        distinct.dedup();
+        if distinct.len() != m.seats.len() {
+            return Err(LadderError::Invalid(
+                "a version can hold only one seat of a match".into(),
+            ));
+        }
+        if m.profile.is_empty() {
+            return Err(LadderError::Invalid("a match needs a profile".into()));
+        }
+        self.tx(|t| {
+            let closed: Option<Option<Millis>> = t
+                .query_opt(
+                    "SELECT closed_ms FROM seasons WHERE id = $1 FOR SHARE",
+                    &[&m.season.0],
+                )?
+                .map(|r| r.get(0));
+            match closed {
+                None => return Err(not_found("season", m.season)),
+                Some(Some(_)) => {
+                    return Err(LadderError::State(format!("season {} is closed", m.season)));
+                }
+                Some(None) => {}
+            }
+            for v in &m.seats {
+                let retired: Option<Option<Millis>> = t
+                    .query_opt(
+                        "SELECT retired_ms FROM versions WHERE id = $1 FOR SHARE",
+                        &[&v.0],
+                    )?
+                    .map(|r| r.get(0));
+                match retired {
+                    None => return Err(not_found("version", v)),
+                    Some(Some(_)) => {
+                        return Err(LadderError::State(format!("version {v} is retired")));
+                    }
+                    Some(None) => {}
+                }
+            }
+            let id: i64 = t
+                .query_one(
+                    "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
+                     VALUES ($1, $2, $3, $4, 'scheduled', $5) RETURNING id",
+                    &[&m.season.0, &m.profile, &(m.seed as i64), &m.rated, &now],
+                )?
+                .get(0);
+            let seat = t.prepare(
+                "INSERT INTO match_seats (match_id, seat, version_id) VALUES ($1, $2, $3)",
+            )?;
+            for (i, v) in m.seats.iter().enumerate() {
+                t.execute(&seat, &[&id, &(i as i32), &v.0])?;
+            }
+            Ok(MatchId(id))
+        })
+    }
+
+    fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
+        self.tx(|t| {
+            let m = load_match(t, id, true)?;
+            if m.state != MatchState::Scheduled {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}, not scheduled",
+                    m.state.as_str()
+                )));
+            }
+            t.execute(
+                "UPDATE matches SET state = 'running', started_ms = $1 WHERE id = $2",
+                &[&now, &id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn finish_match(
+        &self,
+        id: MatchId,
+        results: &[SeatResult],
+        config: &RatingConfig,
+        now: Millis,
+    ) -> Result<Vec<RatingChange>> {
+        self.tx(|t| finish_in(t, id, results, config, now))
+    }
+
+    fn abort_match(
+        &self,
+        id: MatchId,
+        outcomes: &[SeatOutcome],
+        reason: &str,
+        now: Millis,
+    ) -> Result<()> {
+        self.tx(|t| abort_in(t, id, outcomes, reason, now))
+    }
+
+    fn void_match(
+        &self,
+        id: MatchId,
+        reason: &str,
+        config: &RatingConfig,
+        now: Millis,
+    ) -> Result<Vec<RatingChange>> {
+        if reason.trim().is_empty() {
+            return Err(LadderError::Invalid(
+                "voiding a match needs a reason".into(),
+            ));
+        }
+        self.tx(|t| {
+            lock_ratings(t)?;
+            let m = load_match(t, id, true)?;
+            if m.state == MatchState::Void {
+                return Err(LadderError::State(format!("match {id} is already void")));
+            }
+            let was_rated = m.state == MatchState::Finished && m.rated_seq.is_some();
+            t.execute(
+                "UPDATE matches SET state = 'void', reason = $1, ended_ms = COALESCE(ended_ms, $2)
+                 WHERE id = $3",
+                &[&reason, &now, &id.0],
+            )?;
+            if !was_rated {
+                return Ok(Vec::new());
+            }
+            let matches: Vec<RatedMatch> = rated_matches_of(t, m.season)?
+                .into_iter()
+                .filter(|r| r.profile == m.profile)
+                .collect();
+            let replayed = replay(config, &matches);
+            let changes: Vec<RatingChange> = ratings_of(t, m.season)?
+                .into_iter()
+                .filter(|row| row.profile == m.profile)
+                .filter_map(|row| {
+                    let after = replayed
+                        .get(&(row.profile.clone(), row.version))
+                        .copied()
+                        .unwrap_or_default();
+                    (after != row.state).then_some(RatingChange {
+                        profile: row.profile,
+                        version: row.version,
+                        before: row.state,
+                        after,
+                    })
+                })
+                .collect();
+            write_changes(t, m.season, Some(id), RatingCause::Void, &changes, now)?;
+            Ok(changes)
+        })
+    }
+
+    fn match_record(&self, id: MatchId) -> Result<MatchRecord> {
+        self.tx(|t| load_match(t, id, false))
+    }
+
+    fn matches_in_state(&self, state: MatchState) -> Result<Vec<MatchRecord>> {
+        self.tx(|t| {
+            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE state = $1 ORDER BY id");
+            load_matches(t, &sql, &[&state.as_str()])
+        })
+    }
+
+    fn recent_matches(&self, limit: usize) -> Result<Vec<MatchRecord>> {
+        self.tx(|t| {
+            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT $1");
+            load_matches(t, &sql, &[&(limit as i64)])
+        })
+    }
+
+    fn seat_history(
+        &self,
+        version: VersionId,
+        since: Option<Millis>,
+        limit: usize,
+    ) -> Result<Vec<SeatHistory>> {
+        self.tx(|t| {
+            t.query(
+                "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts
+                 FROM match_seats s JOIN matches m ON m.id = s.match_id
+                 WHERE s.version_id = $1 AND s.joined IS NOT NULL
+                   AND m.ended_ms IS NOT NULL AND m.ended_ms > $2
+                 ORDER BY s.match_id DESC LIMIT $3",
+                &[&version.0, &since.unwrap_or(Millis::MIN), &(limit as i64)],
+            )?
+            .iter()
+            .map(|r| {
+                let state: String = r.get(1);
+                let timeouts: i64 = r.get(4);
+                Ok(SeatHistory {
+                    match_id: MatchId(r.get(0)),
+                    state: MatchState::from_str_opt(&state)
+                        .ok_or_else(|| bad("match state", &state))?,
+                    ended_ms: r.get(2),
+                    outcome: SeatOutcome {
+                        joined: r.get(3),
+                        timeouts: timeouts as u32,
+                    },
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>> {
+        self.tx(|t| {
+            Ok(t.query(
+                "SELECT s.version_id, MAX(m.created_ms)
+                 FROM match_seats s JOIN matches m ON m.id = s.match_id
+                 GROUP BY s.version_id ORDER BY s.version_id",
+                &[],
+            )?
+            .iter()
+            .map(|r| (VersionId(r.get(0)), r.get(1)))
+            .collect())
+        })
+    }
+
+    fn ratings(&self, season: SeasonId) -> Result<Vec<RatingRow>> {
+        self.tx(|t| ratings_of(t, season))
+    }
+
+    fn rating(
+        &self,
+        season: SeasonId,
+        profile: &str,
+        version: VersionId,
+    ) -> Result<Option<RatingRow>> {
+        self.tx(|t| {
+            Ok(
+                read_rating(t, season, profile, version)?.map(|state| RatingRow {
+                    season,
+                    profile: profile.to_string(),
+                    version,
+                    state,
+                }),
+            )
+        })
+    }
+
+    fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
+        self.tx(|t| {
+            t.query(
+                "SELECT id, profile, version_id, match_id, cause, mu_before, sigma_before,
+                        matches_before, mu_after, sigma_after, matches_after, created_ms
+                 FROM rating_events WHERE season_id = $1 ORDER BY id",
+                &[&season.0],
+            )?
+            .iter()
+            .map(|r| {
+                let cause: String = r.get(4);
+                Ok(RatingEvent {
+                    id: r.get(0),
+                    season,
+                    match_id: r.get::<_, Option<i64>>(3).map(MatchId),
+                    cause: RatingCause::from_str_opt(&cause)
+                        .ok_or_else(|| bad("rating cause", &cause))?,
+                    change: RatingChange {
+                        profile: r.get(1),
+                        version: VersionId(r.get(2)),
+                        before: state_from(r, 5),
+                        after: state_from(r, 8),
+                    },
+                    created_ms: r.get(11),
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn rated_matches(&self, season: SeasonId) -> Result<Vec<RatedMatch>> {
+        self.tx(|t| rated_matches_of(t, season))
+    }
+
+    fn apply_rating_changes(
+        &self,
+        season: SeasonId,
+        changes: &[RatingChange],
+        cause: RatingCause,
+        now: Millis,
+    ) -> Result<()> {
+        self.tx(|t| {
+            lock_ratings(t)?;
+            if !exists(t, "seasons", season.0)? {
+                return Err(not_found("season", season));
+            }
+            for ch in changes {
+                let stored = read_rating(t, season, &ch.profile, ch.version)?.unwrap_or_default();
+                if stored != ch.before {
+                    return Err(LadderError::State(format!(
+                        "the rating of version {} in {} changed meanwhile",
+                        ch.version, ch.profile
+                    )));
+                }
+            }
+            write_changes(t, season, None, cause, changes, now)
+        })
+    }
+
+    fn add_sanction(
+        &self,
+        target: SanctionTarget,
+        kind: SanctionKind,
+        reason: &str,
+        now: Millis,
+    ) -> Result<SanctionId> {
+        if reason.trim().is_empty() {
+            return Err(LadderError::Invalid("a pause or ban needs a reason".into()));
+        }
+        let (tname, tid) = target_parts(target);
+        let table = match target {
+            SanctionTarget::Owner(_) => "owners",
+            SanctionTarget::Bot(_) => "bots",
+            SanctionTarget::Version(_) => "versions",
+        };
+        self.tx(|t| {
+            if !exists(t, table, tid)? {
+                return Err(LadderError::NotFound {
+                    what: tname,
+                    id: tid.to_string(),
+                });
+            }
+            let r = t.query_one(
+                "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                &[&tname, &tid, &kind.as_str(), &reason, &now],
+            )?;
+            Ok(SanctionId(r.get(0)))
+        })
+    }
+
+    fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
+        self.tx(|t| {
+            if !exists(t, "sanctions", id.0)? {
+                return Err(not_found("sanction", id));
+            }
+            let n = t.execute(
+                "UPDATE sanctions SET lifted_ms = $1, lifted_reason = $2
+                 WHERE id = $3 AND lifted_ms IS NULL",
+                &[&now, &reason, &id.0],
+            )?;
+            if n == 0 {
+                return Err(LadderError::State(format!(
+                    "sanction {id} is already lifted"
+                )));
+            }
+            Ok(())
+        })
+    }
+
+    fn active_sanctions(&self) -> Result<Vec<Sanction>> {
+        self.tx(|t| {
+            let sql = format!(
+                "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE lifted_ms IS NULL ORDER BY id"
+            );
+            t.query(&sql, &[])?.iter().map(sanction_from_row).collect()
+        })
+    }
+
+    fn sanctions_of(&self, target: SanctionTarget) -> Result<Vec<Sanction>> {
+        let (tname, tid) = target_parts(target);
+        self.tx(|t| {
+            let sql = format!(
+                "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE target = $1 AND target_id = $2
+                 ORDER BY id"
+            );
+            t.query(&sql, &[&tname, &tid])?
+                .iter()
+                .map(sanction_from_row)
+                .collect()
+        })
+    }
+}
+
+/// For a unique violation on `seasons`: `Some(true)` when the name was taken, `Some(false)` when
+/// the one-open index refused; `None` for any other error.
+fn t_is_name_taken(e: &postgres::Error) -> Option<bool> {
+    let db = e.as_db_error()?;
+    if db.code() != &SqlState::UNIQUE_VIOLATION {
+        return None;
+    }
+    Some(db.constraint() != Some("seasons_one_open"))
+}
+
+/// Finishes a match inside `t` (see [`Store::finish_match`]).
+pub(crate) fn finish_in(
+    t: &mut Transaction<'_>,
+    id: MatchId,
+    results: &[SeatResult],
+    config: &RatingConfig,
+    now: Millis,
+) -> Result<Vec<RatingChange>> {
+    lock_ratings(t)?;
+    let m = load_match(t, id, true)?;
+    if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
+        return Err(LadderError::State(format!(
+            "match {id} is {}, so it cannot finish",
+            m.state.as_str()
+        )));
+    }
+    if results.len() != m.seats.len() {
+        return Err(LadderError::Invalid(format!(
+            "{} results for {} seats",
+            results.len(),
+            m.seats.len()
+        )));
+    }
+    let placings: Vec<u8> = results.iter().map(|r| r.placing).collect();
+    check_placings(m.seats.len(), &placings)?;
+    let season_open: bool = t
+        .query_one(
+            "SELECT closed_ms IS NULL FROM seasons WHERE id = $1",
+            &[&m.season.0],
+        )?
+        .get(0);
+    let rated = m.rated && season_open;
+    let seat = t.prepare(
+        "UPDATE match_seats SET \"placing\" = $1, joined = TRUE, timeouts = $2
+         WHERE match_id = $3 AND seat = $4",
+    )?;
+    for (i, r) in results.iter().enumerate() {
+        t.execute(
+            &seat,
+            &[
+                &i32::from(r.placing),
+                &i64::from(r.timeouts),
+                &id.0,
+                &(i as i32),
+            ],
+        )?;
+    }
+    let mut changes = Vec::new();
+    let mut seq: Option<i64> = None;
+    if rated {
+        let mut before = Vec::with_capacity(m.seats.len());
+        for s in &m.seats {
+            before.push(read_rating(t, m.season, &m.profile, s.version)?.unwrap_or_default());
+        }
+        let ratings: Vec<Rating> = before.iter().map(|b| b.rating).collect();
+        let after = rate_table(config, &ratings, &placings)?;
+        for ((s, b), a) in m.seats.iter().zip(&before).zip(after) {
+            changes.push(RatingChange {
+                profile: m.profile.clone(),
+                version: s.version,
+                before: *b,
+                after: RatingState {
+                    rating: a,
+                    matches: b.matches + 1,
+                },
+            });
+        }
+        write_changes(t, m.season, Some(id), RatingCause::Match, &changes, now)?;
+        seq = Some(
+            t.query_one("SELECT COALESCE(MAX(rated_seq), 0) + 1 FROM matches", &[])?
+                .get(0),
+        );
+    }
+    t.execute(
+        "UPDATE matches SET state = 'finished', rated = $1, rated_seq = $2,
+             started_ms = COALESCE(started_ms, $3), ended_ms = $3
+         WHERE id = $4",
+        &[&rated, &seq, &now, &id.0],
+    )?;
+    Ok(changes)
+}
+
+/// Aborts a match inside `t` (see [`Store::abort_match`]).
+pub(crate) fn abort_in(
+    t: &mut Transaction<'_>,
+    id: MatchId,
+    outcomes: &[SeatOutcome],
+    reason: &str,
+    now: Millis,
+) -> Result<()> {
+    let m = load_match(t, id, true)?;
+    if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
+        return Err(LadderError::State(format!(
+            "match {id} is {}, so it cannot abort",
+            m.state.as_str()
+        )));
+    }
+    if outcomes.len() != m.seats.len() {
+        return Err(LadderError::Invalid(format!(
+            "{} outcomes for {} seats",
+            outcomes.len(),
+            m.seats.len()
+        )));
+    }
+    let seat = t.prepare(
+        "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3 AND seat = $4",
+    )?;
+    for (i, o) in outcomes.iter().enumerate() {
+        t.execute(
+            &seat,
+            &[&o.joined, &i64::from(o.timeouts), &id.0, &(i as i32)],
+        )?;
+    }
+    t.execute(
+        "UPDATE matches SET state = 'aborted', ended_ms = $1, reason = $2 WHERE id = $3",
+        &[&now, &reason, &id.0],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_file_is_a_numbered_step_like_sqlites() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let list = |dir: &str| {
+            let mut files: Vec<String> = std::fs::read_dir(root.join(dir))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            files.sort();
+            files
+        };
+        let names: Vec<&str> = MIGRATIONS.iter().map(|m| m.1).collect();
+        assert_eq!(list("postgres"), names);
+        assert_eq!(
+            list("postgres"),
+            list("sqlite"),
+            "the two migration folders must carry the same steps"
+        );
+    }
+
+    #[test]
+    fn urls_lose_their_password_in_messages() {
+        assert_eq!(
+            redact("postgres://ada:secret@db:5432/ladder"),
+            "postgres://ada@db:5432/ladder"
+        );
+        assert_eq!(redact("postgres://ada@db/x"), "postgres://ada@db/x");
+    }
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server in a temporary directory, for the tests and for trying the
+# ladder on several nodes. Uses Debian's server binaries (/usr/lib/postgresql/*/bin: initdb,
+# pg_ctl); install them with
+#
+#   sudo apt-get install -y postgresql
+#
+#   scripts/postgres-temp.sh start [--owner-pid PID]   # prints KEY=VALUE lines, see below
+#   scripts/postgres-temp.sh stop DIR                  # stops the server and deletes DIR
+#
+# `start` prints three lines:
+#
+#   MAUMAU_TEST_POSTGRES=postgres://maumau@127.0.0.1:PORT/postgres
+#   MAUMAU_POSTGRES_DIR=/tmp/maumau-pg.XXXX
+#   MAUMAU_POSTGRES_PID=...
+#
+# The server listens on 127.0.0.1 only, on a free port, with trust authentication for the role
+# `maumau` (a superuser, so tests may create databases). PostgreSQL refuses to run as root: when
+# started by root the script runs the server as the `postgres` system user (or `nobody`), which
+# owns the temporary directory. With --owner-pid the server stops and its directory is deleted
+# when that process exits (the Rust tests pass their own pid).
+set -euo pipefail
+
+die() {
+  echo "postgres-temp.sh: $*" >&2
+  exit 1
+}
+
+find_bin() {
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [[ -x "$d/initdb" && -x "$d/pg_ctl" ]]; then
+      echo "$d"
+      return 0
+    fi
+  done
+  if command -v initdb >/dev/null && command -v pg_ctl >/dev/null; then
+    dirname "$(command -v initdb)"
+    return 0
+  fi
+  return 1
+}
+
+# Runs a command as the user who owns the cluster.
+as_owner() {
+  if [[ -n "${RUN_AS:-}" ]]; then
+    runuser -u "$RUN_AS" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+pick_user() {
+  RUN_AS=""
+  if [[ "$(id -u)" == 0 ]]; then
+    if id postgres >/dev/null 2>&1; then
+      RUN_AS=postgres
+    else
+      RUN_AS=nobody
+    fi
+  fi
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+start() {
+  local owner_pid=""
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --owner-pid) owner_pid="$2"; shift 2 ;;
+      *) die "unknown argument $1" ;;
+    esac
+  done
+  local bin
+  bin="$(find_bin)" || die "no PostgreSQL server binaries (initdb, pg_ctl) found under /usr/lib/postgresql.
+Install them with:   sudo apt-get install -y postgresql"
+  pick_user
+  local dir
+  dir="$(mktemp -d "${TMPDIR:-/tmp}/maumau-pg.XXXXXX")"
+  if [[ -n "$RUN_AS" ]]; then
+    chown "$RUN_AS" "$dir"
+  fi
+  chmod 700 "$dir"
+  as_owner "$bin/initdb" -D "$dir/data" -U maumau --auth=trust -E UTF8 --no-sync \
+    >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+  local port="" tries
+  for tries in 1 2 3 4 5; do
+    port="$(free_port)"
+    # fsync off: a throwaway server for tests; the sockets live in the temporary directory.
+    if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      start >/dev/null 2>&1; then
+      break
+    fi
+    port=""
+  done
+  [[ -n "$port" ]] || { cat "$dir/server.log" >&2; die "the server did not start"; }
+  local pid
+  pid="$(head -1 "$dir/data/postmaster.pid")"
+  if [[ -n "$owner_pid" ]]; then
+    # Stops the server once the owner has gone (checked every second).
+    nohup bash -c "while kill -0 $owner_pid 2>/dev/null; do sleep 1; done; \"$0\" stop \"$dir\"" \
+      "$0" >/dev/null 2>&1 &
+  fi
+  echo "MAUMAU_TEST_POSTGRES=postgres://maumau@127.0.0.1:$port/postgres"
+  echo "MAUMAU_POSTGRES_DIR=$dir"
+  echo "MAUMAU_POSTGRES_PID=$pid"
+}
+
+stop() {
+  local dir="${1:-}"
+  [[ -n "$dir" && -d "$dir/data" ]] || die "stop needs the directory printed by start"
+  local bin
+  bin="$(find_bin)" || die "no pg_ctl found"
+  pick_user
+  as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+
+case "${1:-}" in
+  start) shift; start "$@" ;;
+  stop) shift; stop "$@" ;;
+  *) die "usage: $0 start [--owner-pid PID] | stop DIR" ;;
+esac
