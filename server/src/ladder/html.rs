@@ -22,12 +22,12 @@
 //! (bot, owner, season and version names, reasons) is escaped. Pages are built on a blocking
 //! thread from the store; the time spent is sent in a `Server-Timing` header (`render;dur=ms`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -36,8 +36,8 @@ use futures_util::future::Either;
 use maumau_engine::ProfileId;
 use maumau_ladder::store::{MatchRecord, MatchState, PlacingStats, Season};
 use maumau_ladder::{
-    BotId, Ladder, LadderError, Leaderboard, MatchId, Millis, SqliteStore, Standing, Store,
-    VersionId,
+    BotId, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, SqliteStore, Standing,
+    Store, VersionId,
 };
 use prost::Message as _;
 use tonic::codegen::http::{self, HeaderValue, Method, StatusCode, header};
@@ -56,13 +56,18 @@ const HISTORY: usize = 50;
 #[derive(Clone)]
 pub(crate) struct WithPages<S> {
     hub: Option<Arc<Hub>>,
+    names: Arc<Names>,
     inner: S,
 }
 
 impl<S> WithPages<S> {
     /// Puts the pages of `hub`'s ladder (if any) in front of `inner`.
     pub(crate) fn new(hub: Option<Arc<Hub>>, inner: S) -> WithPages<S> {
-        WithPages { hub, inner }
+        WithPages {
+            hub,
+            names: Arc::default(),
+            inner,
+        }
     }
 }
 
@@ -88,10 +93,12 @@ where
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         match &self.hub {
             Some(hub) if is_page_request(&req) => {
-                let hub = hub.clone();
+                let (hub, names) = (hub.clone(), self.names.clone());
                 let head = req.method() == Method::HEAD;
                 let uri = req.uri().clone();
-                Either::Right(Box::pin(async move { Ok(respond(hub, &uri, head).await) }))
+                Either::Right(Box::pin(async move {
+                    Ok(respond(hub, names, &uri, head).await)
+                }))
             }
             _ => Either::Left(self.inner.call(req)),
         }
@@ -141,7 +148,12 @@ impl From<LadderError> for Page {
     }
 }
 
-async fn respond(hub: Arc<Hub>, uri: &http::Uri, head: bool) -> http::Response<tonic::body::Body> {
+async fn respond(
+    hub: Arc<Hub>,
+    names: Arc<Names>,
+    uri: &http::Uri,
+    head: bool,
+) -> http::Response<tonic::body::Body> {
     let started = Instant::now();
     let page = match route(uri) {
         Ok(route) => {
@@ -153,7 +165,7 @@ async fn respond(hub: Arc<Hub>, uri: &http::Uri, head: bool) -> http::Response<t
                 ),
                 Some(ladder) => {
                     let hub = hub.clone();
-                    tokio::task::spawn_blocking(move || render(&hub, &ladder, route))
+                    tokio::task::spawn_blocking(move || render(&hub, &names, &ladder, route))
                         .await
                         .unwrap_or_else(|e| {
                             Page::Error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
@@ -372,7 +384,7 @@ fn percent_encode(s: &str) -> String {
 
 // ----- rendering -----
 
-fn render(hub: &Hub, ladder: &Ladder<SqliteStore>, route: Route) -> Page {
+fn render(hub: &Hub, names: &Names, ladder: &Ladder<SqliteStore>, route: Route) -> Page {
     let result = match route {
         Route::Leaderboard {
             season,
@@ -385,10 +397,10 @@ fn render(hub: &Hub, ladder: &Ladder<SqliteStore>, route: Route) -> Page {
                     .first()
                     .map_or_else(|| "classic".into(), |f| f.profile.clone())
             });
-            leaderboard_page(ladder, season.as_deref(), &profile, page, per_page)
+            leaderboard_page(ladder, names, season.as_deref(), &profile, page, per_page)
         }
-        Route::Bot { id, season } => bot_page(hub, ladder, id, season.as_deref()),
-        Route::Match(id) => match_page(hub, ladder, id),
+        Route::Bot { id, season } => bot_page(hub, names, ladder, id, season.as_deref()),
+        Route::Match(id) => match_page(hub, names, ladder, id),
         Route::Replay(id) => replay_file(hub, ladder, id),
     };
     result.unwrap_or_else(Page::from)
@@ -409,57 +421,60 @@ fn pick_season(seasons: &[Season], name: Option<&str>) -> Result<Season, LadderE
     })
 }
 
-/// The board of a season and profile: the ladder's own for the open season; for a closed one,
-/// every version rated in it (as it stood at the close), bans still hidden.
+/// The board of a season and profile, each bot once with its best version by score, established
+/// versions first; banned versions, bots and owners left out. In the open season only active
+/// versions count (as in [`Ladder::leaderboard`], which gives the same board one store read per
+/// line); a closed season is frozen: every version rated in it counts, retired since or not.
+/// Names come from the cache, so a board costs four store reads.
 fn season_board(
     ladder: &Ladder<SqliteStore>,
+    names: &Names,
     season: &Season,
     profile: &str,
 ) -> Result<Leaderboard, LadderError> {
-    if season.closed_ms.is_none() {
-        return ladder.leaderboard(season.id, profile);
-    }
+    use maumau_ladder::store::{SanctionKind, SanctionTarget as T};
     let store = ladder.store();
-    let banned: Vec<_> = store
+    let active: Option<HashSet<VersionId>> = match season.closed_ms {
+        None => Some(store.active_versions()?.iter().map(|v| v.version).collect()),
+        Some(_) => None,
+    };
+    let banned: HashSet<T> = store
         .active_sanctions()?
         .into_iter()
-        .filter(|s| s.kind == maumau_ladder::store::SanctionKind::Ban)
+        .filter(|s| s.kind == SanctionKind::Ban)
         .map(|s| s.target)
         .collect();
     let mut best: HashMap<BotId, (bool, Standing)> = HashMap::new();
-    let mut bots = HashMap::new();
     for row in store.ratings(season.id)? {
-        if row.profile != profile || row.state.matches == 0 {
+        if row.profile != profile
+            || row.state.matches == 0
+            || active.as_ref().is_some_and(|a| !a.contains(&row.version))
+        {
             continue;
         }
-        use maumau_ladder::store::SanctionTarget as T;
-        let version = store.version(row.version)?;
-        let bot = match bots.entry(version.bot) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(store.bot(version.bot)?),
-        };
-        if banned.contains(&T::Version(version.id))
-            || banned.contains(&T::Bot(bot.id))
-            || banned.contains(&T::Owner(bot.owner))
+        let name = names.get(store, row.version)?;
+        if banned.contains(&T::Version(row.version))
+            || banned.contains(&T::Bot(name.bot))
+            || banned.contains(&T::Owner(name.owner))
         {
             continue;
         }
         let provisional = row.state.is_provisional(&ladder.config().rating);
         let r = row.state.rating;
         if best
-            .get(&bot.id)
+            .get(&name.bot)
             .is_none_or(|(p, s)| (provisional, -r.score()) < (*p, -s.score))
         {
             best.insert(
-                bot.id,
+                name.bot,
                 (
                     provisional,
                     Standing {
                         rank: 0,
-                        bot: bot.id,
-                        bot_name: bot.name.clone(),
-                        version: version.id,
-                        label: version.label,
+                        bot: name.bot,
+                        bot_name: name.bot_name,
+                        version: row.version,
+                        label: name.label,
                         rating: r,
                         score: r.score(),
                         interval95: r.interval95(),
@@ -507,6 +522,7 @@ fn leaderboard_url(season: &str, profile: &str, page: usize, per_page: usize) ->
 
 fn leaderboard_page(
     ladder: &Ladder<SqliteStore>,
+    names: &Names,
     season: Option<&str>,
     profile: &str,
     page: usize,
@@ -515,7 +531,7 @@ fn leaderboard_page(
     let store = ladder.store();
     let seasons = store.seasons()?;
     let season = pick_season(&seasons, season)?;
-    let board = season_board(ladder, &season, profile)?;
+    let board = season_board(ladder, names, &season, profile)?;
     let stats: HashMap<VersionId, PlacingStats> = store
         .placing_stats(season.id, profile)?
         .into_iter()
@@ -670,6 +686,7 @@ fn standings_table(
 
 fn bot_page(
     hub: &Hub,
+    names: &Names,
     ladder: &Ladder<SqliteStore>,
     id: BotId,
     season: Option<&str>,
@@ -712,7 +729,6 @@ fn bot_page(
     }
     h.raw("</nav>\n");
 
-    let mut names = Names::default();
     for v in &versions {
         let (status, reason) = status_to_wire(&ladder.eligibility(v.id)?);
         let _ = write!(
@@ -814,8 +830,8 @@ fn bot_page(
                         h.raw(", ");
                     }
                     first = false;
-                    let (bot_id, name, _) = names.get(store, s.version)?;
-                    h.link(&format!("/ladder/bots/{bot_id}"), &name, false);
+                    let n = names.get(store, s.version)?;
+                    h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
                 }
                 let _ = write!(h.0, "</td><td>{}</td><td>", e.outcome.timeouts);
                 replay_link(&mut h, hub, &m);
@@ -845,7 +861,12 @@ fn replay_link(h: &mut Html, hub: &Hub, m: &MatchRecord) {
     }
 }
 
-fn match_page(hub: &Hub, ladder: &Ladder<SqliteStore>, id: MatchId) -> Result<Page, LadderError> {
+fn match_page(
+    hub: &Hub,
+    names: &Names,
+    ladder: &Ladder<SqliteStore>,
+    id: MatchId,
+) -> Result<Page, LadderError> {
     let store = ladder.store();
     let m = store.match_record(id)?;
     let season = store
@@ -909,13 +930,12 @@ fn match_page(hub: &Hub, ladder: &Ladder<SqliteStore>, id: MatchId) -> Result<Pa
         "<table class=\"seats\">\n<thead><tr><th>Seat</th><th>Bot</th><th>Version</th>\
          <th>Placing</th><th>Joined</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
     );
-    let mut names = Names::default();
     for (i, s) in m.seats.iter().enumerate() {
-        let (bot_id, bot_name, label) = names.get(store, s.version)?;
+        let n = names.get(store, s.version)?;
         let _ = write!(h.0, "<tr class=\"seat\"><td>{i}</td><td>");
-        h.link(&format!("/ladder/bots/{bot_id}"), &bot_name, false);
+        h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
         h.raw("</td><td>");
-        h.text(&label);
+        h.text(&n.label);
         h.raw("</td><td>");
         match s.placing {
             Some(p) => {
@@ -962,23 +982,34 @@ fn replay_file(hub: &Hub, ladder: &Ladder<SqliteStore>, id: MatchId) -> Result<P
     }
 }
 
-/// Bot id, bot name and version label of versions, read once each.
+/// A version's bot, owner, bot name and label: never change once created, so kept for the
+/// server's lifetime ([`Names`]).
+#[derive(Clone)]
+struct Name {
+    bot: BotId,
+    owner: OwnerId,
+    bot_name: String,
+    label: String,
+}
+
+/// The names of versions, read from the store once each and shared by every page.
 #[derive(Default)]
-struct Names(HashMap<VersionId, (BotId, String, String)>);
+pub(crate) struct Names(Mutex<HashMap<VersionId, Name>>);
 
 impl Names {
-    fn get(
-        &mut self,
-        store: &SqliteStore,
-        v: VersionId,
-    ) -> Result<(BotId, String, String), LadderError> {
-        if let Some(n) = self.0.get(&v) {
+    fn get(&self, store: &SqliteStore, v: VersionId) -> Result<Name, LadderError> {
+        if let Some(n) = lock(&self.0).get(&v) {
             return Ok(n.clone());
         }
         let version = store.version(v)?;
         let bot = store.bot(version.bot)?;
-        let n = (bot.id, bot.name, version.label);
-        self.0.insert(v, n.clone());
+        let n = Name {
+            bot: bot.id,
+            owner: bot.owner,
+            bot_name: bot.name,
+            label: version.label,
+        };
+        lock(&self.0).insert(v, n.clone());
         Ok(n)
     }
 }
