@@ -4,16 +4,33 @@
 //! output directory with replay recording off and on; interleaved and repeated, medians
 //! reported.
 //!
+//! Every line plays the very same games, action for action: the bare loop draws each seat's
+//! choices from its own SplitMix seeded as the tournament seeds that seat's random bot, and a
+//! checksum of every game's totals must agree across the lines (the run stops if not).
+//!
 //! Wall clock (games per second) and CPU time (games per CPU-second of the whole process, from
 //! `/proc/self/stat`), each as the median and the best of the runs. On a machine shared with
 //! other work every figure swings by a fifth or more from run to run; the best runs are the
-//! least disturbed. Instruction counts do not swing: run one line under callgrind
-//! (`SPEED_ONLY=N SPEED_GAMES=8000 SPEED_REPEATS=1 valgrind --tool=callgrind <bench binary>
-//! --bench`) and compare the totals.
+//! least disturbed. Instruction counts do not swing: run one line under callgrind, counting only
+//! the measured work (the main thread inside `timed` and every thread it starts):
+//!
+//! ```text
+//! SPEED_ONLY=N SPEED_GAMES=8000 SPEED_REPEATS=1 SPEED_THREADS=2 valgrind --tool=callgrind \
+//!   --collect-atstart=no --toggle-collect='speed::timed*' --toggle-collect='*thread_start*' \
+//!   target/release/deps/speed-<hash> --bench
+//! ```
+//!
+//! Measured so (8 000 games, instructions, ratio to the bare loop): bare 959.3 M; SDK loop with
+//! boxed bots 998.8 M (0.960); tournament in memory 1 064.2 M (0.901); writing results
+//! 1 080.3 M (0.888); writing results and replays 1 217.0 M (0.788). What the tournament adds in
+//! memory, per game: skillratings' Weng-Lin update (3.7 k instructions, of 13 k), the SDK loop's
+//! calls into the bots, the fixture and its record (about 15 allocations, 7 of them inside
+//! skillratings), the other standings figures. Wall clock could not be taken on a quiet machine
+//! for these figures (load average 18 on 2 cores); see the README.
 //!
 //! `cargo bench -p maumau-tournament --bench speed` (`SPEED_GAMES=N` games per measurement,
 //! default 40000; `SPEED_REPEATS`, default 5; `SPEED_ONLY=0..4` runs only that line, for a
-//! profiler).
+//! profiler; `SPEED_THREADS`, default every core).
 
 use std::time::Instant;
 

@@ -592,6 +592,7 @@ fn quoted(s: &str) -> String {
 /// with replays on, this is most of a tournament's cost beyond the games themselves.
 pub(crate) struct ReplayLine {
     line: Vec<u8>,
+    texts: &'static [ActionText],
     /// Where the actions start: the `,` before the first one becomes the list's `[`.
     actions: usize,
 }
@@ -600,9 +601,9 @@ impl ReplayLine {
     pub(crate) fn start(head: &ReplayHead, f: &Fixture) -> ReplayLine {
         let mut line = Vec::with_capacity(4096);
         line.extend_from_slice(b"{\"id\":");
-        line.extend_from_slice(quoted(&f.id).as_bytes());
+        push_json_str(&mut line, &f.id);
         line.extend_from_slice(head.rules.as_bytes());
-        line.extend_from_slice(f.seed.to_string().as_bytes());
+        push_uint(&mut line, f.seed);
         line.extend_from_slice(b",\"entrants\":[");
         for (i, &e) in f.seats.iter().enumerate() {
             if i > 0 {
@@ -612,13 +613,19 @@ impl ReplayLine {
         }
         line.extend_from_slice(b"],\"actions\":");
         let actions = line.len();
-        ReplayLine { line, actions }
+        ReplayLine {
+            line,
+            texts: action_texts(),
+            actions,
+        }
     }
 
     /// Appends an accepted action: `,"2 play 7H mau"`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, seat: u8, index: usize) {
-        let text = action_texts().get(seat as usize * maumau_engine::ACTION_COUNT + index);
+        let text = self
+            .texts
+            .get(seat as usize * maumau_engine::ACTION_COUNT + index);
         match text {
             Some(t) if t.len as usize <= TEXT_WIDTH => {
                 // Copy the whole padded entry (a fixed size, so no call), keep its length.
@@ -725,6 +732,8 @@ struct Store {
     results: BufWriter<File>,
     replays: BufWriter<File>,
     flushed: Instant,
+    /// The results line being written, reused.
+    line: Vec<u8>,
 }
 
 /// Most games a worker finishes before handing them over.
@@ -788,6 +797,7 @@ impl Store {
             results: open(results_path)?,
             replays: open(dir.join("replays.jsonl"))?,
             flushed: Instant::now(),
+            line: Vec::with_capacity(256),
         })
     }
 
@@ -801,9 +811,10 @@ impl Store {
             self.replays.write_all(r).map_err(io)?;
             self.replays.write_all(b"\n").map_err(io)?;
         }
-        serde_json::to_writer(&mut self.results, record)
-            .map_err(|e| TournamentError::Io(self.dir.clone(), e.into()))?;
-        self.results.write_all(b"\n").map_err(io)?;
+        self.line.clear();
+        push_record(&mut self.line, record);
+        self.line.push(b'\n');
+        self.results.write_all(&self.line).map_err(io)?;
         if self.flushed.elapsed() >= FLUSH_EVERY {
             self.flush()?;
         }
@@ -867,10 +878,101 @@ impl Store {
     }
 }
 
+/// Appends `record` as a line of `results.jsonl` (without the newline): the bytes
+/// `serde_json::to_writer` gives, written by hand, since it is done for every game.
+fn push_record(line: &mut Vec<u8>, record: &GameRecord) {
+    line.extend_from_slice(b"{\"id\":");
+    push_json_str(line, &record.id);
+    line.extend_from_slice(b",\"seed\":");
+    push_uint(line, record.seed);
+    line.extend_from_slice(b",\"seats\":");
+    push_list(line, record.seats.iter().map(|&x| x as i64));
+    line.extend_from_slice(b",\"placings\":");
+    push_list(line, record.placings.iter().map(|&x| x.into()));
+    line.extend_from_slice(b",\"totals\":");
+    push_list(line, record.totals.iter().map(|&x| x.into()));
+    line.extend_from_slice(b",\"rounds\":");
+    push_uint(line, record.rounds.into());
+    line.extend_from_slice(b",\"actions\":");
+    push_uint(line, record.actions.into());
+    if !record.forfeits.is_empty() {
+        line.extend_from_slice(b",\"forfeits\":");
+        push_list(line, record.forfeits.iter().map(|&x| x.into()));
+    }
+    line.push(b'}');
+}
+
+/// A JSON string: as is between quotes unless it holds something JSON escapes.
+fn push_json_str(line: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        line.extend_from_slice(quoted(s).as_bytes());
+    } else {
+        line.push(b'"');
+        line.extend_from_slice(s.as_bytes());
+        line.push(b'"');
+    }
+}
+
+fn push_list(line: &mut Vec<u8>, items: impl Iterator<Item = i64>) {
+    line.push(b'[');
+    for (i, x) in items.enumerate() {
+        if i > 0 {
+            line.push(b',');
+        }
+        if x < 0 {
+            line.push(b'-');
+        }
+        push_uint(line, x.unsigned_abs());
+    }
+    line.push(b']');
+}
+
+fn push_uint(line: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    line.extend_from_slice(&digits[i..]);
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_lines_are_what_serde_json_writes() {
+        let mut record = GameRecord {
+            id: "r0-t12-d3-s1".into(),
+            seed: u64::MAX,
+            seats: vec![3, 0, 11, 2],
+            placings: vec![2, 1, 4, 2],
+            totals: vec![-40, 0, 1_000_000, i32::MIN],
+            rounds: 17,
+            actions: 0,
+            forfeits: Vec::new(),
+        };
+        let mut line = Vec::new();
+        for (id, forfeits) in [("r0-t12-d3-s1", vec![]), ("odd \"id\"\\\n", vec![2, 0])] {
+            record.id = id.into();
+            record.forfeits = forfeits;
+            line.clear();
+            push_record(&mut line, &record);
+            let expected = serde_json::to_string(&record).unwrap();
+            assert_eq!(String::from_utf8(line.clone()).unwrap(), expected);
+        }
     }
 }
