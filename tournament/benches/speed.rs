@@ -25,8 +25,9 @@
 //! 1 080.3 M (0.888); writing results and replays 1 217.0 M (0.788). What the tournament adds in
 //! memory, per game: skillratings' Weng-Lin update (3.7 k instructions, of 13 k), the SDK loop's
 //! calls into the bots, the fixture and its record (about 15 allocations, 7 of them inside
-//! skillratings), the other standings figures. Wall clock could not be taken on a quiet machine
-//! for these figures (load average 18 on 2 cores); see the README.
+//! skillratings), the other standings figures. Wall clock, 5 runs at load average 1.3, median
+//! (best): bare 114 k games/s (131 k); in memory 0.90 (0.96); writing results 0.92 (0.84);
+//! with replays 0.55 (0.60), where writing 3 kB a game costs kernel time callgrind does not see.
 //!
 //! `cargo bench -p maumau-tournament --bench speed` (`SPEED_GAMES=N` games per measurement,
 //! default 40000; `SPEED_REPEATS`, default 5; `SPEED_ONLY=0..4` runs only that line, for a
