@@ -148,7 +148,7 @@ impl LadderArgs {
         if !(self.minutes > 0.0 && self.minutes <= 24.0 * 60.0) {
             return Err("--minutes must be in (0, 1440]".into());
         }
-        if !(0.0..=600.0).contains(&self.warmup) || !(self.progress >= 0.5) {
+        if !(0.0..=600.0).contains(&self.warmup) || !(0.5..).contains(&self.progress) {
             return Err("--warmup must be in [0, 600] s and --progress at least 0.5 s".into());
         }
         if !(SEATS..=4096).contains(&self.bots) {
