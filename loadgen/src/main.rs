@@ -32,6 +32,7 @@
 mod echo;
 mod game;
 mod hold;
+mod ladder;
 mod procs;
 mod stats;
 
@@ -66,6 +67,8 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
     },
+    /// The ladder's rated matches per hour against the same matches created directly (issue 6).
+    Ladder(ladder::LadderArgs),
 }
 
 /// How the streams reach the server.
@@ -679,6 +682,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Cmd::EchoServer { listen }) => echo::serve(listen).map_err(|e| e.to_string()),
+        Some(Cmd::Ladder(args)) => return ladder::main(args),
         None => {
             let threads = cli.bench.client_threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
