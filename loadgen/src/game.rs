@@ -426,6 +426,7 @@ fn create_request(seed: u64) -> pb::CreateMatchRequest {
 }
 
 /// One slot: create a match, play its four seats, repeat until the window closes.
+#[allow(clippy::too_many_arguments)]
 async fn slot(
     index: u64,
     mut control: MatchServiceClient<Channel>,
@@ -521,6 +522,7 @@ async fn slot(
 /// Runs `streams / 4` concurrent matches against `url` until `window` closes: every Play stream
 /// over one shared HTTP/2 connection, or one connection per stream (reused by the slot's next
 /// matches). Matches are created over a separate control connection.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn load(
     url: &str,
     streams: usize,

@@ -100,6 +100,7 @@ fn kind(k: pb::server_message::Kind) -> pb::ServerMessage {
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
 /// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
 /// stream from then on; it comes back when the table is gone.
+#[allow(clippy::too_many_arguments)]
 async fn attach(
     entry: &MatchEntry,
     role: Role,
