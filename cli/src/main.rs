@@ -7,6 +7,7 @@
 
 mod check_bot;
 mod ladder;
+mod replay;
 mod serve;
 mod tournament;
 
@@ -37,6 +38,8 @@ enum Command {
     CheckBot(check_bot::CheckBotArgs),
     /// Ladder maintenance on a stopped server's data directory (rerate).
     Ladder(ladder::LadderArgs),
+    /// Verify a replay file (as the ladder's web pages download it) by re-simulating it.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args)]
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
         Command::Tournament(args) => tournament::tournament(&args),
         Command::CheckBot(args) => check_bot::check_bot(&args),
         Command::Ladder(args) => ladder::ladder(&args),
+        Command::Replay(args) => replay::replay(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

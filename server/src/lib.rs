@@ -7,7 +7,8 @@
 //!   list, inspect, replays);
 //! - `grpc.health.v1.Health` and server reflection (`v1` and `v1alpha`), so `grpcurl` and
 //!   `buf curl` work without the proto files;
-//! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`).
+//! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`);
+//! - in ladder mode, the ladder's web pages (plain `GET`: leaderboard, bots, matches, replays).
 //!
 //! Each match is owned by one task (see `table.rs`); everything a seat receives is built there
 //! from the engine's per-seat view. Finished matches are written to `<data_dir>/matches` and read
@@ -158,6 +159,8 @@ pub async fn run(
         routes.add_service(ladder_service);
     }
     let service = tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), routes.routes().prepare());
+    // In ladder mode, plain GET requests get the ladder's web pages.
+    let service = ladder::WithPages::new(hub.clone(), service);
     let stopping = registry.clone();
     let stopping_hub = hub.clone();
     let result = serve::serve(listener, service, async move {

@@ -17,9 +17,9 @@ use rusqlite::{
 };
 
 use super::{
-    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, RatingCause,
-    RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget, Season,
-    SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
+    RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
+    Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
@@ -1145,6 +1145,29 @@ impl Store for SqliteStore {
             )?;
             Ok(st
                 .query_map([], |r| Ok((VersionId(r.get(0)?), r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn placing_stats(&self, season: SeasonId, profile: &str) -> Result<Vec<PlacingStats>> {
+        self.read(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT s.version_id, COUNT(*), SUM(s.placing = 1), SUM(s.placing), SUM(s.timeouts)
+                 FROM matches m JOIN match_seats s ON s.match_id = m.id
+                 WHERE m.season_id = ?1 AND m.profile = ?2 AND m.state = 'finished'
+                   AND m.rated_seq IS NOT NULL
+                 GROUP BY s.version_id ORDER BY s.version_id",
+            )?;
+            Ok(st
+                .query_map(params![season.0, profile], |r| {
+                    Ok(PlacingStats {
+                        version: VersionId(r.get(0)?),
+                        matches: r.get(1)?,
+                        wins: r.get(2)?,
+                        placing_sum: r.get::<_, i64>(3)?.max(0) as u64,
+                        timeouts: r.get::<_, i64>(4)?.max(0) as u64,
+                    })
+                })?
                 .collect::<rusqlite::Result<_>>()?)
         })
     }

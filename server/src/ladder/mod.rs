@@ -13,9 +13,11 @@
 //!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
 //!   finished match's placings are rated.
 //! - `service.rs`: the gRPC calls.
+//! - `html.rs`: the web pages (leaderboard, bots, matches, replay downloads) on the same port.
 //!
 //! Locks are plain `std::sync::Mutex`es over small maps, never held across an `.await`.
 
+mod html;
 mod matchmaker;
 mod service;
 
@@ -39,6 +41,7 @@ use tonic::Status;
 
 use crate::registry::Registry;
 
+pub(crate) use html::WithPages;
 pub(crate) use service::LadderApi;
 
 /// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
