@@ -73,6 +73,10 @@ struct FileConfig {
     ladder_join_deadline_ms: Option<u64>,
     ladder_node_address: Option<String>,
     ladder_formats: Option<Vec<FileFormat>>,
+    /// How long a stopping server lets its ladder matches finish.
+    ladder_drain_timeout_ms: Option<u64>,
+    /// Turn off validation of new versions (default on).
+    ladder_validation: Option<bool>,
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -147,6 +151,12 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         }
         if let Some(v) = file.ladder_node_address {
             l.node_address = v;
+        }
+        if let Some(v) = file.ladder_drain_timeout_ms {
+            l.drain_timeout = ms(v);
+        }
+        if let Some(v) = file.ladder_validation {
+            l.validation.required = v;
         }
         if let Some(formats) = file.ladder_formats {
             l.formats = formats

@@ -46,6 +46,8 @@ pub use ladder::{
 pub use matches::verify as verify_replay;
 /// A ladder format: a profile and table size with the operator's weight.
 pub use maumau_ladder::matchmaking::Format as LadderFormat;
+/// Whether the ladder validates new versions, and what fails them.
+pub use maumau_ladder::validation::ValidationPolicy as LadderValidation;
 pub use table::default_action;
 
 /// Why the server could not run.
@@ -85,7 +87,8 @@ impl std::fmt::Display for ServerError {
 
 impl std::error::Error for ServerError {}
 
-/// Serves until `shutdown` completes, then aborts and records every open match, and returns.
+/// Serves until `shutdown` completes, then (in ladder mode) drains the ladder, aborts and records
+/// every open match, and returns.
 pub async fn run(
     listener: TcpListener,
     config: ServerConfig,
@@ -163,10 +166,14 @@ pub async fn run(
     let result = serve::serve(listener, service, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {
-            hub.shutdown();
+            tracing::info!("shutting down: draining the ladder");
+            hub.shutdown().await;
         }
         tracing::info!("shutting down: recording open matches");
         stopping.shutdown().await;
+        if let Some(hub) = &stopping_hub {
+            hub.close_lobbies().await;
+        }
     })
     .await;
     if let Some(hub) = &hub {

@@ -153,6 +153,8 @@ struct SeatState {
     decisions: u32,
     timeouts: u32,
     rejections: u32,
+    /// Rejections a correct bot never causes (see [`is_protocol_error`]).
+    protocol_errors: u32,
     think_ms: Vec<u32>,
     gave_up: bool,
     forfeited: bool,
@@ -318,6 +320,7 @@ impl Table {
                 decisions: 0,
                 timeouts: 0,
                 rejections: 0,
+                protocol_errors: 0,
                 think_ms: Vec::new(),
                 gave_up: false,
                 forfeited: false,
@@ -451,6 +454,7 @@ impl Table {
             Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
                 self.seats[s as usize].rejections += 1;
+                self.seats[s as usize].protocol_errors += 1;
                 self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
                 if let Some((_, outbox)) = seat.conn.take() {
@@ -599,6 +603,9 @@ impl Table {
         message: String,
     ) -> pb::ActionRejected {
         self.seats[s as usize].rejections += 1;
+        if is_protocol_error(reason) {
+            self.seats[s as usize].protocol_errors += 1;
+        }
         pb::ActionRejected {
             request_id,
             reason: reason as i32,
@@ -1295,6 +1302,23 @@ pub(crate) fn unreadable(status: &Status) -> Status {
     )
 }
 
+/// Whether a refusal means the bot broke the protocol or the rules, rather than losing a race that
+/// a correct bot can lose: its state id went stale (another action or a timeout came first),
+/// another seat challenged first or the offence closed, the match ended or has not started yet,
+/// or the server plays the seat now (it gave up).
+fn is_protocol_error(reason: pb::ErrorReason) -> bool {
+    use pb::ErrorReason as R;
+    !matches!(
+        reason,
+        R::StaleState
+            | R::MatchOver
+            | R::MatchNotStarted
+            | R::NotSeated
+            | R::AlreadyChallenged
+            | R::NoOpenOffence
+    )
+}
+
 fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
     let mut t = seat.think_ms.clone();
     t.sort_unstable();
@@ -1310,6 +1334,7 @@ fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
         decisions: seat.decisions,
         timeouts: seat.timeouts,
         rejections: seat.rejections,
+        protocol_errors: seat.protocol_errors,
         decision_ms_p50: pct(50),
         decision_ms_p90: pct(90),
         decision_ms_p99: pct(99),

@@ -378,6 +378,23 @@ pub struct SeatHistory {
     pub outcome: SeatOutcome,
 }
 
+/// The verdict of a finished validation match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Validation {
+    /// The validation match.
+    pub match_id: MatchId,
+    /// The version under test.
+    pub version: VersionId,
+    /// The profile it was validated in.
+    pub profile: String,
+    /// True when it passed (no reasons).
+    pub passed: bool,
+    /// Why it failed, one reason each; empty when it passed.
+    pub reasons: Vec<String>,
+    /// When the match ended.
+    pub ended_ms: Millis,
+}
+
 /// A version's results in one season and profile, over its finished rated matches (voided ones
 /// left out): what the leaderboard shows next to the rating.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -451,7 +468,9 @@ pub trait Store: Send + Sync {
 
     // ----- matches -----
 
-    /// Schedules a match in an open season; every seat must hold a distinct active version.
+    /// Schedules a match in an open season; every seat must hold a distinct active version. A
+    /// rated match has at least 2 seats; an unrated one (a validation match, whose one stored
+    /// seat is the version under test) at least 1.
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId>;
     /// Scheduled → running.
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()>;
@@ -473,6 +492,17 @@ pub trait Store: Send + Sync {
         reason: &str,
         now: Millis,
     ) -> Result<()>;
+    /// A validation match (unrated, one seat), scheduled or running → finished, with the version's
+    /// join and timeouts and the verdict (`reasons` empty: passed), in one transaction.
+    fn finish_validation(
+        &self,
+        id: MatchId,
+        outcome: SeatOutcome,
+        reasons: &[String],
+        now: Millis,
+    ) -> Result<()>;
+    /// A version's validation verdicts, oldest first.
+    fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>>;
     /// Any state but void → void. If it had been rated, its season and profile are recomputed
     /// without it and every changed rating gets a `Void` event; the changes are returned.
     fn void_match(
