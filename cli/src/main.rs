@@ -10,6 +10,7 @@
 mod check_bot;
 mod ladder;
 mod ladder_operator;
+mod replay;
 mod serve;
 mod tournament;
 
@@ -40,6 +41,8 @@ enum Command {
     CheckBot(check_bot::CheckBotArgs),
     /// Ladder operations: operator calls on a running server, rerate on a stopped one's data.
     Ladder(ladder::LadderArgs),
+    /// Verify a replay file (as the ladder's web pages download it) by re-simulating it.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args)]
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
         Command::Tournament(args) => tournament::tournament(&args),
         Command::CheckBot(args) => check_bot::check_bot(&args),
         Command::Ladder(args) => ladder::ladder(&args),
+        Command::Replay(args) => replay::replay(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

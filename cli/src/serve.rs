@@ -34,6 +34,11 @@ pub(crate) struct ServeArgs {
         value_delimiter = ','
     )]
     ladder_invitation_code: Vec<String>,
+    /// Threads that run matches and connections [default: one per CPU]. 1 runs everything on
+    /// one thread (tokio's current-thread runtime); the search bot and the writing of finished
+    /// matches use threads of their own either way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    worker_threads: Option<u16>,
 }
 
 /// One `[[ladder_formats]]` entry of a configuration file.
@@ -68,6 +73,10 @@ struct FileConfig {
     ladder_join_deadline_ms: Option<u64>,
     ladder_node_address: Option<String>,
     ladder_formats: Option<Vec<FileFormat>>,
+    /// How long a stopping server lets its ladder matches finish.
+    ladder_drain_timeout_ms: Option<u64>,
+    /// Turn off validation of new versions (default on).
+    ladder_validation: Option<bool>,
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -143,6 +152,12 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         if let Some(v) = file.ladder_node_address {
             l.node_address = v;
         }
+        if let Some(v) = file.ladder_drain_timeout_ms {
+            l.drain_timeout = ms(v);
+        }
+        if let Some(v) = file.ladder_validation {
+            l.validation.required = v;
+        }
         if let Some(formats) = file.ladder_formats {
             l.formats = formats
                 .into_iter()
@@ -163,7 +178,16 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         }
         config.ladder = Some(l);
     }
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = match args.worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n.into())
+            .enable_all()
+            .build()?,
+        None => tokio::runtime::Runtime::new()?,
+    };
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await

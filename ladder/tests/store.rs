@@ -732,3 +732,67 @@ fn concurrent_finishes_rate_a_match_once() {
         1
     );
 }
+
+#[test]
+fn placing_stats_count_finished_rated_matches_of_the_season_and_profile() {
+    let (_dir, s, season, vs) = setup(3);
+    let cfg = RatingConfig::default();
+    // Two rated classic matches, one with timeouts and a tie for first.
+    play(&s, season, &vs, &[1, 2, 3], 10);
+    let id = s.schedule_match(&new_match(season, &vs), 20).unwrap();
+    let with_timeouts = [
+        SeatResult {
+            placing: 1,
+            timeouts: 0,
+        },
+        SeatResult {
+            placing: 1,
+            timeouts: 2,
+        },
+        SeatResult {
+            placing: 3,
+            timeouts: 5,
+        },
+    ];
+    s.finish_match(id, &with_timeouts, &cfg, 21).unwrap();
+    // Left out: another profile, an unrated match, an aborted one and a voided one.
+    let mut other = new_match(season, &vs);
+    other.profile = "brazilian".into();
+    let o = s.schedule_match(&other, 30).unwrap();
+    s.finish_match(o, &results(&[3, 2, 1]), &cfg, 31).unwrap();
+    let mut unrated = new_match(season, &vs);
+    unrated.rated = false;
+    let u = s.schedule_match(&unrated, 40).unwrap();
+    s.finish_match(u, &results(&[3, 2, 1]), &cfg, 41).unwrap();
+    let a = s.schedule_match(&new_match(season, &vs), 50).unwrap();
+    let joined = SeatOutcome {
+        joined: true,
+        timeouts: 9,
+    };
+    s.abort_match(a, &[joined; 3], "test", 51).unwrap();
+    let v = play(&s, season, &vs, &[3, 2, 1], 60);
+    s.void_match(v, "test", &cfg, 70).unwrap();
+
+    let stats = s.placing_stats(season, "classic").unwrap();
+    let got: Vec<_> = stats
+        .iter()
+        .map(|p| (p.version, p.matches, p.wins, p.placing_sum, p.timeouts))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (vs[0], 2, 2, 2, 0),
+            (vs[1], 2, 1, 3, 2),
+            (vs[2], 2, 0, 6, 5),
+        ]
+    );
+    // The match counts agree with the ratings' own counts.
+    for row in s.ratings(season).unwrap() {
+        if row.profile == "classic" {
+            let p = stats.iter().find(|p| p.version == row.version).unwrap();
+            assert_eq!(p.matches, row.state.matches);
+        }
+    }
+    assert_eq!(s.placing_stats(season, "brazilian").unwrap().len(), 3);
+    assert!(s.placing_stats(season, "romanian-32").unwrap().is_empty());
+}

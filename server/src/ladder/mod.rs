@@ -13,9 +13,11 @@
 //!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
 //!   finished match's placings are rated.
 //! - `service.rs`: the gRPC calls.
+//! - `html.rs`: the web pages (leaderboard, bots, matches, replay downloads) on the same port.
 //!
 //! Locks are plain `std::sync::Mutex`es over small maps, never held across an `.await`.
 
+mod html;
 mod matchmaker;
 mod service;
 
@@ -25,9 +27,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::pb;
+use maumau_bot_sdk::bots::SplitMix;
 use maumau_engine::{MatchConfig, ProfileId};
 use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
+use maumau_ladder::validation::ValidationPolicy;
 use maumau_ladder::{
     Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, SqliteStore, Store,
     VersionId,
@@ -37,6 +41,7 @@ use tonic::Status;
 
 use crate::registry::Registry;
 
+pub(crate) use html::WithPages;
 pub(crate) use service::LadderApi;
 
 /// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
@@ -57,6 +62,16 @@ pub struct LadderSettings {
     pub first_season: String,
     /// How often the matchmaker looks at the lobbies when nothing else wakes it.
     pub tick: Duration,
+    /// Whether new versions first play unrated validation matches (one per profile they accept,
+    /// as copies of themselves beside the built-in heuristic and random bots), and what fails
+    /// them.
+    pub validation: ValidationPolicy,
+    /// How long a stopping server lets its ladder matches play on (it invites nobody meanwhile)
+    /// before it aborts the rest; lobbies get LobbyDrained once their matches have ended.
+    pub drain_timeout: Duration,
+    /// Seeds the matchmaker's draws (tables and deals), for reproducible runs; `None` draws a
+    /// seed from the operating system.
+    pub seed: Option<u64>,
 }
 
 impl Default for LadderSettings {
@@ -68,6 +83,9 @@ impl Default for LadderSettings {
             node_address: String::new(),
             first_season: "season-1".into(),
             tick: Duration::from_secs(2),
+            validation: ValidationPolicy::default(),
+            drain_timeout: Duration::from_secs(60),
+            seed: None,
         }
     }
 }
@@ -177,6 +195,11 @@ pub(crate) fn to_status(e: LadderError) -> Status {
 pub(crate) fn status_to_wire(e: &Eligibility) -> (pb::VersionStatus, String) {
     match e {
         Eligibility::Active => (pb::VersionStatus::Active, String::new()),
+        Eligibility::Validating => (
+            pb::VersionStatus::Validating,
+            "new: it plays unrated validation matches before it is rated".into(),
+        ),
+        Eligibility::Rejected { reason } => (pb::VersionStatus::Rejected, reason.clone()),
         Eligibility::Probe { reason } => (pb::VersionStatus::HealthPaused, reason.clone()),
         Eligibility::Paused { reason } => (pb::VersionStatus::Paused, reason.clone()),
         Eligibility::Banned { reason } => (pb::VersionStatus::Banned, reason.clone()),
@@ -219,6 +242,8 @@ pub(crate) struct Hub {
     wake: Notify,
     closed: AtomicBool,
     next_conn: AtomicU64,
+    /// The matchmaker's seeds.
+    rng: Mutex<SplitMix>,
 }
 
 impl Hub {
@@ -242,6 +267,7 @@ impl Hub {
         let dir = registry.config.data_dir.join("ladder");
         let codes = settings.invitation_codes.clone();
         let first_season = settings.first_season.clone();
+        let validation = settings.validation;
         let ladder = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
             let config = LadderConfig {
                 registration: if codes.is_empty() {
@@ -249,6 +275,7 @@ impl Hub {
                 } else {
                     RegistrationPolicy::invitation(&codes)
                 },
+                validation,
                 ..LadderConfig::default()
             };
             let ladder = Ladder::new(SqliteStore::open(&dir)?, config);
@@ -273,7 +300,9 @@ impl Hub {
                 server_ids.insert(MatchId(id), e.id.clone());
             }
         }
+        let seed = settings.seed.unwrap_or_else(rand::random);
         let hub = Arc::new(Hub {
+            rng: Mutex::new(SplitMix::new(seed)),
             ladder: Mutex::new(Some(Arc::new(ladder))),
             watchers: AtomicUsize::new(0),
             registry,
@@ -313,18 +342,60 @@ impl Hub {
             .map_err(to_status)
     }
 
-    /// Stops the matchmaker and closes every lobby with LobbyDrained (their streams end), so
-    /// that the server can shut down; matches in flight are aborted by the registry and recorded
-    /// by their watchers.
-    pub(crate) fn shutdown(&self) {
+    /// The first half of a server's shutdown, a drain of every lobby: stops the matchmaker
+    /// (nobody is invited any more, no lobby opens), closes the idle lobbies with LobbyDrained,
+    /// and lets the ladder matches in flight play on, for at most
+    /// [`LadderSettings::drain_timeout`]. A lobby closes with LobbyDrained when its last match
+    /// ends. Then the registry aborts what is left (see [`Hub::close_lobbies`]).
+    pub(crate) async fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        {
+            let mut l = lock(&self.lobbies);
+            let open: Vec<VersionId> = l.open.keys().copied().collect();
+            for v in open {
+                let idle = l.in_flight.get(&v).copied().unwrap_or(0) == 0;
+                if let Some(h) = l.open.get_mut(&v) {
+                    h.draining = true;
+                }
+                if idle {
+                    close_drained(&mut l, v);
+                }
+            }
+        }
+        self.wake.notify_one();
+        let deadline = tokio::time::Instant::now() + self.settings.drain_timeout;
+        while self.watchers.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let left = self.watchers.load(Ordering::SeqCst);
+        if left > 0 {
+            tracing::warn!(
+                matches = left,
+                "the ladder's drain timed out; the server aborts the matches left"
+            );
+        }
+    }
+
+    /// The second half of a server's shutdown, after the registry aborted the matches left:
+    /// waits (a few seconds at most) for their watchers to record them, then closes every lobby
+    /// still open with LobbyDrained, so that no stream holds up the server.
+    pub(crate) async fn close_lobbies(&self) {
+        for _ in 0..500 {
+            if self.watchers.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let mut l = lock(&self.lobbies);
         let open: Vec<VersionId> = l.open.keys().copied().collect();
         for v in open {
             close_drained(&mut l, v);
         }
-        drop(l);
-        self.wake.notify_one();
+    }
+
+    /// The next seed for the matchmaker.
+    fn next_seed(&self) -> u64 {
+        lock(&self.rng).next_u64()
     }
 
     /// After the server stopped: waits (a few seconds at most) for the watchers to record the

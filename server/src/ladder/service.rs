@@ -542,8 +542,22 @@ impl LadderService for LadderApi {
                             ended_unix_ms: h.ended_ms.max(0) as u64,
                             reason: m.reason.clone().unwrap_or_default(),
                             replay_pruned: false,
+                            validation: !m.rated && m.seats.len() == 1,
                         });
                     }
+                    let validations = l
+                        .store()
+                        .validations_of(v.id)?
+                        .into_iter()
+                        .map(|x| pb::ValidationResult {
+                            ladder_match_id: x.match_id.0,
+                            match_id: String::new(),
+                            profile: x.profile,
+                            passed: x.passed,
+                            reasons: x.reasons,
+                            ended_unix_ms: x.ended_ms.max(0) as u64,
+                        })
+                        .collect();
                     versions.push(pb::BotVersion {
                         version_id: v.id.0,
                         label: v.label.clone(),
@@ -561,6 +575,7 @@ impl LadderService for LadderApi {
                             })
                             .collect(),
                         history,
+                        validations,
                     });
                 }
                 Ok(pb::GetBotResponse {
@@ -577,6 +592,9 @@ impl LadderService for LadderApi {
             for h in &mut v.history {
                 h.match_id = hub.server_id(MatchId(h.ladder_match_id));
                 h.replay_pruned = hub.replay_pruned(MatchId(h.ladder_match_id));
+            }
+            for x in &mut v.validations {
+                x.match_id = hub.server_id(MatchId(x.ladder_match_id));
             }
         }
         Ok(Response::new(response))
@@ -654,6 +672,40 @@ impl LadderService for LadderApi {
             .await?;
         self.hub.wake.notify_one();
         Ok(Response::new(pb::ResumeResponse {
+            lifted: lifted.len() as u32,
+        }))
+    }
+
+    async fn resume_version(
+        &self,
+        req: Request<pb::ResumeVersionRequest>,
+    ) -> Result<Response<pb::ResumeVersionResponse>, Status> {
+        let key = key_of(&req)?;
+        let version = VersionId(req.into_inner().version_id);
+        let (lifted, now) = self
+            .hub
+            .store(move |l| {
+                let lifted = l.owner_resume(&key, version, now_ms())?;
+                Ok((lifted, l.eligibility(version)?))
+            })
+            .await?;
+        if !lifted.is_empty() {
+            let (status, why) = status_to_wire(&now);
+            let reason = if why.is_empty() {
+                "its owner lifted the health pause".into()
+            } else {
+                why
+            };
+            self.hub.tell(
+                version,
+                pb::lobby_response::Kind::Notice(pb::LobbyNotice {
+                    status: status as i32,
+                    reason,
+                }),
+            );
+            self.hub.wake.notify_one();
+        }
+        Ok(Response::new(pb::ResumeVersionResponse {
             lifted: lifted.len() as u32,
         }))
     }

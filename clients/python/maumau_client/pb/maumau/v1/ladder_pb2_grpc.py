@@ -95,6 +95,11 @@ class LadderServiceStub:
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeResponse.FromString,
                 _registered_method=True)
+        self.ResumeVersion = channel.unary_unary(
+                '/maumau.v1.LadderService/ResumeVersion',
+                request_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionResponse.FromString,
+                _registered_method=True)
         self.VoidMatch = channel.unary_unary(
                 '/maumau.v1.LadderService/VoidMatch',
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.VoidMatchRequest.SerializeToString,
@@ -226,6 +231,14 @@ class LadderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResumeVersion(self, request, context):
+        """Lifts the health pause of one of the owner's versions (owner key in the metadata), once the
+        owner has fixed it. Manual pauses and bans are the operator's and stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def VoidMatch(self, request, context):
         """Voids a ladder match: its season and profile are rated again without it. Operator call.
         """
@@ -347,6 +360,11 @@ def add_LadderServiceServicer_to_server(servicer, server):
                     servicer.Resume,
                     request_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeResponse.SerializeToString,
+            ),
+            'ResumeVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeVersion,
+                    request_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionResponse.SerializeToString,
             ),
             'VoidMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.VoidMatch,
@@ -709,6 +727,33 @@ class LadderService:
             '/maumau.v1.LadderService/Resume',
             maumau_dot_v1_dot_ladder__pb2.ResumeRequest.SerializeToString,
             maumau_dot_v1_dot_ladder__pb2.ResumeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.LadderService/ResumeVersion',
+            maumau_dot_v1_dot_ladder__pb2.ResumeVersionRequest.SerializeToString,
+            maumau_dot_v1_dot_ladder__pb2.ResumeVersionResponse.FromString,
             options,
             channel_credentials,
             insecure,
