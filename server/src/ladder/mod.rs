@@ -521,6 +521,100 @@ impl Hub {
     fn server_id(&self, id: MatchId) -> String {
         lock(&self.server_ids).get(&id).cloned().unwrap_or_default()
     }
+
+    /// Drains the version's open lobby, whichever form it has (the unary DrainLobby). Returns
+    /// whether one was open and how many of the version's matches are in flight.
+    fn drain_open(&self, version: VersionId) -> (bool, u32) {
+        let mut l = lock(&self.lobbies);
+        let in_flight = l.in_flight.get(&version).copied().unwrap_or(0);
+        let Some(h) = l.open.get_mut(&version) else {
+            return (false, in_flight);
+        };
+        h.draining = true;
+        if in_flight == 0 {
+            close_drained(&mut l, version);
+        }
+        (true, in_flight)
+    }
+
+    /// Whether the operator pruned the replay of a ladder match (false when the server does not
+    /// know the match).
+    pub(crate) fn replay_pruned(&self, id: MatchId) -> bool {
+        let server_id = self.server_id(id);
+        self.registry
+            .get(&server_id)
+            .is_some_and(|e| e.replay_pruned())
+    }
+
+    /// Prunes the stored replays of ended ladder matches that ended more than `older_than` ago
+    /// or are beyond the `keep_newest` most recently ended; with `dry_run` only counts them.
+    pub(crate) async fn prune_replays(
+        &self,
+        older_than: Option<Duration>,
+        keep_newest: Option<usize>,
+        dry_run: bool,
+    ) -> Result<Pruned, Status> {
+        let ids: Vec<String> = lock(&self.server_ids).values().cloned().collect();
+        let mut stored: Vec<(u64, Arc<crate::registry::MatchEntry>)> = ids
+            .iter()
+            .filter_map(|id| self.registry.get(id))
+            .filter(|e| !e.replay_pruned())
+            .filter_map(|e| Some((e.stored_end()?, e)))
+            .collect();
+        // Newest first; the match id breaks ties so the order does not depend on the map.
+        stored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        let now = now_ms().max(0) as u64;
+        let cutoff = older_than
+            .map(|age| now.saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX)));
+        let (doomed, kept): (Vec<_>, Vec<_>) =
+            stored.into_iter().enumerate().partition(|(i, (ended, _))| {
+                keep_newest.is_some_and(|k| *i >= k) || cutoff.is_some_and(|c| *ended < c)
+            });
+        let mut result = Pruned {
+            pruned: doomed.len() as u32,
+            kept: kept.len() as u32,
+            bytes_freed: 0,
+        };
+        if dry_run || doomed.is_empty() {
+            return Ok(result);
+        }
+        let (pruned, bytes) = tokio::task::spawn_blocking(move || {
+            let (mut n, mut bytes) = (0u32, 0u64);
+            for (_, (_, entry)) in doomed {
+                if let Some(b) = entry.prune_replay() {
+                    n += 1;
+                    bytes += b;
+                }
+            }
+            (n, bytes)
+        })
+        .await
+        .map_err(|e| {
+            refuse(
+                pb::LadderErrorReason::Storage,
+                Some(pb::ErrorReason::Internal),
+                format!("pruning failed: {e}"),
+            )
+        })?;
+        // A replay that could not be rewritten (logged) stays.
+        result.kept += result.pruned - pruned;
+        result.pruned = pruned;
+        result.bytes_freed = bytes;
+        if pruned > 0 {
+            tracing::info!(pruned, bytes, "ladder replays pruned");
+        }
+        Ok(result)
+    }
+}
+
+/// What [`Hub::prune_replays`] did.
+pub(crate) struct Pruned {
+    /// Replays pruned (or that would be).
+    pub(crate) pruned: u32,
+    /// Replays of ended ladder matches still stored.
+    pub(crate) kept: u32,
+    /// Bytes freed.
+    pub(crate) bytes_freed: u64,
 }
 
 fn close_drained(l: &mut Lobbies, version: VersionId) {

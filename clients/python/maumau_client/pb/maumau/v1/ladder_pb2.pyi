@@ -376,7 +376,7 @@ class ValidationResult(_message.Message):
     def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., profile: _Optional[str] = ..., passed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., ended_unix_ms: _Optional[int] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation")
+    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation", "replay_pruned")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -388,6 +388,7 @@ class HistoryEntry(_message.Message):
     ENDED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     state: LadderMatchState
@@ -399,7 +400,8 @@ class HistoryEntry(_message.Message):
     ended_unix_ms: int
     reason: str
     validation: bool
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ...) -> None: ...
+    replay_pruned: bool
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
 
 class GetBotResponse(_message.Message):
     __slots__ = ("bot_id", "name", "owner_id", "owner_name", "season", "versions")
@@ -550,3 +552,43 @@ class SetFormatsResponse(_message.Message):
     FORMATS_FIELD_NUMBER: _ClassVar[int]
     formats: _containers.RepeatedCompositeFieldContainer[LadderFormat]
     def __init__(self, formats: _Optional[_Iterable[_Union[LadderFormat, _Mapping]]] = ...) -> None: ...
+
+class LobbyFeedRequest(_message.Message):
+    __slots__ = ("hello",)
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    hello: LobbyHello
+    def __init__(self, hello: _Optional[_Union[LobbyHello, _Mapping]] = ...) -> None: ...
+
+class DrainLobbyRequest(_message.Message):
+    __slots__ = ("version_key",)
+    VERSION_KEY_FIELD_NUMBER: _ClassVar[int]
+    version_key: str
+    def __init__(self, version_key: _Optional[str] = ...) -> None: ...
+
+class DrainLobbyResponse(_message.Message):
+    __slots__ = ("was_open", "matches_in_flight")
+    WAS_OPEN_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    was_open: bool
+    matches_in_flight: int
+    def __init__(self, was_open: _Optional[bool] = ..., matches_in_flight: _Optional[int] = ...) -> None: ...
+
+class PruneReplaysRequest(_message.Message):
+    __slots__ = ("older_than_seconds", "keep_newest", "dry_run")
+    OLDER_THAN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    KEEP_NEWEST_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    older_than_seconds: int
+    keep_newest: int
+    dry_run: bool
+    def __init__(self, older_than_seconds: _Optional[int] = ..., keep_newest: _Optional[int] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class PruneReplaysResponse(_message.Message):
+    __slots__ = ("pruned", "kept", "bytes_freed")
+    PRUNED_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FREED_FIELD_NUMBER: _ClassVar[int]
+    pruned: int
+    kept: int
+    bytes_freed: int
+    def __init__(self, pruned: _Optional[int] = ..., kept: _Optional[int] = ..., bytes_freed: _Optional[int] = ...) -> None: ...

@@ -144,17 +144,19 @@ class Replay(_message.Message):
     def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ...) -> None: ...
 
 class StoredMatch(_message.Message):
-    __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated")
+    __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated", "replay_pruned")
     REPORT_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     ENDED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     RATED_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
     report: MatchReport
     replay: Replay
     created_unix_ms: int
     ended_unix_ms: int
     label: str
     rated: bool
-    def __init__(self, report: _Optional[_Union[MatchReport, _Mapping]] = ..., replay: _Optional[_Union[Replay, _Mapping]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., label: _Optional[str] = ..., rated: _Optional[bool] = ...) -> None: ...
+    replay_pruned: bool
+    def __init__(self, report: _Optional[_Union[MatchReport, _Mapping]] = ..., replay: _Optional[_Union[Replay, _Mapping]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., label: _Optional[str] = ..., rated: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
