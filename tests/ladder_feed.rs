@@ -13,7 +13,7 @@ use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau::pb::match_service_client::MatchServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings};
+use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings, LadderValidation};
 use tonic::transport::Channel;
 
 const OPERATOR: &str = "op-secret";
@@ -27,6 +27,11 @@ fn settings() -> LadderSettings {
         }],
         join_deadline: Duration::from_secs(10),
         tick: Duration::from_millis(100),
+        // Versions rated from their first match (validation is tested in `ladder_strength.rs`).
+        validation: LadderValidation {
+            required: false,
+            ..LadderValidation::default()
+        },
         ..LadderSettings::default()
     }
 }

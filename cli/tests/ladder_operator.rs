@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
-use maumau_server::{LadderFormat, LadderSettings, ServerConfig};
+use maumau_server::{LadderFormat, LadderSettings, LadderValidation, ServerConfig};
 use tonic::transport::Channel;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
@@ -28,6 +28,11 @@ fn start(runtime: &tokio::runtime::Runtime, dir: &std::path::Path, ladder: bool)
                 weight: 1.0,
             }],
             tick: Duration::from_millis(100),
+            // Versions rated from their first match (validation is tested elsewhere).
+            validation: LadderValidation {
+                required: false,
+                ..LadderValidation::default()
+            },
             ..LadderSettings::default()
         }),
         ..ServerConfig::default()

@@ -101,10 +101,13 @@ def server(maumau_bin: Path, tmp_path: Path):
 
 @pytest.fixture
 def ladder_server(maumau_bin: Path, tmp_path: Path):
-    """A server running the ladder (`maumau serve --ladder`) with its default formats."""
+    """A server running the ladder (`maumau serve --ladder`) with its default formats; versions
+    are rated from their first match (validation matches are tested in the Rust suite)."""
     data = tmp_path / "data"
     data.mkdir()
-    s = Server(maumau_bin, data, ("--ladder",))
+    config = tmp_path / "ladder.toml"
+    config.write_text("ladder_validation = false\n")
+    s = Server(maumau_bin, data, ("--ladder", "--config", str(config)))
     try:
         yield s
     finally:
