@@ -18,7 +18,7 @@ use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LadderFormat, LadderSettings};
+use maumau_server::{LadderFormat, LadderSettings, LadderValidation};
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -38,6 +38,11 @@ async fn ladder_server() -> TestServer {
             }],
             join_deadline: Duration::from_secs(10),
             tick: Duration::from_millis(100),
+            // Versions rated from their first match (validation is tested elsewhere).
+            validation: LadderValidation {
+                required: false,
+                ..LadderValidation::default()
+            },
             ..LadderSettings::default()
         });
     })
