@@ -1370,7 +1370,7 @@ pub fn status_code(reason: pb::ErrorReason) -> tonic::Code {
         | R::InvalidArgument => Code::InvalidArgument,
         R::RateLimited => Code::ResourceExhausted,
         R::Superseded => Code::Aborted,
-        R::MatchNotFound => Code::NotFound,
+        R::MatchNotFound | R::ReplayPruned => Code::NotFound,
         R::Unavailable => Code::Unavailable,
         R::Internal => Code::Internal,
         _ => Code::Unknown,

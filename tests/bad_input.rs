@@ -909,6 +909,7 @@ async fn messages_larger_than_the_limit_are_refused() {
                 token: token0.clone(),
                 client_name: big.clone(),
                 resume: None,
+                ..Default::default()
             })),
         }),
     )

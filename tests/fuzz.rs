@@ -248,6 +248,8 @@ fn random_request(
             },
             client_name: String::from_utf8_lossy(&rng.bytes(16)).into_owned(),
             resume: None,
+            // Both deliveries, and a value the server does not know.
+            event_delivery: rng.below(4) as i32,
         })),
         8..=9 => Some(K::Resume(pb::Resume {
             last_event_number: match rng.below(3) {

@@ -13,10 +13,18 @@ use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings};
+use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings, LadderValidation};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
+
+/// Versions rated from their first match (validation is tested in `ladder_strength.rs`).
+fn no_validation() -> LadderValidation {
+    LadderValidation {
+        required: false,
+        ..LadderValidation::default()
+    }
+}
 
 /// A ladder server making 2-seat classic matches, with a short join deadline.
 async fn ladder_server(join_deadline: Duration, codes: Vec<String>) -> TestServer {
@@ -30,6 +38,7 @@ async fn ladder_server(join_deadline: Duration, codes: Vec<String>) -> TestServe
             invitation_codes: codes,
             join_deadline,
             tick: Duration::from_millis(100),
+            validation: no_validation(),
             ..LadderSettings::default()
         });
     })
@@ -659,6 +668,7 @@ async fn operators_ban_void_and_change_seasons() {
                 weight: 1.0,
             }],
             tick: Duration::from_millis(100),
+            validation: no_validation(),
             ..LadderSettings::default()
         });
     })
@@ -905,6 +915,7 @@ async fn the_ladder_survives_a_restart() {
             weight: 1.0,
         }],
         tick: Duration::from_millis(100),
+        validation: no_validation(),
         ..LadderSettings::default()
     };
     let server = TestServer::start_with(|c| c.ladder = Some(settings())).await;

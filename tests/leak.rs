@@ -8,6 +8,9 @@
 //! engine's per-seat view gives: its numbered events are `event_for(event, seat)` for every
 //! number without a gap, and every Snapshot and DecisionPrompt holds `observation(seat)` of the
 //! state it names. Every card in every message must be one the seat could see by then.
+//!
+//! Half the remote seats join with EVENT_DELIVERY_WITH_PROMPT: their events come in batches with
+//! their prompts, and the same checks hold for what the batches carry.
 #![allow(missing_docs)]
 
 mod common;
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::{Seat, TestServer, config};
-use feed::{Style, check_feed, resimulate};
+use feed::{Style, check_batched, check_feed, resimulate};
 use maumau::pb;
 use maumau_engine::{ChallengeOutcome, DrawCause, Event};
 
@@ -80,6 +83,13 @@ struct Coverage {
     penalised: usize,
     stock_rebuilt: usize,
     rejected: usize,
+    /// Seats that joined with EVENT_DELIVERY_WITH_PROMPT.
+    batched_seats: usize,
+    /// Their batches with a prompt, of those the ones with an optional prompt, and the events
+    /// the batches carried.
+    batches: usize,
+    optional_in_batches: usize,
+    events_in_batches: usize,
 }
 
 async fn run_case(server: &TestServer, case: &Case) -> Coverage {
@@ -124,7 +134,14 @@ async fn run_case(server: &TestServer, case: &Case) -> Coverage {
             last_event_number: 0,
             snapshot: false,
         });
-        let seat = Seat::join(&mut client, &t.token, resume).await;
+        // Seats 0 and 3 of each match's remote seats (in token order) get their events with
+        // their prompts, so every combination of resume and delivery is played.
+        let delivery = if matches!(i % 4, 0 | 3) {
+            pb::EventDelivery::WithPrompt
+        } else {
+            pb::EventDelivery::AsTheyHappen
+        };
+        let seat = Seat::join_with(&mut client, &t.token, resume, delivery).await;
         let style = Style {
             seed: case.seed * 31 + t.seat as u64,
             sloppy: true,
@@ -133,7 +150,7 @@ async fn run_case(server: &TestServer, case: &Case) -> Coverage {
         let seat_no = t.seat;
         players.push(tokio::spawn(async move {
             let _client = client;
-            (seat_no, feed::play_recording(seat, style).await)
+            (seat_no, delivery, feed::play_recording(seat, style).await)
         }));
     }
     let mut feeds = Vec::new();
@@ -165,8 +182,21 @@ async fn run_case(server: &TestServer, case: &Case) -> Coverage {
         actions: replay.actions.len(),
         ..Coverage::default()
     };
-    for (seat, messages) in &feeds {
+    for (seat, delivery, messages) in &feeds {
         let seat = u8::try_from(*seat).expect("a seat");
+        if *delivery == pb::EventDelivery::WithPrompt {
+            let b = check_batched(&format!("seat {seat}"), messages);
+            cov.batched_seats += 1;
+            cov.batches += b.with_prompt;
+            cov.events_in_batches += b.events;
+            cov.optional_in_batches += messages
+                .iter()
+                .filter(|m| {
+                    matches!(&m.kind, Some(pb::server_message::Kind::Batch(b))
+                        if b.prompt.as_ref().is_some_and(|p| !p.required))
+                })
+                .count();
+        }
         let stats = check_feed(&r, &replay, Some(seat), messages);
         cov.events_checked += stats.events;
         cov.observations_checked +=
@@ -176,7 +206,7 @@ async fn run_case(server: &TestServer, case: &Case) -> Coverage {
         // Every decision of this seat in the replay was prompted, with that very state.
         for (k, a) in replay.actions.iter().enumerate() {
             if a.seat == u32::from(seat) && r.states[k].to_act() == Some(seat) {
-                let prompted = messages.iter().any(|m| {
+                let prompted = feed::flatten_all(messages).iter().any(|m| {
                     matches!(&m.kind, Some(pb::server_message::Kind::Prompt(p))
                         if p.required && p.state_id == k as u64 + 1)
                 });
@@ -256,6 +286,10 @@ async fn every_message_a_seat_receives_is_its_engine_view_and_leaks_nothing() {
         total.penalised += cov.penalised;
         total.stock_rebuilt += cov.stock_rebuilt;
         total.rejected += cov.rejected;
+        total.batched_seats += cov.batched_seats;
+        total.batches += cov.batches;
+        total.optional_in_batches += cov.optional_in_batches;
+        total.events_in_batches += cov.events_in_batches;
     }
     eprintln!("{total:#?} in {:?}", started.elapsed());
     assert_eq!(total.matches, n);
@@ -275,4 +309,16 @@ async fn every_message_a_seat_receives_is_its_engine_view_and_leaks_nothing() {
     assert!(total.penalised > 0, "enforce mode penalised missed calls");
     assert!(total.stock_rebuilt > 0, "the stock was rebuilt");
     assert!(total.rejected > 0, "some actions were refused");
+    assert!(
+        total.batched_seats > 0,
+        "seats took events with their prompts"
+    );
+    assert!(
+        total.batches > 0 && total.events_in_batches > total.batches,
+        "batches carried several events each"
+    );
+    assert!(
+        total.optional_in_batches > 0,
+        "optional prompts (open challenges, late cures) came in batches"
+    );
 }

@@ -61,12 +61,40 @@ pub trait Bot: Send {
     fn on_match_end(&mut self, _result: Option<&MatchResult>) {}
 }
 
+/// A boxed bot is a bot, so a table may mix kinds (`Vec<Box<dyn Bot>>`).
+impl<B: Bot + ?Sized> Bot for Box<B> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn decide(&mut self, obs: &Observation) -> Action {
+        (**self).decide(obs)
+    }
+
+    fn quick_decide(&mut self, legal: &[Action]) -> Option<Action> {
+        (**self).quick_decide(legal)
+    }
+
+    fn react(&mut self, obs: &Observation) -> Option<Action> {
+        (**self).react(obs)
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        (**self).on_event(event)
+    }
+
+    fn listens(&self) -> bool {
+        (**self).listens()
+    }
+
+    fn on_match_end(&mut self, result: Option<&MatchResult>) {
+        (**self).on_match_end(result)
+    }
+}
+
 /// Plays one match in-process with one bot per seat; returns the result. Bots are offered their
 /// out-of-turn actions (challenges, late cures) before each turn action, in seat order.
-pub fn play_match(
-    game: &mut maumau_engine::Game,
-    bots: &mut [Box<dyn Bot>],
-) -> Option<MatchResult> {
+pub fn play_match<B: Bot>(game: &mut maumau_engine::Game, bots: &mut [B]) -> Option<MatchResult> {
     play_match_with(game, bots, |_, _| {})
 }
 
@@ -75,9 +103,13 @@ pub fn play_match(
 /// and under call rules without challenges nobody is offered one, so a match of such bots runs at
 /// nearly engine speed. Events are delivered to [`Bot::on_event`] only if a bot is listening
 /// (always, except in that fast path).
-pub fn play_match_with(
+///
+/// The bots may be boxed (`&mut [Box<dyn Bot>]`) or all of one type; a type known here is called
+/// directly, which is what makes a table of random bots as quick as a bare engine loop.
+#[inline]
+pub fn play_match_with<B: Bot>(
     game: &mut maumau_engine::Game,
-    bots: &mut [Box<dyn Bot>],
+    bots: &mut [B],
     mut on_action: impl FnMut(maumau_engine::Seat, Action),
 ) -> Option<MatchResult> {
     let seats = game.seats();
@@ -85,7 +117,26 @@ pub fn play_match_with(
     let listening = bots.iter().any(|b| b.listens());
     let mut events = Vec::new();
     let mut legal = maumau_engine::ActionList::default();
-    while let Some(mover) = game.to_act() {
+    if !windows && !listening {
+        // Nobody may act out of turn and nobody listens: the loop of a bare engine playout.
+        while let Some(mover) = game.to_act() {
+            game.legal_actions_into(mover, &mut legal);
+            let bot = &mut bots[mover as usize];
+            let action = match bot.quick_decide(&legal) {
+                Some(a) => a,
+                None => bot.decide(&game.observation(mover)),
+            };
+            // A bot that answers with an illegal action gets the first legal one instead.
+            let action = if game.apply_with(mover, action, &mut ()).is_ok() {
+                action
+            } else {
+                game.apply_with(mover, legal[0], &mut ()).ok()?;
+                legal[0]
+            };
+            on_action(mover, action);
+        }
+    }
+    while let Some(mut mover) = game.to_act() {
         if windows {
             for s in 0..seats {
                 if s == mover || game.legal_actions(s).is_empty() {
@@ -99,16 +150,20 @@ pub fn play_match_with(
                     }
                 }
             }
+            // A challenge may have ended the match or moved the turn.
+            match game.to_act() {
+                Some(m) => mover = m,
+                None => break,
+            }
         }
-        let Some(mover) = game.to_act() else { break };
         game.legal_actions_into(mover, &mut legal);
         let bot = &mut bots[mover as usize];
         let action = match bot.quick_decide(&legal) {
             Some(a) => a,
             None => bot.decide(&game.observation(mover)),
         };
-        events.clear();
         let accepted = if listening {
+            events.clear();
             game.apply_with(mover, action, &mut events).is_ok()
         } else {
             game.apply_with(mover, action, &mut ()).is_ok()
@@ -133,7 +188,7 @@ pub fn play_match_with(
     result
 }
 
-fn deliver(game: &maumau_engine::Game, bots: &mut [Box<dyn Bot>], events: &[Event]) {
+fn deliver<B: Bot>(game: &maumau_engine::Game, bots: &mut [B], events: &[Event]) {
     for (s, bot) in bots.iter_mut().enumerate().take(game.seats() as usize) {
         for e in events {
             bot.on_event(&maumau_engine::event_for(e, Some(s as u8)));

@@ -139,6 +139,7 @@ async fn play_once(
             last_event_number: n,
             snapshot: false,
         }),
+        ..Default::default()
     };
     let send = |kind| pb::PlayRequest { kind: Some(kind) };
     if tx
@@ -165,79 +166,90 @@ async fn play_once(
         let Some(kind) = message.and_then(|m| m.kind) else {
             continue;
         };
-        match kind {
-            pb::server_message::Kind::Event(e) => {
-                *last_event = Some(e.number);
-                if let Some(event) = e.event.as_ref().and_then(|ev| Event::try_from(ev).ok()) {
-                    bot.on_event(&event);
-                }
-            }
-            pb::server_message::Kind::Snapshot(s) => *last_event = Some(s.last_event_number),
-            pb::server_message::Kind::Prompt(p) => {
-                let observation = p
-                    .observation
-                    .as_ref()
-                    .ok_or_else(|| RunError::Protocol("a prompt without an observation".into()))?;
-                let obs = wire::observation_from_wire(observation, &p.legal_actions)
-                    .map_err(|e| RunError::Protocol(e.to_string()))?;
-                if obs.legal.is_empty() {
-                    continue;
-                }
-                let (state_id, action) = if p.required {
-                    (p.state_id, bot.decide(&obs))
-                } else {
-                    match bot.react(&obs) {
-                        Some(a) => (0, a),
-                        None => continue,
+        // An EventBatch (only sent when a stream asks for it) is its events, then its prompt.
+        let kinds = match kind {
+            pb::server_message::Kind::Batch(b) => b
+                .events
+                .into_iter()
+                .map(pb::server_message::Kind::Event)
+                .chain(b.prompt.map(pb::server_message::Kind::Prompt))
+                .collect(),
+            kind => vec![kind],
+        };
+        for kind in kinds {
+            match kind {
+                pb::server_message::Kind::Event(e) => {
+                    *last_event = Some(e.number);
+                    if let Some(event) = e.event.as_ref().and_then(|ev| Event::try_from(ev).ok()) {
+                        bot.on_event(&event);
                     }
-                };
-                // Should the bot answer with something unlisted, the first listed action is the
-                // fallback for a refusal.
-                let fallback = if obs.legal.contains(&action) {
-                    action
-                } else {
-                    obs.legal[0]
-                };
-                request_id += 1;
-                if p.required {
-                    pending = Some((request_id, state_id, fallback));
                 }
-                let submission = submission(state_id, action, request_id);
-                if tx
-                    .send(send(pb::play_request::Kind::Action(submission)))
-                    .await
-                    .is_err()
-                {
-                    return Ok(Outcome::Dropped("the stream closed".into()));
-                }
-            }
-            pb::server_message::Kind::Rejected(r) => {
-                // A stale state means the match moved on: the next prompt comes by itself.
-                // Anything else: send the fallback once.
-                if let Some((id, state_id, fallback)) = pending.take()
-                    && id == r.request_id
-                    && r.reason() != pb::ErrorReason::StaleState
-                {
+                pb::server_message::Kind::Snapshot(s) => *last_event = Some(s.last_event_number),
+                pb::server_message::Kind::Prompt(p) => {
+                    let observation = p.observation.as_ref().ok_or_else(|| {
+                        RunError::Protocol("a prompt without an observation".into())
+                    })?;
+                    let obs = wire::observation_from_wire(observation, &p.legal_actions)
+                        .map_err(|e| RunError::Protocol(e.to_string()))?;
+                    if obs.legal.is_empty() {
+                        continue;
+                    }
+                    let (state_id, action) = if p.required {
+                        (p.state_id, bot.decide(&obs))
+                    } else {
+                        match bot.react(&obs) {
+                            Some(a) => (0, a),
+                            None => continue,
+                        }
+                    };
+                    // Should the bot answer with something unlisted, the first listed action is the
+                    // fallback for a refusal.
+                    let fallback = if obs.legal.contains(&action) {
+                        action
+                    } else {
+                        obs.legal[0]
+                    };
                     request_id += 1;
-                    let retry = submission(state_id, fallback, request_id);
+                    if p.required {
+                        pending = Some((request_id, state_id, fallback));
+                    }
+                    let submission = submission(state_id, action, request_id);
                     if tx
-                        .send(send(pb::play_request::Kind::Action(retry)))
+                        .send(send(pb::play_request::Kind::Action(submission)))
                         .await
                         .is_err()
                     {
                         return Ok(Outcome::Dropped("the stream closed".into()));
                     }
                 }
+                pb::server_message::Kind::Rejected(r) => {
+                    // A stale state means the match moved on: the next prompt comes by itself.
+                    // Anything else: send the fallback once.
+                    if let Some((id, state_id, fallback)) = pending.take()
+                        && id == r.request_id
+                        && r.reason() != pb::ErrorReason::StaleState
+                    {
+                        request_id += 1;
+                        let retry = submission(state_id, fallback, request_id);
+                        if tx
+                            .send(send(pb::play_request::Kind::Action(retry)))
+                            .await
+                            .is_err()
+                        {
+                            return Ok(Outcome::Dropped("the stream closed".into()));
+                        }
+                    }
+                }
+                pb::server_message::Kind::Finished(f) => {
+                    return f.report.map(Outcome::Finished).ok_or_else(|| {
+                        RunError::Protocol("MatchFinished without a report".into())
+                    });
+                }
+                pb::server_message::Kind::Welcome(_)
+                | pb::server_message::Kind::Accepted(_)
+                | pb::server_message::Kind::Pong(_)
+                | pb::server_message::Kind::Batch(_) => {}
             }
-            pb::server_message::Kind::Finished(f) => {
-                return f
-                    .report
-                    .map(Outcome::Finished)
-                    .ok_or_else(|| RunError::Protocol("MatchFinished without a report".into()));
-            }
-            pb::server_message::Kind::Welcome(_)
-            | pb::server_message::Kind::Accepted(_)
-            | pb::server_message::Kind::Pong(_) => {}
         }
     }
     Ok(Outcome::Dropped("the server closed the stream".into()))

@@ -684,6 +684,7 @@ async fn kit_seat(
             token,
             client_name: "check-bot".into(),
             resume: None,
+            ..Default::default()
         })))
         .await;
     let mut inbound = client.play(ReceiverStream::new(rx)).await?.into_inner();

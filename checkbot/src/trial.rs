@@ -173,6 +173,14 @@ impl Trial {
     /// A server message on its way to the bot.
     pub(crate) fn on_down(&self, m: &pb::ServerMessage) {
         use pb::server_message::Kind;
+        if let Some(Kind::Batch(b)) = &m.kind {
+            // A bot that asked for EVENT_DELIVERY_WITH_PROMPT: its events, then its prompt.
+            let inner = b.events.iter().cloned().map(Kind::Event);
+            for kind in inner.chain(b.prompt.clone().map(Kind::Prompt)) {
+                self.on_down(&pb::ServerMessage { kind: Some(kind) });
+            }
+            return;
+        }
         let mut r = self.lock();
         match &m.kind {
             Some(Kind::Prompt(p)) if p.required => {

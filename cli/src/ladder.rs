@@ -1,11 +1,17 @@
-//! `maumau ladder ...`: maintenance of a ladder's store, run on a stopped server's data directory
-//! (the store's lock refuses it while the server runs).
+//! `maumau ladder ...`: the operator's calls on a running server over gRPC (ban, pause, void,
+//! seasons, formats, replay pruning; see `ladder_operator.rs`), and maintenance of a ladder's store
+//! run on a stopped server's data directory (`rerate`: the store's lock refuses it while the
+//! server runs).
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use maumau_ladder::store::DATABASE_FILE;
 use maumau_ladder::{Ladder, LadderConfig, SqliteStore, Store};
+
+use crate::ladder_operator::{
+    self as op, CloseSeasonArgs, OpenSeasonArgs, PruneArgs, SanctionArgs, SetFormatsArgs, VoidArgs,
+};
 
 /// Ladder maintenance.
 #[derive(clap::Args)]
@@ -19,6 +25,27 @@ enum LadderCommand {
     /// Recompute every season's ratings (or one's) from the stored results and report any
     /// difference from the stored ratings and events; fails if there is one, unless --apply.
     Rerate(RerateArgs),
+    /// Ban an owner, bot or version (running server; operator token).
+    Ban(SanctionArgs),
+    /// Lift the bans of an owner, bot or version (running server; operator token).
+    Unban(SanctionArgs),
+    /// Pause an owner, bot or version by hand (running server; operator token).
+    Pause(SanctionArgs),
+    /// Lift every pause of an owner, bot or version (running server; operator token).
+    Resume(SanctionArgs),
+    /// Void a ladder match: its season and profile are rated again without it (running server;
+    /// operator token).
+    Void(VoidArgs),
+    /// Close (freeze) the open season (running server; operator token).
+    CloseSeason(CloseSeasonArgs),
+    /// Open a new season with fresh ratings (running server; operator token).
+    OpenSeason(OpenSeasonArgs),
+    /// Replace the profiles, table sizes and weights the matchmaker makes (running server;
+    /// operator token).
+    SetFormats(SetFormatsArgs),
+    /// Delete stored replays of ended ladder matches by age or beyond a count, keeping results
+    /// and ratings (running server; operator token).
+    PruneReplays(PruneArgs),
 }
 
 #[derive(clap::Args)]
@@ -41,6 +68,15 @@ pub(crate) fn ladder(args: &LadderArgs) -> Result<(), Box<dyn Error>> {
             print!("{out}");
             Ok(())
         }
+        LadderCommand::Ban(a) => op::run(op::Call::Ban(a)),
+        LadderCommand::Unban(a) => op::run(op::Call::Unban(a)),
+        LadderCommand::Pause(a) => op::run(op::Call::Pause(a)),
+        LadderCommand::Resume(a) => op::run(op::Call::Resume(a)),
+        LadderCommand::Void(a) => op::run(op::Call::Void(a)),
+        LadderCommand::CloseSeason(a) => op::run(op::Call::CloseSeason(a)),
+        LadderCommand::OpenSeason(a) => op::run(op::Call::OpenSeason(a)),
+        LadderCommand::SetFormats(a) => op::run(op::Call::SetFormats(a)),
+        LadderCommand::PruneReplays(a) => op::run(op::Call::Prune(a)),
     }
 }
 

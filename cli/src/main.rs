@@ -3,10 +3,14 @@
 //! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
 //! plays one seeded match between random players and prints it; `maumau serve` runs the game
 //! server; `maumau bot` plays a seat on a server; `maumau check-bot` puts any bot through the
-//! conformance gauntlet; `maumau ladder rerate` checks a ladder's ratings.
+//! conformance gauntlet; `maumau ladder ...` runs a ladder's operator calls on a running server
+//! (ban, pause, void, seasons, formats, replay pruning) and `maumau ladder rerate` checks a
+//! stopped ladder's ratings.
 
 mod check_bot;
 mod ladder;
+mod ladder_operator;
+mod replay;
 mod serve;
 mod tournament;
 
@@ -35,8 +39,10 @@ enum Command {
     Tournament(tournament::TournamentArgs),
     /// Put a bot, in any language, through a scripted gauntlet and print a report card.
     CheckBot(check_bot::CheckBotArgs),
-    /// Ladder maintenance on a stopped server's data directory (rerate).
+    /// Ladder operations: operator calls on a running server, rerate on a stopped one's data.
     Ladder(ladder::LadderArgs),
+    /// Verify a replay file (as the ladder's web pages download it) by re-simulating it.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args)]
@@ -102,6 +108,7 @@ fn main() -> ExitCode {
         Command::Tournament(args) => tournament::tournament(&args),
         Command::CheckBot(args) => check_bot::check_bot(&args),
         Command::Ladder(args) => ladder::ladder(&args),
+        Command::Replay(args) => replay::replay(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -38,6 +38,11 @@ pub(crate) struct ServeArgs {
     /// several server processes share it; unset: SQLite in `<data-dir>/ladder`, one process.
     #[arg(long, env = "MAUMAU_LADDER_STORE", hide_env_values = true)]
     store: Option<String>,
+    /// Threads that run matches and connections [default: one per CPU]. 1 runs everything on
+    /// one thread (tokio's current-thread runtime); the search bot and the writing of finished
+    /// matches use threads of their own either way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    worker_threads: Option<u16>,
 }
 
 /// One `[[ladder_formats]]` entry of a configuration file.
@@ -74,6 +79,10 @@ struct FileConfig {
     ladder_formats: Option<Vec<FileFormat>>,
     /// Like `--store`.
     ladder_store: Option<String>,
+    /// How long a stopping server lets its ladder matches finish.
+    ladder_drain_timeout_ms: Option<u64>,
+    /// Turn off validation of new versions (default on).
+    ladder_validation: Option<bool>,
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -163,6 +172,12 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
             }
             l.store = Some(url);
         }
+        if let Some(v) = file.ladder_drain_timeout_ms {
+            l.drain_timeout = ms(v);
+        }
+        if let Some(v) = file.ladder_validation {
+            l.validation.required = v;
+        }
         if let Some(formats) = file.ladder_formats {
             l.formats = formats
                 .into_iter()
@@ -183,7 +198,16 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         }
         config.ladder = Some(l);
     }
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = match args.worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n.into())
+            .enable_all()
+            .build()?,
+        None => tokio::runtime::Runtime::new()?,
+    };
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await

@@ -7,13 +7,14 @@ use crate::error::{LadderError, Result};
 use crate::health::{HealthPolicy, SeatOutcome};
 use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyKind, RegistrationPolicy, SecretKey};
-use crate::matchmaking::{Candidate, Table};
+use crate::matchmaking::{Candidate, Format, Table};
 use crate::rating::{Rating, RatingConfig};
 use crate::rerate::{RerateReport, check};
 use crate::store::{
     KeySubject, MatchState, RatingCause, RatingChange, Sanction, SanctionKind, SanctionTarget,
-    SeatResult, Store, VersionInfo,
+    SeatResult, Store, Validation, VersionInfo,
 };
+use crate::validation::{CopyReport, ValidationNeed, ValidationPlan, ValidationPolicy};
 
 /// The ladder's policies.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +25,8 @@ pub struct LadderConfig {
     pub rating: RatingConfig,
     /// When a version is paused for health.
     pub health: HealthPolicy,
+    /// Whether new versions are validated first, and what fails them.
+    pub validation: ValidationPolicy,
     /// Newest versions of a bot that stay active (default 2).
     pub active_versions: usize,
 }
@@ -34,6 +37,7 @@ impl Default for LadderConfig {
             registration: RegistrationPolicy::Open,
             rating: RatingConfig::default(),
             health: HealthPolicy::default(),
+            validation: ValidationPolicy::default(),
             active_versions: 2,
         }
     }
@@ -53,6 +57,14 @@ pub enum Principal {
 pub enum Eligibility {
     /// Free to play.
     Active,
+    /// New: no validation match passed yet, so no rated matches (only when validation is
+    /// required).
+    Validating,
+    /// Failed a validation match; never matched again (its owner adds a fixed version).
+    Rejected {
+        /// The failed validation's reasons.
+        reason: String,
+    },
     /// On a health pause: may play one probe match.
     Probe {
         /// Why it was paused.
@@ -92,6 +104,8 @@ pub struct MatchReport {
     pub paused: Vec<(VersionId, String)>,
     /// Versions whose health pause this clean probe match lifted.
     pub recovered: Vec<VersionId>,
+    /// For a finished validation match: why it failed (empty when it passed).
+    pub rejected: Vec<String>,
 }
 
 /// What a version's lobby declares.
@@ -362,12 +376,23 @@ impl<S: Store + ?Sized> Ladder<S> {
             .filter(|s| targets.contains(&s.target))
             .collect();
         let first = |k: SanctionKind| on.iter().find(|s| s.kind == k).map(|s| s.reason.clone());
+        let validations = if self.config.validation.required {
+            self.store.validations_of(version)?
+        } else {
+            Vec::new()
+        };
         Ok(if let Some(reason) = first(SanctionKind::Ban) {
             Eligibility::Banned { reason }
         } else if let Some(reason) = first(SanctionKind::Pause) {
             Eligibility::Paused { reason }
+        } else if let Some(failed) = validations.iter().find(|v| !v.passed) {
+            Eligibility::Rejected {
+                reason: rejection_reason(failed),
+            }
         } else if let Some(reason) = first(SanctionKind::Health) {
             Eligibility::Probe { reason }
+        } else if self.config.validation.required && validations.is_empty() {
+            Eligibility::Validating
         } else {
             Eligibility::Active
         })
@@ -476,6 +501,99 @@ impl<S: Store + ?Sized> Ladder<S> {
         self.after_match(id, now)
     }
 
+    /// Records a finished validation match from how each copy of the version played: judges it
+    /// by [`LadderConfig::validation`], stores the verdict, and checks health like any match.
+    /// The report's `rejected` holds the reasons when it failed.
+    pub fn record_validation(
+        &self,
+        id: MatchId,
+        copies: &[CopyReport],
+        now: Millis,
+    ) -> Result<MatchReport> {
+        if copies.is_empty() {
+            return Err(LadderError::Invalid(
+                "a validation match has at least one copy".into(),
+            ));
+        }
+        let reasons = self.config.validation.judge(copies);
+        let outcome = SeatOutcome {
+            joined: true,
+            timeouts: copies.iter().map(|c| c.timeouts).sum(),
+        };
+        self.store.finish_validation(id, outcome, &reasons, now)?;
+        let mut report = self.after_match(id, now)?;
+        report.rejected = reasons;
+        Ok(report)
+    }
+
+    /// What validation asks of the open lobbies: the versions that may not be rated yet, and the
+    /// validation matches to make now. A version needs one passed validation in every profile it
+    /// accepts that the ladder makes at a size it accepts (`formats` with a positive weight); it
+    /// plays one validation match at a time, only when none of its matches is in flight, at the
+    /// largest such size. Banned, paused, rejected and retired versions are left out.
+    pub fn validation_plan(&self, lobbies: &[Lobby], formats: &[Format]) -> Result<ValidationPlan> {
+        let mut plan = ValidationPlan::default();
+        if !self.config.validation.required {
+            return Ok(plan);
+        }
+        let sanctions = self.store.active_sanctions()?;
+        let mut in_flight: HashSet<VersionId> = HashSet::new();
+        for state in [MatchState::Scheduled, MatchState::Running] {
+            for m in self.store.matches_in_state(state)? {
+                in_flight.extend(m.seats.iter().map(|s| s.version));
+            }
+        }
+        let mut seen = HashSet::new();
+        for l in lobbies {
+            if !seen.insert(l.version) {
+                continue;
+            }
+            if !matches!(
+                self.eligibility_with(l.version, &sanctions)?,
+                Eligibility::Active | Eligibility::Validating | Eligibility::Probe { .. }
+            ) {
+                continue;
+            }
+            let passed: HashSet<String> = self
+                .store
+                .validations_of(l.version)?
+                .into_iter()
+                .filter(|v| v.passed)
+                .map(|v| v.profile)
+                .collect();
+            let mut missing = Vec::new();
+            for p in &l.profiles {
+                if passed.contains(p) || missing.iter().any(|(q, _)| q == p) {
+                    continue;
+                }
+                let size = formats
+                    .iter()
+                    .filter(|f| f.weight > 0.0 && &f.profile == p && l.seats.contains(&f.seats))
+                    .map(|f| f.seats)
+                    .max();
+                if let Some(size) = size {
+                    missing.push((p.clone(), size));
+                }
+            }
+            let Some((profile, seats)) = missing.first().cloned() else {
+                continue;
+            };
+            plan.waiting.push(l.version);
+            if in_flight.contains(&l.version) {
+                continue;
+            }
+            let half = seats.div_ceil(2);
+            let copies = l.max_matches.clamp(1, u32::from(half)) as u8;
+            plan.needs.push(ValidationNeed {
+                version: l.version,
+                profile,
+                seats,
+                copies,
+            });
+        }
+        Ok(plan)
+    }
+
     fn after_match(&self, id: MatchId, now: Millis) -> Result<MatchReport> {
         let m = self.store.match_record(id)?;
         let mut report = MatchReport::default();
@@ -492,7 +610,12 @@ impl<S: Store + ?Sized> Ladder<S> {
                 .iter()
                 .any(|s| s.lifted_ms.is_none() && s.kind == SanctionKind::Pause);
             if let Some(h) = health {
-                if m.state == MatchState::Finished && !outcome.is_fault() {
+                // Only a match scheduled since the pause is a probe; one already in flight when
+                // the version was paused proves nothing new.
+                if m.state == MatchState::Finished
+                    && !outcome.is_fault()
+                    && m.created_ms >= h.created_ms
+                {
                     self.store
                         .lift_sanction(h.id, &format!("clean probe match {id}"), now)?;
                     report.recovered.push(v);
@@ -626,9 +749,12 @@ impl<S: Store + ?Sized> Ladder<S> {
 
     // ----- matchmaking input -----
 
-    /// The matchmaker's candidates from the open lobbies: unknown, retired, paused and banned
-    /// versions are left out; a version on a health pause comes as a probe unless a match of it is
-    /// already in flight; free capacity is the declared maximum minus matches in flight.
+    /// The matchmaker's candidates from the open lobbies: unknown, retired, paused, banned,
+    /// rejected and still validating versions are left out; a version on a health pause comes as
+    /// a probe unless a match of it is already in flight; free capacity is the declared maximum
+    /// minus matches in flight. When validation is required a version is offered only in the
+    /// profiles it passed validation in (the matchmaker also holds back the versions of
+    /// [`Ladder::validation_plan`]'s `waiting` list until every profile they accept passed).
     pub fn candidates(&self, season: SeasonId, lobbies: &[Lobby]) -> Result<Vec<Candidate>> {
         let active: HashMap<VersionId, VersionInfo> = self
             .store
@@ -669,11 +795,31 @@ impl<S: Store + ?Sized> Ladder<S> {
                 Eligibility::Probe { .. } if busy == 0 => true,
                 _ => continue,
             };
+            // Rated only in profiles it passed validation in.
+            let profiles: Vec<String> = if self.config.validation.required {
+                let passed: HashSet<String> = self
+                    .store
+                    .validations_of(l.version)?
+                    .into_iter()
+                    .filter(|v| v.passed)
+                    .map(|v| v.profile)
+                    .collect();
+                l.profiles
+                    .iter()
+                    .filter(|p| passed.contains(*p))
+                    .cloned()
+                    .collect()
+            } else {
+                l.profiles.clone()
+            };
+            if profiles.is_empty() {
+                continue;
+            }
             out.push(Candidate {
                 version: l.version,
                 owner: info.owner,
                 free: l.max_matches.saturating_sub(busy),
-                profiles: l.profiles.clone(),
+                profiles,
                 seats: l.seats.clone(),
                 mu: mu.remove(&l.version).unwrap_or_default(),
                 rated_matches: rated.get(&l.version).copied().unwrap_or(0),
@@ -697,4 +843,14 @@ impl<S: Store + ?Sized> Ladder<S> {
             })
             .collect())
     }
+}
+
+/// The owner-facing reason of a failed validation.
+fn rejection_reason(v: &Validation) -> String {
+    format!(
+        "failed validation in {} (ladder match {}): {}",
+        v.profile,
+        v.match_id,
+        v.reasons.join("; ")
+    )
 }

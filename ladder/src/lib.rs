@@ -6,9 +6,15 @@
 //! use maumau_ladder::{Ladder, LadderConfig, Lobby, SqliteStore, Store, SeatResult};
 //! use maumau_ladder::matchmaking::{Format, MatchmakingConfig, plan_tables};
 //! use maumau_ladder::store::NewMatch;
+//! use maumau_ladder::validation::ValidationPolicy;
 //!
+//! // Without validation (new versions would first play unrated validation matches).
+//! let config = LadderConfig {
+//!     validation: ValidationPolicy { required: false, ..ValidationPolicy::default() },
+//!     ..LadderConfig::default()
+//! };
 //! let dir = tempfile::tempdir().unwrap();
-//! let ladder = Ladder::new(SqliteStore::open(dir.path()).unwrap(), LadderConfig::default());
+//! let ladder = Ladder::new(SqliteStore::open(dir.path()).unwrap(), config);
 //! let season = ladder.store().open_season("2026-1", 0).unwrap();
 //!
 //! // Four owners, one bot and one version each.
@@ -40,7 +46,8 @@
 //!
 //! Modules: [`keys`] (owner and version keys, registration policy), [`rating`] (Weng-Lin from
 //! placings, replays), [`matchmaking`] (pure, seeded table planning), [`health`] (when a version
-//! is paused), [`store`] (the storage trait and SQLite), [`rerate`] (consistency checks),
+//! is paused), [`validation`] (new versions' unrated first matches), [`store`] (the storage trait
+//! and SQLite), [`rerate`] (consistency checks),
 //! [`sim`] (a simulated pool for the rating figures), and [`Ladder`], the rules over a store.
 
 mod error;
@@ -53,6 +60,7 @@ pub mod rating;
 pub mod rerate;
 pub mod sim;
 pub mod store;
+pub mod validation;
 
 pub use error::{LadderError, Result};
 pub use ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};

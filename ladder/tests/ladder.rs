@@ -5,8 +5,10 @@
 
 use maumau_ladder::health::{HealthPolicy, SeatOutcome};
 use maumau_ladder::keys::RegistrationPolicy;
+use maumau_ladder::matchmaking::Format;
 use maumau_ladder::rerate::Finding;
 use maumau_ladder::store::{DATABASE_FILE, KeySubject, NewMatch, SanctionTarget};
+use maumau_ladder::validation::{CopyReport, ValidationPolicy};
 use maumau_ladder::{
     BotId, Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Principal, SeasonId,
     SeatResult, SqliteStore, Store, VersionId,
@@ -19,6 +21,17 @@ struct World {
     owner_keys: Vec<String>,
     bots: Vec<BotId>,
     versions: Vec<VersionId>,
+}
+
+/// The default policies without validation (most tests are about something else).
+fn plain() -> LadderConfig {
+    LadderConfig {
+        validation: ValidationPolicy {
+            required: false,
+            ..ValidationPolicy::default()
+        },
+        ..LadderConfig::default()
+    }
 }
 
 fn world(n: usize, config: LadderConfig) -> World {
@@ -105,7 +118,7 @@ fn registration_can_need_an_invitation() {
 
 #[test]
 fn keys_authenticate_until_revoked_rotated_or_retired() {
-    let w = world(2, LadderConfig::default());
+    let w = world(2, plain());
     let l = &w.ladder;
     let owner_key = &w.owner_keys[0];
     let v2 = l.add_version(owner_key, w.bots[0], "v2", 1).unwrap();
@@ -188,7 +201,7 @@ fn keys_authenticate_until_revoked_rotated_or_retired() {
 
 #[test]
 fn bans_and_pauses_reach_versions_through_bots_and_owners() {
-    let w = world(3, LadderConfig::default());
+    let w = world(3, plain());
     let l = &w.ladder;
     let v = w.versions[0];
     assert_eq!(l.eligibility(v).unwrap(), Eligibility::Active);
@@ -261,7 +274,7 @@ fn faulty_match(w: &World, faulty: usize, no_show: bool, t: i64) -> maumau_ladde
 
 #[test]
 fn three_faulty_matches_pause_and_a_clean_probe_resumes() {
-    let w = world(3, LadderConfig::default());
+    let w = world(3, plain());
     let l = &w.ladder;
     let v = w.versions[1];
     assert!(faulty_match(&w, 1, false, 10).paused.is_empty());
@@ -313,7 +326,7 @@ fn three_faulty_matches_pause_and_a_clean_probe_resumes() {
 
 #[test]
 fn a_faulty_probe_keeps_the_pause_and_the_owner_can_resume() {
-    let w = world(3, LadderConfig::default());
+    let w = world(3, plain());
     let l = &w.ladder;
     let v = w.versions[2];
     for t in [10, 20, 30] {
@@ -340,7 +353,7 @@ fn a_faulty_probe_keeps_the_pause_and_the_owner_can_resume() {
 
 #[test]
 fn manual_pauses_never_resume_by_themselves() {
-    let w = world(3, LadderConfig::default());
+    let w = world(3, plain());
     let l = &w.ladder;
     let v = w.versions[0];
     l.pause(SanctionTarget::Version(v), "operator check", 5)
@@ -370,7 +383,7 @@ fn a_high_fault_rate_over_the_window_pauses() {
             window: 10,
             max_fault_rate: 0.25,
         },
-        ..LadderConfig::default()
+        ..plain()
     };
     let w = world(3, config);
     // Fault, clean, clean, repeated: 1 in 3 (> 25%) but never 3 in a row.
@@ -401,7 +414,7 @@ fn a_high_fault_rate_over_the_window_pauses() {
 
 #[test]
 fn void_and_rerate_keep_ratings_consistent() {
-    let w = world(5, LadderConfig::default());
+    let w = world(5, plain());
     let l = &w.ladder;
     let vs = &w.versions;
     let mut ids = Vec::new();
@@ -452,7 +465,7 @@ fn void_and_rerate_keep_ratings_consistent() {
 
 #[test]
 fn candidates_reflect_lobbies_ratings_and_capacity() {
-    let w = world(4, LadderConfig::default());
+    let w = world(4, plain());
     let l = &w.ladder;
     let vs = &w.versions;
     let id = schedule(&w, vs, 100);
@@ -487,4 +500,148 @@ fn candidates_reflect_lobbies_ratings_and_capacity() {
     let recent = l.recent_tables(5).unwrap();
     assert_eq!(recent.len(), 2);
     assert_eq!(recent[0].seats, vs[..2].to_vec());
+}
+
+#[test]
+fn a_match_in_flight_before_a_health_pause_is_no_probe() {
+    let w = world(3, plain());
+    let l = &w.ladder;
+    let v = w.versions[1];
+    let early = schedule(&w, &w.versions[..3], 5);
+    for t in [10, 20, 30] {
+        faulty_match(&w, 1, false, t);
+    }
+    assert!(matches!(
+        l.eligibility(v).unwrap(),
+        Eligibility::Probe { .. }
+    ));
+    // Scheduled before the pause: clean, but not a probe.
+    let report = l.record_finish(early, &clean(&[1, 2, 3]), 45).unwrap();
+    assert!(report.recovered.is_empty());
+    assert!(matches!(
+        l.eligibility(v).unwrap(),
+        Eligibility::Probe { .. }
+    ));
+}
+
+fn validation_match(w: &World, v: VersionId, profile: &str, t: i64) -> MatchId {
+    w.ladder
+        .store()
+        .schedule_match(
+            &NewMatch {
+                season: w.season,
+                profile: profile.into(),
+                seed: t as u64,
+                rated: false,
+                seats: vec![v],
+            },
+            t,
+        )
+        .unwrap()
+}
+
+#[test]
+fn new_versions_validate_every_profile_before_they_are_rated() {
+    let w = world(3, LadderConfig::default());
+    let l = &w.ladder;
+    let formats: Vec<Format> = [
+        ("classic", 2),
+        ("classic", 4),
+        ("brazilian", 4),
+        ("penalty-points", 3),
+    ]
+    .iter()
+    .map(|&(p, seats)| Format {
+        profile: p.into(),
+        seats,
+        weight: 1.0,
+    })
+    .collect();
+    let lobby = |version, max_matches| Lobby {
+        version,
+        max_matches,
+        // romanian-32 is accepted but not made by the ladder: no validation for it.
+        profiles: vec!["classic".into(), "brazilian".into(), "romanian-32".into()],
+        seats: vec![2, 4],
+    };
+    let lobbies = vec![lobby(w.versions[0], 1), lobby(w.versions[1], 3)];
+    assert_eq!(
+        l.eligibility(w.versions[0]).unwrap(),
+        Eligibility::Validating
+    );
+    assert!(l.candidates(w.season, &lobbies).unwrap().is_empty());
+
+    // One validation at a time per version, at the largest size, copies within capacity.
+    let plan = l.validation_plan(&lobbies, &formats).unwrap();
+    assert_eq!(plan.waiting, vec![w.versions[0], w.versions[1]]);
+    assert_eq!(plan.needs.len(), 2);
+    assert_eq!(
+        (
+            plan.needs[0].profile.as_str(),
+            plan.needs[0].seats,
+            plan.needs[0].copies
+        ),
+        ("classic", 4, 1)
+    );
+    assert_eq!(plan.needs[1].copies, 2);
+    let m0 = validation_match(&w, w.versions[0], "classic", 10);
+    let plan = l.validation_plan(&lobbies, &formats).unwrap();
+    assert_eq!(plan.needs.len(), 1, "v0 has a validation in flight");
+    assert_eq!(plan.waiting.len(), 2);
+
+    // A clean pass in classic: active, rated in classic only, still waiting for brazilian.
+    let clean_copy = CopyReport {
+        seat: 1,
+        timeouts: 1,
+        ..CopyReport::default()
+    };
+    let report = l.record_validation(m0, &[clean_copy], 11).unwrap();
+    assert!(report.rejected.is_empty() && report.ratings.is_empty());
+    assert_eq!(l.eligibility(w.versions[0]).unwrap(), Eligibility::Active);
+    let c = l.candidates(w.season, &lobbies).unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].profiles, vec!["classic".to_string()]);
+    let plan = l.validation_plan(&lobbies, &formats).unwrap();
+    assert_eq!(plan.needs[0].profile, "brazilian");
+    let m1 = validation_match(&w, w.versions[0], "brazilian", 20);
+    l.record_validation(m1, &[clean_copy], 21).unwrap();
+    let plan = l.validation_plan(&lobbies, &formats).unwrap();
+    assert_eq!(plan.waiting, vec![w.versions[1]]);
+    let history = l.store().validations_of(w.versions[0]).unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(history.iter().all(|v| v.passed && v.reasons.is_empty()));
+    assert!(!l.store().match_record(m1).unwrap().rated);
+
+    // A protocol error rejects the other version for good, with the reasons kept.
+    let m2 = validation_match(&w, w.versions[1], "classic", 30);
+    let bad = CopyReport {
+        seat: 3,
+        protocol_errors: 1,
+        ..CopyReport::default()
+    };
+    let report = l.record_validation(m2, &[clean_copy, bad], 31).unwrap();
+    assert_eq!(report.rejected.len(), 1);
+    match l.eligibility(w.versions[1]).unwrap() {
+        Eligibility::Rejected { reason } => {
+            assert!(
+                reason.contains("classic") && reason.contains("seat 3"),
+                "{reason}"
+            )
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    let plan = l.validation_plan(&lobbies, &formats).unwrap();
+    assert!(plan.waiting.is_empty() && plan.needs.is_empty());
+    assert!(
+        l.candidates(w.season, &lobbies)
+            .unwrap()
+            .iter()
+            .all(|c| c.version != w.versions[1])
+    );
+    // A rated match cannot be finished as a validation.
+    let rated = schedule(&w, &w.versions[..2], 40);
+    assert!(matches!(
+        l.record_validation(rated, &[clean_copy], 41),
+        Err(LadderError::Invalid(_))
+    ));
 }

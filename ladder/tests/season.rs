@@ -6,6 +6,7 @@
 use maumau_ladder::matchmaking::{Format, MatchmakingConfig, plan_tables};
 use maumau_ladder::sim::draw_placings;
 use maumau_ladder::store::{NewMatch, SanctionTarget};
+use maumau_ladder::validation::ValidationPolicy;
 use maumau_ladder::{
     Ladder, LadderConfig, Lobby, SeasonId, SeatResult, SqliteStore, Store, VersionId,
 };
@@ -23,10 +24,15 @@ struct Season {
 
 fn season(bots: usize) -> Season {
     let dir = tempfile::tempdir().unwrap();
-    let ladder = Ladder::new(
-        SqliteStore::open(dir.path()).unwrap(),
-        LadderConfig::default(),
-    );
+    // Validation is the server's business here: versions are rated from their first match.
+    let config = LadderConfig {
+        validation: ValidationPolicy {
+            required: false,
+            ..ValidationPolicy::default()
+        },
+        ..LadderConfig::default()
+    };
+    let ladder = Ladder::new(SqliteStore::open(dir.path()).unwrap(), config);
     let season = ladder.store().open_season("2026-1", 0).unwrap();
     let mut versions = Vec::new();
     let mut owner_keys = Vec::new();

@@ -269,6 +269,8 @@ suite!(
     seat_history_and_last_scheduled,
     everything_survives_a_restart,
     concurrent_finishes_rate_a_match_once,
+    placing_stats_count_finished_rated_matches_of_the_season_and_profile,
+    validation_matches_have_one_seat_and_keep_their_verdict,
 );
 
 #[test]
@@ -855,4 +857,155 @@ fn concurrent_finishes_rate_a_match_once(h: &mut Harness) {
             .matches,
         1
     );
+}
+
+fn placing_stats_count_finished_rated_matches_of_the_season_and_profile(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 3);
+    let cfg = RatingConfig::default();
+    // Two rated classic matches, one with timeouts and a tie for first.
+    play(s, season, &vs, &[1, 2, 3], 10);
+    let id = s.schedule_match(&new_match(season, &vs), 20).unwrap();
+    let with_timeouts = [
+        SeatResult {
+            placing: 1,
+            timeouts: 0,
+        },
+        SeatResult {
+            placing: 1,
+            timeouts: 2,
+        },
+        SeatResult {
+            placing: 3,
+            timeouts: 5,
+        },
+    ];
+    s.finish_match(id, &with_timeouts, &cfg, 21).unwrap();
+    // Left out: another profile, an unrated match, an aborted one and a voided one.
+    let mut other = new_match(season, &vs);
+    other.profile = "brazilian".into();
+    let o = s.schedule_match(&other, 30).unwrap();
+    s.finish_match(o, &results(&[3, 2, 1]), &cfg, 31).unwrap();
+    let mut unrated = new_match(season, &vs);
+    unrated.rated = false;
+    let u = s.schedule_match(&unrated, 40).unwrap();
+    s.finish_match(u, &results(&[3, 2, 1]), &cfg, 41).unwrap();
+    let a = s.schedule_match(&new_match(season, &vs), 50).unwrap();
+    let joined = SeatOutcome {
+        joined: true,
+        timeouts: 9,
+    };
+    s.abort_match(a, &[joined; 3], "test", 51).unwrap();
+    let v = play(s, season, &vs, &[3, 2, 1], 60);
+    s.void_match(v, "test", &cfg, 70).unwrap();
+
+    let stats = s.placing_stats(season, "classic").unwrap();
+    let got: Vec<_> = stats
+        .iter()
+        .map(|p| (p.version, p.matches, p.wins, p.placing_sum, p.timeouts))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (vs[0], 2, 2, 2, 0),
+            (vs[1], 2, 1, 3, 2),
+            (vs[2], 2, 0, 6, 5),
+        ]
+    );
+    // The match counts agree with the ratings' own counts.
+    for row in s.ratings(season).unwrap() {
+        if row.profile == "classic" {
+            let p = stats.iter().find(|p| p.version == row.version).unwrap();
+            assert_eq!(p.matches, row.state.matches);
+        }
+    }
+    assert_eq!(s.placing_stats(season, "brazilian").unwrap().len(), 3);
+    assert!(s.placing_stats(season, "romanian-32").unwrap().is_empty());
+}
+
+fn validation_matches_have_one_seat_and_keep_their_verdict(h: &mut Harness) {
+    let (s, season, vs) = setup(h, 2);
+    let validation = |profile: &str| NewMatch {
+        season,
+        profile: profile.into(),
+        seed: 7,
+        rated: false,
+        seats: vec![vs[0]],
+    };
+    // One seat is enough for an unrated match, never for a rated one; none is never enough.
+    let mut rated_alone = validation("classic");
+    rated_alone.rated = true;
+    assert!(matches!(
+        s.schedule_match(&rated_alone, 0),
+        Err(LadderError::Invalid(_))
+    ));
+    let mut empty = validation("classic");
+    empty.seats.clear();
+    assert!(matches!(
+        s.schedule_match(&empty, 0),
+        Err(LadderError::Invalid(_))
+    ));
+    let passed = s.schedule_match(&validation("classic"), 10).unwrap();
+    s.start_match(passed, 11).unwrap();
+    let clean = SeatOutcome {
+        joined: true,
+        timeouts: 0,
+    };
+    s.finish_validation(passed, clean, &[], 20).unwrap();
+    let failed = s.schedule_match(&validation("brazilian"), 30).unwrap();
+    let reasons = vec![
+        "protocol error: an illegal action".to_string(),
+        "3 timeouts (at most 1)".to_string(),
+    ];
+    let late = SeatOutcome {
+        joined: true,
+        timeouts: 3,
+    };
+    // Finished straight from scheduled: it may never have started.
+    s.finish_validation(failed, late, &reasons, 40).unwrap();
+
+    let got = s.validations_of(vs[0]).unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        (got[0].match_id, got[0].profile.as_str(), got[0].passed),
+        (passed, "classic", true)
+    );
+    assert!(got[0].reasons.is_empty());
+    assert_eq!(got[0].ended_ms, 20);
+    assert_eq!(
+        (got[1].match_id, got[1].profile.as_str(), got[1].passed),
+        (failed, "brazilian", false)
+    );
+    assert_eq!(got[1].reasons, reasons);
+    assert_eq!(got[1].ended_ms, 40);
+    assert!(s.validations_of(vs[1]).unwrap().is_empty());
+
+    // The match records say finished, unrated, with the seat's outcome; nothing was rated.
+    let m = s.match_record(failed).unwrap();
+    assert_eq!(m.state, MatchState::Finished);
+    assert!(!m.rated && m.rated_seq.is_none());
+    assert_eq!(m.started_ms, Some(40));
+    assert_eq!(m.seats.len(), 1);
+    assert_eq!(m.seats[0].outcome, Some(late));
+    assert_eq!(m.seats[0].placing, None);
+    assert!(s.rating_events(season).unwrap().is_empty());
+    assert!(s.ratings(season).unwrap().is_empty());
+    assert!(s.placing_stats(season, "classic").unwrap().is_empty());
+
+    // A verdict is given once; rated matches take no verdict.
+    assert!(matches!(
+        s.finish_validation(passed, clean, &[], 50),
+        Err(LadderError::State(_))
+    ));
+    let rated = s.schedule_match(&new_match(season, &vs), 60).unwrap();
+    assert!(matches!(
+        s.finish_validation(rated, clean, &[], 61),
+        Err(LadderError::Invalid(_))
+    ));
+    assert!(matches!(
+        s.finish_validation(MatchId(9999), clean, &[], 61),
+        Err(LadderError::NotFound { .. })
+    ));
+    // They survive a restart.
+    h.reopen();
+    assert_eq!(h.store().validations_of(vs[0]).unwrap(), got);
 }

@@ -6,6 +6,9 @@
 //! bot decodes only what it acts on (`proto/lean.proto`: kinds, prompt state ids, legal action
 //! indices, verdict request ids; the rest is skipped unread), like a bot that answers from its
 //! prompts; `--decode full` decodes every message into the `maumau.v1` types.
+//!
+//! With `Delivery::WithPrompt` every seat joins with EVENT_DELIVERY_WITH_PROMPT: its events come
+//! in one EventBatch with its next prompt instead of one message each.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,15 +65,38 @@ pub(crate) enum Decode {
     Full,
 }
 
+/// How the seats ask for their events (`Join.event_delivery`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Delivery {
+    /// EVENT_DELIVERY_AS_THEY_HAPPEN: one message per event.
+    AsTheyHappen,
+    /// EVENT_DELIVERY_WITH_PROMPT: the events in one batch with the next prompt.
+    WithPrompt,
+}
+
+impl Delivery {
+    fn to_wire(self) -> pb::EventDelivery {
+        match self {
+            Delivery::AsTheyHappen => pb::EventDelivery::AsTheyHappen,
+            Delivery::WithPrompt => pb::EventDelivery::WithPrompt,
+        }
+    }
+}
+
+/// A prompt: its state id, whether it is required, and the chosen legal action's index (`None`
+/// when it lists none).
+struct Prompt {
+    state_id: u64,
+    required: bool,
+    choice: Option<u32>,
+}
+
 /// What a bot needs of one server message.
 enum Msg {
-    /// A prompt: its state id, whether it is required, and the chosen legal action's index
-    /// (`None` when it lists none).
-    Prompt {
-        state_id: u64,
-        required: bool,
-        choice: Option<u32>,
-    },
+    /// A prompt.
+    Prompt(Prompt),
+    /// A batch of events, and the prompt that came with them.
+    Batch { events: u64, prompt: Option<Prompt> },
     /// An event.
     Event,
     /// An action was accepted.
@@ -88,15 +114,32 @@ trait Incoming: Send + 'static {
     fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg;
 }
 
+fn prompt(p: pb::DecisionPrompt, choose: &mut dyn FnMut(usize) -> usize) -> Prompt {
+    Prompt {
+        state_id: p.state_id,
+        required: p.required,
+        choice: (!p.legal_actions.is_empty())
+            .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+    }
+}
+
+fn lean_prompt(p: lean::DecisionPrompt, choose: &mut dyn FnMut(usize) -> usize) -> Prompt {
+    Prompt {
+        state_id: p.state_id,
+        required: p.required,
+        choice: (!p.legal_actions.is_empty())
+            .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+    }
+}
+
 impl Incoming for pb::PlayResponse {
     fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg {
         use pb::server_message::Kind;
         match self.message.and_then(|m| m.kind) {
-            Some(Kind::Prompt(p)) => Msg::Prompt {
-                state_id: p.state_id,
-                required: p.required,
-                choice: (!p.legal_actions.is_empty())
-                    .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+            Some(Kind::Prompt(p)) => Msg::Prompt(prompt(p, choose)),
+            Some(Kind::Batch(b)) => Msg::Batch {
+                events: b.events.len() as u64,
+                prompt: b.prompt.map(|p| prompt(p, choose)),
             },
             Some(Kind::Event(_)) => Msg::Event,
             Some(Kind::Accepted(a)) => Msg::Accepted {
@@ -115,11 +158,10 @@ impl Incoming for lean::PlayResponse {
     fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg {
         use lean::server_message::Kind;
         match self.message.and_then(|m| m.kind) {
-            Some(Kind::Prompt(p)) => Msg::Prompt {
-                state_id: p.state_id,
-                required: p.required,
-                choice: (!p.legal_actions.is_empty())
-                    .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+            Some(Kind::Prompt(p)) => Msg::Prompt(lean_prompt(p, choose)),
+            Some(Kind::Batch(b)) => Msg::Batch {
+                events: b.events.len() as u64,
+                prompt: b.prompt.map(|p| lean_prompt(p, choose)),
             },
             Some(Kind::Event(_)) => Msg::Event,
             Some(Kind::Accepted(a)) => Msg::Accepted {
@@ -246,6 +288,7 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
     channel: Channel,
     token: String,
     policy: Policy,
+    delivery: Delivery,
     seed: u64,
     window: Window,
 ) -> SeatRun {
@@ -256,6 +299,7 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
             token,
             client_name: "loadgen".into(),
             resume: None,
+            event_delivery: delivery.to_wire() as i32,
         })),
     };
     if tx.send(join).await.is_err() {
@@ -303,14 +347,24 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
         let now = watchdog.progress();
         if window.contains(now) {
             run.messages += 1;
-            run.events += u64::from(matches!(msg, Msg::Event));
+            run.events += match msg {
+                Msg::Event => 1,
+                Msg::Batch { events, .. } => events,
+                _ => 0,
+            };
         }
+        let msg = match msg {
+            Msg::Batch {
+                prompt: Some(p), ..
+            } => Msg::Prompt(p),
+            m => m,
+        };
         match msg {
-            Msg::Prompt {
+            Msg::Prompt(Prompt {
                 state_id,
                 required: true,
                 choice,
-            } => {
+            }) => {
                 if let Some((_, t0)) = pending.take()
                     && window.contains(now)
                 {
@@ -351,7 +405,7 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
                 run.finished = true;
                 break;
             }
-            Msg::Prompt { .. } | Msg::Event | Msg::Other => {}
+            Msg::Prompt(_) | Msg::Batch { .. } | Msg::Event | Msg::Other => {}
         }
     }
     run
@@ -372,12 +426,14 @@ fn create_request(seed: u64) -> pb::CreateMatchRequest {
 }
 
 /// One slot: create a match, play its four seats, repeat until the window closes.
+#[allow(clippy::too_many_arguments)]
 async fn slot(
     index: u64,
     mut control: MatchServiceClient<Channel>,
     seats: [Channel; SEATS],
     policy: Policy,
     decode: Decode,
+    delivery: Delivery,
     seed: u64,
     window: Window,
 ) -> GameLoad {
@@ -410,10 +466,10 @@ async fn slot(
                 let channel = channel.clone();
                 match decode {
                     Decode::Lean => tokio::spawn(play_seat::<lean::PlayResponse>(
-                        channel, t.token, policy, bot_seed, window,
+                        channel, t.token, policy, delivery, bot_seed, window,
                     )),
                     Decode::Full => tokio::spawn(play_seat::<pb::PlayResponse>(
-                        channel, t.token, policy, bot_seed, window,
+                        channel, t.token, policy, delivery, bot_seed, window,
                     )),
                 }
             })
@@ -466,12 +522,14 @@ async fn slot(
 /// Runs `streams / 4` concurrent matches against `url` until `window` closes: every Play stream
 /// over one shared HTTP/2 connection, or one connection per stream (reused by the slot's next
 /// matches). Matches are created over a separate control connection.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn load(
     url: &str,
     streams: usize,
     shared: bool,
     policy: Policy,
     decode: Decode,
+    delivery: Delivery,
     seed: u64,
     window: Window,
 ) -> Result<GameLoad, String> {
@@ -487,6 +545,7 @@ pub(crate) async fn load(
                 seats,
                 policy,
                 decode,
+                delivery,
                 seed,
                 window,
             ))

@@ -6,7 +6,9 @@
 //! 1. starts `maumau serve` as a child process on 127.0.0.1 with a temporary data directory and
 //!    plays `streams / 4` concurrent 4-seat classic matches (calls enforced, every seat a remote
 //!    bot on its own Play stream, answering each prompt at once), starting a new match whenever
-//!    one finishes, for `--duration` seconds after a warm-up;
+//!    one finishes, for `--duration` seconds after a warm-up; once per event delivery
+//!    (`--delivery`: each event as its own message, and/or the events batched with the next
+//!    prompt) and per server thread count (`--server-threads`);
 //! 2. starts this binary as a bare tonic echo server (`echo-server`, hidden) and runs the same
 //!    number of bidirectional ping-pong streams (100-byte payload) for as long.
 //!
@@ -32,6 +34,7 @@
 mod echo;
 mod game;
 mod hold;
+mod ladder;
 mod procs;
 mod stats;
 
@@ -43,7 +46,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use tonic::transport::{Channel, Endpoint};
 
-use crate::game::{Decode, Policy, SEATS};
+use crate::game::{Decode, Delivery, Policy, SEATS};
 use crate::procs::{ChildServer, Counters};
 use crate::stats::{Summary, Window};
 
@@ -66,6 +69,19 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
     },
+    /// The ladder's rated matches per hour against the same matches created directly (issue 6).
+    Ladder(ladder::LadderArgs),
+}
+
+/// Which event deliveries the game load runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Deliveries {
+    /// EVENT_DELIVERY_AS_THEY_HAPPEN: one message per event.
+    AsTheyHappen,
+    /// EVENT_DELIVERY_WITH_PROMPT: the events in one batch with the next prompt.
+    WithPrompt,
+    /// Both, one after the other.
+    Both,
 }
 
 /// How the streams reach the server.
@@ -99,6 +115,14 @@ struct BenchArgs {
     /// How much of the server's messages bots decode: what they act on, or everything.
     #[arg(long, value_enum, default_value_t = Decode::Lean)]
     decode: Decode,
+    /// How bots ask for their events: each as its own message, batched with the next prompt,
+    /// or both (one game run each).
+    #[arg(long, value_enum, default_value_t = Deliveries::Both)]
+    delivery: Deliveries,
+    /// The game server's `--worker-threads`, comma-separated for one game run each; 0 = its
+    /// default (one per CPU), 1 = a current-thread runtime.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    server_threads: Vec<u16>,
     /// Seed of the deals and of the bots' choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -186,6 +210,7 @@ fn start_game_server(
     config: &str,
     log: Option<&str>,
     parent: Option<&PathBuf>,
+    threads: u16,
 ) -> Result<ChildServer, String> {
     let mut builder = tempfile::Builder::new();
     builder.prefix("maumau-loadgen-");
@@ -205,6 +230,9 @@ fn start_game_server(
         .arg(&data)
         .arg("--config")
         .arg(&config_path);
+    if threads > 0 {
+        cmd.arg("--worker-threads").arg(threads.to_string());
+    }
     if let Some(l) = log {
         cmd.env("RUST_LOG", l);
     }
@@ -234,6 +262,10 @@ fn start_echo_server() -> Result<ChildServer, String> {
 /// One measured run.
 struct Row {
     kind: &'static str,
+    /// The game's event delivery (none for the echo).
+    delivery: Option<Delivery>,
+    /// The game server's worker threads (0: its default).
+    threads: u16,
     streams: usize,
     shared: bool,
     ops: u64,
@@ -250,6 +282,20 @@ struct Row {
 }
 
 impl Row {
+    /// What ran: `echo`, or `game` with its delivery (`each` event a message, or `batch`ed with
+    /// the prompt) and, when set, the server's threads.
+    fn label(&self) -> String {
+        let mut l = match self.delivery {
+            None => self.kind.to_string(),
+            Some(Delivery::AsTheyHappen) => format!("{}/each", self.kind),
+            Some(Delivery::WithPrompt) => format!("{}/batch", self.kind),
+        };
+        if self.threads > 0 {
+            l.push_str(&format!("/t{}", self.threads));
+        }
+        l
+    }
+
     fn rate(&self) -> f64 {
         self.ops as f64 / self.seconds
     }
@@ -286,6 +332,8 @@ async fn run_game(
     bin: &PathBuf,
     streams: usize,
     shared: bool,
+    delivery: Delivery,
+    threads: u16,
 ) -> Result<Row, String> {
     let config = format!(
         "actions_per_second = {}\nmax_open_matches = {}\n",
@@ -297,6 +345,7 @@ async fn run_game(
         &config,
         args.server_log.as_deref(),
         args.data_parent.as_ref(),
+        threads,
     )?;
     let window = Window::after(
         Duration::from_secs_f64(args.warmup),
@@ -310,6 +359,7 @@ async fn run_game(
             shared,
             args.policy,
             args.decode,
+            delivery,
             args.seed,
             window
         ),
@@ -329,6 +379,8 @@ async fn run_game(
     let latency = std::mem::take(&mut load.latencies).summary();
     Ok(Row {
         kind: "game",
+        delivery: Some(delivery),
+        threads,
         streams,
         shared,
         ops: load.decisions,
@@ -362,6 +414,8 @@ async fn run_echo(args: &BenchArgs, streams: usize, shared: bool) -> Result<Row,
     let load = load?;
     Ok(Row {
         kind: "echo",
+        delivery: None,
+        threads: 0,
         streams,
         shared,
         ops: load.round_trips,
@@ -401,13 +455,13 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
         "-- Throughput and latency (game: ops = accepted decisions, latency = prompt received → next prompt or accept; echo: round trips)"
     );
     println!(
-        "{:<5} {:>7} {:<8} {:>10} {:>8} {:>8} {:>9} {:>6}",
+        "{:<13} {:>7} {:<8} {:>10} {:>8} {:>8} {:>9} {:>6}",
         "load", "streams", "conns", "ops/s", "p50 µs", "p99 µs", "max µs", "errors"
     );
     for r in rows {
         println!(
-            "{:<5} {:>7} {:<8} {:>10.0} {:>8.0} {:>8.0} {:>9.0} {:>6}",
-            r.kind,
+            "{:<13} {:>7} {:<8} {:>10.0} {:>8.0} {:>8.0} {:>9.0} {:>6}",
+            r.label(),
             r.streams,
             conns(r.shared),
             r.rate(),
@@ -420,7 +474,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     println!();
     println!("-- CPU and memory (per op; srv = the server child process, client = this process)");
     println!(
-        "{:<5} {:>7} {:<8} {:>10} {:>9} {:>13} {:>12} {:>11} {:>10} {:>8} {:>8}",
+        "{:<13} {:>7} {:<8} {:>10} {:>9} {:>13} {:>12} {:>11} {:>10} {:>8} {:>8}",
         "load",
         "streams",
         "conns",
@@ -435,8 +489,8 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     );
     for r in rows {
         println!(
-            "{:<5} {:>7} {:<8} {:>10.1} {:>9.2} {:>13.1} {:>12.2} {:>11.2} {:>10.2} {:>8.1} {:>8.1}",
-            r.kind,
+            "{:<13} {:>7} {:<8} {:>10.1} {:>9.2} {:>13.1} {:>12.2} {:>11.2} {:>10.2} {:>8.1} {:>8.1}",
+            r.label(),
             r.streams,
             conns(r.shared),
             r.server_us_per_op(),
@@ -457,7 +511,8 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
              the window per match finished in it: finished matches live on disk, so this stays small)"
         );
         println!(
-            "{:>7} {:<8} {:>8} {:>10} {:>12} {:>13} {:>10} {:>11} {:>15} {:>9} {:>8}",
+            "{:<13} {:>7} {:<8} {:>8} {:>10} {:>12} {:>13} {:>10} {:>11} {:>15} {:>9} {:>8}",
+            "load",
             "streams",
             "conns",
             "matches",
@@ -478,7 +533,8 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
                 f64::NAN
             };
             println!(
-                "{:>7} {:<8} {:>8} {:>10.1} {:>12.1} {:>13.2} {:>10.2} {:>11.2} {:>15.1} {:>9} {:>8}",
+                "{:<13} {:>7} {:<8} {:>8} {:>10.1} {:>12.1} {:>13.2} {:>10.2} {:>11.2} {:>15.1} {:>9} {:>8}",
+                r.label(),
                 r.streams,
                 conns(r.shared),
                 g.matches_finished,
@@ -509,7 +565,8 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
              CPU/op, server + client, the ratio expected when both runs saturate the CPUs"
         );
         println!(
-            "{:>7} {:<8} {:>11} {:>11} {:>7} {:>6} {:>14} {:>10}",
+            "{:<13} {:>7} {:<8} {:>11} {:>11} {:>7} {:>6} {:>14} {:>10}",
+            "load",
             "streams",
             "conns",
             "decisions/s",
@@ -524,7 +581,8 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             let cpu_bound = (e.server_us_per_op() + e.client_us_per_op())
                 / (g.server_us_per_op() + g.client_us_per_op());
             println!(
-                "{:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>6} {:>14.2} {:>10.3}",
+                "{:<13} {:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>6} {:>14.2} {:>10.3}",
+                g.label(),
                 g.streams,
                 conns(g.shared),
                 g.rate(),
@@ -539,7 +597,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     for r in rows.iter().filter(|r| r.errors > 0) {
         println!(
             "note: {} {} {}: {} errors, first: {}",
-            r.kind,
+            r.label(),
             r.streams,
             conns(r.shared),
             r.errors,
@@ -613,6 +671,7 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
             &config,
             args.server_log.as_deref(),
             args.data_parent.as_ref(),
+            args.server_threads.first().copied().unwrap_or(0),
         )?;
         eprintln!("loadgen: holding {n} open matches on {}", server.addr);
         let result = hold::hold(&server, n).await;
@@ -635,16 +694,28 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
         Connections::Separate => &[false],
         Connections::Both => &[true, false],
     };
+    let deliveries: &[Delivery] = match args.delivery {
+        Deliveries::AsTheyHappen => &[Delivery::AsTheyHappen],
+        Deliveries::WithPrompt => &[Delivery::WithPrompt],
+        Deliveries::Both => &[Delivery::AsTheyHappen, Delivery::WithPrompt],
+    };
     let mut rows = Vec::new();
     for &streams in &args.streams {
         for &shared in modes {
-            if !args.no_game {
-                eprintln!(
-                    "loadgen: game, {} matches = {streams} streams, {} connection(s)",
-                    streams / SEATS,
-                    conns(shared)
-                );
-                rows.push(run_game(&args, &bin, streams, shared).await?);
+            for &delivery in deliveries {
+                for &threads in &args.server_threads {
+                    if args.no_game {
+                        continue;
+                    }
+                    eprintln!(
+                        "loadgen: game ({delivery:?}, server threads {threads}), {} matches = \
+                         {streams} streams, {} connection(s)",
+                        streams / SEATS,
+                        conns(shared)
+                    );
+                    let row = run_game(&args, &bin, streams, shared, delivery, threads).await?;
+                    rows.push(row);
+                }
             }
             if !args.no_echo {
                 eprintln!(
@@ -679,6 +750,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Cmd::EchoServer { listen }) => echo::serve(listen).map_err(|e| e.to_string()),
+        Some(Cmd::Ladder(args)) => return ladder::main(args),
         None => {
             let threads = cli.bench.client_threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get)

@@ -7,7 +7,8 @@
 //!   list, inspect, replays);
 //! - `grpc.health.v1.Health` and server reflection (`v1` and `v1alpha`), so `grpcurl` and
 //!   `buf curl` work without the proto files;
-//! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`).
+//! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`);
+//! - in ladder mode, the ladder's web pages (plain `GET`: leaderboard, bots, matches, replays).
 //!
 //! Each match is owned by one task (see `table.rs`); everything a seat receives is built there
 //! from the engine's per-seat view. Finished matches are written to `<data_dir>/matches` and read
@@ -45,6 +46,8 @@ pub use ladder::{
 pub use matches::verify as verify_replay;
 /// A ladder format: a profile and table size with the operator's weight.
 pub use maumau_ladder::matchmaking::Format as LadderFormat;
+/// Whether the ladder validates new versions, and what fails them.
+pub use maumau_ladder::validation::ValidationPolicy as LadderValidation;
 pub use table::default_action;
 
 /// Why the server could not run.
@@ -84,7 +87,8 @@ impl std::fmt::Display for ServerError {
 
 impl std::error::Error for ServerError {}
 
-/// Serves until `shutdown` completes, then aborts and records every open match, and returns.
+/// Serves until `shutdown` completes, then (in ladder mode) drains the ladder, aborts and records
+/// every open match, and returns.
 pub async fn run(
     listener: TcpListener,
     config: ServerConfig,
@@ -155,15 +159,21 @@ pub async fn run(
         routes.add_service(ladder_service);
     }
     let service = tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), routes.routes().prepare());
+    // In ladder mode, plain GET requests get the ladder's web pages.
+    let service = ladder::WithPages::new(hub.clone(), service);
     let stopping = registry.clone();
     let stopping_hub = hub.clone();
     let result = serve::serve(listener, service, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {
-            hub.shutdown();
+            tracing::info!("shutting down: draining the ladder");
+            hub.shutdown().await;
         }
         tracing::info!("shutting down: recording open matches");
         stopping.shutdown().await;
+        if let Some(hub) = &stopping_hub {
+            hub.close_lobbies().await;
+        }
     })
     .await;
     if let Some(hub) = &hub {

@@ -232,6 +232,13 @@ impl MatchService for Matches {
         req: Request<pb::GetReplayRequest>,
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
         let entry = self.entry(&req.into_inner().match_id)?;
+        if entry.replay_pruned() {
+            return Err(wire::status(
+                pb::ErrorReason::ReplayPruned,
+                "replay pruned: the operator deleted this match's replay; GetResult still has \
+                 its result",
+            ));
+        }
         let replay = entry.replay().ok_or_else(|| {
             invalid(
                 pb::ErrorReason::MatchNotFinished,

@@ -19,7 +19,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::outbox::{Inbox, Out, Outbox, outbox};
 use crate::registry::{MatchEntry, Registry};
-use crate::table::{Command, Reply, Role, Verdict, drain, unreadable};
+use crate::table::{Command, Delivery, Reply, Role, Verdict, drain, unreadable};
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
 /// as too slow and is dropped (it can resume from its last event number).
@@ -100,11 +100,13 @@ fn kind(k: pb::server_message::Kind) -> pb::ServerMessage {
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
 /// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
 /// stream from then on; it comes back when the table is gone.
+#[allow(clippy::too_many_arguments)]
 async fn attach(
     entry: &MatchEntry,
     role: Role,
     resume: Option<pb::Resume>,
     name: String,
+    delivery: Delivery,
     outbox: Outbox,
     conn: u64,
     mut inbound: Option<Box<Streaming<pb::PlayRequest>>>,
@@ -115,6 +117,7 @@ async fn attach(
             role,
             resume,
             name,
+            delivery,
             outbox: outbox.clone(),
             conn,
             inbound,
@@ -187,6 +190,18 @@ async fn session(
         outbox.send(Out::End(wire::status(pb::ErrorReason::NotSeated, why)));
         return;
     }
+    let Some(delivery) = Delivery::from_wire(join.event_delivery) else {
+        let why = format!(
+            "unknown event_delivery {}; use EVENT_DELIVERY_AS_THEY_HAPPEN or \
+             EVENT_DELIVERY_WITH_PROMPT",
+            join.event_delivery
+        );
+        outbox.send(Out::End(wire::status(
+            pb::ErrorReason::InvalidArgument,
+            why,
+        )));
+        return;
+    };
     let conn = registry.next_conn();
     let name = join.client_name;
     let left = attach(
@@ -194,6 +209,7 @@ async fn session(
         role,
         join.resume,
         name,
+        delivery,
         outbox,
         conn,
         Some(Box::new(inbound)),
@@ -300,7 +316,18 @@ impl PlayService for Play {
         let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
         let (tx, rx) = outbox(OUTBOX);
         let conn = self.registry.next_conn();
-        attach(&entry, role, w.resume, w.client_name, tx, conn, None).await;
+        let (resume, name) = (w.resume, w.client_name);
+        attach(
+            &entry,
+            role,
+            resume,
+            name,
+            Delivery::AsTheyHappen,
+            tx,
+            conn,
+            None,
+        )
+        .await;
         let mut feed = Feed::new(rx, |m| pb::WatchResponse { message: Some(m) });
         // The stream is the only sign that the client went away: dropping it detaches.
         feed.detach = Some((entry, role, conn));

@@ -42,6 +42,8 @@ pub(crate) struct Info {
     pub(crate) result: Option<pb::MatchResult>,
     /// The record, in memory until the store has written it (for good, if it cannot).
     pub(crate) unsaved: Option<Arc<pb::StoredMatch>>,
+    /// The operator pruned the replay (the stored record keeps the report).
+    pub(crate) replay_pruned: bool,
 }
 
 /// One match.
@@ -80,9 +82,43 @@ impl MatchEntry {
         self.record()?.report
     }
 
-    /// The replay, once the match has ended.
+    /// The replay, once the match has ended and unless it was pruned.
     pub(crate) fn replay(&self) -> Option<pb::Replay> {
-        self.record()?.replay
+        self.record().filter(|r| !r.replay_pruned)?.replay
+    }
+
+    /// Whether the operator pruned the replay.
+    pub(crate) fn replay_pruned(&self) -> bool {
+        lock(&self.info).replay_pruned
+    }
+
+    /// When the match ended (milliseconds since the Unix epoch), once its record is on disk.
+    pub(crate) fn stored_end(&self) -> Option<u64> {
+        let info = lock(&self.info);
+        (info.ended && info.unsaved.is_none()).then_some(info.ended_unix_ms)
+    }
+
+    /// Deletes the replay's actions from the stored record, keeping the report and the replay's
+    /// header, and returns the bytes freed; `None` when there is nothing to prune (the match is
+    /// open, its record is not written yet, or its replay is already pruned). Blocking file I/O:
+    /// call it from a blocking thread.
+    pub(crate) fn prune_replay(&self) -> Option<u64> {
+        if self.replay_pruned() || self.stored_end().is_none() {
+            return None;
+        }
+        let registry = self.registry.upgrade()?;
+        let mut record = registry.store.read(&self.id)?;
+        let before = record.encoded_len();
+        if let Some(replay) = &mut record.replay {
+            replay.actions = Vec::new();
+        }
+        record.replay_pruned = true;
+        let after = record.encoded_len();
+        if !Store::save(&registry.store.dir, &self.id, &record) {
+            return None;
+        }
+        lock(&self.info).replay_pruned = true;
+        Some(before.saturating_sub(after) as u64)
     }
 
     /// The stored record of an ended match, read from disk.
@@ -140,6 +176,7 @@ impl MatchEntry {
             totals: info.totals.clone(),
             seed_commitment: self.seed_commitment.clone(),
             result: info.result.clone(),
+            replay_pruned: info.replay_pruned,
         }
     }
 
@@ -165,6 +202,7 @@ impl MatchEntry {
                 ended_unix_ms: ended,
                 label: self.label.clone(),
                 rated: self.rated,
+                replay_pruned: false,
             }));
             info.ended = true;
         }
@@ -372,6 +410,7 @@ impl Registry {
                         ended: true,
                         result: report.result,
                         unsaved: None,
+                        replay_pruned: r.replay_pruned,
                     }),
                     registry: weak.clone(),
                 });
@@ -430,6 +469,7 @@ impl Registry {
                 ended: false,
                 result: None,
                 unsaved: None,
+                replay_pruned: false,
             }),
             registry: Arc::downgrade(self),
         });

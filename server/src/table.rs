@@ -16,6 +16,11 @@
 //! Event numbers are positions in the table's one event log, starting at 1, and are the same for
 //! every viewer (each sees its own redaction of event N). A reconnecting seat names the last
 //! number it saw and receives the rest.
+//!
+//! A seat that joined with [`Delivery::WithPrompt`] has its events held (already redacted) until
+//! it is sent a prompt, a Pong or MatchFinished; they go out then as one `EventBatch`. Held
+//! events belong to the connection: a new connection resumes from the number its client names,
+//! as after any loss.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -51,6 +56,29 @@ pub(crate) enum Reply {
     Unary(oneshot::Sender<Verdict>),
 }
 
+/// How a seat's connection receives events (`Join.event_delivery`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Each event as its own message, as it happens.
+    #[default]
+    AsTheyHappen,
+    /// Events held and sent in one `EventBatch` with the next prompt, or before a Pong or
+    /// MatchFinished.
+    WithPrompt,
+}
+
+impl Delivery {
+    /// The delivery a Join asks for; `None` for a value the server does not know.
+    pub(crate) fn from_wire(v: i32) -> Option<Delivery> {
+        match pb::EventDelivery::try_from(v).ok()? {
+            pb::EventDelivery::Unspecified | pb::EventDelivery::AsTheyHappen => {
+                Some(Delivery::AsTheyHappen)
+            }
+            pb::EventDelivery::WithPrompt => Some(Delivery::WithPrompt),
+        }
+    }
+}
+
 /// Who is attached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Role {
@@ -67,6 +95,7 @@ pub(crate) enum Command {
         role: Role,
         resume: Option<pb::Resume>,
         name: String,
+        delivery: Delivery,
         outbox: Outbox,
         conn: u64,
         /// A seat's Play stream, read by the table from now on (none for Watch, and for a
@@ -124,6 +153,8 @@ struct SeatState {
     decisions: u32,
     timeouts: u32,
     rejections: u32,
+    /// Rejections a correct bot never causes (see [`is_protocol_error`]).
+    protocol_errors: u32,
     think_ms: Vec<u32>,
     gave_up: bool,
     forfeited: bool,
@@ -132,6 +163,11 @@ struct SeatState {
     optional_prompted: u64,
     /// Messages for the connection, queued as one item at the end of the table's step.
     staged: Vec<pb::ServerMessage>,
+    /// How the connection receives events.
+    delivery: Delivery,
+    /// Events held for the connection until its next prompt, Pong or MatchFinished
+    /// ([`Delivery::WithPrompt`]).
+    held: Vec<pb::NumberedEvent>,
     /// The seat's Play stream, read by the table.
     inbound: Option<Inbound>,
 }
@@ -284,12 +320,15 @@ impl Table {
                 decisions: 0,
                 timeouts: 0,
                 rejections: 0,
+                protocol_errors: 0,
                 think_ms: Vec::new(),
                 gave_up: false,
                 forfeited: false,
                 bot: BuiltinBot::new(bots[s as usize], seed ^ (0xB07 + s as u64)),
                 optional_prompted: 0,
                 staged: Vec::new(),
+                delivery: Delivery::AsTheyHappen,
+                held: Vec::new(),
                 inbound: None,
             })
             .collect();
@@ -415,6 +454,7 @@ impl Table {
             Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
                 self.seats[s as usize].rejections += 1;
+                self.seats[s as usize].protocol_errors += 1;
                 self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
                 if let Some((_, outbox)) = seat.conn.take() {
@@ -458,7 +498,9 @@ impl Table {
             Some(pb::play_request::Kind::Resume(r)) => {
                 // The same connection attaches again: Welcome, then the feed from where asked.
                 if let Some((_, outbox)) = self.seats[s as usize].conn.clone() {
-                    self.attach(Role::Seat(s), Some(r), String::new(), outbox, conn, None);
+                    let delivery = self.seats[s as usize].delivery;
+                    let name = String::new();
+                    self.attach(Role::Seat(s), Some(r), name, delivery, outbox, conn, None);
                     self.prompt();
                 }
             }
@@ -481,6 +523,7 @@ impl Table {
         seat.conn = None;
         seat.inbound = None;
         seat.staged.clear();
+        seat.held.clear();
         seat.away_since = Some(Instant::now());
         self.publish_players();
     }
@@ -491,12 +534,13 @@ impl Table {
                 role,
                 resume,
                 name,
+                delivery,
                 outbox,
                 conn,
                 inbound,
                 attached,
             } => {
-                self.attach(role, resume, name, outbox, conn, inbound);
+                self.attach(role, resume, name, delivery, outbox, conn, inbound);
                 self.maybe_start();
                 self.prompt();
                 self.flush();
@@ -559,6 +603,9 @@ impl Table {
         message: String,
     ) -> pb::ActionRejected {
         self.seats[s as usize].rejections += 1;
+        if is_protocol_error(reason) {
+            self.seats[s as usize].protocol_errors += 1;
+        }
         pb::ActionRejected {
             request_id,
             reason: reason as i32,
@@ -593,11 +640,13 @@ impl Table {
 
     // ----- connections -------------------------------------------------------------------
 
+    #[allow(clippy::too_many_arguments)]
     fn attach(
         &mut self,
         role: Role,
         resume: Option<pb::Resume>,
         name: String,
+        delivery: Delivery,
         outbox: Outbox,
         conn: u64,
         inbound: Option<Box<Streaming<pb::PlayRequest>>>,
@@ -612,15 +661,28 @@ impl Table {
             .as_ref()
             .filter(|r| !r.snapshot)
             .map(|r| r.last_event_number);
+        // Events to send after Welcome; held for the next prompt under `WithPrompt`.
+        let mut events = Vec::new();
         match from {
             Some(n) if (n as usize) <= self.log.len() => {
                 for (i, e) in self.log.iter().enumerate().skip(n as usize) {
-                    batch.push(self.numbered(i, e, viewer));
+                    events.push(self.numbered_event(i, e, viewer));
                 }
             }
             _ => batch.push(message(pb::server_message::Kind::Snapshot(
                 self.snapshot(viewer),
             ))),
+        }
+        let delivery = match role {
+            Role::Seat(_) => delivery,
+            Role::Spectator => Delivery::AsTheyHappen,
+        };
+        if delivery == Delivery::AsTheyHappen {
+            batch.extend(
+                events
+                    .drain(..)
+                    .map(|e| message(pb::server_message::Kind::Event(e))),
+            );
         }
         match role {
             Role::Seat(s) => {
@@ -647,6 +709,8 @@ impl Table {
                     seat.inbound = None;
                 }
                 seat.staged = batch;
+                seat.delivery = delivery;
+                seat.held = events;
                 seat.away_since = None;
                 seat.joined = true;
                 seat.optional_prompted = 0;
@@ -675,14 +739,20 @@ impl Table {
         }
     }
 
-    fn numbered(&self, i: usize, e: &Event, viewer: Option<Seat>) -> pb::ServerMessage {
-        message(pb::server_message::Kind::Event(pb::NumberedEvent {
+    fn numbered_event(&self, i: usize, e: &Event, viewer: Option<Seat>) -> pb::NumberedEvent {
+        pb::NumberedEvent {
             number: i as u64 + 1,
             event: Some(wire::event_to_wire(
                 &event_for(e, viewer),
                 self.game.seats(),
             )),
-        }))
+        }
+    }
+
+    fn numbered(&self, i: usize, e: &Event, viewer: Option<Seat>) -> pb::ServerMessage {
+        message(pb::server_message::Kind::Event(
+            self.numbered_event(i, e, viewer),
+        ))
     }
 
     fn snapshot(&self, viewer: Option<Seat>) -> pb::Snapshot {
@@ -697,12 +767,34 @@ impl Table {
         }
     }
 
-    /// Stages `m` for a seat's connection (see [`Table::flush`]).
+    /// Stages `m` for a seat's connection (see [`Table::flush`]). Under
+    /// [`Delivery::WithPrompt`] a prompt takes the held events with it in an `EventBatch`, and
+    /// a Pong or MatchFinished has them sent just before it.
     fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
+        use pb::server_message::Kind;
         let seat = &mut self.seats[s as usize];
-        if seat.conn.is_some() {
-            seat.staged.push(m);
+        if seat.conn.is_none() {
+            return;
         }
+        if seat.delivery == Delivery::WithPrompt {
+            match m.kind {
+                Some(Kind::Prompt(p)) => {
+                    seat.staged.push(message(Kind::Batch(pb::EventBatch {
+                        events: std::mem::take(&mut seat.held),
+                        prompt: Some(p),
+                    })));
+                    return;
+                }
+                Some(Kind::Pong(_) | Kind::Finished(_)) if !seat.held.is_empty() => {
+                    seat.staged.push(message(Kind::Batch(pb::EventBatch {
+                        events: std::mem::take(&mut seat.held),
+                        prompt: None,
+                    })));
+                }
+                _ => {}
+            }
+        }
+        seat.staged.push(m);
     }
 
     /// Queues what was staged for a seat as one item and wakes its connection; a full or closed
@@ -726,6 +818,7 @@ impl Table {
             Ok(waker) => waker,
             Err(_) => {
                 seat.conn = None;
+                seat.held.clear();
                 seat.away_since = Some(Instant::now());
                 None
             }
@@ -760,9 +853,19 @@ impl Table {
         for i in from..self.log.len() {
             let e = self.log[i];
             for s in 0..self.game.seats() {
-                if self.seats[s as usize].conn.is_some() {
-                    let m = self.numbered(i, &e, Some(s));
-                    self.seats[s as usize].staged.push(m);
+                let seat = &self.seats[s as usize];
+                if seat.conn.is_none() {
+                    continue;
+                }
+                match seat.delivery {
+                    Delivery::AsTheyHappen => {
+                        let m = self.numbered(i, &e, Some(s));
+                        self.seats[s as usize].staged.push(m);
+                    }
+                    Delivery::WithPrompt => {
+                        let m = self.numbered_event(i, &e, Some(s));
+                        self.seats[s as usize].held.push(m);
+                    }
                 }
             }
             if !self.spectators.is_empty() {
@@ -1199,6 +1302,23 @@ pub(crate) fn unreadable(status: &Status) -> Status {
     )
 }
 
+/// Whether a refusal means the bot broke the protocol or the rules, rather than losing a race that
+/// a correct bot can lose: its state id went stale (another action or a timeout came first),
+/// another seat challenged first or the offence closed, the match ended or has not started yet,
+/// or the server plays the seat now (it gave up).
+fn is_protocol_error(reason: pb::ErrorReason) -> bool {
+    use pb::ErrorReason as R;
+    !matches!(
+        reason,
+        R::StaleState
+            | R::MatchOver
+            | R::MatchNotStarted
+            | R::NotSeated
+            | R::AlreadyChallenged
+            | R::NoOpenOffence
+    )
+}
+
 fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
     let mut t = seat.think_ms.clone();
     t.sort_unstable();
@@ -1214,6 +1334,7 @@ fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
         decisions: seat.decisions,
         timeouts: seat.timeouts,
         rejections: seat.rejections,
+        protocol_errors: seat.protocol_errors,
         decision_ms_p50: pct(50),
         decision_ms_p90: pct(90),
         decision_ms_p99: pct(99),

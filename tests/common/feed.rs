@@ -136,6 +136,11 @@ pub fn cards_in(m: &pb::ServerMessage) -> Vec<pb::Card> {
             }
         }
         Some(Kind::Accepted(_) | Kind::Rejected(_) | Kind::Pong(_)) => {}
+        Some(Kind::Batch(_)) => {
+            for m in flatten(m) {
+                out.extend(cards_in(&m));
+            }
+        }
         Some(Kind::Finished(_)) => {} // a report: results, statistics and the seed, no card
     }
     out
@@ -222,6 +227,82 @@ pub fn first_seen(r: &Resim, viewer: Option<Seat>) -> HashMap<(i32, i32), u64> {
     seen
 }
 
+/// A message as the messages it stands for: an EventBatch (EVENT_DELIVERY_WITH_PROMPT) is its
+/// events, then its prompt; any other message is itself.
+pub fn flatten(m: &pb::ServerMessage) -> Vec<pb::ServerMessage> {
+    use pb::server_message::Kind;
+    match &m.kind {
+        Some(Kind::Batch(b)) => {
+            let mut out: Vec<pb::ServerMessage> = b
+                .events
+                .iter()
+                .map(|e| pb::ServerMessage {
+                    kind: Some(Kind::Event(e.clone())),
+                })
+                .collect();
+            out.extend(b.prompt.as_ref().map(|p| pb::ServerMessage {
+                kind: Some(Kind::Prompt(p.clone())),
+            }));
+            out
+        }
+        _ => vec![m.clone()],
+    }
+}
+
+/// Every message of a feed, batches flattened ([`flatten`]).
+pub fn flatten_all(messages: &[pb::ServerMessage]) -> Vec<pb::ServerMessage> {
+    messages.iter().flat_map(flatten).collect()
+}
+
+/// What [`check_batched`] found.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BatchStats {
+    /// Batches with a prompt.
+    pub with_prompt: usize,
+    /// Batches without one (before a Pong or MatchFinished).
+    pub without_prompt: usize,
+    /// Events inside batches.
+    pub events: usize,
+}
+
+/// Checks the shape of a feed under EVENT_DELIVERY_WITH_PROMPT: no event and no prompt on its own
+/// (each comes in an EventBatch), no empty batch, and a batch without a prompt only just before a
+/// Pong or MatchFinished. What the messages say is [`check_feed`]'s business.
+pub fn check_batched(who: &str, messages: &[pb::ServerMessage]) -> BatchStats {
+    use pb::server_message::Kind;
+    let mut stats = BatchStats::default();
+    for (i, m) in messages.iter().enumerate() {
+        match &m.kind {
+            Some(Kind::Event(e)) => panic!("{who}: message {i} is event {} on its own", e.number),
+            Some(Kind::Prompt(p)) => {
+                panic!(
+                    "{who}: message {i} is a prompt (state {}) on its own",
+                    p.state_id
+                )
+            }
+            Some(Kind::Batch(b)) => {
+                stats.events += b.events.len();
+                if b.prompt.is_some() {
+                    stats.with_prompt += 1;
+                } else {
+                    stats.without_prompt += 1;
+                    assert!(!b.events.is_empty(), "{who}: message {i} is an empty batch");
+                    assert!(
+                        matches!(
+                            messages.get(i + 1).and_then(|n| n.kind.as_ref()),
+                            Some(Kind::Pong(_) | Kind::Finished(_))
+                        ),
+                        "{who}: a batch without a prompt (message {i}) comes just before a Pong \
+                         or MatchFinished"
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    stats
+}
+
 /// What [`check_feed`] found.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FeedStats {
@@ -270,6 +351,8 @@ pub fn check_feed(
     let mut last_event: Option<u64> = None;
     let mut last_state = 0u64;
     let mut finished = false;
+    // Batches (EVENT_DELIVERY_WITH_PROMPT) are checked as the events and prompt they carry.
+    let messages = flatten_all(messages);
     for (i, m) in messages.iter().enumerate() {
         assert!(!finished, "{who}: message {i} after MatchFinished: {m:?}");
         let kind = m
@@ -397,6 +480,7 @@ pub fn check_feed(
                 last_event.unwrap_or(0)
             }
             Kind::Pong(_) => last_event.unwrap_or(0),
+            Kind::Batch(_) => unreachable!("batches are flattened"),
             Kind::Finished(f) => {
                 finished = true;
                 let report = f.report.as_ref().expect("a report");
@@ -567,18 +651,25 @@ pub async fn play_recording(mut seat: common::Seat, style: Style) -> Vec<pb::Ser
             Ok(Some(Ok(r))) => r.message.expect("a server message"),
         };
         seat.log.push(m.clone());
-        match m.kind {
-            Some(pb::server_message::Kind::Prompt(p)) => {
-                for (state_id, index) in choose(&mut rng, &p, style) {
-                    request += 1;
-                    let kind = pb::play_request::Kind::Action(submission(state_id, index, request));
-                    // A send fails only once the server has closed the stream: the match ended
-                    // meanwhile, and MatchFinished is among the messages still to read.
-                    let _ = seat.tx.send(pb::PlayRequest { kind: Some(kind) }).await;
+        let mut finished = false;
+        for m in flatten(&m) {
+            match m.kind {
+                Some(pb::server_message::Kind::Prompt(p)) => {
+                    for (state_id, index) in choose(&mut rng, &p, style) {
+                        request += 1;
+                        let submission = submission(state_id, index, request);
+                        let kind = pb::play_request::Kind::Action(submission);
+                        // A send fails only once the server has closed the stream: the match
+                        // ended meanwhile, and MatchFinished is among the messages still to read.
+                        let _ = seat.tx.send(pb::PlayRequest { kind: Some(kind) }).await;
+                    }
                 }
+                Some(pb::server_message::Kind::Finished(_)) => finished = true,
+                _ => {}
             }
-            Some(pb::server_message::Kind::Finished(_)) => break,
-            _ => {}
+        }
+        if finished {
+            break;
         }
     }
     if std::env::var("SKIP_END").is_err() {

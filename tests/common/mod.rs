@@ -116,12 +116,23 @@ impl Seat {
         token: &str,
         resume: Option<pb::Resume>,
     ) -> Seat {
+        Seat::join_with(client, token, resume, pb::EventDelivery::Unspecified).await
+    }
+
+    /// Opens a Play stream and joins with `token`, asking for `delivery`.
+    pub async fn join_with(
+        client: &mut PlayServiceClient<Channel>,
+        token: &str,
+        resume: Option<pb::Resume>,
+        delivery: pb::EventDelivery,
+    ) -> Seat {
         let (tx, rx) = mpsc::channel(64);
         tx.send(pb::PlayRequest {
             kind: Some(pb::play_request::Kind::Join(pb::Join {
                 token: token.to_string(),
                 client_name: "test".into(),
                 resume,
+                event_delivery: delivery as i32,
             })),
         })
         .await
@@ -206,6 +217,7 @@ pub fn join_request(token: &str, resume: Option<pb::Resume>) -> pb::PlayRequest 
             token: token.to_string(),
             client_name: "test".into(),
             resume,
+            ..Default::default()
         })),
     }
 }

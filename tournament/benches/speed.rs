@@ -4,16 +4,34 @@
 //! output directory with replay recording off and on; interleaved and repeated, medians
 //! reported.
 //!
+//! Every line plays the very same games, action for action: the bare loop draws each seat's
+//! choices from its own SplitMix seeded as the tournament seeds that seat's random bot, and a
+//! checksum of every game's totals must agree across the lines (the run stops if not).
+//!
 //! Wall clock (games per second) and CPU time (games per CPU-second of the whole process, from
 //! `/proc/self/stat`), each as the median and the best of the runs. On a machine shared with
 //! other work every figure swings by a fifth or more from run to run; the best runs are the
-//! least disturbed. Instruction counts do not swing: run one line under callgrind
-//! (`SPEED_ONLY=N SPEED_GAMES=8000 SPEED_REPEATS=1 valgrind --tool=callgrind <bench binary>
-//! --bench`) and compare the totals.
+//! least disturbed. Instruction counts do not swing: run one line under callgrind, counting only
+//! the measured work (the main thread inside `timed` and every thread it starts):
+//!
+//! ```text
+//! SPEED_ONLY=N SPEED_GAMES=8000 SPEED_REPEATS=1 SPEED_THREADS=2 valgrind --tool=callgrind \
+//!   --collect-atstart=no --toggle-collect='speed::timed*' --toggle-collect='*thread_start*' \
+//!   target/release/deps/speed-<hash> --bench
+//! ```
+//!
+//! Measured so (8 000 games, instructions, ratio to the bare loop): bare 959.3 M; SDK loop with
+//! boxed bots 998.8 M (0.960); tournament in memory 1 064.2 M (0.901); writing results
+//! 1 080.3 M (0.888); writing results and replays 1 217.0 M (0.788). What the tournament adds in
+//! memory, per game: skillratings' Weng-Lin update (3.7 k instructions, of 13 k), the SDK loop's
+//! calls into the bots, the fixture and its record (about 15 allocations, 7 of them inside
+//! skillratings), the other standings figures. Wall clock, 5 runs at load average 1.3, median
+//! (best): bare 114 k games/s (131 k); in memory 0.90 (0.96); writing results 0.92 (0.84);
+//! with replays 0.55 (0.60), where writing 3 kB a game costs kernel time callgrind does not see.
 //!
 //! `cargo bench -p maumau-tournament --bench speed` (`SPEED_GAMES=N` games per measurement,
 //! default 40000; `SPEED_REPEATS`, default 5; `SPEED_ONLY=0..4` runs only that line, for a
-//! profiler).
+//! profiler; `SPEED_THREADS`, default every core).
 
 use std::time::Instant;
 
@@ -39,70 +57,109 @@ fn cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-/// Games per wall second and per CPU second of `games` games played by `work`.
-fn measure(games: usize, work: impl FnOnce()) -> (f64, f64) {
+/// Games per wall second and per CPU second of `games` games played by `work`, and the checksum
+/// of their results.
+fn measure(games: usize, work: impl FnOnce() -> u64) -> (f64, f64, u64) {
     let (wall, cpu) = (Instant::now(), cpu_seconds());
-    work();
+    let checksum = timed(work);
     let wall = wall.elapsed().as_secs_f64();
     let cpu = match (cpu, cpu_seconds()) {
         (Some(a), Some(b)) if b > a => b - a,
         _ => f64::NAN,
     };
-    (games as f64 / wall, games as f64 / cpu)
+    (games as f64 / wall, games as f64 / cpu, checksum)
 }
 
-/// The same games as the tournament (same seeds), played by a bare loop: legal actions into a
-/// reused list, a SplitMix choice, apply with no event sink. Parallel over `threads`.
-fn bare(seeds: &[u64], threads: usize) {
+/// The measured work, and nothing else: callgrind counts only this with
+/// `--collect-atstart=no --toggle-collect='speed::timed*'`.
+#[inline(never)]
+fn timed(work: impl FnOnce() -> u64) -> u64 {
+    work()
+}
+
+/// The same games as the tournament, played by a bare loop: legal actions into a reused list, a
+/// SplitMix choice inline, apply with no event sink. Each seat draws from its own SplitMix seeded
+/// as the tournament seeds its random bots, so both sides play the very same games, action for
+/// action (checked: the returned checksum must match the tournament's). Parallel over `threads`.
+fn bare(seeds: &[u64], threads: usize) -> u64 {
     std::thread::scope(|s| {
-        for chunk in seeds.chunks(seeds.len().div_ceil(threads)) {
-            s.spawn(move || {
-                let mut list = ActionList::default();
-                let mut checksum = 0u64;
-                for &seed in chunk {
-                    let mut game = Game::new(config(), seed).expect("valid");
-                    let mut rng = seed;
-                    while let Some(seat) = game.to_act() {
-                        game.legal_actions_into(seat, &mut list);
-                        rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                        let mut z = rng;
-                        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                        let pick = (((z >> 32) * list.len() as u64) >> 32) as usize;
-                        let _ = game.apply_with(seat, list[pick], &mut ());
+        let workers: Vec<_> = seeds
+            .chunks(seeds.len().div_ceil(threads))
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut list = ActionList::default();
+                    let mut checksum = 0u64;
+                    for &seed in chunk {
+                        let mut game = Game::new(config(), seed).expect("valid");
+                        let mut rng: [u64; 4] = std::array::from_fn(|s| {
+                            maumau_tournament::schedule::mix(&[seed, s as u64, 0xB07])
+                        });
+                        while let Some(seat) = game.to_act() {
+                            game.legal_actions_into(seat, &mut list);
+                            let r = &mut rng[seat as usize & 3];
+                            *r = r.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                            let mut z = *r;
+                            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                            z ^= z >> 31;
+                            let pick = (((z >> 32) * list.len() as u64) >> 32) as usize;
+                            let _ = game.apply_with(seat, list[pick], &mut ());
+                        }
+                        let result = game.match_result();
+                        checksum = checksum
+                            .wrapping_add(result.map_or(0, |r| checksum_of(&r.totals[..4])));
                     }
-                    checksum ^= game.match_result().map_or(0, |r| r.totals[0] as u64);
-                }
-                std::hint::black_box(checksum);
-            });
-        }
-    });
+                    checksum
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("no panic"))
+            .fold(0, u64::wrapping_add)
+    })
+}
+
+/// A game's contribution to a checksum of many games (their wrapping sum, so order does not
+/// matter).
+fn checksum_of(totals: &[i32]) -> u64 {
+    totals
+        .iter()
+        .fold(0, |h, &t| maumau_tournament::schedule::mix(&[h, t as u64]))
 }
 
 /// The same games played by the bot SDK's in-process loop with boxed random bots, seeded as the
 /// tournament seeds them, without any tournament around it: what the SDK's loop costs.
-fn sdk_loop(seeds: &[u64], threads: usize) {
+fn sdk_loop(seeds: &[u64], threads: usize) -> u64 {
     use maumau_bot_sdk::Bot;
     use maumau_bot_sdk::bots::RandomBot;
     std::thread::scope(|s| {
-        for chunk in seeds.chunks(seeds.len().div_ceil(threads)) {
-            s.spawn(move || {
-                let mut checksum = 0u64;
-                for &seed in chunk {
-                    let mut game = Game::new(config(), seed).expect("valid");
-                    let mut bots: Vec<Box<dyn Bot>> = (0..4u64)
-                        .map(|s| {
-                            let seed = maumau_tournament::schedule::mix(&[seed, s, 0xB07]);
-                            Box::new(RandomBot::new(seed)) as Box<dyn Bot>
-                        })
-                        .collect();
-                    let r = maumau_bot_sdk::play_match(&mut game, &mut bots);
-                    checksum ^= r.map_or(0, |r| r.totals[0] as u64);
-                }
-                std::hint::black_box(checksum);
-            });
-        }
-    });
+        let workers: Vec<_> = seeds
+            .chunks(seeds.len().div_ceil(threads))
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut checksum = 0u64;
+                    for &seed in chunk {
+                        let mut game = Game::new(config(), seed).expect("valid");
+                        let mut bots: Vec<Box<dyn Bot>> = (0..4u64)
+                            .map(|s| {
+                                let seed = maumau_tournament::schedule::mix(&[seed, s, 0xB07]);
+                                Box::new(RandomBot::new(seed)) as Box<dyn Bot>
+                            })
+                            .collect();
+                        let r = maumau_bot_sdk::play_match(&mut game, &mut bots);
+                        checksum =
+                            checksum.wrapping_add(r.map_or(0, |r| checksum_of(&r.totals[..4])));
+                    }
+                    checksum
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("no panic"))
+            .fold(0, u64::wrapping_add)
+    })
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -143,13 +200,24 @@ fn main() {
         .collect();
     let n = seeds.len();
     // Each run writes to a fresh directory (an old one would be resumed, not played).
-    let mut tournament = |replays: bool, out: bool| {
+    let tournament = |replays: bool, out: bool| {
+        let mut t = t.clone();
         t.record_replays = replays;
         let dir = tempfile::tempdir().expect("a temporary directory");
         measure(n, || {
             let r = t.run(out.then(|| dir.path()), &mut |_| {}).expect("runs");
             assert_eq!(r.games.len(), n);
+            r.games
+                .iter()
+                .fold(0, |a, g| a.wrapping_add(checksum_of(&g.totals)))
         })
+    };
+    let line = |i: usize| match i {
+        0 => measure(n, || bare(&seeds, threads)),
+        1 => measure(n, || sdk_loop(&seeds, threads)),
+        2 => tournament(false, false),
+        3 => tournament(false, true),
+        _ => tournament(true, true),
     };
     let labels = [
         "bare engine playouts",
@@ -163,15 +231,9 @@ fn main() {
         .and_then(|v| v.parse::<usize>().ok())
     {
         for _ in 0..repeats {
-            let (w, c) = match only {
-                0 => measure(n, || bare(&seeds, threads)),
-                1 => measure(n, || sdk_loop(&seeds, threads)),
-                2 => tournament(false, false),
-                3 => tournament(false, true),
-                _ => tournament(true, true),
-            };
+            let (w, c, sum) = line(only);
             println!(
-                "{}: {w:.0} games/s, {c:.0} games/CPU-s",
+                "{}: {w:.0} games/s, {c:.0} games/CPU-s, checksum {sum:016x}",
                 labels[only.min(4)]
             );
         }
@@ -180,16 +242,18 @@ fn main() {
     let mut wall = vec![Vec::new(); labels.len()];
     let mut cpu = vec![Vec::new(); labels.len()];
     for _ in 0..repeats {
-        let runs = [
-            measure(n, || bare(&seeds, threads)),
-            measure(n, || sdk_loop(&seeds, threads)),
-            tournament(false, false),
-            tournament(false, true),
-            tournament(true, true),
-        ];
-        for (i, (w, c)) in runs.into_iter().enumerate() {
-            wall[i].push(w);
-            cpu[i].push(c);
+        let mut expected = None;
+        for (i, (w, c)) in wall.iter_mut().zip(cpu.iter_mut()).enumerate() {
+            let (x, y, sum) = line(i);
+            // Every line plays the very same games as the bare loop, action for action.
+            assert_eq!(
+                *expected.get_or_insert(sum),
+                sum,
+                "{} played other games than the bare loop",
+                labels[i]
+            );
+            w.push(x);
+            c.push(y);
         }
     }
     // The best run is the one least disturbed by other work on the machine; the median is

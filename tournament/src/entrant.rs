@@ -27,8 +27,8 @@
 use std::fmt;
 
 use maumau_bot_sdk::Bot;
-use maumau_bot_sdk::bots::{BotKind, SearchBot, SplitMix};
-use maumau_bot_sdk::engine::{Action, Observation};
+use maumau_bot_sdk::bots::{BotKind, HeuristicBot, RandomBot, SearchBot, SplitMix};
+use maumau_bot_sdk::engine::{Action, Event, MatchResult, Observation};
 
 /// One participant of a tournament.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,6 +210,67 @@ impl BuiltIn {
     }
 }
 
+impl BuiltIn {
+    /// The same bot as [`BuiltIn::bot`], unboxed where its type is known, for in-process games.
+    pub(crate) fn seat_bot(&self, seed: u64) -> SeatBot {
+        match (self.kind, self.iterations, self.noise > 0.0) {
+            (BotKind::Random, _, false) => SeatBot::Random(RandomBot::new(seed)),
+            (BotKind::Heuristic, _, false) => SeatBot::Heuristic(HeuristicBot::new(seed)),
+            _ => SeatBot::Boxed(self.bot(seed)),
+        }
+    }
+}
+
+/// A built-in bot in an in-process game: the common kinds held by value, so the game loop calls
+/// them directly (no allocation, no dynamic call per decision); any other bot boxed. Plays exactly
+/// as the boxed bot of [`BuiltIn::bot`] would.
+pub(crate) enum SeatBot {
+    Random(RandomBot),
+    Heuristic(HeuristicBot),
+    Boxed(Box<dyn Bot>),
+}
+
+macro_rules! each_bot {
+    ($self:expr, $b:ident => $call:expr) => {
+        match $self {
+            SeatBot::Random($b) => $call,
+            SeatBot::Heuristic($b) => $call,
+            SeatBot::Boxed($b) => $call,
+        }
+    };
+}
+
+impl Bot for SeatBot {
+    fn name(&self) -> &str {
+        each_bot!(self, b => b.name())
+    }
+
+    fn decide(&mut self, obs: &Observation) -> Action {
+        each_bot!(self, b => b.decide(obs))
+    }
+
+    #[inline]
+    fn quick_decide(&mut self, legal: &[Action]) -> Option<Action> {
+        each_bot!(self, b => b.quick_decide(legal))
+    }
+
+    fn react(&mut self, obs: &Observation) -> Option<Action> {
+        each_bot!(self, b => b.react(obs))
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        each_bot!(self, b => b.on_event(event))
+    }
+
+    fn listens(&self) -> bool {
+        each_bot!(self, b => b.listens())
+    }
+
+    fn on_match_end(&mut self, result: Option<&MatchResult>) {
+        each_bot!(self, b => b.on_match_end(result))
+    }
+}
+
 impl fmt::Display for Entrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)
@@ -241,7 +302,7 @@ impl Bot for Noisy {
         self.inner.react(obs)
     }
 
-    fn on_event(&mut self, event: &maumau_bot_sdk::engine::Event) {
+    fn on_event(&mut self, event: &Event) {
         self.inner.on_event(event);
     }
 
@@ -249,7 +310,7 @@ impl Bot for Noisy {
         self.inner.listens()
     }
 
-    fn on_match_end(&mut self, result: Option<&maumau_bot_sdk::engine::MatchResult>) {
+    fn on_match_end(&mut self, result: Option<&MatchResult>) {
         self.inner.on_match_end(result);
     }
 }

@@ -31,10 +31,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
+use maumau_bot_sdk::bots::RandomBot;
 use maumau_bot_sdk::play_match_with;
+use maumau_engine::outcome::MAX_SEATS;
 use maumau_engine::{Action, CallsMode, Game, MatchConfig};
 use serde::{Deserialize, Serialize};
 
+use entrant::SeatBot;
 pub use entrant::{BuiltIn, Entrant, Player};
 pub use net::{Clock, Remote, stop_programs};
 pub use schedule::{Fixture, Knockout, Stage};
@@ -176,7 +179,7 @@ struct Counts {
 /// One game as played: its record, its replay line when recorded, and notices.
 pub(crate) struct Played {
     pub(crate) record: GameRecord,
-    pub(crate) replay: Option<String>,
+    pub(crate) replay: Option<Vec<u8>>,
     pub(crate) notices: Vec<String>,
 }
 
@@ -416,6 +419,8 @@ impl Tournament {
             notice: None,
         });
         let logs = store.as_deref().map(|s| s.dir.join("logs"));
+        let head = self.record_replays.then(|| ReplayHead::new(self));
+        let replays = head.as_ref();
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel();
         let mut result = Ok(());
@@ -434,7 +439,7 @@ impl Tournament {
                         let f = &fixtures[i];
                         let played = match session {
                             Some(s) if self.over_grpc(f) => s.play(self, f, logs),
-                            _ => Ok(self.play_in_process(f)),
+                            _ => Ok(self.play_in_process(f, replays)),
                         };
                         let failed = played.is_err();
                         batch.push((i, played));
@@ -493,39 +498,36 @@ impl Tournament {
         Ok((records.into_iter().flatten().collect(), todo.len()))
     }
 
-    /// Plays one fixture in-process (every entrant must be built in).
-    pub(crate) fn play_in_process(&self, f: &Fixture) -> Played {
+    /// Plays one fixture in-process (every entrant must be built in); with `replays`, keeps its
+    /// replay line.
+    pub(crate) fn play_in_process(&self, f: &Fixture, replays: Option<&ReplayHead>) -> Played {
         let mut game = Game::new(self.config, f.seed).expect("validated");
-        let mut bots: Vec<_> = f
-            .seats
-            .iter()
-            .enumerate()
-            .map(|(s, &e)| {
-                self.entrants[e]
-                    .bot(schedule::mix(&[f.seed, s as u64, 0xB07]))
-                    .expect("only built-in entrants play in-process")
-            })
-            .collect();
-        // (seat, dense action index): two bytes an action, written out as text at the end.
-        let mut actions: Vec<(u8, u8)> = Vec::new();
-        let mut count = 0u32;
-        let record = self.record_replays;
-        if record {
-            actions.reserve(512);
-        }
-        let result = play_match_with(&mut game, &mut bots, |seat, action| {
-            count += 1;
-            if record {
-                actions.push((seat, action.index() as u8));
-            }
+        // On the stack: seats past the table's are never asked.
+        let mut bots: [SeatBot; MAX_SEATS] = std::array::from_fn(|s| match f.seats.get(s) {
+            Some(&e) => match &self.entrants[e].player {
+                Player::BuiltIn(b) => b.seat_bot(schedule::mix(&[f.seed, s as u64, 0xB07])),
+                Player::Command(_) => panic!("only built-in entrants play in-process"),
+            },
+            None => SeatBot::Random(RandomBot::new(0)),
         });
+        let bots = &mut bots[..f.seats.len().min(MAX_SEATS)];
+        let mut count = 0u32;
+        let (result, replay) = match replays {
+            Some(head) => {
+                let mut line = ReplayLine::start(head, f);
+                let result = play_match_with(&mut game, bots, |seat, action| {
+                    count += 1;
+                    line.push(seat, action.index());
+                });
+                (result, Some(line.finish()))
+            }
+            None => (play_match_with(&mut game, bots, |_, _| count += 1), None),
+        };
         let n = self.config.seats as usize;
         let (placings, totals, rounds) = match result {
             Some(r) => (r.placings[..n].to_vec(), r.totals[..n].to_vec(), r.rounds),
             None => (vec![1; n], vec![0; n], game.round()),
         };
-        let replay =
-            record.then(|| self.replay_line(f, actions.iter().map(|&(s, i)| (s, i.into()))));
         Played {
             record: GameRecord {
                 id: f.id.clone(),
@@ -542,57 +544,132 @@ impl Tournament {
         }
     }
 
-    /// One line of `replays.jsonl`: the game, its rules and seed, who sat where, and every
-    /// accepted action as `"seat action"` (`"2 play 7H mau"`), from (seat, dense index) pairs.
-    /// Written by hand, not through a JSON tree: with replays on, this is most of a
-    /// tournament's cost beyond the games themselves.
+    /// One line of `replays.jsonl` from (seat, dense action index) pairs (see [`ReplayLine`]).
     pub(crate) fn replay_line(
         &self,
         f: &Fixture,
-        actions: impl ExactSizeIterator<Item = (u8, u32)>,
-    ) -> String {
-        use std::fmt::Write as _;
-        let texts = action_texts();
-        let mut line = String::with_capacity(256 + actions.len() * 20);
-        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
-        let _ = write!(
-            line,
-            "{{\"id\":{},\"profile\":{},\"options\":{},\"seats\":{},\"calls\":{},\"seed\":{},\"entrants\":[",
-            quoted(&f.id),
-            quoted(self.config.profile.name()),
-            quoted(&self.config.options.to_words()),
-            self.config.seats,
-            quoted(self.config.calls.name()),
-            f.seed
-        );
-        for (i, &e) in f.seats.iter().enumerate() {
-            if i > 0 {
-                line.push(',');
-            }
-            line.push_str(&quoted(&self.entrants[e].name));
+        actions: impl Iterator<Item = (u8, u32)>,
+    ) -> Vec<u8> {
+        let head = ReplayHead::new(self);
+        let mut line = ReplayLine::start(&head, f);
+        for (seat, index) in actions {
+            line.push(seat, index as usize);
         }
-        line.push_str("],\"actions\":[");
-        for (i, (seat, index)) in actions.enumerate() {
-            if i > 0 {
-                line.push(',');
-            }
-            match texts.get(seat as usize * maumau_engine::ACTION_COUNT + index as usize) {
-                Some(t) => line.push_str(t),
-                None => {
-                    let _ = write!(line, "\"{seat} #{index}\"");
-                }
-            }
-        }
-        line.push_str("]}");
-        line
+        line.finish()
     }
 }
 
-/// The quoted replay text of every (seat, action) pair, at `seat * ACTION_COUNT + index`
-/// (`"2 play 7H mau"`, from the engine's `Display`), computed once: a replay line is then one
-/// copy per action.
-fn action_texts() -> &'static [String] {
-    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+/// What every replay line of a tournament shares, quoted once: the rules and the entrants' names.
+pub(crate) struct ReplayHead {
+    /// `,"profile":…,"options":…,"seats":…,"calls":…,"seed":`
+    rules: String,
+    /// Each entrant's name as a JSON string.
+    names: Vec<String>,
+}
+
+impl ReplayHead {
+    pub(crate) fn new(t: &Tournament) -> ReplayHead {
+        ReplayHead {
+            rules: format!(
+                ",\"profile\":{},\"options\":{},\"seats\":{},\"calls\":{},\"seed\":",
+                quoted(t.config.profile.name()),
+                quoted(&t.config.options.to_words()),
+                t.config.seats,
+                quoted(t.config.calls.name()),
+            ),
+            names: t.entrants.iter().map(|e| quoted(&e.name)).collect(),
+        }
+    }
+}
+
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// One line of `replays.jsonl`, written as the game is played: the game, its rules and seed, who
+/// sat where, and every accepted action as `"seat action"` (`"2 play 7H mau"`). Written by hand,
+/// not through a JSON tree, each action one fixed-size copy of its text from a table made once:
+/// with replays on, this is most of a tournament's cost beyond the games themselves.
+pub(crate) struct ReplayLine {
+    line: Vec<u8>,
+    texts: &'static [ActionText],
+    /// Where the actions start: the `,` before the first one becomes the list's `[`.
+    actions: usize,
+}
+
+impl ReplayLine {
+    pub(crate) fn start(head: &ReplayHead, f: &Fixture) -> ReplayLine {
+        let mut line = Vec::with_capacity(4096);
+        line.extend_from_slice(b"{\"id\":");
+        push_json_str(&mut line, &f.id);
+        line.extend_from_slice(head.rules.as_bytes());
+        push_uint(&mut line, f.seed);
+        line.extend_from_slice(b",\"entrants\":[");
+        for (i, &e) in f.seats.iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            line.extend_from_slice(head.names.get(e).map_or("\"?\"", String::as_str).as_bytes());
+        }
+        line.extend_from_slice(b"],\"actions\":");
+        let actions = line.len();
+        ReplayLine {
+            line,
+            texts: action_texts(),
+            actions,
+        }
+    }
+
+    /// Appends an accepted action: `,"2 play 7H mau"`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, seat: u8, index: usize) {
+        let text = self
+            .texts
+            .get(seat as usize * maumau_engine::ACTION_COUNT + index);
+        match text {
+            Some(t) if t.len as usize <= TEXT_WIDTH => {
+                // Copy the whole padded entry (a fixed size, so no call), keep its length.
+                let keep = self.line.len() + t.len as usize;
+                self.line.extend_from_slice(&t.bytes);
+                self.line.truncate(keep);
+            }
+            Some(_) => {
+                let text = Action::from_index(index).map_or_else(String::new, |a| a.to_string());
+                self.line
+                    .extend_from_slice(format!(",\"{seat} {text}\"").as_bytes());
+            }
+            None => self
+                .line
+                .extend_from_slice(format!(",\"{seat} #{index}\"").as_bytes()),
+        }
+    }
+
+    /// The finished line, without its newline.
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        if self.line.len() > self.actions {
+            self.line[self.actions] = b'[';
+        } else {
+            self.line.push(b'[');
+        }
+        self.line.extend_from_slice(b"]}");
+        self.line
+    }
+}
+
+/// The widest action text kept in the table (`,"3 play 10H mau-mau"` is 22 bytes).
+const TEXT_WIDTH: usize = 32;
+
+/// An action's replay text, `,"2 play 7H mau"`, padded to [`TEXT_WIDTH`] bytes.
+struct ActionText {
+    bytes: [u8; TEXT_WIDTH],
+    len: u8,
+}
+
+/// The replay text of every (seat, action) pair, at `seat * ACTION_COUNT + index` (from the
+/// engine's `Display`), computed once. A text too long for the table is marked longer than
+/// [`TEXT_WIDTH`] and written the slow way.
+fn action_texts() -> &'static [ActionText] {
+    static TEXTS: std::sync::OnceLock<Vec<ActionText>> = std::sync::OnceLock::new();
     TEXTS.get_or_init(|| {
         let seats = maumau_engine::outcome::MAX_SEATS;
         (0..seats * maumau_engine::ACTION_COUNT)
@@ -601,10 +678,17 @@ fn action_texts() -> &'static [String] {
                     i / maumau_engine::ACTION_COUNT,
                     i % maumau_engine::ACTION_COUNT,
                 );
-                Action::from_index(index).map_or_else(
-                    || format!("\"{seat} #{index}\""),
-                    |a| format!("\"{seat} {a}\""),
-                )
+                let text = Action::from_index(index).map_or_else(
+                    || format!(",\"{seat} #{index}\""),
+                    |a| format!(",\"{seat} {a}\""),
+                );
+                let mut bytes = [b' '; TEXT_WIDTH];
+                let n = text.len().min(TEXT_WIDTH);
+                bytes[..n].copy_from_slice(&text.as_bytes()[..n]);
+                ActionText {
+                    bytes,
+                    len: text.len().min(u8::MAX as usize) as u8,
+                }
             })
             .collect()
     })
@@ -648,6 +732,8 @@ struct Store {
     results: BufWriter<File>,
     replays: BufWriter<File>,
     flushed: Instant,
+    /// The results line being written, reused.
+    line: Vec<u8>,
 }
 
 /// Most games a worker finishes before handing them over.
@@ -711,18 +797,24 @@ impl Store {
             results: open(results_path)?,
             replays: open(dir.join("replays.jsonl"))?,
             flushed: Instant::now(),
+            line: Vec::with_capacity(256),
         })
     }
 
-    fn append(&mut self, record: &GameRecord, replay: Option<&str>) -> Result<(), TournamentError> {
+    fn append(
+        &mut self,
+        record: &GameRecord,
+        replay: Option<&[u8]>,
+    ) -> Result<(), TournamentError> {
         let io = |e| TournamentError::Io(self.dir.clone(), e);
         if let Some(r) = replay {
-            self.replays.write_all(r.as_bytes()).map_err(io)?;
+            self.replays.write_all(r).map_err(io)?;
             self.replays.write_all(b"\n").map_err(io)?;
         }
-        serde_json::to_writer(&mut self.results, record)
-            .map_err(|e| TournamentError::Io(self.dir.clone(), e.into()))?;
-        self.results.write_all(b"\n").map_err(io)?;
+        self.line.clear();
+        push_record(&mut self.line, record);
+        self.line.push(b'\n');
+        self.results.write_all(&self.line).map_err(io)?;
         if self.flushed.elapsed() >= FLUSH_EVERY {
             self.flush()?;
         }
@@ -786,10 +878,101 @@ impl Store {
     }
 }
 
+/// Appends `record` as a line of `results.jsonl` (without the newline): the bytes
+/// `serde_json::to_writer` gives, written by hand, since it is done for every game.
+fn push_record(line: &mut Vec<u8>, record: &GameRecord) {
+    line.extend_from_slice(b"{\"id\":");
+    push_json_str(line, &record.id);
+    line.extend_from_slice(b",\"seed\":");
+    push_uint(line, record.seed);
+    line.extend_from_slice(b",\"seats\":");
+    push_list(line, record.seats.iter().map(|&x| x as i64));
+    line.extend_from_slice(b",\"placings\":");
+    push_list(line, record.placings.iter().map(|&x| x.into()));
+    line.extend_from_slice(b",\"totals\":");
+    push_list(line, record.totals.iter().map(|&x| x.into()));
+    line.extend_from_slice(b",\"rounds\":");
+    push_uint(line, record.rounds.into());
+    line.extend_from_slice(b",\"actions\":");
+    push_uint(line, record.actions.into());
+    if !record.forfeits.is_empty() {
+        line.extend_from_slice(b",\"forfeits\":");
+        push_list(line, record.forfeits.iter().map(|&x| x.into()));
+    }
+    line.push(b'}');
+}
+
+/// A JSON string: as is between quotes unless it holds something JSON escapes.
+fn push_json_str(line: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        line.extend_from_slice(quoted(s).as_bytes());
+    } else {
+        line.push(b'"');
+        line.extend_from_slice(s.as_bytes());
+        line.push(b'"');
+    }
+}
+
+fn push_list(line: &mut Vec<u8>, items: impl Iterator<Item = i64>) {
+    line.push(b'[');
+    for (i, x) in items.enumerate() {
+        if i > 0 {
+            line.push(b',');
+        }
+        if x < 0 {
+            line.push(b'-');
+        }
+        push_uint(line, x.unsigned_abs());
+    }
+    line.push(b']');
+}
+
+fn push_uint(line: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    line.extend_from_slice(&digits[i..]);
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_lines_are_what_serde_json_writes() {
+        let mut record = GameRecord {
+            id: "r0-t12-d3-s1".into(),
+            seed: u64::MAX,
+            seats: vec![3, 0, 11, 2],
+            placings: vec![2, 1, 4, 2],
+            totals: vec![-40, 0, 1_000_000, i32::MIN],
+            rounds: 17,
+            actions: 0,
+            forfeits: Vec::new(),
+        };
+        let mut line = Vec::new();
+        for (id, forfeits) in [("r0-t12-d3-s1", vec![]), ("odd \"id\"\\\n", vec![2, 0])] {
+            record.id = id.into();
+            record.forfeits = forfeits;
+            line.clear();
+            push_record(&mut line, &record);
+            let expected = serde_json::to_string(&record).unwrap();
+            assert_eq!(String::from_utf8(line.clone()).unwrap(), expected);
+        }
     }
 }

@@ -48,11 +48,12 @@ def maumau_bin() -> Path:
 class Server:
     """A running `maumau serve`; `address` is host:port."""
 
-    def __init__(self, binary: Path, data_dir: Path):
+    def __init__(self, binary: Path, data_dir: Path, extra_args: tuple[str, ...] = ()):
         self.log_path = data_dir.parent / "server.log"
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [str(binary), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)],
+            [str(binary), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir),
+             *extra_args],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "info")},
         )
@@ -92,6 +93,21 @@ def server(maumau_bin: Path, tmp_path: Path):
     data = tmp_path / "data"
     data.mkdir()
     s = Server(maumau_bin, data)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def ladder_server(maumau_bin: Path, tmp_path: Path):
+    """A server running the ladder (`maumau serve --ladder`) with its default formats; versions
+    are rated from their first match (validation matches are tested in the Rust suite)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    config = tmp_path / "ladder.toml"
+    config.write_text("ladder_validation = false\n")
+    s = Server(maumau_bin, data, ("--ladder", "--config", str(config)))
     try:
         yield s
     finally:

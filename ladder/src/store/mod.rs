@@ -381,6 +381,39 @@ pub struct SeatHistory {
     pub outcome: SeatOutcome,
 }
 
+/// The verdict of a finished validation match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Validation {
+    /// The validation match.
+    pub match_id: MatchId,
+    /// The version under test.
+    pub version: VersionId,
+    /// The profile it was validated in.
+    pub profile: String,
+    /// True when it passed (no reasons).
+    pub passed: bool,
+    /// Why it failed, one reason each; empty when it passed.
+    pub reasons: Vec<String>,
+    /// When the match ended.
+    pub ended_ms: Millis,
+}
+
+/// A version's results in one season and profile, over its finished rated matches (voided ones
+/// left out): what the leaderboard shows next to the rating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacingStats {
+    /// The version.
+    pub version: VersionId,
+    /// Finished rated matches.
+    pub matches: u32,
+    /// Of them, matches placed first (ties included).
+    pub wins: u32,
+    /// The sum of its placings (divide by `matches` for the average).
+    pub placing_sum: u64,
+    /// Decisions it did not make in time, over those matches.
+    pub timeouts: u64,
+}
+
 /// Everything the ladder keeps. Every method is atomic.
 pub trait Store: Send + Sync {
     // ----- owners, bots, versions -----
@@ -438,7 +471,9 @@ pub trait Store: Send + Sync {
 
     // ----- matches -----
 
-    /// Schedules a match in an open season; every seat must hold a distinct active version.
+    /// Schedules a match in an open season; every seat must hold a distinct active version. A
+    /// rated match has at least 2 seats; an unrated one (a validation match, whose one stored
+    /// seat is the version under test) at least 1.
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId>;
     /// Scheduled → running.
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()>;
@@ -460,6 +495,17 @@ pub trait Store: Send + Sync {
         reason: &str,
         now: Millis,
     ) -> Result<()>;
+    /// A validation match (unrated, one seat), scheduled or running → finished, with the version's
+    /// join and timeouts and the verdict (`reasons` empty: passed), in one transaction.
+    fn finish_validation(
+        &self,
+        id: MatchId,
+        outcome: SeatOutcome,
+        reasons: &[String],
+        now: Millis,
+    ) -> Result<()>;
+    /// A version's validation verdicts, oldest first.
+    fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>>;
     /// Any state but void → void. If it had been rated, its season and profile are recomputed
     /// without it and every changed rating gets a `Void` event; the changes are returned.
     fn void_match(
@@ -485,6 +531,42 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<SeatHistory>>;
     /// When each version last had a match scheduled (versions that never played are absent).
     fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>>;
+    /// Per version, its results in the finished rated matches of a season and profile, by
+    /// version id (versions without such a match are absent).
+    ///
+    /// The default reads every rated match of the season ([`Store::rated_matches`]) and each of
+    /// the profile's records ([`Store::match_record`]) for the timeouts: correct, but one query
+    /// per match; a store should answer it with one aggregate query.
+    fn placing_stats(&self, season: SeasonId, profile: &str) -> Result<Vec<PlacingStats>> {
+        let mut stats: std::collections::BTreeMap<VersionId, PlacingStats> =
+            std::collections::BTreeMap::new();
+        for m in self.rated_matches(season)? {
+            if m.profile != profile {
+                continue;
+            }
+            let record = self.match_record(m.id)?;
+            for (version, placing) in m.seats {
+                let timeouts = record
+                    .seats
+                    .iter()
+                    .find(|s| s.version == version)
+                    .and_then(|s| s.outcome)
+                    .map_or(0, |o| o.timeouts);
+                let s = stats.entry(version).or_insert(PlacingStats {
+                    version,
+                    matches: 0,
+                    wins: 0,
+                    placing_sum: 0,
+                    timeouts: 0,
+                });
+                s.matches += 1;
+                s.wins += u32::from(placing == 1);
+                s.placing_sum += u64::from(placing);
+                s.timeouts += u64::from(timeouts);
+            }
+        }
+        Ok(stats.into_values().collect())
+    }
 
     // ----- ratings -----
 

@@ -22,9 +22,9 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Transaction};
 
 use super::{
-    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, RatingCause,
-    RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget, Season,
-    SeatHistory, SeatRecord, SeatResult, Store, Version, VersionInfo,
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
+    RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
+    Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
@@ -36,11 +36,18 @@ use crate::rating::{
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/postgres/`, which carry the same steps as `migrations/sqlite/`.
-const MIGRATIONS: &[(u32, &str, &str)] = &[(
-    1,
-    "0001_init.sql",
-    include_str!("../../migrations/postgres/0001_init.sql"),
-)];
+const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "0001_init.sql",
+        include_str!("../../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        "0002_validations.sql",
+        include_str!("../../migrations/postgres/0002_validations.sql"),
+    ),
+];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).
 const MIGRATE_LOCK: i64 = 0x6d61_756d_6175_0001;
@@ -840,9 +847,11 @@ impl Store for PgStore {
     }
 
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
-        if m.seats.len() < 2 {
+        // A validation match (unrated) stores one seat: the version under test.
+        let least = if m.rated { 2 } else { 1 };
+        if m.seats.len() < least {
             return Err(LadderError::Invalid(format!(
-                "a match needs at least 2 seats, not {}",
+                "a match needs at least {least} seats, not {}",
                 m.seats.len()
             )));
         }
@@ -938,6 +947,84 @@ impl Store for PgStore {
         now: Millis,
     ) -> Result<()> {
         self.tx(|t| abort_in(t, id, outcomes, reason, now))
+    }
+
+    fn finish_validation(
+        &self,
+        id: MatchId,
+        outcome: SeatOutcome,
+        reasons: &[String],
+        now: Millis,
+    ) -> Result<()> {
+        self.tx(|t| {
+            let m = load_match(t, id, true)?;
+            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}, so it cannot finish",
+                    m.state.as_str()
+                )));
+            }
+            let [seat] = m.seats.as_slice() else {
+                return Err(LadderError::Invalid(format!(
+                    "match {id} has {} seats; a validation match has one",
+                    m.seats.len()
+                )));
+            };
+            if m.rated {
+                return Err(LadderError::Invalid(format!(
+                    "match {id} is rated; a validation match is not"
+                )));
+            }
+            t.execute(
+                "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3",
+                &[&outcome.joined, &i64::from(outcome.timeouts), &id.0],
+            )?;
+            t.execute(
+                "UPDATE matches SET state = 'finished', started_ms = COALESCE(started_ms, $1),
+                     ended_ms = $1 WHERE id = $2",
+                &[&now, &id.0],
+            )?;
+            t.execute(
+                "INSERT INTO validations (match_id, version_id, passed, reasons)
+                 VALUES ($1, $2, $3, $4)",
+                &[
+                    &id.0,
+                    &seat.version.0,
+                    &reasons.is_empty(),
+                    &reasons.join("\n"),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>> {
+        self.tx(|t| {
+            let rows = t.query(
+                "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms
+                 FROM validations v JOIN matches m ON m.id = v.match_id
+                 WHERE v.version_id = $1 ORDER BY v.match_id",
+                &[&version.0],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let reasons: String = r.get(3);
+                    Validation {
+                        match_id: MatchId(r.get(0)),
+                        version,
+                        profile: r.get(1),
+                        passed: r.get(2),
+                        reasons: reasons
+                            .lines()
+                            .filter(|l| !l.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                        ended_ms: r.get::<_, Option<Millis>>(4).unwrap_or(0),
+                    }
+                })
+                .collect())
+        })
     }
 
     fn void_match(
@@ -1056,6 +1143,37 @@ impl Store for PgStore {
             .iter()
             .map(|r| (VersionId(r.get(0)), r.get(1)))
             .collect())
+        })
+    }
+
+    fn placing_stats(&self, season: SeasonId, profile: &str) -> Result<Vec<PlacingStats>> {
+        self.tx(|t| {
+            let rows = t.query(
+                "SELECT s.version_id, COUNT(*), COUNT(*) FILTER (WHERE s.\"placing\" = 1),
+                        COALESCE(SUM(s.\"placing\"), 0)::BIGINT,
+                        COALESCE(SUM(s.timeouts), 0)::BIGINT
+                 FROM matches m JOIN match_seats s ON s.match_id = m.id
+                 WHERE m.season_id = $1 AND m.profile = $2 AND m.state = 'finished'
+                   AND m.rated_seq IS NOT NULL
+                 GROUP BY s.version_id ORDER BY s.version_id",
+                &[&season.0, &profile],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let matches: i64 = r.get(1);
+                    let wins: i64 = r.get(2);
+                    let placing_sum: i64 = r.get(3);
+                    let timeouts: i64 = r.get(4);
+                    PlacingStats {
+                        version: VersionId(r.get(0)),
+                        matches: matches as u32,
+                        wins: wins as u32,
+                        placing_sum: placing_sum.max(0) as u64,
+                        timeouts: timeouts.max(0) as u64,
+                    }
+                })
+                .collect())
         })
     }
 

@@ -17,9 +17,9 @@ use rusqlite::{
 };
 
 use super::{
-    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, RatingCause,
-    RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget, Season,
-    SeatHistory, SeatRecord, SeatResult, Store, Version, VersionInfo,
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
+    RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
+    Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
@@ -31,11 +31,18 @@ use crate::rating::{
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/sqlite/`.
-const MIGRATIONS: &[(u32, &str, &str)] = &[(
-    1,
-    "0001_init.sql",
-    include_str!("../../migrations/sqlite/0001_init.sql"),
-)];
+const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "0001_init.sql",
+        include_str!("../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "0002_validations.sql",
+        include_str!("../../migrations/sqlite/0002_validations.sql"),
+    ),
+];
 
 /// The database file inside the data directory.
 pub const DATABASE_FILE: &str = "ladder.sqlite3";
@@ -756,9 +763,11 @@ impl Store for SqliteStore {
     }
 
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
-        if m.seats.len() < 2 {
+        // A validation match (unrated) stores one seat: the version under test.
+        let least = if m.rated { 2 } else { 1 };
+        if m.seats.len() < least {
             return Err(LadderError::Invalid(format!(
-                "a match needs at least 2 seats, not {}",
+                "a match needs at least {least} seats, not {}",
                 m.seats.len()
             )));
         }
@@ -951,6 +960,77 @@ impl Store for SqliteStore {
         })
     }
 
+    fn finish_validation(
+        &self,
+        id: MatchId,
+        outcome: SeatOutcome,
+        reasons: &[String],
+        now: Millis,
+    ) -> Result<()> {
+        self.write(|tx| {
+            let m = load_match(tx, id)?;
+            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}, so it cannot finish",
+                    m.state.as_str()
+                )));
+            }
+            let [seat] = m.seats.as_slice() else {
+                return Err(LadderError::Invalid(format!(
+                    "match {id} has {} seats; a validation match has one",
+                    m.seats.len()
+                )));
+            };
+            if m.rated {
+                return Err(LadderError::Invalid(format!(
+                    "match {id} is rated; a validation match is not"
+                )));
+            }
+            tx.execute(
+                "UPDATE match_seats SET joined = ?1, timeouts = ?2 WHERE match_id = ?3",
+                params![outcome.joined, outcome.timeouts, id.0],
+            )?;
+            tx.execute(
+                "UPDATE matches SET state = 'finished', started_ms = COALESCE(started_ms, ?1),
+                     ended_ms = ?1 WHERE id = ?2",
+                params![now, id.0],
+            )?;
+            tx.execute(
+                "INSERT INTO validations (match_id, version_id, passed, reasons)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![id.0, seat.version.0, reasons.is_empty(), reasons.join("\n")],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms
+                 FROM validations v JOIN matches m ON m.id = v.match_id
+                 WHERE v.version_id = ?1 ORDER BY v.match_id",
+            )?;
+            Ok(st
+                .query_map([version.0], |r| {
+                    let reasons: String = r.get(3)?;
+                    Ok(Validation {
+                        match_id: MatchId(r.get(0)?),
+                        version,
+                        profile: r.get(1)?,
+                        passed: r.get(2)?,
+                        reasons: reasons
+                            .lines()
+                            .filter(|l| !l.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                        ended_ms: r.get::<_, Option<Millis>>(4)?.unwrap_or(0),
+                    })
+                })?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
     fn void_match(
         &self,
         id: MatchId,
@@ -1065,6 +1145,29 @@ impl Store for SqliteStore {
             )?;
             Ok(st
                 .query_map([], |r| Ok((VersionId(r.get(0)?), r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    fn placing_stats(&self, season: SeasonId, profile: &str) -> Result<Vec<PlacingStats>> {
+        self.read(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT s.version_id, COUNT(*), SUM(s.placing = 1), SUM(s.placing), SUM(s.timeouts)
+                 FROM matches m JOIN match_seats s ON s.match_id = m.id
+                 WHERE m.season_id = ?1 AND m.profile = ?2 AND m.state = 'finished'
+                   AND m.rated_seq IS NOT NULL
+                 GROUP BY s.version_id ORDER BY s.version_id",
+            )?;
+            Ok(st
+                .query_map(params![season.0, profile], |r| {
+                    Ok(PlacingStats {
+                        version: VersionId(r.get(0)?),
+                        matches: r.get(1)?,
+                        wins: r.get(2)?,
+                        placing_sum: r.get::<_, i64>(3)?.max(0) as u64,
+                        timeouts: r.get::<_, i64>(4)?.max(0) as u64,
+                    })
+                })?
                 .collect::<rusqlite::Result<_>>()?)
         })
     }

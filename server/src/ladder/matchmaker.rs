@@ -11,10 +11,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use maumau::pb;
+use maumau_bot_sdk::bots::SplitMix;
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::matchmaking::{MatchmakingConfig, Table, plan_tables};
 use maumau_ladder::store::{MatchState, NewMatch};
-use maumau_ladder::{Ladder, MatchId, MatchReport, Millis, SeatResult, Store, VersionId};
+use maumau_ladder::validation::{CopyReport, ValidationNeed};
+use maumau_ladder::{
+    Eligibility, Ladder, MatchId, MatchReport, Millis, SeatResult, Store, VersionId,
+};
 use tokio::sync::oneshot;
 
 use super::{Hub, check_format, now_ms};
@@ -64,23 +68,114 @@ pub(crate) async fn run(hub: Arc<Hub>) {
     }
 }
 
+/// Who plays one seat of a ladder table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SeatPlan {
+    /// A version's bot, invited on its lobby.
+    Version(VersionId),
+    /// A built-in bot of the server (validation matches).
+    Bot(pb::BotKind),
+}
+
+/// A table to create: a rated match, or a validation match of one version.
+struct Launch {
+    id: MatchId,
+    profile: String,
+    seed: u64,
+    seats: Vec<SeatPlan>,
+    validation: bool,
+}
+
+impl Launch {
+    fn rated(id: MatchId, t: Table) -> Launch {
+        Launch {
+            id,
+            profile: t.profile,
+            seed: t.seed,
+            seats: t.seats.into_iter().map(SeatPlan::Version).collect(),
+            validation: false,
+        }
+    }
+
+    /// The version's copies at `need.copies` seats in a row from a seat the seed picks, the
+    /// built-in heuristic and random bots (in turn) at the others.
+    fn validation(id: MatchId, need: &ValidationNeed, seed: u64) -> Launch {
+        let n = usize::from(need.seats.max(1));
+        let offset = (seed % n as u64) as usize;
+        let mut bots = [pb::BotKind::Heuristic, pb::BotKind::Random]
+            .into_iter()
+            .cycle();
+        let seats = (0..n)
+            .map(|i| {
+                if (i + n - offset) % n < usize::from(need.copies) {
+                    SeatPlan::Version(need.version)
+                } else {
+                    SeatPlan::Bot(bots.next().unwrap_or(pb::BotKind::Random))
+                }
+            })
+            .collect();
+        Launch {
+            id,
+            profile: need.profile.clone(),
+            seed,
+            seats,
+            validation: true,
+        }
+    }
+
+    /// The seats the version(s) play, with their versions.
+    fn version_seats(&self) -> Vec<(usize, VersionId)> {
+        self.seats
+            .iter()
+            .enumerate()
+            .filter_map(|(s, p)| match p {
+                SeatPlan::Version(v) => Some((s, *v)),
+                SeatPlan::Bot(_) => None,
+            })
+            .collect()
+    }
+}
+
 async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
     let lobbies = hub.open_lobbies();
-    if lobbies.len() < 2 {
+    if lobbies.is_empty() {
         return Ok(());
     }
     let formats = super::lock(&hub.formats).clone();
-    let seed: u64 = rand::random();
+    let seed = hub.next_seed();
     let planned = hub
         .store(move |ladder| {
             let Some(season) = ladder.store().current_season()? else {
                 return Ok(Vec::new());
             };
             let now = now_ms();
+            let mut out = Vec::new();
+            // Validation first: versions still validating get no rated matches.
+            let plan = ladder.validation_plan(&lobbies, &formats)?;
+            for (i, need) in plan.needs.iter().enumerate() {
+                let vseed = SplitMix::new(seed ^ (i as u64 + 1)).next_u64();
+                let id = ladder.store().schedule_match(
+                    &NewMatch {
+                        season: season.id,
+                        profile: need.profile.clone(),
+                        seed: vseed,
+                        rated: false,
+                        seats: vec![need.version],
+                    },
+                    now,
+                )?;
+                out.push(Launch::validation(id, need, vseed));
+            }
+            let lobbies: Vec<_> = lobbies
+                .into_iter()
+                .filter(|l| !plan.waiting.contains(&l.version))
+                .collect();
+            if lobbies.len() < 2 {
+                return Ok(out);
+            }
             let candidates = ladder.candidates(season.id, &lobbies)?;
             let recent = ladder.recent_tables(RECENT_TABLES)?;
             let config = MatchmakingConfig::new(formats);
-            let mut out = Vec::new();
             for t in plan_tables(&config, &candidates, &recent, now, seed) {
                 let id = ladder.store().schedule_match(
                     &NewMatch {
@@ -92,28 +187,56 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                     },
                     now,
                 )?;
-                out.push((id, t));
+                out.push(Launch::rated(id, t));
             }
             Ok(out)
         })
         .await?;
-    for (id, table) in planned {
-        launch(hub, id, table).await;
+    for l in planned {
+        launch(hub, l).await;
     }
     Ok(())
 }
 
+/// Records a match that never got a table as aborted, nobody at fault.
+async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
+    let stored = if l.validation { 1 } else { l.seats.len() };
+    let outcomes = vec![
+        SeatOutcome {
+            joined: true,
+            timeouts: 0,
+        };
+        stored
+    ];
+    let id = l.id;
+    let _ = hub
+        .store(move |ladder| ladder.record_abort(id, &outcomes, &reason, now_ms()))
+        .await;
+}
+
 /// Creates the table in the registry, sends the invitations and starts the watcher.
-async fn launch(hub: &Arc<Hub>, id: MatchId, table: Table) {
-    let created = check_format(&table.profile, table.seats.len() as u8).and_then(|config| {
+async fn launch(hub: &Arc<Hub>, l: Launch) {
+    let id = l.id;
+    if hub.is_closed() {
+        abort_unplayed(hub, &l, "the server is shutting down".into()).await;
+        return;
+    }
+    let created = check_format(&l.profile, l.seats.len() as u8).and_then(|config| {
         hub.registry
             .create(registry::NewMatch {
                 config,
-                seed: table.seed,
+                seed: l.seed,
                 start: Start::Seed,
                 clock: hub.registry.config.default_time_control,
-                bots: vec![None; table.seats.len()],
-                rated: true,
+                bots: l
+                    .seats
+                    .iter()
+                    .map(|p| match p {
+                        SeatPlan::Version(_) => None,
+                        SeatPlan::Bot(k) => Some(*k),
+                    })
+                    .collect(),
+                rated: !l.validation,
                 label: format!("{LABEL_PREFIX}{id}"),
             })
             .map_err(|s| s.message().to_string())
@@ -122,24 +245,19 @@ async fn launch(hub: &Arc<Hub>, id: MatchId, table: Table) {
         Ok(r) => r,
         Err(why) => {
             tracing::warn!(ladder_match = %id, error = %why, "could not create a ladder table");
-            let outcomes = vec![
-                SeatOutcome {
-                    joined: true,
-                    timeouts: 0,
-                };
-                table.seats.len()
-            ];
-            let reason = format!("the server could not create the table: {why}");
-            let _ = hub
-                .store(move |l| l.record_abort(id, &outcomes, &reason, now_ms()))
-                .await;
+            abort_unplayed(
+                hub,
+                &l,
+                format!("the server could not create the table: {why}"),
+            )
+            .await;
             return;
         }
     };
     super::lock(&hub.server_ids).insert(id, response.match_id.clone());
     let deadline = now_ms() + hub.settings.join_deadline.as_millis() as Millis;
-    for (seat, version) in table.seats.iter().enumerate() {
-        hub.invited(*version);
+    for (seat, version) in l.version_seats() {
+        hub.invited(version);
         let token = response
             .seat_tokens
             .iter()
@@ -147,7 +265,7 @@ async fn launch(hub: &Arc<Hub>, id: MatchId, table: Table) {
             .map(|t| t.token.clone())
             .unwrap_or_default();
         hub.tell(
-            *version,
+            version,
             pb::lobby_response::Kind::Invitation(pb::Invitation {
                 ladder_match_id: id.0,
                 match_id: response.match_id.clone(),
@@ -155,27 +273,40 @@ async fn launch(hub: &Arc<Hub>, id: MatchId, table: Table) {
                 seat_token: token,
                 node_address: hub.settings.node_address.clone(),
                 join_deadline_unix_ms: deadline as u64,
-                profile: table.profile.clone(),
-                seats: table.seats.len() as u32,
-                rated: true,
+                profile: l.profile.clone(),
+                seats: l.seats.len() as u32,
+                rated: !l.validation,
+                validation: l.validation,
             }),
         );
     }
-    tracing::info!(ladder_match = %id, match_id = %response.match_id, "ladder match created");
+    tracing::info!(ladder_match = %id, match_id = %response.match_id, validation = l.validation, "ladder match created");
     hub.watchers.fetch_add(1, Ordering::SeqCst);
     let watched = hub.clone();
     tokio::spawn(async move {
-        watch(watched.clone(), id, response.match_id, table.seats).await;
+        watch(watched.clone(), l, response.match_id).await;
         watched.watchers.fetch_sub(1, Ordering::SeqCst);
     });
 }
 
+/// How a match ended, as recorded.
+struct Ended {
+    report: MatchReport,
+    /// Placing of each seat, when finished.
+    placings: Option<Vec<u32>>,
+    reason: String,
+    /// After a validation match: the version's status now.
+    status: Option<Eligibility>,
+}
+
 /// Waits for the join deadline and the end of the match, and records it.
-async fn watch(hub: Arc<Hub>, id: MatchId, match_id: String, seats: Vec<VersionId>) {
+async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
+    let id = l.id;
+    let version_seats = l.version_seats();
     let Some(entry) = hub.registry.get(&match_id) else {
         return;
     };
-    let mut joined = vec![true; seats.len()];
+    let mut joined = vec![true; l.seats.len()];
     let mut no_show = None;
     if let Some(tx) = entry.sender() {
         tokio::select! {
@@ -186,8 +317,8 @@ async fn watch(hub: Arc<Hub>, id: MatchId, match_id: String, seats: Vec<VersionI
                 // no-show.
                 let summary = entry.summary();
                 if summary.status() == pb::MatchStatus::Waiting {
-                    for (s, j) in joined.iter_mut().enumerate() {
-                        *j = summary
+                    for &(s, _) in &version_seats {
+                        joined[s] = summary
                             .players
                             .iter()
                             .any(|p| p.seat as usize == s && p.connected);
@@ -222,81 +353,125 @@ async fn watch(hub: Arc<Hub>, id: MatchId, match_id: String, seats: Vec<VersionI
         tokio::time::sleep(Duration::from_millis(5)).await;
         report = entry.report();
     }
+    let stats = |s: usize| report.as_ref().and_then(|r| r.seats.get(s)).cloned();
     let finished = report.as_ref().filter(|r| {
         no_show.is_none() && r.status() == pb::MatchStatus::Finished && r.result.is_some()
     });
+    let n = l.seats.len();
     let recorded = match finished {
         Some(r) => {
-            let results: Vec<SeatResult> = (0..seats.len())
-                .map(|s| SeatResult {
-                    placing: r
-                        .result
-                        .as_ref()
-                        .and_then(|res| res.standings.iter().find(|x| x.seat as usize == s))
-                        .map(|x| x.placing.min(u8::MAX as u32) as u8)
-                        .unwrap_or(seats.len() as u8),
-                    timeouts: r.seats.get(s).map(|x| x.timeouts).unwrap_or(0),
+            let placing = |s: usize| {
+                r.result
+                    .as_ref()
+                    .and_then(|res| res.standings.iter().find(|x| x.seat as usize == s))
+                    .map(|x| x.placing.min(u8::MAX as u32) as u8)
+                    .unwrap_or(n as u8)
+            };
+            let placings: Vec<u32> = (0..n).map(|s| placing(s).into()).collect();
+            if l.validation {
+                let copies: Vec<CopyReport> = version_seats
+                    .iter()
+                    .map(|&(s, _)| {
+                        let st = stats(s).unwrap_or_default();
+                        CopyReport {
+                            seat: s as u32,
+                            timeouts: st.timeouts,
+                            protocol_errors: st.protocol_errors,
+                            gave_up: st.gave_up,
+                        }
+                    })
+                    .collect();
+                let version = version_seats.first().map(|&(_, v)| v);
+                hub.store(move |ladder| {
+                    let report = ladder.record_validation(id, &copies, now_ms())?;
+                    let status = match version {
+                        Some(v) => Some(ladder.eligibility(v)?),
+                        None => None,
+                    };
+                    Ok((report, status))
                 })
-                .collect();
-            let placings: Vec<u32> = results.iter().map(|r| r.placing.into()).collect();
-            hub.store(move |l| l.record_finish(id, &results, now_ms()))
                 .await
-                .map(|rep| (rep, Some(placings), String::new()))
+                .map(|(report, status)| Ended {
+                    reason: report.rejected.join("; "),
+                    report,
+                    placings: Some(placings),
+                    status,
+                })
+            } else {
+                let results: Vec<SeatResult> = (0..n)
+                    .map(|s| SeatResult {
+                        placing: placing(s),
+                        timeouts: stats(s).map(|x| x.timeouts).unwrap_or(0),
+                    })
+                    .collect();
+                hub.store(move |ladder| ladder.record_finish(id, &results, now_ms()))
+                    .await
+                    .map(|report| Ended {
+                        report,
+                        placings: Some(placings),
+                        reason: String::new(),
+                        status: None,
+                    })
+            }
         }
         None => {
-            let outcomes: Vec<SeatOutcome> = (0..seats.len())
-                .map(|s| SeatOutcome {
-                    joined: joined[s],
-                    timeouts: report
-                        .as_ref()
-                        .and_then(|r| r.seats.get(s))
-                        .map(|x| x.timeouts)
-                        .unwrap_or(0),
-                })
-                .collect();
+            let outcome = |s: usize| SeatOutcome {
+                joined: joined[s],
+                timeouts: stats(s).map(|x| x.timeouts).unwrap_or(0),
+            };
+            let outcomes: Vec<SeatOutcome> = if l.validation {
+                // One stored seat for all the copies.
+                vec![SeatOutcome {
+                    joined: version_seats.iter().all(|&(s, _)| joined[s]),
+                    timeouts: version_seats
+                        .iter()
+                        .map(|&(s, _)| outcome(s).timeouts)
+                        .sum(),
+                }]
+            } else {
+                (0..n).map(outcome).collect()
+            };
             let reason = no_show.unwrap_or_else(|| "the table was stopped before the end".into());
             let why = reason.clone();
-            hub.store(move |l| l.record_abort(id, &outcomes, &why, now_ms()))
+            hub.store(move |ladder| ladder.record_abort(id, &outcomes, &why, now_ms()))
                 .await
-                .map(|rep| (rep, None, reason))
+                .map(|report| Ended {
+                    report,
+                    placings: None,
+                    reason,
+                    status: None,
+                })
         }
     };
     match recorded {
-        Ok((rep, placings, reason)) => {
-            tell_end(&hub, id, &match_id, &seats, &rep, placings, reason)
-        }
+        Ok(ended) => tell_end(&hub, &l, &match_id, &ended),
         Err(e) => {
             tracing::error!(ladder_match = %id, error = %e.message(), "could not record a ladder match");
         }
     }
-    for v in &seats {
+    for (_, v) in &version_seats {
         hub.ended(*v);
     }
     hub.wake.notify_one();
 }
 
-/// Tells each seat's lobby how the match ended, and any health change.
-fn tell_end(
-    hub: &Hub,
-    id: MatchId,
-    match_id: &str,
-    seats: &[VersionId],
-    rep: &MatchReport,
-    placings: Option<Vec<u32>>,
-    reason: String,
-) {
-    for (s, v) in seats.iter().enumerate() {
-        let change = rep.ratings.iter().find(|c| c.version == *v);
+/// Tells each seat's lobby how the match ended, and any change of status.
+fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
+    let rep = &ended.report;
+    for (s, v) in l.version_seats() {
+        let change = rep.ratings.iter().find(|c| c.version == v);
         hub.tell(
-            *v,
+            v,
             pb::lobby_response::Kind::MatchEnded(pb::LadderMatchEnded {
-                ladder_match_id: id.0,
+                ladder_match_id: l.id.0,
                 match_id: match_id.to_string(),
-                finished: placings.is_some(),
+                finished: ended.placings.is_some(),
                 rated: change.is_some(),
-                placing: placings.as_ref().map(|p| p[s]).unwrap_or(0),
+                placing: ended.placings.as_ref().map(|p| p[s]).unwrap_or(0),
                 rating: change.map(|c| super::service::rating_to_wire(&c.after.rating)),
-                reason: reason.clone(),
+                reason: ended.reason.clone(),
+                seat: s as u32,
+                validation: l.validation,
             }),
         );
     }
@@ -315,6 +490,21 @@ fn tell_end(
             pb::lobby_response::Kind::Notice(pb::LobbyNotice {
                 status: pb::VersionStatus::Active as i32,
                 reason: "a clean probe match lifted the health pause".into(),
+            }),
+        );
+    }
+    if let (Some(status), Some(&(_, v))) = (&ended.status, l.version_seats().first()) {
+        let (status, why) = super::status_to_wire(status);
+        let reason = if rep.rejected.is_empty() {
+            format!("passed validation in {} (ladder match {})", l.profile, l.id)
+        } else {
+            why
+        };
+        hub.tell(
+            v,
+            pb::lobby_response::Kind::Notice(pb::LobbyNotice {
+                status: status as i32,
+                reason,
             }),
         );
     }

@@ -13,9 +13,11 @@
 //!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
 //!   finished match's placings are rated.
 //! - `service.rs`: the gRPC calls.
+//! - `html.rs`: the web pages (leaderboard, bots, matches, replay downloads) on the same port.
 //!
 //! Locks are plain `std::sync::Mutex`es over small maps, never held across an `.await`.
 
+mod html;
 mod matchmaker;
 mod service;
 
@@ -25,9 +27,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::pb;
+use maumau_bot_sdk::bots::SplitMix;
 use maumau_engine::{MatchConfig, ProfileId};
 use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
+use maumau_ladder::validation::ValidationPolicy;
 use maumau_ladder::{
     Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, PgStore, SqliteStore,
     Store, VersionId,
@@ -37,6 +41,7 @@ use tonic::Status;
 
 use crate::registry::Registry;
 
+pub(crate) use html::WithPages;
 pub(crate) use service::LadderApi;
 
 /// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
@@ -60,6 +65,16 @@ pub struct LadderSettings {
     /// A PostgreSQL URL (`postgres://user@host/db`) for a ladder shared by several server
     /// processes; `None` keeps it in SQLite in `<data_dir>/ladder`, held by this process alone.
     pub store: Option<String>,
+    /// Whether new versions first play unrated validation matches (one per profile they accept,
+    /// as copies of themselves beside the built-in heuristic and random bots), and what fails
+    /// them.
+    pub validation: ValidationPolicy,
+    /// How long a stopping server lets its ladder matches play on (it invites nobody meanwhile)
+    /// before it aborts the rest; lobbies get LobbyDrained once their matches have ended.
+    pub drain_timeout: Duration,
+    /// Seeds the matchmaker's draws (tables and deals), for reproducible runs; `None` draws a
+    /// seed from the operating system.
+    pub seed: Option<u64>,
 }
 
 impl Default for LadderSettings {
@@ -72,6 +87,9 @@ impl Default for LadderSettings {
             first_season: "season-1".into(),
             tick: Duration::from_secs(2),
             store: None,
+            validation: ValidationPolicy::default(),
+            drain_timeout: Duration::from_secs(60),
+            seed: None,
         }
     }
 }
@@ -181,6 +199,11 @@ pub(crate) fn to_status(e: LadderError) -> Status {
 pub(crate) fn status_to_wire(e: &Eligibility) -> (pb::VersionStatus, String) {
     match e {
         Eligibility::Active => (pb::VersionStatus::Active, String::new()),
+        Eligibility::Validating => (
+            pb::VersionStatus::Validating,
+            "new: it plays unrated validation matches before it is rated".into(),
+        ),
+        Eligibility::Rejected { reason } => (pb::VersionStatus::Rejected, reason.clone()),
         Eligibility::Probe { reason } => (pb::VersionStatus::HealthPaused, reason.clone()),
         Eligibility::Paused { reason } => (pb::VersionStatus::Paused, reason.clone()),
         Eligibility::Banned { reason } => (pb::VersionStatus::Banned, reason.clone()),
@@ -223,6 +246,8 @@ pub(crate) struct Hub {
     wake: Notify,
     closed: AtomicBool,
     next_conn: AtomicU64,
+    /// The matchmaker's seeds.
+    rng: Mutex<SplitMix>,
 }
 
 impl Hub {
@@ -247,6 +272,7 @@ impl Hub {
         let codes = settings.invitation_codes.clone();
         let first_season = settings.first_season.clone();
         let store_url = settings.store.clone();
+        let validation = settings.validation;
         let ladder = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
             let config = LadderConfig {
                 registration: if codes.is_empty() {
@@ -254,6 +280,7 @@ impl Hub {
                 } else {
                     RegistrationPolicy::invitation(&codes)
                 },
+                validation,
                 ..LadderConfig::default()
             };
             let ladder: Arc<Ladder<dyn Store>> = match &store_url {
@@ -281,7 +308,9 @@ impl Hub {
                 server_ids.insert(MatchId(id), e.id.clone());
             }
         }
+        let seed = settings.seed.unwrap_or_else(rand::random);
         let hub = Arc::new(Hub {
+            rng: Mutex::new(SplitMix::new(seed)),
             ladder: Mutex::new(Some(ladder)),
             watchers: AtomicUsize::new(0),
             registry,
@@ -321,18 +350,60 @@ impl Hub {
             .map_err(to_status)
     }
 
-    /// Stops the matchmaker and closes every lobby with LobbyDrained (their streams end), so
-    /// that the server can shut down; matches in flight are aborted by the registry and recorded
-    /// by their watchers.
-    pub(crate) fn shutdown(&self) {
+    /// The first half of a server's shutdown, a drain of every lobby: stops the matchmaker
+    /// (nobody is invited any more, no lobby opens), closes the idle lobbies with LobbyDrained,
+    /// and lets the ladder matches in flight play on, for at most
+    /// [`LadderSettings::drain_timeout`]. A lobby closes with LobbyDrained when its last match
+    /// ends. Then the registry aborts what is left (see [`Hub::close_lobbies`]).
+    pub(crate) async fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        {
+            let mut l = lock(&self.lobbies);
+            let open: Vec<VersionId> = l.open.keys().copied().collect();
+            for v in open {
+                let idle = l.in_flight.get(&v).copied().unwrap_or(0) == 0;
+                if let Some(h) = l.open.get_mut(&v) {
+                    h.draining = true;
+                }
+                if idle {
+                    close_drained(&mut l, v);
+                }
+            }
+        }
+        self.wake.notify_one();
+        let deadline = tokio::time::Instant::now() + self.settings.drain_timeout;
+        while self.watchers.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let left = self.watchers.load(Ordering::SeqCst);
+        if left > 0 {
+            tracing::warn!(
+                matches = left,
+                "the ladder's drain timed out; the server aborts the matches left"
+            );
+        }
+    }
+
+    /// The second half of a server's shutdown, after the registry aborted the matches left:
+    /// waits (a few seconds at most) for their watchers to record them, then closes every lobby
+    /// still open with LobbyDrained, so that no stream holds up the server.
+    pub(crate) async fn close_lobbies(&self) {
+        for _ in 0..500 {
+            if self.watchers.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let mut l = lock(&self.lobbies);
         let open: Vec<VersionId> = l.open.keys().copied().collect();
         for v in open {
             close_drained(&mut l, v);
         }
-        drop(l);
-        self.wake.notify_one();
+    }
+
+    /// The next seed for the matchmaker.
+    fn next_seed(&self) -> u64 {
+        lock(&self.rng).next_u64()
     }
 
     /// After the server stopped: waits (a few seconds at most) for the watchers to record the
@@ -461,6 +532,100 @@ impl Hub {
     fn server_id(&self, id: MatchId) -> String {
         lock(&self.server_ids).get(&id).cloned().unwrap_or_default()
     }
+
+    /// Drains the version's open lobby, whichever form it has (the unary DrainLobby). Returns
+    /// whether one was open and how many of the version's matches are in flight.
+    fn drain_open(&self, version: VersionId) -> (bool, u32) {
+        let mut l = lock(&self.lobbies);
+        let in_flight = l.in_flight.get(&version).copied().unwrap_or(0);
+        let Some(h) = l.open.get_mut(&version) else {
+            return (false, in_flight);
+        };
+        h.draining = true;
+        if in_flight == 0 {
+            close_drained(&mut l, version);
+        }
+        (true, in_flight)
+    }
+
+    /// Whether the operator pruned the replay of a ladder match (false when the server does not
+    /// know the match).
+    pub(crate) fn replay_pruned(&self, id: MatchId) -> bool {
+        let server_id = self.server_id(id);
+        self.registry
+            .get(&server_id)
+            .is_some_and(|e| e.replay_pruned())
+    }
+
+    /// Prunes the stored replays of ended ladder matches that ended more than `older_than` ago
+    /// or are beyond the `keep_newest` most recently ended; with `dry_run` only counts them.
+    pub(crate) async fn prune_replays(
+        &self,
+        older_than: Option<Duration>,
+        keep_newest: Option<usize>,
+        dry_run: bool,
+    ) -> Result<Pruned, Status> {
+        let ids: Vec<String> = lock(&self.server_ids).values().cloned().collect();
+        let mut stored: Vec<(u64, Arc<crate::registry::MatchEntry>)> = ids
+            .iter()
+            .filter_map(|id| self.registry.get(id))
+            .filter(|e| !e.replay_pruned())
+            .filter_map(|e| Some((e.stored_end()?, e)))
+            .collect();
+        // Newest first; the match id breaks ties so the order does not depend on the map.
+        stored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        let now = now_ms().max(0) as u64;
+        let cutoff = older_than
+            .map(|age| now.saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX)));
+        let (doomed, kept): (Vec<_>, Vec<_>) =
+            stored.into_iter().enumerate().partition(|(i, (ended, _))| {
+                keep_newest.is_some_and(|k| *i >= k) || cutoff.is_some_and(|c| *ended < c)
+            });
+        let mut result = Pruned {
+            pruned: doomed.len() as u32,
+            kept: kept.len() as u32,
+            bytes_freed: 0,
+        };
+        if dry_run || doomed.is_empty() {
+            return Ok(result);
+        }
+        let (pruned, bytes) = tokio::task::spawn_blocking(move || {
+            let (mut n, mut bytes) = (0u32, 0u64);
+            for (_, (_, entry)) in doomed {
+                if let Some(b) = entry.prune_replay() {
+                    n += 1;
+                    bytes += b;
+                }
+            }
+            (n, bytes)
+        })
+        .await
+        .map_err(|e| {
+            refuse(
+                pb::LadderErrorReason::Storage,
+                Some(pb::ErrorReason::Internal),
+                format!("pruning failed: {e}"),
+            )
+        })?;
+        // A replay that could not be rewritten (logged) stays.
+        result.kept += result.pruned - pruned;
+        result.pruned = pruned;
+        result.bytes_freed = bytes;
+        if pruned > 0 {
+            tracing::info!(pruned, bytes, "ladder replays pruned");
+        }
+        Ok(result)
+    }
+}
+
+/// What [`Hub::prune_replays`] did.
+pub(crate) struct Pruned {
+    /// Replays pruned (or that would be).
+    pub(crate) pruned: u32,
+    /// Replays of ended ladder matches still stored.
+    pub(crate) kept: u32,
+    /// Bytes freed.
+    pub(crate) bytes_freed: u64,
 }
 
 fn close_drained(l: &mut Lobbies, version: VersionId) {

@@ -152,6 +152,15 @@ impl LadderApi {
         else {
             return Err(no_hello());
         };
+        self.check_hello(meta_key, hello).await
+    }
+
+    /// Checks a lobby's hello (from a Lobby stream or a LobbyFeed request) and its key.
+    async fn check_hello(
+        &self,
+        meta_key: Option<String>,
+        hello: pb::LobbyHello,
+    ) -> Result<(Lobby, pb::LobbyWelcome), Status> {
         let key = match (meta_key, hello.version_key.as_str()) {
             (Some(m), b) if !b.is_empty() && m != b => {
                 return Err(refuse(
@@ -222,7 +231,75 @@ impl LadderApi {
         };
         Ok((lobby, welcome))
     }
+
+    /// Opens a checked lobby: sends the welcome and attaches it to the hub. Returns the stream's
+    /// sender (for the caller's task), the connection id, and the receiver that completes when
+    /// the server closes the lobby.
+    async fn attach_lobby(
+        &self,
+        lobby: Lobby,
+        welcome: pb::LobbyWelcome,
+    ) -> Result<
+        (
+            LobbyStream,
+            u64,
+            tokio::sync::oneshot::Receiver<()>,
+            LobbySender,
+        ),
+        Status,
+    > {
+        let (tx, rx) = mpsc::channel(256);
+        let _ = tx
+            .send(Ok(pb::LobbyResponse {
+                kind: Some(pb::lobby_response::Kind::Welcome(welcome)),
+            }))
+            .await;
+        let Some((conn, on_close)) = self.hub.attach(lobby, tx.clone()) else {
+            return Err(refuse(
+                pb::LadderErrorReason::State,
+                Some(pb::ErrorReason::Unavailable),
+                "the server is shutting down",
+            ));
+        };
+        Ok((ReceiverStream::new(rx), conn, on_close, tx))
+    }
+
+    /// The version a version key (in the metadata or `in_request`) speaks for.
+    async fn version_of(
+        &self,
+        meta_key: Option<String>,
+        in_request: String,
+    ) -> Result<VersionId, Status> {
+        let key = match (meta_key, in_request) {
+            (Some(m), b) if !b.is_empty() && m != b => {
+                return Err(refuse(
+                    pb::LadderErrorReason::BadKey,
+                    Some(pb::ErrorReason::BadToken),
+                    "the key in the metadata and the one in the request differ",
+                ));
+            }
+            (Some(m), _) => m,
+            (None, b) if b.is_empty() => {
+                return Err(refuse(
+                    pb::LadderErrorReason::BadKey,
+                    Some(pb::ErrorReason::BadToken),
+                    "no version key: send it as `authorization: Bearer KEY` or in the request",
+                ));
+            }
+            (None, b) => b,
+        };
+        self.hub
+            .store(move |l| match l.authenticate(&key)? {
+                Principal::Version(v) => Ok(v.version),
+                Principal::Owner(_) => Err(LadderError::Forbidden(
+                    "this needs a version key, not the owner key".into(),
+                )),
+            })
+            .await
+    }
 }
+
+type LobbySender = mpsc::Sender<Result<pb::LobbyResponse, Status>>;
 
 type LobbyStream = ReceiverStream<Result<pb::LobbyResponse, Status>>;
 
@@ -337,19 +414,8 @@ impl LadderService for LadderApi {
         let mut input = req.into_inner();
         let (lobby, welcome) = self.open_lobby(meta_key, &mut input).await?;
         let version = lobby.version;
-        let (tx, rx) = mpsc::channel(256);
-        let _ = tx
-            .send(Ok(pb::LobbyResponse {
-                kind: Some(pb::lobby_response::Kind::Welcome(welcome)),
-            }))
-            .await;
-        let Some((conn, mut on_close)) = self.hub.attach(lobby, tx) else {
-            return Err(refuse(
-                pb::LadderErrorReason::State,
-                Some(pb::ErrorReason::Unavailable),
-                "the server is shutting down",
-            ));
-        };
+        // Only the hub keeps a sender: the stream ends when the hub lets go of the lobby.
+        let (stream, conn, mut on_close, _) = self.attach_lobby(lobby, welcome).await?;
         tracing::info!(version = %version, "lobby open");
         let hub = self.hub.clone();
         tokio::spawn(async move {
@@ -371,7 +437,7 @@ impl LadderService for LadderApi {
             hub.detach(version, conn);
             tracing::info!(version = %version, "lobby closed");
         });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        Ok(Response::new(stream))
     }
 
     async fn get_leaderboard(
@@ -475,8 +541,23 @@ impl LadderService for LadderApi {
                             timeouts: h.outcome.timeouts,
                             ended_unix_ms: h.ended_ms.max(0) as u64,
                             reason: m.reason.clone().unwrap_or_default(),
+                            replay_pruned: false,
+                            validation: !m.rated && m.seats.len() == 1,
                         });
                     }
+                    let validations = l
+                        .store()
+                        .validations_of(v.id)?
+                        .into_iter()
+                        .map(|x| pb::ValidationResult {
+                            ladder_match_id: x.match_id.0,
+                            match_id: String::new(),
+                            profile: x.profile,
+                            passed: x.passed,
+                            reasons: x.reasons,
+                            ended_unix_ms: x.ended_ms.max(0) as u64,
+                        })
+                        .collect();
                     versions.push(pb::BotVersion {
                         version_id: v.id.0,
                         label: v.label.clone(),
@@ -494,6 +575,7 @@ impl LadderService for LadderApi {
                             })
                             .collect(),
                         history,
+                        validations,
                     });
                 }
                 Ok(pb::GetBotResponse {
@@ -509,6 +591,10 @@ impl LadderService for LadderApi {
         for v in &mut response.versions {
             for h in &mut v.history {
                 h.match_id = hub.server_id(MatchId(h.ladder_match_id));
+                h.replay_pruned = hub.replay_pruned(MatchId(h.ladder_match_id));
+            }
+            for x in &mut v.validations {
+                x.match_id = hub.server_id(MatchId(x.ladder_match_id));
             }
         }
         Ok(Response::new(response))
@@ -586,6 +672,40 @@ impl LadderService for LadderApi {
             .await?;
         self.hub.wake.notify_one();
         Ok(Response::new(pb::ResumeResponse {
+            lifted: lifted.len() as u32,
+        }))
+    }
+
+    async fn resume_version(
+        &self,
+        req: Request<pb::ResumeVersionRequest>,
+    ) -> Result<Response<pb::ResumeVersionResponse>, Status> {
+        let key = key_of(&req)?;
+        let version = VersionId(req.into_inner().version_id);
+        let (lifted, now) = self
+            .hub
+            .store(move |l| {
+                let lifted = l.owner_resume(&key, version, now_ms())?;
+                Ok((lifted, l.eligibility(version)?))
+            })
+            .await?;
+        if !lifted.is_empty() {
+            let (status, why) = status_to_wire(&now);
+            let reason = if why.is_empty() {
+                "its owner lifted the health pause".into()
+            } else {
+                why
+            };
+            self.hub.tell(
+                version,
+                pb::lobby_response::Kind::Notice(pb::LobbyNotice {
+                    status: status as i32,
+                    reason,
+                }),
+            );
+            self.hub.wake.notify_one();
+        }
+        Ok(Response::new(pb::ResumeVersionResponse {
             lifted: lifted.len() as u32,
         }))
     }
@@ -674,5 +794,75 @@ impl LadderService for LadderApi {
         *super::lock(&self.hub.formats) = formats;
         self.hub.wake.notify_one();
         Ok(Response::new(pb::SetFormatsResponse { formats: wire }))
+    }
+    type LobbyFeedStream = LobbyStream;
+
+    async fn lobby_feed(
+        &self,
+        req: Request<pb::LobbyFeedRequest>,
+    ) -> Result<Response<LobbyStream>, Status> {
+        let meta_key = bearer(&req);
+        let hello = req.into_inner().hello.ok_or_else(|| {
+            refuse(
+                pb::LadderErrorReason::NoHello,
+                Some(pb::ErrorReason::NotJoined),
+                "LobbyFeedRequest needs its hello",
+            )
+        })?;
+        let (lobby, welcome) = self.check_hello(meta_key, hello).await?;
+        let version = lobby.version;
+        let (stream, conn, mut on_close, tx) = self.attach_lobby(lobby, welcome).await?;
+        tracing::info!(version = %version, "lobby feed open");
+        let hub = self.hub.clone();
+        tokio::spawn(async move {
+            // Until the server closes the lobby (drained, replaced, shutting down) or the client
+            // goes away (the response stream is dropped). Then this task's sender goes, so the
+            // stream ends once the hub has let go of the lobby too.
+            tokio::select! {
+                _ = &mut on_close => {}
+                _ = tx.closed() => {}
+            }
+            drop(tx);
+            hub.detach(version, conn);
+            tracing::info!(version = %version, "lobby feed closed");
+        });
+        Ok(Response::new(stream))
+    }
+
+    async fn drain_lobby(
+        &self,
+        req: Request<pb::DrainLobbyRequest>,
+    ) -> Result<Response<pb::DrainLobbyResponse>, Status> {
+        let meta_key = bearer(&req);
+        let version = self
+            .version_of(meta_key, req.into_inner().version_key)
+            .await?;
+        let (was_open, matches_in_flight) = self.hub.drain_open(version);
+        Ok(Response::new(pb::DrainLobbyResponse {
+            was_open,
+            matches_in_flight,
+        }))
+    }
+
+    async fn prune_replays(
+        &self,
+        req: Request<pb::PruneReplaysRequest>,
+    ) -> Result<Response<pb::PruneReplaysResponse>, Status> {
+        self.operator(&req)?;
+        let r = req.into_inner();
+        if r.older_than_seconds == 0 && r.keep_newest.is_none() {
+            return Err(invalid(
+                "say which replays to prune: older_than_seconds, keep_newest, or both",
+            ));
+        }
+        let older_than =
+            (r.older_than_seconds > 0).then(|| Duration::from_secs(r.older_than_seconds));
+        let keep = r.keep_newest.map(|k| k as usize);
+        let done = self.hub.prune_replays(older_than, keep, r.dry_run).await?;
+        Ok(Response::new(pb::PruneReplaysResponse {
+            pruned: done.pruned,
+            kept: done.kept,
+            bytes_freed: done.bytes_freed,
+        }))
     }
 }

@@ -30,6 +30,8 @@ class VersionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     VERSION_STATUS_PAUSED: _ClassVar[VersionStatus]
     VERSION_STATUS_BANNED: _ClassVar[VersionStatus]
     VERSION_STATUS_RETIRED: _ClassVar[VersionStatus]
+    VERSION_STATUS_VALIDATING: _ClassVar[VersionStatus]
+    VERSION_STATUS_REJECTED: _ClassVar[VersionStatus]
 
 class LadderMatchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -64,6 +66,8 @@ VERSION_STATUS_HEALTH_PAUSED: VersionStatus
 VERSION_STATUS_PAUSED: VersionStatus
 VERSION_STATUS_BANNED: VersionStatus
 VERSION_STATUS_RETIRED: VersionStatus
+VERSION_STATUS_VALIDATING: VersionStatus
+VERSION_STATUS_REJECTED: VersionStatus
 LADDER_MATCH_STATE_UNSPECIFIED: LadderMatchState
 LADDER_MATCH_STATE_SCHEDULED: LadderMatchState
 LADDER_MATCH_STATE_RUNNING: LadderMatchState
@@ -198,7 +202,7 @@ class LobbyWelcome(_message.Message):
     def __init__(self, version_id: _Optional[int] = ..., bot_id: _Optional[int] = ..., season: _Optional[str] = ..., status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Invitation(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "seat", "seat_token", "node_address", "join_deadline_unix_ms", "profile", "seats", "rated")
+    __slots__ = ("ladder_match_id", "match_id", "seat", "seat_token", "node_address", "join_deadline_unix_ms", "profile", "seats", "rated", "validation")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +212,7 @@ class Invitation(_message.Message):
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     RATED_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     seat: int
@@ -217,10 +222,11 @@ class Invitation(_message.Message):
     profile: str
     seats: int
     rated: bool
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., node_address: _Optional[str] = ..., join_deadline_unix_ms: _Optional[int] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., rated: _Optional[bool] = ...) -> None: ...
+    validation: bool
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., node_address: _Optional[str] = ..., join_deadline_unix_ms: _Optional[int] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., rated: _Optional[bool] = ..., validation: _Optional[bool] = ...) -> None: ...
 
 class LadderMatchEnded(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "finished", "rated", "placing", "rating", "reason")
+    __slots__ = ("ladder_match_id", "match_id", "finished", "rated", "placing", "rating", "reason", "seat", "validation")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
@@ -228,6 +234,8 @@ class LadderMatchEnded(_message.Message):
     PLACING_FIELD_NUMBER: _ClassVar[int]
     RATING_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     finished: bool
@@ -235,7 +243,9 @@ class LadderMatchEnded(_message.Message):
     placing: int
     rating: Rating
     reason: str
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., finished: _Optional[bool] = ..., rated: _Optional[bool] = ..., placing: _Optional[int] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
+    seat: int
+    validation: bool
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., finished: _Optional[bool] = ..., rated: _Optional[bool] = ..., placing: _Optional[int] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., reason: _Optional[str] = ..., seat: _Optional[int] = ..., validation: _Optional[bool] = ...) -> None: ...
 
 class LobbyNotice(_message.Message):
     __slots__ = ("status", "reason")
@@ -330,7 +340,7 @@ class ProfileRating(_message.Message):
     def __init__(self, profile: _Optional[str] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., matches: _Optional[int] = ..., provisional: _Optional[bool] = ...) -> None: ...
 
 class BotVersion(_message.Message):
-    __slots__ = ("version_id", "label", "created_unix_ms", "status", "reason", "ratings", "history")
+    __slots__ = ("version_id", "label", "created_unix_ms", "status", "reason", "ratings", "history", "validations")
     VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -338,6 +348,7 @@ class BotVersion(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     RATINGS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
+    VALIDATIONS_FIELD_NUMBER: _ClassVar[int]
     version_id: int
     label: str
     created_unix_ms: int
@@ -345,10 +356,27 @@ class BotVersion(_message.Message):
     reason: str
     ratings: _containers.RepeatedCompositeFieldContainer[ProfileRating]
     history: _containers.RepeatedCompositeFieldContainer[HistoryEntry]
-    def __init__(self, version_id: _Optional[int] = ..., label: _Optional[str] = ..., created_unix_ms: _Optional[int] = ..., status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ..., ratings: _Optional[_Iterable[_Union[ProfileRating, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ...) -> None: ...
+    validations: _containers.RepeatedCompositeFieldContainer[ValidationResult]
+    def __init__(self, version_id: _Optional[int] = ..., label: _Optional[str] = ..., created_unix_ms: _Optional[int] = ..., status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ..., ratings: _Optional[_Iterable[_Union[ProfileRating, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., validations: _Optional[_Iterable[_Union[ValidationResult, _Mapping]]] = ...) -> None: ...
+
+class ValidationResult(_message.Message):
+    __slots__ = ("ladder_match_id", "match_id", "profile", "passed", "reasons", "ended_unix_ms")
+    LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    ladder_match_id: int
+    match_id: str
+    profile: str
+    passed: bool
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    ended_unix_ms: int
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., profile: _Optional[str] = ..., passed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., ended_unix_ms: _Optional[int] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason")
+    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation", "replay_pruned")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -359,6 +387,8 @@ class HistoryEntry(_message.Message):
     TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
     ENDED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     state: LadderMatchState
@@ -369,7 +399,9 @@ class HistoryEntry(_message.Message):
     timeouts: int
     ended_unix_ms: int
     reason: str
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    validation: bool
+    replay_pruned: bool
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
 
 class GetBotResponse(_message.Message):
     __slots__ = ("bot_id", "name", "owner_id", "owner_name", "season", "versions")
@@ -451,6 +483,18 @@ class ResumeResponse(_message.Message):
     lifted: int
     def __init__(self, lifted: _Optional[int] = ...) -> None: ...
 
+class ResumeVersionRequest(_message.Message):
+    __slots__ = ("version_id",)
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    version_id: int
+    def __init__(self, version_id: _Optional[int] = ...) -> None: ...
+
+class ResumeVersionResponse(_message.Message):
+    __slots__ = ("lifted",)
+    LIFTED_FIELD_NUMBER: _ClassVar[int]
+    lifted: int
+    def __init__(self, lifted: _Optional[int] = ...) -> None: ...
+
 class VoidMatchRequest(_message.Message):
     __slots__ = ("ladder_match_id", "reason")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
@@ -508,3 +552,43 @@ class SetFormatsResponse(_message.Message):
     FORMATS_FIELD_NUMBER: _ClassVar[int]
     formats: _containers.RepeatedCompositeFieldContainer[LadderFormat]
     def __init__(self, formats: _Optional[_Iterable[_Union[LadderFormat, _Mapping]]] = ...) -> None: ...
+
+class LobbyFeedRequest(_message.Message):
+    __slots__ = ("hello",)
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    hello: LobbyHello
+    def __init__(self, hello: _Optional[_Union[LobbyHello, _Mapping]] = ...) -> None: ...
+
+class DrainLobbyRequest(_message.Message):
+    __slots__ = ("version_key",)
+    VERSION_KEY_FIELD_NUMBER: _ClassVar[int]
+    version_key: str
+    def __init__(self, version_key: _Optional[str] = ...) -> None: ...
+
+class DrainLobbyResponse(_message.Message):
+    __slots__ = ("was_open", "matches_in_flight")
+    WAS_OPEN_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    was_open: bool
+    matches_in_flight: int
+    def __init__(self, was_open: _Optional[bool] = ..., matches_in_flight: _Optional[int] = ...) -> None: ...
+
+class PruneReplaysRequest(_message.Message):
+    __slots__ = ("older_than_seconds", "keep_newest", "dry_run")
+    OLDER_THAN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    KEEP_NEWEST_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    older_than_seconds: int
+    keep_newest: int
+    dry_run: bool
+    def __init__(self, older_than_seconds: _Optional[int] = ..., keep_newest: _Optional[int] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class PruneReplaysResponse(_message.Message):
+    __slots__ = ("pruned", "kept", "bytes_freed")
+    PRUNED_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FREED_FIELD_NUMBER: _ClassVar[int]
+    pruned: int
+    kept: int
+    bytes_freed: int
+    def __init__(self, pruned: _Optional[int] = ..., kept: _Optional[int] = ..., bytes_freed: _Optional[int] = ...) -> None: ...

@@ -95,6 +95,11 @@ class LadderServiceStub:
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeResponse.FromString,
                 _registered_method=True)
+        self.ResumeVersion = channel.unary_unary(
+                '/maumau.v1.LadderService/ResumeVersion',
+                request_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionResponse.FromString,
+                _registered_method=True)
         self.VoidMatch = channel.unary_unary(
                 '/maumau.v1.LadderService/VoidMatch',
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.VoidMatchRequest.SerializeToString,
@@ -114,6 +119,21 @@ class LadderServiceStub:
                 '/maumau.v1.LadderService/SetFormats',
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.SetFormatsRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_ladder__pb2.SetFormatsResponse.FromString,
+                _registered_method=True)
+        self.LobbyFeed = channel.unary_stream(
+                '/maumau.v1.LadderService/LobbyFeed',
+                request_serializer=maumau_dot_v1_dot_ladder__pb2.LobbyFeedRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_ladder__pb2.LobbyResponse.FromString,
+                _registered_method=True)
+        self.DrainLobby = channel.unary_unary(
+                '/maumau.v1.LadderService/DrainLobby',
+                request_serializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyResponse.FromString,
+                _registered_method=True)
+        self.PruneReplays = channel.unary_unary(
+                '/maumau.v1.LadderService/PruneReplays',
+                request_serializer=maumau_dot_v1_dot_ladder__pb2.PruneReplaysRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_ladder__pb2.PruneReplaysResponse.FromString,
                 _registered_method=True)
 
 
@@ -211,6 +231,14 @@ class LadderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResumeVersion(self, request, context):
+        """Lifts the health pause of one of the owner's versions (owner key in the metadata), once the
+        owner has fixed it. Manual pauses and bans are the operator's and stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def VoidMatch(self, request, context):
         """Voids a ladder match: its season and profile are rated again without it. Operator call.
         """
@@ -235,6 +263,36 @@ class LadderServiceServicer:
 
     def SetFormats(self, request, context):
         """Replaces the formats (profile, table size, weight) the matchmaker makes. Operator call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LobbyFeed(self, request, context):
+        """The lobby as a server stream, for clients that cannot stream both ways: the request carries
+        the LobbyHello, the stream carries the same LobbyResponse messages as Lobby (LobbyWelcome
+        first, then invitations, match ends, notices, and LobbyDrained before it ends). The same
+        keys and checks as Lobby (version key in the metadata or the hello); a feed and a Lobby stream
+        of the same version replace each other. Drain it with DrainLobby; cancelling the call closes
+        it like closing a Lobby stream without draining.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DrainLobby(self, request, context):
+        """LobbyDrain as a unary call: the version's open lobby (Lobby or LobbyFeed) gets no more
+        invitations and ends with LobbyDrained once the version's matches have ended. Authenticated
+        by the version key (metadata or request).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PruneReplays(self, request, context):
+        """Deletes the stored replays of ended ladder matches that ended longer ago than an age, or
+        that are beyond the newest N; their results, placings and ratings stay. GetReplay then fails
+        with ERROR_REASON_REPLAY_PRUNED and GetBot's history says replay_pruned. Operator call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -303,6 +361,11 @@ def add_LadderServiceServicer_to_server(servicer, server):
                     request_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeResponse.SerializeToString,
             ),
+            'ResumeVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeVersion,
+                    request_deserializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_ladder__pb2.ResumeVersionResponse.SerializeToString,
+            ),
             'VoidMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.VoidMatch,
                     request_deserializer=maumau_dot_v1_dot_ladder__pb2.VoidMatchRequest.FromString,
@@ -322,6 +385,21 @@ def add_LadderServiceServicer_to_server(servicer, server):
                     servicer.SetFormats,
                     request_deserializer=maumau_dot_v1_dot_ladder__pb2.SetFormatsRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_ladder__pb2.SetFormatsResponse.SerializeToString,
+            ),
+            'LobbyFeed': grpc.unary_stream_rpc_method_handler(
+                    servicer.LobbyFeed,
+                    request_deserializer=maumau_dot_v1_dot_ladder__pb2.LobbyFeedRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_ladder__pb2.LobbyResponse.SerializeToString,
+            ),
+            'DrainLobby': grpc.unary_unary_rpc_method_handler(
+                    servicer.DrainLobby,
+                    request_deserializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyResponse.SerializeToString,
+            ),
+            'PruneReplays': grpc.unary_unary_rpc_method_handler(
+                    servicer.PruneReplays,
+                    request_deserializer=maumau_dot_v1_dot_ladder__pb2.PruneReplaysRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_ladder__pb2.PruneReplaysResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -660,6 +738,33 @@ class LadderService:
             _registered_method=True)
 
     @staticmethod
+    def ResumeVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.LadderService/ResumeVersion',
+            maumau_dot_v1_dot_ladder__pb2.ResumeVersionRequest.SerializeToString,
+            maumau_dot_v1_dot_ladder__pb2.ResumeVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def VoidMatch(request,
             target,
             options=(),
@@ -757,6 +862,87 @@ class LadderService:
             '/maumau.v1.LadderService/SetFormats',
             maumau_dot_v1_dot_ladder__pb2.SetFormatsRequest.SerializeToString,
             maumau_dot_v1_dot_ladder__pb2.SetFormatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LobbyFeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/maumau.v1.LadderService/LobbyFeed',
+            maumau_dot_v1_dot_ladder__pb2.LobbyFeedRequest.SerializeToString,
+            maumau_dot_v1_dot_ladder__pb2.LobbyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DrainLobby(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.LadderService/DrainLobby',
+            maumau_dot_v1_dot_ladder__pb2.DrainLobbyRequest.SerializeToString,
+            maumau_dot_v1_dot_ladder__pb2.DrainLobbyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PruneReplays(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.LadderService/PruneReplays',
+            maumau_dot_v1_dot_ladder__pb2.PruneReplaysRequest.SerializeToString,
+            maumau_dot_v1_dot_ladder__pb2.PruneReplaysResponse.FromString,
             options,
             channel_credentials,
             insecure,

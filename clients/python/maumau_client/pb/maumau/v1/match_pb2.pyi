@@ -73,7 +73,7 @@ class AbortMatchResponse(_message.Message):
     def __init__(self, status: _Optional[_Union[_record_pb2.MatchStatus, str]] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
-    __slots__ = ("match_id", "status", "config", "time_control", "rated", "label", "players", "created_unix_ms", "ended_unix_ms", "round", "actions", "totals", "seed_commitment", "result")
+    __slots__ = ("match_id", "status", "config", "time_control", "rated", "label", "players", "created_unix_ms", "ended_unix_ms", "round", "actions", "totals", "seed_commitment", "result", "replay_pruned")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
@@ -88,6 +88,7 @@ class MatchSummary(_message.Message):
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     SEED_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: _record_pb2.MatchStatus
     config: _rules_pb2.MatchConfig
@@ -102,7 +103,8 @@ class MatchSummary(_message.Message):
     totals: _containers.RepeatedScalarFieldContainer[int]
     seed_commitment: bytes
     result: _events_pb2.MatchResult
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[_Union[_record_pb2.MatchStatus, str]] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ..., players: _Optional[_Iterable[_Union[_record_pb2.PlayerInfo, _Mapping]]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., round: _Optional[int] = ..., actions: _Optional[int] = ..., totals: _Optional[_Iterable[int]] = ..., seed_commitment: _Optional[bytes] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ...) -> None: ...
+    replay_pruned: bool
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[_Union[_record_pb2.MatchStatus, str]] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ..., players: _Optional[_Iterable[_Union[_record_pb2.PlayerInfo, _Mapping]]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., round: _Optional[int] = ..., actions: _Optional[int] = ..., totals: _Optional[_Iterable[int]] = ..., seed_commitment: _Optional[bytes] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
     __slots__ = ("status", "page_size", "page_token")

@@ -4,12 +4,22 @@ from . import game_pb2 as _game_pb2
 from . import record_pb2 as _record_pb2
 from . import rules_pb2 as _rules_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class EventDelivery(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EVENT_DELIVERY_UNSPECIFIED: _ClassVar[EventDelivery]
+    EVENT_DELIVERY_AS_THEY_HAPPEN: _ClassVar[EventDelivery]
+    EVENT_DELIVERY_WITH_PROMPT: _ClassVar[EventDelivery]
+EVENT_DELIVERY_UNSPECIFIED: EventDelivery
+EVENT_DELIVERY_AS_THEY_HAPPEN: EventDelivery
+EVENT_DELIVERY_WITH_PROMPT: EventDelivery
 
 class PlayRequest(_message.Message):
     __slots__ = ("join", "resume", "action", "ping")
@@ -24,14 +34,16 @@ class PlayRequest(_message.Message):
     def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., action: _Optional[_Union[ActionSubmission, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
 
 class Join(_message.Message):
-    __slots__ = ("token", "client_name", "resume")
+    __slots__ = ("token", "client_name", "resume", "event_delivery")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    EVENT_DELIVERY_FIELD_NUMBER: _ClassVar[int]
     token: str
     client_name: str
     resume: Resume
-    def __init__(self, token: _Optional[str] = ..., client_name: _Optional[str] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ...) -> None: ...
+    event_delivery: EventDelivery
+    def __init__(self, token: _Optional[str] = ..., client_name: _Optional[str] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., event_delivery: _Optional[_Union[EventDelivery, str]] = ...) -> None: ...
 
 class Resume(_message.Message):
     __slots__ = ("last_event_number", "snapshot")
@@ -60,7 +72,7 @@ class Ping(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "snapshot", "event", "prompt", "accepted", "rejected", "finished", "pong")
+    __slots__ = ("welcome", "snapshot", "event", "prompt", "accepted", "rejected", "finished", "pong", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +81,7 @@ class ServerMessage(_message.Message):
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     snapshot: Snapshot
     event: NumberedEvent
@@ -77,7 +90,16 @@ class ServerMessage(_message.Message):
     rejected: ActionRejected
     finished: MatchFinished
     pong: Pong
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[NumberedEvent, _Mapping]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    batch: EventBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[NumberedEvent, _Mapping]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., batch: _Optional[_Union[EventBatch, _Mapping]] = ...) -> None: ...
+
+class EventBatch(_message.Message):
+    __slots__ = ("events", "prompt")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[NumberedEvent]
+    prompt: DecisionPrompt
+    def __init__(self, events: _Optional[_Iterable[_Union[NumberedEvent, _Mapping]]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("match_id", "seat", "config", "rules", "time_control", "seed_commitment", "players", "rated", "status")

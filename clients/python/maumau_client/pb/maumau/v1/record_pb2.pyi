@@ -56,7 +56,7 @@ class DeckOrder(_message.Message):
     def __init__(self, dealer: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
 
 class SeatStats(_message.Message):
-    __slots__ = ("seat", "decisions", "timeouts", "rejections", "decision_ms_p50", "decision_ms_p90", "decision_ms_p99", "decision_ms_max", "bank_left_ms", "gave_up", "forfeited")
+    __slots__ = ("seat", "decisions", "timeouts", "rejections", "decision_ms_p50", "decision_ms_p90", "decision_ms_p99", "decision_ms_max", "bank_left_ms", "gave_up", "forfeited", "protocol_errors")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
@@ -68,6 +68,7 @@ class SeatStats(_message.Message):
     BANK_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
     GAVE_UP_FIELD_NUMBER: _ClassVar[int]
     FORFEITED_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_ERRORS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     decisions: int
     timeouts: int
@@ -79,7 +80,8 @@ class SeatStats(_message.Message):
     bank_left_ms: int
     gave_up: bool
     forfeited: bool
-    def __init__(self, seat: _Optional[int] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., rejections: _Optional[int] = ..., decision_ms_p50: _Optional[int] = ..., decision_ms_p90: _Optional[int] = ..., decision_ms_p99: _Optional[int] = ..., decision_ms_max: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., gave_up: _Optional[bool] = ..., forfeited: _Optional[bool] = ...) -> None: ...
+    protocol_errors: int
+    def __init__(self, seat: _Optional[int] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., rejections: _Optional[int] = ..., decision_ms_p50: _Optional[int] = ..., decision_ms_p90: _Optional[int] = ..., decision_ms_p99: _Optional[int] = ..., decision_ms_max: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., gave_up: _Optional[bool] = ..., forfeited: _Optional[bool] = ..., protocol_errors: _Optional[int] = ...) -> None: ...
 
 class MatchReport(_message.Message):
     __slots__ = ("match_id", "status", "result", "rounds", "seats", "seed", "seed_commitment", "actions", "players")
@@ -142,17 +144,19 @@ class Replay(_message.Message):
     def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ...) -> None: ...
 
 class StoredMatch(_message.Message):
-    __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated")
+    __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated", "replay_pruned")
     REPORT_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     ENDED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     RATED_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
     report: MatchReport
     replay: Replay
     created_unix_ms: int
     ended_unix_ms: int
     label: str
     rated: bool
-    def __init__(self, report: _Optional[_Union[MatchReport, _Mapping]] = ..., replay: _Optional[_Union[Replay, _Mapping]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., label: _Optional[str] = ..., rated: _Optional[bool] = ...) -> None: ...
+    replay_pruned: bool
+    def __init__(self, report: _Optional[_Union[MatchReport, _Mapping]] = ..., replay: _Optional[_Union[Replay, _Mapping]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., label: _Optional[str] = ..., rated: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...

@@ -1,0 +1,57 @@
+//! `maumau replay FILE`: checks a downloaded replay by re-simulating it with the rules engine.
+
+use std::path::PathBuf;
+
+use maumau::pb;
+use prost::Message as _;
+
+/// Arguments of `maumau replay`.
+#[derive(clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// A replay file: the protobuf encoding of `maumau.v1.Replay`, as the ladder's replay links
+    /// download it (and `MatchService.GetReplay` returns it).
+    file: PathBuf,
+}
+
+/// Re-simulates the replay and prints the result it reaches; fails when it does not verify.
+pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let bytes = std::fs::read(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let replay = pb::Replay::decode(bytes.as_slice()).map_err(|e| {
+        format!(
+            "{} is not a replay (a protobuf-encoded maumau.v1.Replay): {e}",
+            args.file.display()
+        )
+    })?;
+    let verdict = maumau_server::verify_replay(&replay);
+    println!(
+        "match {}: {} actions, {} applied, {} rounds",
+        if replay.match_id.is_empty() {
+            "(unnamed)"
+        } else {
+            &replay.match_id
+        },
+        replay.actions.len(),
+        verdict.actions_applied,
+        verdict.rounds.len()
+    );
+    if let Some(result) = &verdict.result {
+        for s in &result.standings {
+            println!(
+                "  seat {}: placing {}, total {}, rounds won {}",
+                s.seat, s.placing, s.total, s.rounds_won
+            );
+        }
+    }
+    if verdict.valid {
+        println!("valid: the re-simulation reaches the recorded result");
+        Ok(())
+    } else {
+        let why = verdict.error.map(|e| e.message).unwrap_or_default();
+        let at = verdict
+            .failed_action
+            .map(|i| format!(" at action {i}"))
+            .unwrap_or_default();
+        Err(format!("the replay does not verify{at}: {why}").into())
+    }
+}

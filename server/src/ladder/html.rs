@@ -1,0 +1,1191 @@
+//! The ladder's web pages: server-rendered HTML that needs no JavaScript, on the gRPC port.
+//!
+//! In ladder mode every `GET` or `HEAD` request that is not gRPC (or grpc-web, which is always a
+//! `POST`) comes here instead of tonic's routes ([`WithPages`]):
+//!
+//! - `/` and `/ladder`: the leaderboard of a season and profile (`?season=NAME&profile=NAME`,
+//!   defaults: the open season and the first format's profile), ranked bots first, then a
+//!   provisional section, paged (`&page=N`, 1-based; `&per_page=N`, 1 to 500, default 100).
+//!   Each line: rank, bot, version, score (μ − 3σ), 95% interval of μ, matches, win rate,
+//!   average placing and timeouts (over the version's finished rated matches in the season and
+//!   profile). Links to every season and profile. A closed season is frozen: it shows every
+//!   version rated in it (retired since or not), as it stood at the close; bans still hide.
+//! - `/ladder/bots/{id}` (`?season=NAME`): the bot, its owner, its versions with status and
+//!   ratings in the season, and each version's newest matches with links.
+//! - `/ladder/matches/{id}`: a ladder match: season, profile, state, times, seats (bot, version,
+//!   placing, joined, timeouts) and, once it has ended, its seed and a replay link.
+//! - `/ladder/replays/{id}`: the replay of ladder match `id` as a file
+//!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
+//!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.
+//!
+//! Unknown paths and ids get a 404 page, a bad query string a 400 page. Everything from users
+//! (bot, owner, season and version names, reasons) is escaped. Pages are built on a blocking
+//! thread from the store; the time spent is sent in a `Server-Timing` header (`render;dur=ms`).
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::future::Either;
+use maumau_engine::ProfileId;
+use maumau_ladder::store::{MatchRecord, MatchState, PlacingStats, Season};
+use maumau_ladder::{
+    BotId, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, Standing, Store, VersionId,
+};
+use prost::Message as _;
+use tonic::codegen::http::{self, HeaderValue, Method, StatusCode, header};
+
+use super::{Hub, lock, status_to_wire};
+
+/// Lines per leaderboard page unless `per_page` says otherwise.
+const PER_PAGE: usize = 100;
+/// The most lines one page may ask for.
+const MAX_PER_PAGE: usize = 500;
+/// Matches shown per version on a bot page.
+const HISTORY: usize = 50;
+
+/// The server's routes with the ladder's pages in front of them (see the module docs). Without a
+/// ladder every request goes to the routes.
+#[derive(Clone)]
+pub(crate) struct WithPages<S> {
+    hub: Option<Arc<Hub>>,
+    names: Arc<Names>,
+    inner: S,
+}
+
+impl<S> WithPages<S> {
+    /// Puts the pages of `hub`'s ladder (if any) in front of `inner`.
+    pub(crate) fn new(hub: Option<Arc<Hub>>, inner: S) -> WithPages<S> {
+        WithPages {
+            hub,
+            names: Arc::default(),
+            inner,
+        }
+    }
+}
+
+type PageFuture =
+    Pin<Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, Infallible>> + Send>>;
+
+impl<S, B> tower::Service<http::Request<B>> for WithPages<S>
+where
+    S: tower::Service<
+            http::Request<B>,
+            Response = http::Response<tonic::body::Body>,
+            Error = Infallible,
+        >,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = Either<S::Future, PageFuture>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        match &self.hub {
+            Some(hub) if is_page_request(&req) => {
+                let (hub, names) = (hub.clone(), self.names.clone());
+                let head = req.method() == Method::HEAD;
+                let uri = req.uri().clone();
+                Either::Right(Box::pin(async move {
+                    Ok(respond(hub, names, &uri, head).await)
+                }))
+            }
+            _ => Either::Left(self.inner.call(req)),
+        }
+    }
+}
+
+/// A `GET` or `HEAD` that is not gRPC.
+fn is_page_request<B>(req: &http::Request<B>) -> bool {
+    let grpc = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/grpc"));
+    !grpc && (req.method() == Method::GET || req.method() == Method::HEAD)
+}
+
+/// What a request gets.
+enum Page {
+    /// A page (200).
+    Html(String),
+    /// A replay file (200).
+    File { name: String, bytes: Vec<u8> },
+    /// An error page with its status.
+    Error(StatusCode, String),
+}
+
+impl Page {
+    fn not_found(what: impl Into<String>) -> Page {
+        Page::Error(StatusCode::NOT_FOUND, what.into())
+    }
+
+    fn bad_request(what: impl Into<String>) -> Page {
+        Page::Error(StatusCode::BAD_REQUEST, what.into())
+    }
+}
+
+impl From<LadderError> for Page {
+    fn from(e: LadderError) -> Page {
+        match e {
+            LadderError::NotFound { .. } => Page::not_found(e.to_string()),
+            LadderError::Invalid(_) => Page::bad_request(e.to_string()),
+            e => {
+                tracing::error!(error = %e, "a ladder page failed");
+                Page::Error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+            }
+        }
+    }
+}
+
+async fn respond(
+    hub: Arc<Hub>,
+    names: Arc<Names>,
+    uri: &http::Uri,
+    head: bool,
+) -> http::Response<tonic::body::Body> {
+    let started = Instant::now();
+    let page = match route(uri) {
+        Ok(route) => {
+            let ladder = lock(&hub.ladder).clone();
+            match ladder {
+                None => Page::Error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the ladder is shutting down".into(),
+                ),
+                Some(ladder) => {
+                    let hub = hub.clone();
+                    tokio::task::spawn_blocking(move || render(&hub, &names, &ladder, route))
+                        .await
+                        .unwrap_or_else(|e| {
+                            Page::Error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+                        })
+                }
+            }
+        }
+        Err(page) => page,
+    };
+    let took = started.elapsed();
+    let (status, content_type, body, disposition) = match page {
+        Page::Html(html) => (
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+            html.into(),
+            None,
+        ),
+        Page::File { name, bytes } => (
+            StatusCode::OK,
+            "application/octet-stream",
+            bytes,
+            Some(format!("attachment; filename=\"{name}\"")),
+        ),
+        Page::Error(status, message) => (
+            status,
+            "text/html; charset=utf-8",
+            error_page(status, &message).into(),
+            None,
+        ),
+    };
+    let body = if head {
+        tonic::body::Body::empty()
+    } else {
+        tonic::body::Body::new(http_body_util::Full::new(Bytes::from(body)))
+    };
+    let mut response = http::Response::new(body);
+    *response.status_mut() = status;
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
+        h.insert(header::CONTENT_DISPOSITION, d);
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("render;dur={:.3}", took.as_secs_f64() * 1e3)) {
+        h.insert("server-timing", v);
+    }
+    response
+}
+
+// ----- routes and queries -----
+
+/// A page asked for, with its checked query.
+#[derive(Debug)]
+enum Route {
+    Leaderboard {
+        season: Option<String>,
+        profile: Option<String>,
+        page: usize,
+        per_page: usize,
+    },
+    Bot {
+        id: BotId,
+        season: Option<String>,
+    },
+    Match(MatchId),
+    Replay(MatchId),
+}
+
+fn route(uri: &http::Uri) -> Result<Route, Page> {
+    let path = uri.path();
+    let query = parse_query(uri.query().unwrap_or(""))?;
+    let id = |s: &str, what: &str| -> Result<i64, Page> {
+        s.parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| Page::not_found(format!("no {what} {s:?}")))
+    };
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    let route = match segments.as_slice() {
+        [] | ["ladder"] => {
+            let q = query.only(&["season", "profile", "page", "per_page"])?;
+            let number = |key: &str, default: usize, max: usize| -> Result<usize, Page> {
+                match q.get(key) {
+                    None => Ok(default),
+                    Some(v) => v
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=max).contains(n))
+                        .ok_or_else(|| {
+                            Page::bad_request(format!(
+                                "{key} must be a number from 1 to {max}, not {v:?}"
+                            ))
+                        }),
+                }
+            };
+            let page = number("page", 1, usize::MAX)?;
+            let per_page = number("per_page", PER_PAGE, MAX_PER_PAGE)?;
+            let profile = q.get("profile").map(str::to_string);
+            if let Some(p) = &profile
+                && p.parse::<ProfileId>().is_err()
+            {
+                return Err(Page::bad_request(format!("unknown profile {p:?}")));
+            }
+            Route::Leaderboard {
+                season: q.get("season").map(str::to_string),
+                profile,
+                page,
+                per_page,
+            }
+        }
+        ["ladder", "bots", n] => {
+            let q = query.only(&["season"])?;
+            Route::Bot {
+                id: BotId(id(n, "bot")?),
+                season: q.get("season").map(str::to_string),
+            }
+        }
+        ["ladder", "matches", n] => {
+            query.only(&[])?;
+            Route::Match(MatchId(id(n, "match")?))
+        }
+        ["ladder", "replays", n] => {
+            query.only(&[])?;
+            Route::Replay(MatchId(id(n, "match")?))
+        }
+        _ => return Err(Page::not_found(format!("no page at {path}"))),
+    };
+    Ok(route)
+}
+
+/// A decoded query string.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    /// Refuses keys outside `allowed` and repeated keys.
+    fn only(&self, allowed: &[&str]) -> Result<&Query, Page> {
+        for (i, (k, _)) in self.0.iter().enumerate() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(Page::bad_request(if allowed.is_empty() {
+                    "this page takes no query".to_string()
+                } else {
+                    format!(
+                        "unknown query key {k:?} (this page takes {})",
+                        allowed.join(", ")
+                    )
+                }));
+            }
+            if self.0[..i].iter().any(|(j, _)| j == k) {
+                return Err(Page::bad_request(format!("{k:?} is given twice")));
+            }
+        }
+        Ok(self)
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn parse_query(q: &str) -> Result<Query, Page> {
+    let mut out = Vec::new();
+    for pair in q.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.push((percent_decode(k)?, percent_decode(v)?));
+    }
+    Ok(Query(out))
+}
+
+fn percent_decode(s: &str) -> Result<String, Page> {
+    let bad = || Page::bad_request("the query is not valid percent-encoded UTF-8");
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut it = s.bytes();
+    while let Some(b) = it.next() {
+        match b {
+            b'%' => {
+                let hi = it
+                    .next()
+                    .and_then(|c| (c as char).to_digit(16))
+                    .ok_or_else(bad)?;
+                let lo = it
+                    .next()
+                    .and_then(|c| (c as char).to_digit(16))
+                    .ok_or_else(bad)?;
+                bytes.push((hi * 16 + lo) as u8);
+            }
+            b'+' => bytes.push(b' '),
+            b => bytes.push(b),
+        }
+    }
+    String::from_utf8(bytes).map_err(|_| bad())
+}
+
+/// Percent-encodes a query value (everything but unreserved characters).
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+// ----- rendering -----
+
+fn render(hub: &Hub, names: &Names, ladder: &Ladder<dyn Store>, route: Route) -> Page {
+    let result = match route {
+        Route::Leaderboard {
+            season,
+            profile,
+            page,
+            per_page,
+        } => {
+            let profile = profile.unwrap_or_else(|| {
+                lock(&hub.formats)
+                    .first()
+                    .map_or_else(|| "classic".into(), |f| f.profile.clone())
+            });
+            leaderboard_page(ladder, names, season.as_deref(), &profile, page, per_page)
+        }
+        Route::Bot { id, season } => bot_page(hub, names, ladder, id, season.as_deref()),
+        Route::Match(id) => match_page(hub, names, ladder, id),
+        Route::Replay(id) => replay_file(hub, ladder, id),
+    };
+    result.unwrap_or_else(Page::from)
+}
+
+/// The season named `name`, or the open one (else the newest) when there is no name.
+fn pick_season(seasons: &[Season], name: Option<&str>) -> Result<Season, LadderError> {
+    let found = match name {
+        None => seasons
+            .iter()
+            .find(|s| s.closed_ms.is_none())
+            .or(seasons.last()),
+        Some(name) => seasons.iter().find(|s| s.name == name),
+    };
+    found.cloned().ok_or_else(|| LadderError::NotFound {
+        what: "season",
+        id: name.unwrap_or("(none yet)").to_string(),
+    })
+}
+
+/// The board of a season and profile, each bot once with its best version by score, established
+/// versions first; banned versions, bots and owners left out. In the open season only active
+/// versions count (as in [`Ladder::leaderboard`], which gives the same board one store read per
+/// line); a closed season is frozen: every version rated in it counts, retired since or not.
+/// Names come from the cache, so a board costs four store reads.
+fn season_board(
+    ladder: &Ladder<dyn Store>,
+    names: &Names,
+    season: &Season,
+    profile: &str,
+) -> Result<Leaderboard, LadderError> {
+    use maumau_ladder::store::{SanctionKind, SanctionTarget as T};
+    let store = ladder.store();
+    let active: Option<HashSet<VersionId>> = match season.closed_ms {
+        None => Some(store.active_versions()?.iter().map(|v| v.version).collect()),
+        Some(_) => None,
+    };
+    let banned: HashSet<T> = store
+        .active_sanctions()?
+        .into_iter()
+        .filter(|s| s.kind == SanctionKind::Ban)
+        .map(|s| s.target)
+        .collect();
+    let mut best: HashMap<BotId, (bool, Standing)> = HashMap::new();
+    for row in store.ratings(season.id)? {
+        if row.profile != profile
+            || row.state.matches == 0
+            || active.as_ref().is_some_and(|a| !a.contains(&row.version))
+        {
+            continue;
+        }
+        let name = names.get(store, row.version)?;
+        if banned.contains(&T::Version(row.version))
+            || banned.contains(&T::Bot(name.bot))
+            || banned.contains(&T::Owner(name.owner))
+        {
+            continue;
+        }
+        let provisional = row.state.is_provisional(&ladder.config().rating);
+        let r = row.state.rating;
+        if best
+            .get(&name.bot)
+            .is_none_or(|(p, s)| (provisional, -r.score()) < (*p, -s.score))
+        {
+            best.insert(
+                name.bot,
+                (
+                    provisional,
+                    Standing {
+                        rank: 0,
+                        bot: name.bot,
+                        bot_name: name.bot_name,
+                        version: row.version,
+                        label: name.label,
+                        rating: r,
+                        score: r.score(),
+                        interval95: r.interval95(),
+                        matches: row.state.matches,
+                    },
+                ),
+            );
+        }
+    }
+    let mut board = Leaderboard::default();
+    for (provisional, s) in best.into_values() {
+        if provisional {
+            board.provisional.push(s);
+        } else {
+            board.ranked.push(s);
+        }
+    }
+    for list in [&mut board.ranked, &mut board.provisional] {
+        list.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.bot_name.cmp(&b.bot_name))
+        });
+        for (i, s) in list.iter_mut().enumerate() {
+            s.rank = i + 1;
+        }
+    }
+    Ok(board)
+}
+
+fn leaderboard_url(season: &str, profile: &str, page: usize, per_page: usize) -> String {
+    let mut url = format!(
+        "/ladder?season={}&profile={}",
+        percent_encode(season),
+        percent_encode(profile)
+    );
+    if page > 1 {
+        let _ = write!(url, "&page={page}");
+    }
+    if per_page != PER_PAGE {
+        let _ = write!(url, "&per_page={per_page}");
+    }
+    url
+}
+
+fn leaderboard_page(
+    ladder: &Ladder<dyn Store>,
+    names: &Names,
+    season: Option<&str>,
+    profile: &str,
+    page: usize,
+    per_page: usize,
+) -> Result<Page, LadderError> {
+    let store = ladder.store();
+    let seasons = store.seasons()?;
+    let season = pick_season(&seasons, season)?;
+    let board = season_board(ladder, names, &season, profile)?;
+    let stats: HashMap<VersionId, PlacingStats> = store
+        .placing_stats(season.id, profile)?
+        .into_iter()
+        .map(|s| (s.version, s))
+        .collect();
+
+    let total = board.ranked.len() + board.provisional.len();
+    let pages = total.div_ceil(per_page).max(1);
+    if page > pages {
+        return Ok(Page::not_found(format!(
+            "page {page} of a leaderboard with {pages} page(s)"
+        )));
+    }
+    let start = (page - 1) * per_page;
+    let end = (start + per_page).min(total);
+
+    let mut h = Html::new(&format!("Leaderboard: {} · {profile}", season.name));
+    h.raw("<h1>Leaderboard</h1>\n<p class=\"where\">Season <strong>");
+    h.text(&season.name);
+    h.raw("</strong>, profile <strong>");
+    h.text(profile);
+    h.raw("</strong>");
+    match season.closed_ms {
+        Some(t) => {
+            h.raw(" — closed ");
+            h.text(&format_time(t));
+            h.raw(", frozen: the standings at the close.");
+        }
+        None => h.raw(" — open."),
+    }
+    h.raw("</p>\n<nav class=\"seasons\">Seasons:");
+    for s in seasons.iter().rev() {
+        h.raw(" ");
+        h.link(
+            &leaderboard_url(&s.name, profile, 1, per_page),
+            &s.name,
+            s.id == season.id,
+        );
+        if s.closed_ms.is_none() {
+            h.raw(" (open)");
+        }
+    }
+    h.raw("</nav>\n<nav class=\"profiles\">Profiles:");
+    for p in ProfileId::ALL {
+        h.raw(" ");
+        h.link(
+            &leaderboard_url(&season.name, p.name(), 1, per_page),
+            p.name(),
+            p.name() == profile,
+        );
+    }
+    h.raw("</nav>\n");
+
+    let in_page = |i: usize| (start..end).contains(&i);
+    let ranked: Vec<&Standing> = board
+        .ranked
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| in_page(*i))
+        .map(|(_, s)| s)
+        .collect();
+    let provisional: Vec<&Standing> = board
+        .provisional
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| in_page(board.ranked.len() + i))
+        .map(|(_, s)| s)
+        .collect();
+    h.raw("<section id=\"ranked\">\n<h2>Ranked</h2>\n");
+    if board.ranked.is_empty() {
+        h.raw("<p>No bot has an established rating yet.</p>\n");
+    } else if !ranked.is_empty() {
+        standings_table(&mut h, &ranked, &stats, &season.name);
+    } else {
+        h.raw("<p>On earlier pages.</p>\n");
+    }
+    h.raw("</section>\n<section id=\"provisional\">\n<h2>Provisional</h2>\n<p class=\"note\">");
+    let _ = write!(
+        h.0,
+        "Fewer than {} rated matches and σ at least {}: ranked among themselves.",
+        ladder.config().rating.provisional_matches,
+        ladder.config().rating.provisional_sigma
+    );
+    h.raw("</p>\n");
+    if board.provisional.is_empty() {
+        h.raw("<p>None.</p>\n");
+    } else if !provisional.is_empty() {
+        standings_table(&mut h, &provisional, &stats, &season.name);
+    } else {
+        h.raw("<p>On later pages.</p>\n");
+    }
+    h.raw("</section>\n<nav class=\"pages\">");
+    let _ = write!(h.0, "Page {page} of {pages} ({total} bots).");
+    if page > 1 {
+        h.raw(" <a rel=\"prev\" href=\"");
+        h.text(&leaderboard_url(&season.name, profile, page - 1, per_page));
+        h.raw("\">Previous</a>");
+    }
+    if page < pages {
+        h.raw(" <a rel=\"next\" href=\"");
+        h.text(&leaderboard_url(&season.name, profile, page + 1, per_page));
+        h.raw("\">Next</a>");
+    }
+    h.raw("</nav>\n");
+    Ok(Page::Html(h.finish()))
+}
+
+fn standings_table(
+    h: &mut Html,
+    lines: &[&Standing],
+    stats: &HashMap<VersionId, PlacingStats>,
+    season: &str,
+) {
+    h.raw(
+        "<table class=\"standings\">\n<thead><tr><th>Rank</th><th>Bot</th><th>Version</th>\
+         <th>Score</th><th>95% interval</th><th>Matches</th><th>Win rate</th>\
+         <th>Avg placing</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
+    );
+    for s in lines {
+        let _ = write!(
+            h.0,
+            "<tr class=\"standing\" data-bot=\"{}\" data-version=\"{}\"><td class=\"rank\">{}</td>\
+             <td><a class=\"bot\" href=\"/ladder/bots/{}?season=",
+            s.bot, s.version, s.rank, s.bot,
+        );
+        h.text(&percent_encode(season));
+        h.raw("\">");
+        h.text(&s.bot_name);
+        h.raw("</a></td><td>");
+        h.text(&s.label);
+        let _ = write!(
+            h.0,
+            "</td><td class=\"score\">{:.2}</td><td>{:.2} – {:.2}</td><td>{}</td>",
+            s.score, s.interval95.0, s.interval95.1, s.matches
+        );
+        match stats.get(&s.version).filter(|p| p.matches > 0) {
+            Some(p) => {
+                let n = f64::from(p.matches);
+                let _ = writeln!(
+                    h.0,
+                    "<td>{:.1}%</td><td>{:.2}</td><td>{}</td></tr>",
+                    100.0 * f64::from(p.wins) / n,
+                    p.placing_sum as f64 / n,
+                    p.timeouts
+                );
+            }
+            None => h.raw("<td>–</td><td>–</td><td>–</td></tr>\n"),
+        }
+    }
+    h.raw("</tbody>\n</table>\n");
+}
+
+fn bot_page(
+    hub: &Hub,
+    names: &Names,
+    ladder: &Ladder<dyn Store>,
+    id: BotId,
+    season: Option<&str>,
+) -> Result<Page, LadderError> {
+    let store = ladder.store();
+    let bot = store.bot(id)?;
+    let owner = store.owner(bot.owner)?;
+    let seasons = store.seasons()?;
+    let season = pick_season(&seasons, season)?;
+    let ratings = store.ratings(season.id)?;
+    let versions = store.versions_of(bot.id)?;
+
+    let mut h = Html::new(&format!("Bot {}", bot.name));
+    h.raw("<h1>Bot <span class=\"name\">");
+    h.text(&bot.name);
+    h.raw("</span></h1>\n<p>Owner ");
+    h.text(&owner.name);
+    h.raw(", registered ");
+    h.text(&format_time(bot.created_ms));
+    h.raw(". Ratings of season <strong>");
+    h.text(&season.name);
+    h.raw("</strong>. ");
+    let profile = ratings
+        .iter()
+        .find(|r| versions.iter().any(|v| v.id == r.version))
+        .map_or("classic", |r| r.profile.as_str());
+    h.link(
+        &leaderboard_url(&season.name, profile, 1, PER_PAGE),
+        "Leaderboard",
+        false,
+    );
+    h.raw("</p>\n<nav class=\"seasons\">Seasons:");
+    for s in seasons.iter().rev() {
+        h.raw(" ");
+        h.link(
+            &format!("/ladder/bots/{}?season={}", bot.id, percent_encode(&s.name)),
+            &s.name,
+            s.id == season.id,
+        );
+    }
+    h.raw("</nav>\n");
+
+    for v in &versions {
+        let (status, reason) = status_to_wire(&ladder.eligibility(v.id)?);
+        let _ = write!(
+            h.0,
+            "<section class=\"version\" id=\"v{}\">\n<h2>Version ",
+            v.id
+        );
+        h.text(&v.label);
+        h.raw("</h2>\n<p>Added ");
+        h.text(&format_time(v.created_ms));
+        h.raw(". Status: ");
+        h.text(
+            status
+                .as_str_name()
+                .trim_start_matches("VERSION_STATUS_")
+                .to_lowercase()
+                .as_str(),
+        );
+        if !reason.is_empty() {
+            h.raw(" (");
+            h.text(&reason);
+            h.raw(")");
+        }
+        h.raw(".</p>\n");
+        let mine: Vec<_> = ratings.iter().filter(|r| r.version == v.id).collect();
+        if mine.is_empty() {
+            h.raw("<p>No rated match in this season.</p>\n");
+        } else {
+            h.raw(
+                "<table class=\"ratings\">\n<thead><tr><th>Profile</th><th>Score</th><th>μ</th>\
+                 <th>σ</th><th>Matches</th><th></th></tr></thead>\n<tbody>\n",
+            );
+            for r in mine {
+                h.raw("<tr><td>");
+                h.link(
+                    &leaderboard_url(&season.name, &r.profile, 1, PER_PAGE),
+                    &r.profile,
+                    false,
+                );
+                let s = r.state.rating;
+                let _ = writeln!(
+                    h.0,
+                    "</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+                    s.score(),
+                    s.mu,
+                    s.sigma,
+                    r.state.matches,
+                    if r.state.is_provisional(&ladder.config().rating) {
+                        "provisional"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            h.raw("</tbody>\n</table>\n");
+        }
+        let history = store.seat_history(v.id, None, HISTORY)?;
+        if history.is_empty() {
+            h.raw("<p>No match played yet.</p>\n");
+        } else {
+            let _ = writeln!(h.0, "<h3>Newest matches (at most {HISTORY})</h3>");
+            h.raw(
+                "<table class=\"history\">\n<thead><tr><th>Match</th><th>Ended</th>\
+                 <th>Profile</th><th>State</th><th>Placing</th><th>Opponents</th>\
+                 <th>Timeouts</th><th>Replay</th></tr></thead>\n<tbody>\n",
+            );
+            for e in history {
+                let m = store.match_record(e.match_id)?;
+                let placing = m
+                    .seats
+                    .iter()
+                    .find(|s| s.version == v.id)
+                    .and_then(|s| s.placing);
+                let _ = write!(
+                    h.0,
+                    "<tr class=\"match\"><td><a class=\"match\" href=\"/ladder/matches/{0}\">\
+                     #{0}</a></td><td>",
+                    m.id
+                );
+                h.text(&format_time(e.ended_ms));
+                h.raw("</td><td>");
+                h.text(&m.profile);
+                h.raw("</td><td>");
+                h.text(m.state.as_str());
+                if !e.outcome.joined {
+                    h.raw(" (did not join)");
+                }
+                h.raw("</td><td>");
+                match placing {
+                    Some(p) => {
+                        let _ = write!(h.0, "{p} of {}", m.seats.len());
+                    }
+                    None => h.raw("–"),
+                }
+                h.raw("</td><td>");
+                let mut first = true;
+                for s in m.seats.iter().filter(|s| s.version != v.id) {
+                    if !first {
+                        h.raw(", ");
+                    }
+                    first = false;
+                    let n = names.get(store, s.version)?;
+                    h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
+                }
+                let _ = write!(h.0, "</td><td>{}</td><td>", e.outcome.timeouts);
+                replay_link(&mut h, hub, &m);
+                h.raw("</td></tr>\n");
+            }
+            h.raw("</tbody>\n</table>\n");
+        }
+        h.raw("</section>\n");
+    }
+    if versions.is_empty() {
+        h.raw("<p>No version yet.</p>\n");
+    }
+    Ok(Page::Html(h.finish()))
+}
+
+/// A replay link for an ended match whose table this server keeps, else a dash.
+fn replay_link(h: &mut Html, hub: &Hub, m: &MatchRecord) {
+    let ended = matches!(m.state, MatchState::Finished | MatchState::Aborted);
+    if ended && !hub.server_id(m.id).is_empty() {
+        let _ = write!(
+            h.0,
+            "<a class=\"replay\" href=\"/ladder/replays/{0}\" download>replay</a>",
+            m.id
+        );
+    } else {
+        h.raw("–");
+    }
+}
+
+fn match_page(
+    hub: &Hub,
+    names: &Names,
+    ladder: &Ladder<dyn Store>,
+    id: MatchId,
+) -> Result<Page, LadderError> {
+    let store = ladder.store();
+    let m = store.match_record(id)?;
+    let season = store
+        .seasons()?
+        .into_iter()
+        .find(|s| s.id == m.season)
+        .ok_or_else(|| LadderError::NotFound {
+            what: "season",
+            id: m.season.to_string(),
+        })?;
+    let mut h = Html::new(&format!("Ladder match {}", m.id));
+    let _ = write!(
+        h.0,
+        "<h1>Ladder match #{}</h1>\n<dl>\n<dt>Season</dt><dd>",
+        m.id
+    );
+    h.link(
+        &leaderboard_url(&season.name, &m.profile, 1, PER_PAGE),
+        &season.name,
+        false,
+    );
+    h.raw("</dd>\n<dt>Profile</dt><dd>");
+    h.text(&m.profile);
+    let _ = writeln!(
+        h.0,
+        "</dd>\n<dt>Seats</dt><dd>{}</dd>\n<dt>Rated</dt><dd>{}</dd>\n<dt>State</dt><dd class=\"state\">{}</dd>",
+        m.seats.len(),
+        if m.rated { "yes" } else { "no" },
+        m.state.as_str()
+    );
+    if let Some(reason) = &m.reason {
+        h.raw("<dt>Reason</dt><dd>");
+        h.text(reason);
+        h.raw("</dd>\n");
+    }
+    for (what, t) in [
+        ("Scheduled", Some(m.created_ms)),
+        ("Started", m.started_ms),
+        ("Ended", m.ended_ms),
+    ] {
+        if let Some(t) = t {
+            let _ = write!(h.0, "<dt>{what}</dt><dd>");
+            h.text(&format_time(t));
+            h.raw("</dd>\n");
+        }
+    }
+    // The seed reveals every hidden card: only once the match is over.
+    if m.ended_ms.is_some() {
+        let _ = writeln!(h.0, "<dt>Seed</dt><dd>{}</dd>", m.seed);
+        let server_id = hub.server_id(m.id);
+        if !server_id.is_empty() {
+            h.raw("<dt>Server match</dt><dd><code>");
+            h.text(&server_id);
+            h.raw("</code></dd>\n");
+        }
+    }
+    h.raw("<dt>Replay</dt><dd>");
+    replay_link(&mut h, hub, &m);
+    h.raw("</dd>\n</dl>\n");
+    h.raw(
+        "<table class=\"seats\">\n<thead><tr><th>Seat</th><th>Bot</th><th>Version</th>\
+         <th>Placing</th><th>Joined</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
+    );
+    for (i, s) in m.seats.iter().enumerate() {
+        let n = names.get(store, s.version)?;
+        let _ = write!(h.0, "<tr class=\"seat\"><td>{i}</td><td>");
+        h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
+        h.raw("</td><td>");
+        h.text(&n.label);
+        h.raw("</td><td>");
+        match s.placing {
+            Some(p) => {
+                let _ = write!(h.0, "{p}");
+            }
+            None => h.raw("–"),
+        }
+        h.raw("</td><td>");
+        match s.outcome {
+            Some(o) => {
+                let _ = write!(
+                    h.0,
+                    "{}</td><td>{}",
+                    if o.joined { "yes" } else { "no" },
+                    o.timeouts
+                );
+            }
+            None => h.raw("–</td><td>–"),
+        }
+        h.raw("</td></tr>\n");
+    }
+    h.raw("</tbody>\n</table>\n");
+    Ok(Page::Html(h.finish()))
+}
+
+fn replay_file(hub: &Hub, ladder: &Ladder<dyn Store>, id: MatchId) -> Result<Page, LadderError> {
+    let m = ladder.store().match_record(id)?;
+    if !matches!(m.state, MatchState::Finished | MatchState::Aborted) {
+        return Ok(Page::not_found(format!(
+            "ladder match {id} is {}: a replay exists once it has been played",
+            m.state.as_str()
+        )));
+    }
+    let server_id = hub.server_id(id);
+    let replay = hub.registry.get(&server_id).and_then(|e| e.replay());
+    match replay {
+        Some(r) => Ok(Page::File {
+            name: format!("ladder-match-{id}.replay"),
+            bytes: r.encode_to_vec(),
+        }),
+        None => Ok(Page::not_found(format!(
+            "this server does not keep the table of ladder match {id}"
+        ))),
+    }
+}
+
+/// A version's bot, owner, bot name and label: never change once created, so kept for the
+/// server's lifetime ([`Names`]).
+#[derive(Clone)]
+struct Name {
+    bot: BotId,
+    owner: OwnerId,
+    bot_name: String,
+    label: String,
+}
+
+/// The names of versions, read from the store once each and shared by every page.
+#[derive(Default)]
+pub(crate) struct Names(Mutex<HashMap<VersionId, Name>>);
+
+impl Names {
+    fn get(&self, store: &dyn Store, v: VersionId) -> Result<Name, LadderError> {
+        if let Some(n) = lock(&self.0).get(&v) {
+            return Ok(n.clone());
+        }
+        let version = store.version(v)?;
+        let bot = store.bot(version.bot)?;
+        let n = Name {
+            bot: bot.id,
+            owner: bot.owner,
+            bot_name: bot.name,
+            label: version.label,
+        };
+        lock(&self.0).insert(v, n.clone());
+        Ok(n)
+    }
+}
+
+/// An HTML document being written.
+struct Html(String);
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:72em;\
+padding:0 1em;color:#222}table{border-collapse:collapse;margin:.5em 0}\
+th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left}\
+th{background:#f4f4f4}td.rank,td.score{font-variant-numeric:tabular-nums}\
+nav{margin:.4em 0}a.current{font-weight:bold;text-decoration:none;color:#222}\
+.note{color:#666}dt{font-weight:bold;float:left;clear:left;width:9em}dd{margin-left:10em}";
+
+impl Html {
+    fn new(title: &str) -> Html {
+        let mut h = Html(String::with_capacity(64 * 1024));
+        h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
+        h.text(title);
+        h.raw("</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<style>");
+        h.raw(STYLE);
+        h.raw("</style>\n</head>\n<body>\n<header><a href=\"/ladder\">Mau Mau Arena ladder</a></header>\n");
+        h
+    }
+
+    fn raw(&mut self, s: &str) {
+        self.0.push_str(s);
+    }
+
+    /// Text, escaped for element content and attribute values.
+    fn text(&mut self, s: &str) {
+        for c in s.chars() {
+            match c {
+                '&' => self.0.push_str("&amp;"),
+                '<' => self.0.push_str("&lt;"),
+                '>' => self.0.push_str("&gt;"),
+                '"' => self.0.push_str("&quot;"),
+                '\'' => self.0.push_str("&#39;"),
+                c => self.0.push(c),
+            }
+        }
+    }
+
+    /// A link to `href` (already URL-encoded) showing `text`.
+    fn link(&mut self, href: &str, text: &str, current: bool) {
+        self.raw("<a href=\"");
+        self.text(href);
+        self.raw(if current {
+            "\" class=\"current\" aria-current=\"page\">"
+        } else {
+            "\">"
+        });
+        self.text(text);
+        self.raw("</a>");
+    }
+
+    fn finish(mut self) -> String {
+        self.raw("</body>\n</html>\n");
+        self.0
+    }
+}
+
+fn error_page(status: StatusCode, message: &str) -> String {
+    let title = format!(
+        "{} {}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("Error")
+    );
+    let mut h = Html::new(&title);
+    h.raw("<h1>");
+    h.text(&title);
+    h.raw("</h1>\n<p class=\"error\">");
+    h.text(message);
+    h.raw("</p>\n");
+    h.finish()
+}
+
+/// `2026-11-30 19:51 UTC` from Unix milliseconds.
+fn format_time(ms: Millis) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rest / 3600,
+        rest % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        let mut h = Html(String::new());
+        h.text("<script>alert('x&y')</script>\"");
+        assert_eq!(
+            h.0,
+            "&lt;script&gt;alert(&#39;x&amp;y&#39;)&lt;/script&gt;&quot;"
+        );
+    }
+
+    #[test]
+    fn queries_round_trip_and_bad_ones_are_refused() {
+        let name = "saison 2 / été & <b>";
+        let q = parse_query(&format!("season={}&page=2", percent_encode(name))).ok();
+        let q = q.expect("a valid query");
+        assert_eq!(q.get("season"), Some(name));
+        assert_eq!(q.get("page"), Some("2"));
+        assert!(q.only(&["season"]).is_err());
+        assert!(q.only(&["season", "page"]).is_ok());
+        assert!(parse_query("season=%zz").is_err());
+        assert!(parse_query("season=%C3").is_err());
+        let twice = parse_query("page=1&page=2").ok().expect("parses");
+        assert!(twice.only(&["page"]).is_err());
+    }
+
+    #[test]
+    fn routes() {
+        let r = |s: &str| route(&s.parse::<http::Uri>().expect("a uri"));
+        assert!(matches!(
+            r("/"),
+            Ok(Route::Leaderboard {
+                page: 1,
+                per_page: PER_PAGE,
+                ..
+            })
+        ));
+        assert!(matches!(
+            r("/ladder/bots/7"),
+            Ok(Route::Bot { id: BotId(7), .. })
+        ));
+        assert!(matches!(
+            r("/ladder/matches/3"),
+            Ok(Route::Match(MatchId(3)))
+        ));
+        assert!(matches!(
+            r("/ladder/replays/3"),
+            Ok(Route::Replay(MatchId(3)))
+        ));
+        let status = |s: &str| match r(s) {
+            Err(Page::Error(status, _)) => Some(status),
+            _ => None,
+        };
+        assert_eq!(status("/ladder/bots/x"), Some(StatusCode::NOT_FOUND));
+        assert_eq!(status("/ladder/bots/-1"), Some(StatusCode::NOT_FOUND));
+        assert_eq!(status("/nothing"), Some(StatusCode::NOT_FOUND));
+        assert_eq!(status("/ladder?page=0"), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            status("/ladder?per_page=501"),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(
+            status("/ladder?profile=whist"),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(status("/ladder?colour=red"), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            status("/ladder/matches/3?x=1"),
+            Some(StatusCode::BAD_REQUEST)
+        );
+    }
+
+    #[test]
+    fn times_are_utc_dates() {
+        assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(format_time(951_782_400_000), "2000-02-29 00:00 UTC");
+        assert_eq!(format_time(1_796_068_282_000), "2026-11-30 19:51 UTC");
+    }
+}

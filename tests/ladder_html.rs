@@ -1,0 +1,541 @@
+//! End to end: the ladder's web pages on the gRPC port. Bots (one with a name full of HTML) play
+//! real rated matches over loopback; the pages are fetched over HTTP/1.1 and HTTP/2 and checked
+//! against the gRPC leaderboard: order, links, escaping, paging, frozen closed seasons, 404 and
+//! 400 pages, and a downloaded replay that verifies. One test loads the leaderboard in headless
+//! Chromium (Debian's `chromium`; see `chromium_or_explain`).
+#![allow(missing_docs)]
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::{TestServer, with_bearer};
+use http_body_util::{BodyExt, Empty};
+use hyper::StatusCode;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use maumau::pb;
+use maumau::pb::ladder_service_client::LadderServiceClient;
+use maumau_bot_sdk::bots::HeuristicBot;
+use maumau_bot_sdk::runner::{RunOptions, run};
+use maumau_server::{LadderFormat, LadderSettings, LadderValidation};
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+
+/// A bot name that breaks a page that does not escape.
+const EVIL: &str = "<b>\"evil\" & 'co'</b>";
+
+/// A ladder server making 2-seat classic matches.
+async fn ladder_server() -> TestServer {
+    TestServer::start_with(|c| {
+        c.ladder = Some(LadderSettings {
+            formats: vec![LadderFormat {
+                profile: "classic".into(),
+                seats: 2,
+                weight: 1.0,
+            }],
+            join_deadline: Duration::from_secs(10),
+            tick: Duration::from_millis(100),
+            // Versions rated from their first match (validation is tested elsewhere).
+            validation: LadderValidation {
+                required: false,
+                ..LadderValidation::default()
+            },
+            ..LadderSettings::default()
+        });
+    })
+    .await
+}
+
+/// Registers an owner, a bot and a version; returns the bot id and the version key.
+async fn enter(c: &mut LadderServiceClient<Channel>, owner: &str, bot: &str) -> (i64, String) {
+    let o = c
+        .register_owner(pb::RegisterOwnerRequest {
+            name: owner.into(),
+            invitation_code: String::new(),
+        })
+        .await
+        .expect("register owner")
+        .into_inner();
+    let b = c
+        .register_bot(with_bearer(
+            pb::RegisterBotRequest { name: bot.into() },
+            &o.owner_key,
+        ))
+        .await
+        .expect("register bot")
+        .into_inner();
+    let v = c
+        .add_version(with_bearer(
+            pb::AddVersionRequest {
+                bot_id: b.bot_id,
+                label: "v<1>".into(),
+            },
+            &o.owner_key,
+        ))
+        .await
+        .expect("add version")
+        .into_inner();
+    (b.bot_id, v.version_key)
+}
+
+/// Opens a lobby and plays invitations with the SDK's heuristic bot until `rated` rated matches
+/// have ended; then closes the lobby.
+async fn play_rated(url: String, mut c: LadderServiceClient<Channel>, key: String, rated: usize) {
+    let (tx, rx) = mpsc::channel(16);
+    tx.send(pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: key,
+            max_matches: 1,
+            profiles: vec!["classic".into()],
+            seats: vec![2],
+        })),
+    })
+    .await
+    .expect("hello");
+    let mut stream = c
+        .lobby(ReceiverStream::new(rx))
+        .await
+        .expect("lobby")
+        .into_inner();
+    let mut ended = 0;
+    let mut seed = 0;
+    while ended < rated {
+        let message = tokio::time::timeout(Duration::from_secs(30), stream.message())
+            .await
+            .expect("a lobby message within 30 s")
+            .expect("the lobby stream does not fail")
+            .expect("the lobby stays open");
+        match message.kind {
+            Some(pb::lobby_response::Kind::Invitation(inv)) => {
+                seed += 1;
+                let options = RunOptions::new(&url, inv.seat_token.clone());
+                tokio::spawn(async move {
+                    let mut bot = HeuristicBot::new(seed);
+                    run(&mut bot, &options).await.expect("the match is played");
+                });
+            }
+            Some(pb::lobby_response::Kind::MatchEnded(e)) => {
+                assert!(e.finished && e.rated, "{e:?}");
+                ended += 1;
+            }
+            _ => {}
+        }
+    }
+    drop(tx);
+}
+
+/// A ladder where `names` (owner, bot) each played `rated` rated matches; returns the server and
+/// the bot ids in `names` order.
+async fn arena(names: &[(&str, &str)], rated: usize) -> (TestServer, Vec<i64>) {
+    let server = ladder_server().await;
+    let mut c = LadderServiceClient::new(server.channel().await);
+    let mut ids = Vec::new();
+    let mut tasks = Vec::new();
+    for (owner, bot) in names {
+        let (id, key) = enter(&mut c, owner, bot).await;
+        ids.push(id);
+        tasks.push(tokio::spawn(play_rated(
+            server.url(),
+            c.clone(),
+            key,
+            rated,
+        )));
+    }
+    for t in tasks {
+        t.await.expect("a bot played its matches");
+    }
+    (server, ids)
+}
+
+/// The gRPC leaderboard's bot ids, best first (ranked, then provisional).
+async fn grpc_order(server: &TestServer, season: &str) -> Vec<i64> {
+    let mut c = LadderServiceClient::new(server.channel().await);
+    c.get_leaderboard(pb::GetLeaderboardRequest {
+        season: season.into(),
+        profile: "classic".into(),
+        ..Default::default()
+    })
+    .await
+    .expect("leaderboard")
+    .into_inner()
+    .standings
+    .iter()
+    .map(|s| s.bot_id)
+    .collect()
+}
+
+/// A response: status, content type, content disposition and body.
+struct Got {
+    status: StatusCode,
+    content_type: String,
+    disposition: String,
+    body: Vec<u8>,
+}
+
+impl Got {
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("a UTF-8 page")
+    }
+}
+
+/// GETs `path` on the server over a new HTTP/1.1 (or, with prior knowledge, HTTP/2) connection.
+async fn get(server: &TestServer, path: &str, http2: bool) -> Got {
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let io = TokioIo::new(tcp);
+    let request = hyper::Request::get(path)
+        .header(hyper::header::HOST, server.addr.to_string())
+        .body(Empty::<Bytes>::new())
+        .expect("a request");
+    let response = if http2 {
+        let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+            .await
+            .expect("HTTP/2 handshake");
+        tokio::spawn(conn);
+        send.send_request(request).await.expect("HTTP/2 response")
+    } else {
+        let (mut send, conn) = hyper::client::conn::http1::handshake(io)
+            .await
+            .expect("HTTP/1.1 handshake");
+        tokio::spawn(conn);
+        send.send_request(request).await.expect("HTTP/1.1 response")
+    };
+    let header = |name: hyper::header::HeaderName| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (status, content_type, disposition) = (
+        response.status(),
+        header(hyper::header::CONTENT_TYPE),
+        header(hyper::header::CONTENT_DISPOSITION),
+    );
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes()
+        .to_vec();
+    Got {
+        status,
+        content_type,
+        disposition,
+        body,
+    }
+}
+
+/// Every value of `attr="..."` in the page, in order.
+fn attr_values(page: &str, attr: &str) -> Vec<String> {
+    let needle = format!("{attr}=\"");
+    page.match_indices(&needle)
+        .filter_map(|(i, _)| {
+            let rest = &page[i + needle.len()..];
+            rest.find('"').map(|end| rest[..end].to_string())
+        })
+        .collect()
+}
+
+/// The bot ids of the leaderboard's lines, in page order.
+fn page_order(page: &str) -> Vec<i64> {
+    attr_values(page, "data-bot")
+        .iter()
+        .map(|v| v.parse().expect("a bot id"))
+        .collect()
+}
+
+/// Fetches a replay link and checks that it is the server's replay and that it verifies.
+async fn check_replay(server: &TestServer, href: &str) {
+    let got = get(server, href, false).await;
+    assert_eq!(got.status, StatusCode::OK, "{href}");
+    assert_eq!(got.content_type, "application/octet-stream");
+    assert!(
+        got.disposition
+            .starts_with("attachment; filename=\"ladder-match-"),
+        "{}",
+        got.disposition
+    );
+    let replay = pb::Replay::decode(got.body.as_slice()).expect("a replay message");
+    let verdict = maumau_server::verify_replay(&replay);
+    assert!(verdict.valid, "the downloaded replay verifies: {verdict:?}");
+    assert!(!replay.actions.is_empty());
+    // The same replay as MatchService.GetReplay.
+    let from_grpc = server
+        .matches()
+        .await
+        .get_replay(pb::GetReplayRequest {
+            match_id: replay.match_id.clone(),
+        })
+        .await
+        .expect("GetReplay")
+        .into_inner()
+        .replay
+        .expect("a replay");
+    assert_eq!(from_grpc.encode_to_vec(), got.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_show_the_ladder_and_serve_replays() {
+    let (server, ids) = arena(&[("ada", "ada-bot"), ("bo", "bo-bot"), ("evil", EVIL)], 2).await;
+    let evil = ids[2];
+
+    // The leaderboard, over HTTP/1.1 and HTTP/2: the gRPC order, escaped names, links.
+    let order = grpc_order(&server, "").await;
+    assert_eq!(order.len(), 3);
+    let page = get(&server, "/ladder?profile=classic", false).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(page.content_type, "text/html; charset=utf-8");
+    let html = page.text();
+    assert_eq!(page_order(&html), order, "{html}");
+    assert!(html.contains("&lt;b&gt;&quot;evil&quot; &amp; &#39;co&#39;&lt;/b&gt;"));
+    assert!(html.contains("v&lt;1&gt;"));
+    assert!(!html.contains(EVIL) && !html.contains("<b>\"evil"));
+    assert!(!html.contains("<script"), "no JavaScript");
+    for id in &ids {
+        assert!(
+            html.contains(&format!("href=\"/ladder/bots/{id}?season=season-1\"")),
+            "{html}"
+        );
+    }
+    for column in [
+        "Rank",
+        "Bot",
+        "Version",
+        "Score",
+        "95% interval",
+        "Matches",
+        "Win rate",
+        "Avg placing",
+        "Timeouts",
+    ] {
+        assert!(html.contains(&format!("<th>{column}</th>")), "{column}");
+    }
+    assert!(html.contains("<h2>Provisional</h2>"));
+    let h2 = get(&server, "/ladder?profile=classic", true).await;
+    assert_eq!(h2.status, StatusCode::OK);
+    assert_eq!(page_order(&h2.text()), order);
+    // `/` is the same board.
+    assert_eq!(page_order(&get(&server, "/", false).await.text()), order);
+
+    // Paging: one line a page, following the next links.
+    let mut seen = Vec::new();
+    let mut next = Some("/ladder?season=season-1&profile=classic&per_page=1".to_string());
+    while let Some(path) = next.take() {
+        let got = get(&server, &path, false).await;
+        assert_eq!(got.status, StatusCode::OK, "{path}");
+        let html = got.text();
+        seen.extend(page_order(&html));
+        next = html
+            .split("rel=\"next\" href=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(|href| href.replace("&amp;", "&"));
+    }
+    assert_eq!(seen, order);
+
+    // The evil bot's page: its name escaped, its matches linked, with replays.
+    let bot = get(&server, &format!("/ladder/bots/{evil}"), false).await;
+    assert_eq!(bot.status, StatusCode::OK);
+    let html = bot.text();
+    assert!(html.contains("&lt;b&gt;&quot;evil&quot; &amp; &#39;co&#39;&lt;/b&gt;"));
+    assert!(!html.contains(EVIL));
+    let matches: Vec<String> = attr_values(&html, "href")
+        .into_iter()
+        .filter(|h| h.starts_with("/ladder/matches/"))
+        .collect();
+    assert!(matches.len() >= 2, "{html}");
+    let replays: Vec<String> = attr_values(&html, "href")
+        .into_iter()
+        .filter(|h| h.starts_with("/ladder/replays/"))
+        .collect();
+    assert!(replays.len() >= 2, "{html}");
+
+    // A match page: the two seats linked to their bots, the replay linked.
+    let m = get(&server, &matches[0], false).await;
+    assert_eq!(m.status, StatusCode::OK);
+    let html = m.text();
+    assert!(html.contains("<dd class=\"state\">finished</dd>"), "{html}");
+    assert!(html.contains(&format!("href=\"/ladder/bots/{evil}\"")));
+    let seat_links = attr_values(&html, "href")
+        .into_iter()
+        .filter(|h| h.starts_with("/ladder/bots/"))
+        .count();
+    assert_eq!(seat_links, 2, "{html}");
+    let replay = matches[0].replace("/matches/", "/replays/");
+    assert!(html.contains(&format!("href=\"{replay}\"")));
+    check_replay(&server, &replay).await;
+    check_replay(&server, &replays[1]).await;
+
+    // Unknown ids and paths: 404 pages; bad queries: 400 pages, with the input escaped.
+    for path in [
+        "/ladder/bots/99999",
+        "/ladder/matches/99999",
+        "/ladder/replays/99999",
+        "/ladder/bots/abc",
+        "/nothing/here",
+        "/ladder?season=%3Cscript%3E",
+        "/ladder?per_page=1&page=99",
+    ] {
+        let got = get(&server, path, false).await;
+        assert_eq!(got.status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(got.content_type, "text/html; charset=utf-8");
+        assert!(!got.text().contains("<script>"), "{path}");
+    }
+    for path in [
+        "/ladder?page=x",
+        "/ladder?profile=whist",
+        "/ladder?per_page=0",
+        "/ladder?season=a&season=b",
+        "/ladder?colour=%3Cscript%3E",
+        "/ladder/matches/1?x=1",
+    ] {
+        let got = get(&server, path, true).await;
+        assert_eq!(got.status, StatusCode::BAD_REQUEST, "{path}");
+        assert!(!got.text().contains("<script>"), "{path}");
+    }
+
+    // Closing the season freezes its board; the new season's board starts empty.
+    let mut c = LadderServiceClient::new(server.channel().await);
+    c.close_season(pb::CloseSeasonRequest {})
+        .await
+        .expect("close");
+    c.open_season(pb::OpenSeasonRequest {
+        name: "season <2>".into(),
+    })
+    .await
+    .expect("open");
+    let closed = get(&server, "/ladder?season=season-1&profile=classic", false).await;
+    let html = closed.text();
+    assert_eq!(page_order(&html), order);
+    assert!(html.contains("frozen"), "{html}");
+    let current = get(&server, "/ladder", false).await.text();
+    assert!(current.contains("season &lt;2&gt;"), "{current}");
+    assert!(current.contains("href=\"/ladder?season=season%20%3C2%3E&amp;profile=classic\""));
+    assert!(page_order(&current).is_empty());
+
+    // gRPC still answers on the same port.
+    assert_eq!(grpc_order(&server, "season-1").await, order);
+    server.stop().await;
+}
+
+/// Debian's Chromium, or a failure that says how to install it. Set `MAUMAU_SKIP_CHROMIUM=1` to
+/// skip the browser test on a machine without it (CI installs it, so it never skips there).
+fn chromium_or_explain() -> Option<std::path::PathBuf> {
+    let explicit = std::env::var_os("CHROMIUM").map(std::path::PathBuf::from);
+    let found = explicit.or_else(|| {
+        ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .flat_map(|name| {
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                    .map(move |dir| dir.join(name))
+                    .collect::<Vec<_>>()
+            })
+            .find(|p| p.is_file())
+    });
+    if found.is_none() && std::env::var_os("MAUMAU_SKIP_CHROMIUM").is_some() {
+        eprintln!("MAUMAU_SKIP_CHROMIUM is set and no Chromium was found: browser test skipped");
+        return None;
+    }
+    Some(found.unwrap_or_else(|| {
+        panic!(
+            "the leaderboard's browser test needs headless Chromium: install it with \
+             `sudo apt-get install -y chromium` (Debian/Ubuntu), or point CHROMIUM at a \
+             Chromium or Chrome binary; MAUMAU_SKIP_CHROMIUM=1 skips this test"
+        )
+    }))
+}
+
+/// Loads `url` in headless Chromium and returns the DOM it built.
+fn dump_dom(chromium: &std::path::Path, url: &str) -> String {
+    let profile = tempfile::tempdir().expect("a profile directory");
+    let mut child = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("Chromium starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        if child.try_wait().expect("wait for Chromium").is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("Chromium did not finish loading {url} within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("Chromium's output");
+    assert!(
+        out.status.success(),
+        "Chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("a UTF-8 DOM")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaderboard_loads_in_headless_chromium() {
+    let Some(chromium) = chromium_or_explain() else {
+        return;
+    };
+    let (server, ids) = arena(&[("ann", "ann-bot"), ("ben", EVIL)], 2).await;
+    let order = grpc_order(&server, "").await;
+    assert_eq!(order.len(), 2);
+
+    let url = format!("{}/ladder?profile=classic", server.url());
+    let dom = tokio::task::spawn_blocking(move || dump_dom(&chromium, &url))
+        .await
+        .expect("Chromium ran");
+    // The browser built the table in the expected order, with the names as text.
+    assert_eq!(page_order(&dom), order, "{dom}");
+    assert!(
+        dom.contains("&lt;b&gt;\"evil\" &amp; 'co'&lt;/b&gt;"),
+        "{dom}"
+    );
+    let hrefs = attr_values(&dom, "href");
+    for id in &ids {
+        assert!(
+            hrefs.contains(&format!("/ladder/bots/{id}?season=season-1")),
+            "{hrefs:?}"
+        );
+    }
+
+    // From the board to the bot page to a replay link, which downloads a replay that verifies.
+    let bot_href = format!("/ladder/bots/{}?season=season-1", ids[1]);
+    let bot = get(&server, &bot_href, false).await.text();
+    let replay = attr_values(&bot, "href")
+        .into_iter()
+        .find(|h| h.starts_with("/ladder/replays/"))
+        .expect("a replay link on the bot page");
+    let url = format!("{}{bot_href}", server.url());
+    let chromium = chromium_or_explain().expect("found above");
+    let bot_dom = tokio::task::spawn_blocking(move || dump_dom(&chromium, &url))
+        .await
+        .expect("Chromium ran");
+    assert!(
+        attr_values(&bot_dom, "href").contains(&replay),
+        "the browser sees the replay link: {bot_dom}"
+    );
+    check_replay(&server, &replay).await;
+    server.stop().await;
+}
