@@ -103,7 +103,7 @@ pub async fn run(
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
     let hub = match ladder_settings {
         Some(settings) => Some(
-            ladder::Hub::start(registry.clone(), settings)
+            ladder::Hub::start(registry.clone(), settings, addr)
                 .await
                 .map_err(ServerError::Ladder)?,
         ),

@@ -11,9 +11,11 @@
 //! Schema changes are numbered steps in `migrations/sqlite/` and the same steps in
 //! `migrations/postgres/`, applied in order at open and recorded in `schema_migrations`.
 
+mod nodes;
 mod postgres;
 mod sqlite;
 
+pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Reaped};
 pub use postgres::PgStore;
 pub use sqlite::{DATABASE_FILE, LOCK_FILE, SqliteStore};
 

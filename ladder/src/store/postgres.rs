@@ -14,7 +14,8 @@
 //! The client must not be used from an async task (it runs its own small runtime): call the store
 //! from blocking threads, and drop it on one.
 
-use std::sync::{Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use postgres::error::SqlState;
@@ -47,21 +48,34 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0002_validations.sql",
         include_str!("../../migrations/postgres/0002_validations.sql"),
     ),
+    (
+        3,
+        "0003_nodes.sql",
+        include_str!("../../migrations/postgres/0003_nodes.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).
 const MIGRATE_LOCK: i64 = 0x6d61_756d_6175_0001;
 const RATINGS_LOCK: i64 = 0x6d61_756d_6175_0002;
+/// Held (by a session) by the one node that runs the matchmaker.
+pub(super) const MATCHMAKER_LOCK: i64 = 0x6d61_756d_6175_0003;
 
 /// Connections kept idle at most; more may be open while many calls run at once.
 const IDLE_CONNECTIONS: usize = 8;
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
-/// The ladder kept in PostgreSQL. See the module docs.
+/// The ladder kept in PostgreSQL. See the module docs. Clones share the connections and the
+/// leases this node holds (see `nodes.rs`).
+#[derive(Clone)]
 pub struct PgStore {
-    url: String,
-    idle: Mutex<Vec<Client>>,
+    url: Arc<str>,
+    idle: Arc<Mutex<Vec<Client>>>,
+    /// Leases this process holds: match id → (node id, epoch).
+    pub(super) held: Arc<Mutex<HashMap<i64, (i64, i64)>>>,
+    /// The session holding [`MATCHMAKER_LOCK`], while this process holds it.
+    pub(super) leader: Arc<Mutex<Option<Client>>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -88,8 +102,10 @@ impl PgStore {
     /// Connects to the database at `url` and applies any schema steps it lacks.
     pub fn open(url: &str) -> Result<PgStore> {
         let store = PgStore {
-            url: url.to_string(),
-            idle: Mutex::new(Vec::new()),
+            url: url.into(),
+            idle: Arc::new(Mutex::new(Vec::new())),
+            held: Arc::new(Mutex::new(HashMap::new())),
+            leader: Arc::new(Mutex::new(None)),
         };
         let mut client = store.connect()?;
         migrate(&mut client)?;
@@ -117,7 +133,21 @@ impl PgStore {
         MIGRATIONS.last().map_or(0, |m| m.0)
     }
 
-    fn connect(&self) -> Result<Client> {
+    /// Closes the idle connections and the matchmaker's session (releasing its lock). Call it
+    /// from a blocking thread before the last clone is dropped inside an async runtime.
+    pub fn close(&self) {
+        let idle: Vec<Client> =
+            std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        drop(idle);
+        let leader = self
+            .leader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(leader);
+    }
+
+    pub(super) fn connect(&self) -> Result<Client> {
         Client::connect(&self.url, NoTls).map_err(|e| {
             LadderError::Database(
                 format!("cannot connect to PostgreSQL at {}: {e}", redact(&self.url)).into(),
@@ -148,6 +178,33 @@ impl PgStore {
     }
 
     /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
+    /// Fails unless the match's lease, if it has one, is held by this process (checked inside
+    /// the transaction that records the match's end, after its row is locked).
+    pub(super) fn check_lease(&self, t: &mut Transaction<'_>, id: MatchId) -> Result<()> {
+        let row = t.query_one(
+            "SELECT lease_owner, lease_epoch FROM matches WHERE id = $1",
+            &[&id.0],
+        )?;
+        let owner: Option<i64> = row.get(0);
+        let epoch: i64 = row.get(1);
+        let Some(owner) = owner else {
+            return Ok(());
+        };
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id.0)
+            .copied();
+        if held == Some((owner, epoch)) {
+            Ok(())
+        } else {
+            Err(LadderError::State(format!(
+                "match {id} is leased to node {owner} (epoch {epoch}), not to this node"
+            )))
+        }
+    }
+
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut client = self.take()?;
         let out = (|| {
@@ -373,7 +430,7 @@ fn load_seats(t: &mut Transaction<'_>, m: &mut MatchRecord) -> Result<()> {
 }
 
 /// Loads a match; with `lock`, locks its row until the transaction ends.
-fn load_match(t: &mut Transaction<'_>, id: MatchId, lock: bool) -> Result<MatchRecord> {
+pub(super) fn load_match(t: &mut Transaction<'_>, id: MatchId, lock: bool) -> Result<MatchRecord> {
     let sql = format!(
         "SELECT {MATCH_COLUMNS} FROM matches WHERE id = $1{}",
         if lock { " FOR UPDATE" } else { "" }
@@ -866,50 +923,7 @@ impl Store for PgStore {
         if m.profile.is_empty() {
             return Err(LadderError::Invalid("a match needs a profile".into()));
         }
-        self.tx(|t| {
-            let closed: Option<Option<Millis>> = t
-                .query_opt(
-                    "SELECT closed_ms FROM seasons WHERE id = $1 FOR SHARE",
-                    &[&m.season.0],
-                )?
-                .map(|r| r.get(0));
-            match closed {
-                None => return Err(not_found("season", m.season)),
-                Some(Some(_)) => {
-                    return Err(LadderError::State(format!("season {} is closed", m.season)));
-                }
-                Some(None) => {}
-            }
-            for v in &m.seats {
-                let retired: Option<Option<Millis>> = t
-                    .query_opt(
-                        "SELECT retired_ms FROM versions WHERE id = $1 FOR SHARE",
-                        &[&v.0],
-                    )?
-                    .map(|r| r.get(0));
-                match retired {
-                    None => return Err(not_found("version", v)),
-                    Some(Some(_)) => {
-                        return Err(LadderError::State(format!("version {v} is retired")));
-                    }
-                    Some(None) => {}
-                }
-            }
-            let id: i64 = t
-                .query_one(
-                    "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
-                     VALUES ($1, $2, $3, $4, 'scheduled', $5) RETURNING id",
-                    &[&m.season.0, &m.profile, &(m.seed as i64), &m.rated, &now],
-                )?
-                .get(0);
-            let seat = t.prepare(
-                "INSERT INTO match_seats (match_id, seat, version_id) VALUES ($1, $2, $3)",
-            )?;
-            for (i, v) in m.seats.iter().enumerate() {
-                t.execute(&seat, &[&id, &(i as i32), &v.0])?;
-            }
-            Ok(MatchId(id))
-        })
+        self.tx(|t| schedule_in(t, m, now))
     }
 
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
@@ -936,7 +950,12 @@ impl Store for PgStore {
         config: &RatingConfig,
         now: Millis,
     ) -> Result<Vec<RatingChange>> {
-        self.tx(|t| finish_in(t, id, results, config, now))
+        self.tx(|t| {
+            lock_ratings(t)?;
+            load_match(t, id, true)?;
+            self.check_lease(t, id)?;
+            finish_in(t, id, results, config, now)
+        })
     }
 
     fn abort_match(
@@ -946,7 +965,11 @@ impl Store for PgStore {
         reason: &str,
         now: Millis,
     ) -> Result<()> {
-        self.tx(|t| abort_in(t, id, outcomes, reason, now))
+        self.tx(|t| {
+            load_match(t, id, true)?;
+            self.check_lease(t, id)?;
+            abort_in(t, id, outcomes, reason, now)
+        })
     }
 
     fn finish_validation(
@@ -964,6 +987,7 @@ impl Store for PgStore {
                     m.state.as_str()
                 )));
             }
+            self.check_lease(t, id)?;
             let [seat] = m.seats.as_slice() else {
                 return Err(LadderError::Invalid(format!(
                     "match {id} has {} seats; a validation match has one",
@@ -1341,6 +1365,51 @@ fn t_is_name_taken(e: &postgres::Error) -> Option<bool> {
         return None;
     }
     Some(db.constraint() != Some("seasons_one_open"))
+}
+
+/// Schedules a match inside `t` (see [`Store::schedule_match`]; the caller checked its seats).
+pub(super) fn schedule_in(t: &mut Transaction<'_>, m: &NewMatch, now: Millis) -> Result<MatchId> {
+    let closed: Option<Option<Millis>> = t
+        .query_opt(
+            "SELECT closed_ms FROM seasons WHERE id = $1 FOR SHARE",
+            &[&m.season.0],
+        )?
+        .map(|r| r.get(0));
+    match closed {
+        None => return Err(not_found("season", m.season)),
+        Some(Some(_)) => {
+            return Err(LadderError::State(format!("season {} is closed", m.season)));
+        }
+        Some(None) => {}
+    }
+    for v in &m.seats {
+        let retired: Option<Option<Millis>> = t
+            .query_opt(
+                "SELECT retired_ms FROM versions WHERE id = $1 FOR SHARE",
+                &[&v.0],
+            )?
+            .map(|r| r.get(0));
+        match retired {
+            None => return Err(not_found("version", v)),
+            Some(Some(_)) => {
+                return Err(LadderError::State(format!("version {v} is retired")));
+            }
+            Some(None) => {}
+        }
+    }
+    let id: i64 = t
+        .query_one(
+            "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
+                 VALUES ($1, $2, $3, $4, 'scheduled', $5) RETURNING id",
+            &[&m.season.0, &m.profile, &(m.seed as i64), &m.rated, &now],
+        )?
+        .get(0);
+    let seat =
+        t.prepare("INSERT INTO match_seats (match_id, seat, version_id) VALUES ($1, $2, $3)")?;
+    for (i, v) in m.seats.iter().enumerate() {
+        t.execute(&seat, &[&id, &(i as i32), &v.0])?;
+    }
+    Ok(MatchId(id))
 }
 
 /// Finishes a match inside `t` (see [`Store::finish_match`]).

@@ -42,6 +42,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0002_validations.sql",
         include_str!("../../migrations/sqlite/0002_validations.sql"),
     ),
+    (
+        3,
+        "0003_nodes.sql",
+        include_str!("../../migrations/sqlite/0003_nodes.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.

@@ -14,7 +14,7 @@ use maumau::pb;
 use maumau_bot_sdk::bots::SplitMix;
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::matchmaking::{MatchmakingConfig, Table, plan_tables};
-use maumau_ladder::store::{MatchState, NewMatch};
+use maumau_ladder::store::{Layout, MatchState, NewMatch};
 use maumau_ladder::validation::{CopyReport, ValidationNeed};
 use maumau_ladder::{
     Eligibility, Ladder, MatchId, MatchReport, Millis, SeatResult, Store, VersionId,
@@ -52,18 +52,40 @@ pub(crate) fn settle_leftovers(
     Ok(())
 }
 
-/// Plans and launches matches whenever woken (a lobby opened, a match ended) or every tick.
+/// Plans and launches matches whenever woken (a lobby opened, a match ended) or every tick. On a
+/// shared ladder only the node holding the matchmaker's lock plans (for the lobbies of every
+/// node, see `nodes.rs`), every [`super::nodes::LEADER_TICK`], after settling orphaned matches;
+/// the nodes claim what it schedules.
 pub(crate) async fn run(hub: Arc<Hub>) {
     loop {
         if hub.is_closed() {
             return;
         }
-        if let Err(e) = plan_round(&hub).await {
-            tracing::warn!(error = %e.message(), "the ladder matchmaker could not plan");
-        }
+        let pause = match &hub.cluster {
+            None => {
+                if let Err(e) = plan_round(&hub).await {
+                    tracing::warn!(error = %e.message(), "the ladder matchmaker could not plan");
+                }
+                hub.settings.tick
+            }
+            Some(_) => {
+                match super::nodes::lead(&hub).await {
+                    Ok(true) => {
+                        if let Err(e) = plan_round(&hub).await {
+                            tracing::warn!(error = %e.message(), "the ladder matchmaker could not plan");
+                        }
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e.message(), "the ladder matchmaker's lock failed");
+                    }
+                }
+                super::nodes::LEADER_TICK
+            }
+        };
         tokio::select! {
             () = hub.wake.notified() => {}
-            () = tokio::time::sleep(hub.settings.tick) => {}
+            () = tokio::time::sleep(pause) => {}
         }
     }
 }
@@ -78,8 +100,8 @@ enum SeatPlan {
 }
 
 /// A table to create: a rated match, or a validation match of one version.
-struct Launch {
-    id: MatchId,
+pub(super) struct Launch {
+    pub(super) id: MatchId,
     profile: String,
     seed: u64,
     seats: Vec<SeatPlan>,
@@ -87,7 +109,7 @@ struct Launch {
 }
 
 impl Launch {
-    fn rated(id: MatchId, t: Table) -> Launch {
+    pub(super) fn rated(id: MatchId, t: Table) -> Launch {
         Launch {
             id,
             profile: t.profile,
@@ -99,7 +121,7 @@ impl Launch {
 
     /// The version's copies at `need.copies` seats in a row from a seat the seed picks, the
     /// built-in heuristic and random bots (in turn) at the others.
-    fn validation(id: MatchId, need: &ValidationNeed, seed: u64) -> Launch {
+    pub(super) fn validation(id: MatchId, need: &ValidationNeed, seed: u64) -> Launch {
         let n = usize::from(need.seats.max(1));
         let offset = (seed % n as u64) as usize;
         let mut bots = [pb::BotKind::Heuristic, pb::BotKind::Random]
@@ -124,7 +146,7 @@ impl Launch {
     }
 
     /// The seats the version(s) play, with their versions.
-    fn version_seats(&self) -> Vec<(usize, VersionId)> {
+    pub(super) fn version_seats(&self) -> Vec<(usize, VersionId)> {
         self.seats
             .iter()
             .enumerate()
@@ -137,7 +159,15 @@ impl Launch {
 }
 
 async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
-    let lobbies = hub.open_lobbies();
+    let shared = hub.cluster.as_ref().map(|c| c.pg.clone());
+    let lobbies = match &shared {
+        None => hub.open_lobbies(),
+        Some(pg) => {
+            let pg = pg.clone();
+            hub.store(move |_| pg.shared_lobbies(now_ms(), super::nodes::STALE_MS))
+                .await?
+        }
+    };
     if lobbies.is_empty() {
         return Ok(());
     }
@@ -145,6 +175,12 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
     let seed = hub.next_seed();
     let planned = hub
         .store(move |ladder| {
+            // On a shared ladder a match is scheduled with its layout, for the node that
+            // claims it.
+            let schedule = |m: &NewMatch, layout: Layout| match &shared {
+                Some(pg) => pg.schedule_laid_out(m, layout, now_ms()),
+                None => ladder.store().schedule_match(m, now_ms()),
+            };
             let Some(season) = ladder.store().current_season()? else {
                 return Ok(Vec::new());
             };
@@ -154,7 +190,7 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
             let plan = ladder.validation_plan(&lobbies, &formats)?;
             for (i, need) in plan.needs.iter().enumerate() {
                 let vseed = SplitMix::new(seed ^ (i as u64 + 1)).next_u64();
-                let id = ladder.store().schedule_match(
+                let id = schedule(
                     &NewMatch {
                         season: season.id,
                         profile: need.profile.clone(),
@@ -162,7 +198,10 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                         rated: false,
                         seats: vec![need.version],
                     },
-                    now,
+                    Layout {
+                        table_seats: need.seats,
+                        copies: need.copies,
+                    },
                 )?;
                 out.push(Launch::validation(id, need, vseed));
             }
@@ -177,7 +216,8 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
             let recent = ladder.recent_tables(RECENT_TABLES)?;
             let config = MatchmakingConfig::new(formats);
             for t in plan_tables(&config, &candidates, &recent, now, seed) {
-                let id = ladder.store().schedule_match(
+                let n = t.seats.len() as u8;
+                let id = schedule(
                     &NewMatch {
                         season: season.id,
                         profile: t.profile.clone(),
@@ -185,21 +225,34 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                         rated: true,
                         seats: t.seats.clone(),
                     },
-                    now,
+                    Layout {
+                        table_seats: n,
+                        copies: n,
+                    },
                 )?;
                 out.push(Launch::rated(id, t));
             }
             Ok(out)
         })
         .await?;
-    for l in planned {
-        launch(hub, l).await;
+    match &hub.cluster {
+        // The nodes (this one too) claim them.
+        Some(c) if !planned.is_empty() => c.kick.notify_one(),
+        Some(_) => {}
+        None => {
+            for l in planned {
+                launch(hub, l).await;
+            }
+        }
     }
     Ok(())
 }
 
 /// Records a match that never got a table as aborted, nobody at fault.
 async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
+    if let Some(c) = &hub.cluster {
+        c.unhost(l.id);
+    }
     let stored = if l.validation { 1 } else { l.seats.len() };
     let outcomes = vec![
         SeatOutcome {
@@ -215,7 +268,7 @@ async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
 }
 
 /// Creates the table in the registry, sends the invitations and starts the watcher.
-async fn launch(hub: &Arc<Hub>, l: Launch) {
+pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
     let id = l.id;
     if hub.is_closed() {
         abort_unplayed(hub, &l, "the server is shutting down".into()).await;
@@ -256,8 +309,15 @@ async fn launch(hub: &Arc<Hub>, l: Launch) {
     };
     super::lock(&hub.server_ids).insert(id, response.match_id.clone());
     let deadline = now_ms() + hub.settings.join_deadline.as_millis() as Millis;
+    let node_address = match &hub.cluster {
+        Some(c) => c.address.clone(),
+        None => hub.settings.node_address.clone(),
+    };
     for (seat, version) in l.version_seats() {
-        hub.invited(version);
+        // On a shared ladder the node delivering the invitation counts it.
+        if hub.cluster.is_none() {
+            hub.invited(version);
+        }
         let token = response
             .seat_tokens
             .iter()
@@ -271,7 +331,7 @@ async fn launch(hub: &Arc<Hub>, l: Launch) {
                 match_id: response.match_id.clone(),
                 seat: seat as u32,
                 seat_token: token,
-                node_address: hub.settings.node_address.clone(),
+                node_address: node_address.clone(),
                 join_deadline_unix_ms: deadline as u64,
                 profile: l.profile.clone(),
                 seats: l.seats.len() as u32,
@@ -352,6 +412,15 @@ async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
         report = entry.report();
+    }
+    if let Some(c) = &hub.cluster
+        && c.lost(id)
+    {
+        // Another node settles it (the reaper tells the lobbies); record nothing.
+        tracing::warn!(ladder_match = %id, "lost the lease of a ladder match; its table stopped unrecorded");
+        c.unhost(id);
+        hub.wake.notify_one();
+        return;
     }
     let stats = |s: usize| report.as_ref().and_then(|r| r.seats.get(s)).cloned();
     let finished = report.as_ref().filter(|r| {
@@ -449,8 +518,14 @@ async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
             tracing::error!(ladder_match = %id, error = %e.message(), "could not record a ladder match");
         }
     }
-    for (_, v) in &version_seats {
-        hub.ended(*v);
+    match &hub.cluster {
+        // The node delivering the match's end counts it.
+        Some(c) => c.unhost(id),
+        None => {
+            for (_, v) in &version_seats {
+                hub.ended(*v);
+            }
+        }
     }
     hub.wake.notify_one();
 }

@@ -14,11 +14,15 @@
 //!   finished match's placings are rated.
 //! - `service.rs`: the gRPC calls.
 //! - `html.rs`: the web pages (leaderboard, bots, matches, replay downloads) on the same port.
+//! - `nodes.rs`: with PostgreSQL, this process is one node of a ladder shared by several: it
+//!   publishes its lobbies, claims scheduled matches from the store's work queue and hosts them
+//!   under a lease, and carries lobby messages through the store (see `docs/LADDER.md`).
 //!
 //! Locks are plain `std::sync::Mutex`es over small maps, never held across an `.await`.
 
 mod html;
 mod matchmaker;
+mod nodes;
 mod service;
 
 use std::collections::HashMap;
@@ -248,14 +252,20 @@ pub(crate) struct Hub {
     next_conn: AtomicU64,
     /// The matchmaker's seeds.
     rng: Mutex<SplitMix>,
+    /// With PostgreSQL: this node of a shared ladder.
+    cluster: Option<nodes::Cluster>,
 }
 
 impl Hub {
     /// Opens the ladder store in `<data_dir>/ladder`, opens the first season if there is none,
     /// settles matches a previous run left open, and starts the matchmaker.
+    ///
+    /// `addr` is where this server listens: with PostgreSQL and no
+    /// [`LadderSettings::node_address`], invitations to its tables carry `http://addr`.
     pub(crate) async fn start(
         registry: Arc<Registry>,
         settings: LadderSettings,
+        addr: std::net::SocketAddr,
     ) -> Result<Arc<Hub>, LadderError> {
         for f in &settings.formats {
             check_format(&f.profile, f.seats).map_err(LadderError::Invalid)?;
@@ -273,7 +283,12 @@ impl Hub {
         let first_season = settings.first_season.clone();
         let store_url = settings.store.clone();
         let validation = settings.validation;
-        let ladder = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
+        let node_address = if settings.node_address.is_empty() {
+            format!("http://{addr}")
+        } else {
+            settings.node_address.clone()
+        };
+        let (ladder, cluster) = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
             let config = LadderConfig {
                 registration: if codes.is_empty() {
                     RegistrationPolicy::Open
@@ -283,16 +298,33 @@ impl Hub {
                 validation,
                 ..LadderConfig::default()
             };
-            let ladder: Arc<Ladder<dyn Store>> = match &store_url {
-                Some(url) => Arc::new(Ladder::new(PgStore::open(url)?, config)),
-                None => Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
-            };
             let now = now_ms();
+            let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
+                Some(url) => {
+                    let pg = PgStore::open(url)?;
+                    let node = pg.join_node(&node_address, now)?;
+                    let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
+                    (Arc::new(Ladder::new(pg, config)), Some(cluster))
+                }
+                None => (
+                    Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
+                    None,
+                ),
+            };
             if ladder.store().seasons()?.is_empty() {
-                ladder.store().open_season(&first_season, now)?;
+                // Nodes starting together may race to open it.
+                if let Err(e) = ladder.store().open_season(&first_season, now)
+                    && ladder.store().current_season()?.is_none()
+                {
+                    return Err(e);
+                }
             }
-            matchmaker::settle_leftovers(&ladder, now)?;
-            Ok(ladder)
+            // A shared ladder's matches belong to the nodes holding their leases; the ones of
+            // a node that died are settled when their lease runs out (nodes.rs).
+            if cluster.is_none() {
+                matchmaker::settle_leftovers(&ladder, now)?;
+            }
+            Ok((ladder, cluster))
         })
         .await
         .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
@@ -321,8 +353,12 @@ impl Hub {
             wake: Notify::new(),
             closed: AtomicBool::new(false),
             next_conn: AtomicU64::new(1),
+            cluster,
         });
         tokio::spawn(matchmaker::run(hub.clone()));
+        if hub.cluster.is_some() {
+            tokio::spawn(nodes::run(hub.clone()));
+        }
         Ok(hub)
     }
 
@@ -430,6 +466,9 @@ impl Hub {
             // inside this one.
             let _ = tokio::task::spawn_blocking(move || drop(ladder)).await;
         }
+        if let Some(c) = &self.cluster {
+            c.leave().await;
+        }
     }
 
     fn is_closed(&self) -> bool {
@@ -491,11 +530,25 @@ impl Hub {
         }
     }
 
-    /// Sends a message to a version's lobby, if it is open.
+    /// Sends a message to a version's lobby: on this server, if it is open here; on a shared
+    /// ladder, through the store to whichever node has it open.
     fn tell(&self, version: VersionId, kind: pb::lobby_response::Kind) {
+        match &self.cluster {
+            Some(c) => c.post(version, kind),
+            None => self.tell_local(version, kind),
+        }
+    }
+
+    /// Sends a message to a version's lobby if it is open on this server.
+    fn tell_local(&self, version: VersionId, kind: pb::lobby_response::Kind) {
         if let Some(h) = lock(&self.lobbies).open.get(&version) {
             let _ = h.tx.try_send(Ok(pb::LobbyResponse { kind: Some(kind) }));
         }
+    }
+
+    /// The versions with a lobby open here, draining or not.
+    fn local_versions(&self) -> Vec<VersionId> {
+        lock(&self.lobbies).open.keys().copied().collect()
     }
 
     /// The open lobbies that take invitations.

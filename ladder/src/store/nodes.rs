@@ -1,0 +1,526 @@
+//! Several server nodes on one PostgreSQL ladder: what [`PgStore`] adds for them.
+//!
+//! - **Nodes.** Each server process joins with [`PgStore::join_node`] (a row in `nodes` with the
+//!   address its invitations carry) and calls [`PgStore::heartbeat`] every second or so: it
+//!   rewrites the node's open lobbies (`node_lobbies`) and renews the leases of the matches it
+//!   hosts. The lobbies of nodes whose heartbeat is older than a few seconds are not offered.
+//! - **One matchmaker.** [`PgStore::try_lead`] takes a session-level advisory lock on a
+//!   connection of its own; whoever holds it plans matches for the lobbies of every live node
+//!   ([`PgStore::shared_lobbies`]) and schedules them ([`PgStore::schedule_laid_out`]). A node
+//!   that dies closes its session, which releases the lock for the next.
+//! - **The matches table is the work queue.** Nodes claim scheduled matches with
+//!   `SELECT ... FOR UPDATE SKIP LOCKED` ([`PgStore::claim`]), which sets `lease_owner`,
+//!   `lease_epoch` and `lease_expires_ms`. The end of a match is recorded (result, rating events
+//!   and history in one transaction) only while `lease_owner` and `lease_epoch` are still the ones
+//!   this process claimed (the store's `finish_match`, `abort_match` and `finish_validation` check
+//!   it after locking the row).
+//! - **Orphans.** A match whose lease expired (its node died or stalled) is settled by the
+//!   matchmaker ([`PgStore::reap`]): aborted, nobody at fault, and scheduled again with a new seed
+//!   (at most [`MAX_RETRIES`] times), or voided after that. Both happen in one transaction that
+//!   locks the row and checks the lease is still expired, so a late finish and the reaper never
+//!   both succeed: no match is rated twice and none is lost.
+//! - **Lobby messages.** Invitations and match ends are written to `lobby_events` for the version;
+//!   the node where its lobby is open takes them ([`PgStore::take_events`]).
+
+use std::sync::PoisonError;
+
+use postgres::Transaction;
+
+use super::postgres::{MATCHMAKER_LOCK, abort_in, load_match, schedule_in};
+use super::{MatchRecord, MatchState, NewMatch, PgStore};
+use crate::error::{LadderError, Result};
+use crate::health::SeatOutcome;
+use crate::ids::{MatchId, Millis, VersionId};
+use crate::ladder::Lobby;
+
+/// Times a match whose node died is scheduled again before it is voided.
+pub const MAX_RETRIES: i32 = 2;
+
+/// A node's id in the `nodes` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NodeId(pub i64);
+
+/// How a match's table is laid out beyond its stored seats: a validation match seats copies of
+/// its one stored version beside built-in bots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Seats at the table.
+    pub table_seats: u8,
+    /// Seats the version plays (validation matches; otherwise every seat).
+    pub copies: u8,
+}
+
+/// A match claimed by this node, to host.
+#[derive(Clone, Debug)]
+pub struct Claimed {
+    /// The match as stored (state scheduled).
+    pub record: MatchRecord,
+    /// Its layout.
+    pub layout: Layout,
+    /// The lease epoch this node holds.
+    pub epoch: i64,
+}
+
+/// What the reaper did with a match whose lease expired.
+#[derive(Clone, Debug)]
+pub struct Reaped {
+    /// The orphan (now aborted or void), as it was.
+    pub record: MatchRecord,
+    /// Its layout.
+    pub layout: Layout,
+    /// The node that held it.
+    pub node: NodeId,
+    /// The match scheduled in its place, if it was retried.
+    pub retry: Option<MatchId>,
+    /// True when it was voided (out of retries, or its retry could not be scheduled).
+    pub voided: bool,
+}
+
+/// A node of a shared ladder, as the store knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Its id.
+    pub id: NodeId,
+    /// Where bots reach its tables.
+    pub address: String,
+    /// When it joined.
+    pub started_ms: Millis,
+    /// Its last heartbeat.
+    pub heartbeat_ms: Millis,
+    /// When it left, if it stopped cleanly.
+    pub stopped_ms: Option<Millis>,
+}
+
+fn join_list<T: ToString>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn layout_of(table_seats: Option<i32>, copies: Option<i32>, seats: usize) -> Layout {
+    let n = table_seats.map_or(seats, |n| n.max(1) as usize);
+    Layout {
+        table_seats: n as u8,
+        copies: copies.map_or(n, |c| c.max(1) as usize) as u8,
+    }
+}
+
+fn read_layout(t: &mut Transaction<'_>, m: &MatchRecord) -> Result<(Layout, i32)> {
+    let row = t.query_one(
+        "SELECT table_seats, copies, attempt FROM matches WHERE id = $1",
+        &[&m.id.0],
+    )?;
+    Ok((layout_of(row.get(0), row.get(1), m.seats.len()), row.get(2)))
+}
+
+impl PgStore {
+    /// Joins the ladder as a node whose tables are reached at `address`.
+    pub fn join_node(&self, address: &str, now: Millis) -> Result<NodeId> {
+        self.tx(|t| {
+            let id: i64 = t
+                .query_one(
+                    "INSERT INTO nodes (address, started_ms, heartbeat_ms) VALUES ($1, $2, $2)
+                     RETURNING id",
+                    &[&address, &now],
+                )?
+                .get(0);
+            Ok(NodeId(id))
+        })
+    }
+
+    /// The node's heartbeat: records it alive, replaces its open lobbies with `lobbies`, and
+    /// renews the leases of its matches still scheduled or running for `lease_ms`. Returns the
+    /// matches whose lease it renewed; a match it hosts that is missing lost its lease.
+    pub fn heartbeat(
+        &self,
+        node: NodeId,
+        lobbies: &[Lobby],
+        lease_ms: Millis,
+        now: Millis,
+    ) -> Result<Vec<MatchId>> {
+        self.tx(|t| {
+            t.execute(
+                "UPDATE nodes SET heartbeat_ms = $1 WHERE id = $2",
+                &[&now, &node.0],
+            )?;
+            t.execute("DELETE FROM node_lobbies WHERE node_id = $1", &[&node.0])?;
+            let insert = t.prepare(
+                "INSERT INTO node_lobbies (node_id, version_id, max_matches, profiles, seats)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            )?;
+            for l in lobbies {
+                t.execute(
+                    &insert,
+                    &[
+                        &node.0,
+                        &l.version.0,
+                        &i64::from(l.max_matches),
+                        &l.profiles.join(","),
+                        &join_list(&l.seats),
+                    ],
+                )?;
+            }
+            // Only the leases this process still holds: a match it let go of (its end could
+            // not be recorded) runs out and is settled by the reaper.
+            let held: Vec<(i64, i64)> = self
+                .held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .filter(|(_, (owner, _))| *owner == node.0)
+                .map(|(id, (_, epoch))| (*id, *epoch))
+                .collect();
+            let ids: Vec<i64> = held.iter().map(|h| h.0).collect();
+            let renewed = t.query(
+                "UPDATE matches SET lease_expires_ms = $1
+                 WHERE id = ANY($3) AND lease_owner = $2 AND state IN ('scheduled', 'running')
+                 RETURNING id, lease_epoch",
+                &[&(now + lease_ms), &node.0, &ids],
+            )?;
+            Ok(renewed
+                .iter()
+                .filter(|r| held.contains(&(r.get(0), r.get(1))))
+                .map(|r| MatchId(r.get(0)))
+                .collect())
+        })
+    }
+
+    /// Leaves the ladder: the node's lobbies are no longer offered, and it is marked stopped.
+    pub fn leave_node(&self, node: NodeId, now: Millis) -> Result<()> {
+        self.tx(|t| {
+            t.execute("DELETE FROM node_lobbies WHERE node_id = $1", &[&node.0])?;
+            t.execute(
+                "UPDATE nodes SET stopped_ms = $1 WHERE id = $2",
+                &[&now, &node.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The lobbies open on live nodes (heartbeat within `stale_ms`), one per version.
+    pub fn shared_lobbies(&self, now: Millis, stale_ms: Millis) -> Result<Vec<Lobby>> {
+        self.tx(|t| {
+            let rows = t.query(
+                "SELECT DISTINCT ON (l.version_id) l.version_id, l.max_matches, l.profiles,
+                        l.seats
+                 FROM node_lobbies l JOIN nodes n ON n.id = l.node_id
+                 WHERE n.stopped_ms IS NULL AND n.heartbeat_ms >= $1
+                 ORDER BY l.version_id, n.heartbeat_ms DESC",
+                &[&(now - stale_ms)],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let max: i64 = r.get(1);
+                    let profiles: String = r.get(2);
+                    let seats: String = r.get(3);
+                    Lobby {
+                        version: VersionId(r.get(0)),
+                        max_matches: max.clamp(0, i64::from(u32::MAX)) as u32,
+                        profiles: profiles
+                            .split(',')
+                            .filter(|p| !p.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                        seats: seats.split(',').filter_map(|s| s.parse().ok()).collect(),
+                    }
+                })
+                .collect())
+        })
+    }
+
+    /// Whether this process runs the matchmaker: takes (or keeps) the advisory lock on a session
+    /// of its own. The lock goes with the session: when the process dies, the next node takes it.
+    pub fn try_lead(&self) -> Result<bool> {
+        let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = leader.as_mut() {
+            if !c.is_closed() && c.simple_query("SELECT 1").is_ok() {
+                return Ok(true);
+            }
+            *leader = None;
+        }
+        let mut c = self.connect()?;
+        let got: bool = c
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&MATCHMAKER_LOCK])?
+            .get(0);
+        if got {
+            *leader = Some(c);
+        }
+        Ok(got)
+    }
+
+    /// Schedules a match (see [`super::Store::schedule_match`]) with its layout, in one
+    /// transaction, so that no node claims it before the layout is there.
+    pub fn schedule_laid_out(&self, m: &NewMatch, layout: Layout, now: Millis) -> Result<MatchId> {
+        let least = if m.rated { 2 } else { 1 };
+        if m.seats.len() < least {
+            return Err(LadderError::Invalid(format!(
+                "a match needs at least {least} seats, not {}",
+                m.seats.len()
+            )));
+        }
+        self.tx(|t| {
+            let id = schedule_in(t, m, now)?;
+            t.execute(
+                "UPDATE matches SET table_seats = $1, copies = $2 WHERE id = $3",
+                &[
+                    &i32::from(layout.table_seats),
+                    &i32::from(layout.copies),
+                    &id.0,
+                ],
+            )?;
+            Ok(id)
+        })
+    }
+
+    /// Claims up to `max` scheduled, unclaimed matches (oldest first) for `node`, with a lease
+    /// of `lease_ms`. Matches other nodes are claiming at the same moment are skipped, not
+    /// waited for.
+    pub fn claim(
+        &self,
+        node: NodeId,
+        max: usize,
+        lease_ms: Millis,
+        now: Millis,
+    ) -> Result<Vec<Claimed>> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        let out = self.tx(|t| {
+            let rows = t.query(
+                "SELECT id FROM matches
+                 WHERE state = 'scheduled' AND lease_owner IS NULL AND table_seats IS NOT NULL
+                 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+                &[&(max as i64)],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                let id = MatchId(r.get(0));
+                let epoch: i64 = t
+                    .query_one(
+                        "UPDATE matches SET lease_owner = $1, lease_epoch = lease_epoch + 1,
+                             lease_expires_ms = $2
+                         WHERE id = $3 RETURNING lease_epoch",
+                        &[&node.0, &(now + lease_ms), &id.0],
+                    )?
+                    .get(0);
+                let record = load_match(t, id, false)?;
+                let (layout, _) = read_layout(t, &record)?;
+                out.push(Claimed {
+                    record,
+                    layout,
+                    epoch,
+                });
+            }
+            Ok(out)
+        })?;
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        for c in &out {
+            held.insert(c.record.id.0, (node.0, c.epoch));
+        }
+        Ok(out)
+    }
+
+    /// Forgets this process's lease on a match (its end is recorded, or the lease was lost).
+    pub fn release_lease(&self, id: MatchId) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id.0);
+    }
+
+    /// Settles every match whose lease expired before `now`: aborts it (unrated, nobody at
+    /// fault) and schedules it again with a seed drawn from `reseed(old seed, attempt)` and the
+    /// same seats and layout, or voids it once it has been retried [`MAX_RETRIES`] times (or
+    /// when the retry cannot be scheduled: a closed season, a retired version). Each orphan is
+    /// settled in its own transaction, which locks it and checks that its lease is still
+    /// expired.
+    pub fn reap(&self, now: Millis, reseed: impl Fn(u64, i32) -> u64) -> Result<Vec<Reaped>> {
+        let orphans: Vec<i64> = self.tx(|t| {
+            Ok(t.query(
+                "SELECT id FROM matches
+                 WHERE state IN ('scheduled', 'running') AND lease_owner IS NOT NULL
+                   AND lease_expires_ms < $1
+                 ORDER BY id",
+                &[&now],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+        })?;
+        let mut out = Vec::new();
+        for id in orphans {
+            let reaped = self.tx(|t| {
+                let row = t.query_opt(
+                    "SELECT lease_owner FROM matches
+                     WHERE id = $1 AND state IN ('scheduled', 'running')
+                       AND lease_expires_ms < $2
+                     FOR UPDATE SKIP LOCKED",
+                    &[&id, &now],
+                )?;
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let node = NodeId(row.get(0));
+                let record = load_match(t, MatchId(id), false)?;
+                let (layout, attempt) = read_layout(t, &record)?;
+                let mut retry = None;
+                if attempt < MAX_RETRIES {
+                    let again = NewMatch {
+                        season: record.season,
+                        profile: record.profile.clone(),
+                        seed: reseed(record.seed, attempt + 1),
+                        rated: record.rated,
+                        seats: record.seats.iter().map(|s| s.version).collect(),
+                    };
+                    // A retry that cannot be scheduled voids the orphan instead; the savepoint
+                    // keeps the rest of the transaction.
+                    let mut sp = t.transaction()?;
+                    match schedule_in(&mut sp, &again, now) {
+                        Ok(new) => {
+                            sp.execute(
+                                "UPDATE matches SET table_seats = $1, copies = $2, attempt = $3,
+                                     retry_of = $4
+                                 WHERE id = $5",
+                                &[
+                                    &i32::from(layout.table_seats),
+                                    &i32::from(layout.copies),
+                                    &(attempt + 1),
+                                    &id,
+                                    &new.0,
+                                ],
+                            )?;
+                            sp.commit()?;
+                            retry = Some(new);
+                        }
+                        Err(LadderError::State(_) | LadderError::NotFound { .. }) => {
+                            sp.rollback()?;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                let voided = retry.is_none();
+                let why = match retry {
+                    Some(new) => {
+                        format!("node {} stopped hosting it; retried as match {new}", node.0)
+                    }
+                    None => format!(
+                        "node {} stopped hosting it, and it cannot be retried again",
+                        node.0
+                    ),
+                };
+                if voided {
+                    t.execute(
+                        "UPDATE matches SET state = 'void', reason = $1, ended_ms = $2
+                         WHERE id = $3",
+                        &[&why, &now, &id],
+                    )?;
+                } else {
+                    let nobody_at_fault = vec![
+                        SeatOutcome {
+                            joined: true,
+                            timeouts: 0,
+                        };
+                        record.seats.len()
+                    ];
+                    abort_in(t, MatchId(id), &nobody_at_fault, &why, now)?;
+                }
+                Ok(Some(Reaped {
+                    record,
+                    layout,
+                    node,
+                    retry,
+                    voided,
+                }))
+            })?;
+            out.extend(reaped);
+        }
+        Ok(out)
+    }
+
+    /// Queues messages for versions' lobbies, wherever they are open.
+    pub fn post_events(&self, events: &[(VersionId, Vec<u8>)], now: Millis) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.tx(|t| {
+            let insert = t.prepare(
+                "INSERT INTO lobby_events (version_id, payload, created_ms) VALUES ($1, $2, $3)",
+            )?;
+            for (v, payload) in events {
+                t.execute(&insert, &[&v.0, payload, &now])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Takes (deletes and returns, in the order they were queued) the messages for `versions`.
+    pub fn take_events(&self, versions: &[VersionId]) -> Result<Vec<(VersionId, Vec<u8>)>> {
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = versions.iter().map(|v| v.0).collect();
+        self.tx(|t| {
+            let mut rows: Vec<(i64, VersionId, Vec<u8>)> = t
+                .query(
+                    "DELETE FROM lobby_events WHERE id IN (
+                         SELECT id FROM lobby_events WHERE version_id = ANY($1)
+                         ORDER BY id FOR UPDATE SKIP LOCKED)
+                     RETURNING id, version_id, payload",
+                    &[&ids],
+                )?
+                .iter()
+                .map(|r| (r.get(0), VersionId(r.get(1)), r.get(2)))
+                .collect();
+            rows.sort_by_key(|r| r.0);
+            Ok(rows.into_iter().map(|(_, v, p)| (v, p)).collect())
+        })
+    }
+
+    /// Deletes lobby messages older than `before` (for versions whose lobby never came back).
+    pub fn purge_events(&self, before: Millis) -> Result<u64> {
+        self.tx(|t| Ok(t.execute("DELETE FROM lobby_events WHERE created_ms < $1", &[&before])?))
+    }
+
+    /// Every node that ever joined, oldest first.
+    pub fn nodes(&self) -> Result<Vec<NodeInfo>> {
+        self.tx(|t| {
+            Ok(t.query(
+                "SELECT id, address, started_ms, heartbeat_ms, stopped_ms FROM nodes ORDER BY id",
+                &[],
+            )?
+            .iter()
+            .map(|r| NodeInfo {
+                id: NodeId(r.get(0)),
+                address: r.get(1),
+                started_ms: r.get(2),
+                heartbeat_ms: r.get(3),
+                stopped_ms: r.get(4),
+            })
+            .collect())
+        })
+    }
+
+    /// The state of every match a node holds a lease on and that is not over (for tests and
+    /// operators).
+    pub fn leased_to(&self, node: NodeId) -> Result<Vec<(MatchId, MatchState)>> {
+        self.tx(|t| {
+            t.query(
+                "SELECT id, state FROM matches
+                 WHERE lease_owner = $1 AND state IN ('scheduled', 'running') ORDER BY id",
+                &[&node.0],
+            )?
+            .iter()
+            .map(|r| {
+                let state: String = r.get(1);
+                Ok((
+                    MatchId(r.get(0)),
+                    MatchState::from_str_opt(&state).unwrap_or(MatchState::Running),
+                ))
+            })
+            .collect()
+        })
+    }
+}

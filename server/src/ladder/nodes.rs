@@ -1,0 +1,344 @@
+//! One node of a ladder shared by several server processes on one PostgreSQL store.
+//!
+//! Every node runs [`run`]: every [`POLL`] (or at once when kicked) it sends the lobby messages
+//! it queued, takes the ones queued for the lobbies open here and delivers them, claims up to
+//! [`CLAIM_BATCH`] scheduled matches and hosts them (a table in its registry, invitations to the
+//! seats' lobbies wherever they are, a watcher that records the end), and every [`HEARTBEAT`]
+//! publishes its open lobbies and renews the leases of the matches it hosts. A match whose lease
+//! was not renewed (this node stalled past [`LEASE_MS`] and the reaper settled it) has its table
+//! stopped, unrecorded.
+//!
+//! The matchmaker (`matchmaker.rs`) runs on the one node holding the store's matchmaker lock
+//! ([`lead`]): it settles orphaned matches (lease run out: aborted and retried with a new seed,
+//! or voided after two retries) and tells their lobbies, then plans matches for the lobbies of
+//! every live node and schedules them for the nodes to claim.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use maumau::pb;
+use maumau_bot_sdk::bots::SplitMix;
+use maumau_ladder::matchmaking::Table;
+use maumau_ladder::store::{Claimed, Layout, MatchRecord, NodeId};
+use maumau_ladder::validation::ValidationNeed;
+use maumau_ladder::{MatchId, Millis, PgStore, VersionId};
+use prost::Message as _;
+use tokio::sync::{Notify, oneshot};
+use tonic::Status;
+
+use super::matchmaker::{Launch, launch};
+use super::{Hub, lock, now_ms};
+use crate::table::Command;
+
+/// How often the matchmaker's node plans (and others try to take its lock).
+pub(super) const LEADER_TICK: Duration = Duration::from_millis(200);
+/// Lobbies of a node whose heartbeat is older than this are not offered.
+pub(super) const STALE_MS: Millis = 3_000;
+/// How long a claimed match's lease lasts without renewal.
+const LEASE_MS: Millis = 5_000;
+/// How often a node publishes its lobbies and renews its leases.
+const HEARTBEAT: Duration = Duration::from_millis(500);
+/// How often a node looks for work and messages when nothing kicks it.
+const POLL: Duration = Duration::from_millis(50);
+/// Matches a node claims at a time.
+const CLAIM_BATCH: usize = 4;
+/// Lobby messages nobody took within this long are deleted.
+const EVENT_TTL_MS: Millis = 120_000;
+
+/// This node of a shared ladder.
+pub(crate) struct Cluster {
+    /// The store, shared with the ladder (the leases it holds are this process's).
+    pub(super) pg: PgStore,
+    node: NodeId,
+    /// Where bots reach this node's tables.
+    pub(super) address: String,
+    /// Matches hosted here → whether their lease was lost.
+    hosted: Mutex<HashMap<MatchId, bool>>,
+    /// Lobby messages to send through the store.
+    outbox: Mutex<Vec<(VersionId, Vec<u8>)>>,
+    /// Wakes the node's loop (messages queued, matches scheduled).
+    pub(super) kick: Notify,
+    left: AtomicBool,
+}
+
+impl Cluster {
+    pub(super) fn new(pg: PgStore, node: NodeId, address: String) -> Cluster {
+        tracing::info!(node = node.0, %address, "joined the shared ladder as a node");
+        Cluster {
+            pg,
+            node,
+            address,
+            hosted: Mutex::new(HashMap::new()),
+            outbox: Mutex::new(Vec::new()),
+            kick: Notify::new(),
+            left: AtomicBool::new(false),
+        }
+    }
+
+    /// Queues a message for a version's lobby, wherever it is open.
+    pub(super) fn post(&self, version: VersionId, kind: pb::lobby_response::Kind) {
+        let bytes = pb::LobbyResponse { kind: Some(kind) }.encode_to_vec();
+        lock(&self.outbox).push((version, bytes));
+        self.kick.notify_one();
+    }
+
+    /// Whether this node lost the lease of a match it hosts.
+    pub(super) fn lost(&self, id: MatchId) -> bool {
+        lock(&self.hosted).get(&id).copied().unwrap_or(false)
+    }
+
+    /// This node no longer hosts the match (its end is recorded, or it never got a table).
+    pub(super) fn unhost(&self, id: MatchId) {
+        lock(&self.hosted).remove(&id);
+        self.pg.release_lease(id);
+    }
+
+    /// Leaves the shared ladder (the server stopped): its lobbies are no longer offered; closes
+    /// the store's connections.
+    pub(super) async fn leave(&self) {
+        if self.left.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let pg = self.pg.clone();
+        let node = self.node;
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Err(e) = pg.leave_node(node, now_ms()) {
+                tracing::warn!(error = %e, "could not leave the shared ladder");
+            }
+            pg.close();
+        })
+        .await;
+    }
+}
+
+/// The table of a stored match: its seats (a validation match: copies of its version beside
+/// built-in bots, as laid out when it was scheduled).
+fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
+    if record.rated {
+        Launch::rated(
+            record.id,
+            Table {
+                profile: record.profile.clone(),
+                seats: record.seats.iter().map(|s| s.version).collect(),
+                seed: record.seed,
+            },
+        )
+    } else {
+        let version = record.seats.first().map_or(VersionId(0), |s| s.version);
+        Launch::validation(
+            record.id,
+            &ValidationNeed {
+                version,
+                profile: record.profile.clone(),
+                seats: layout.table_seats,
+                copies: layout.copies,
+            },
+            record.seed,
+        )
+    }
+}
+
+/// A retry's seed: drawn from the orphan's seed and the attempt.
+fn reseed(seed: u64, attempt: i32) -> u64 {
+    SplitMix::new(seed ^ (attempt as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
+}
+
+/// Takes or keeps the matchmaker's lock; while held, settles orphaned matches and tells their
+/// lobbies. Returns whether this node runs the matchmaker.
+pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
+    let Some(c) = &hub.cluster else {
+        return Ok(false);
+    };
+    let pg = c.pg.clone();
+    let (leading, reaped) = hub
+        .store(move |_| {
+            if !pg.try_lead()? {
+                return Ok((false, Vec::new()));
+            }
+            let now = now_ms();
+            let reaped = pg.reap(now, reseed)?;
+            pg.purge_events(now - EVENT_TTL_MS)?;
+            Ok((true, reaped))
+        })
+        .await?;
+    let now = now_ms();
+    for r in &reaped {
+        let lag = r.record.started_ms.unwrap_or(r.record.created_ms);
+        tracing::warn!(
+            ladder_match = %r.record.id,
+            node = r.node.0,
+            retry = ?r.retry.map(|m| m.0),
+            voided = r.voided,
+            ms_since_start = now - lag,
+            "settled a ladder match whose node stopped hosting it"
+        );
+        let reason = match r.retry {
+            Some(new) => format!(
+                "the node hosting it (node {}) stopped; retried as ladder match {new}",
+                r.node.0
+            ),
+            None => format!(
+                "the node hosting it (node {}) stopped; voided after its retries",
+                r.node.0
+            ),
+        };
+        let l = launch_of(&r.record, r.layout);
+        for (seat, v) in l.version_seats() {
+            c.post(
+                v,
+                pb::lobby_response::Kind::MatchEnded(pb::LadderMatchEnded {
+                    ladder_match_id: r.record.id.0,
+                    match_id: String::new(),
+                    finished: false,
+                    rated: false,
+                    placing: 0,
+                    rating: None,
+                    reason: reason.clone(),
+                    seat: seat as u32,
+                    validation: !r.record.rated,
+                }),
+            );
+        }
+    }
+    if !reaped.is_empty() {
+        c.kick.notify_one();
+    }
+    Ok(leading)
+}
+
+/// What one round of the node's loop got from the store.
+struct Round {
+    events: Vec<(VersionId, Vec<u8>)>,
+    claimed: Vec<Claimed>,
+    renewed: Option<Vec<MatchId>>,
+}
+
+/// The node's loop; see the module docs.
+pub(super) async fn run(hub: Arc<Hub>) {
+    let Some(c) = &hub.cluster else {
+        return;
+    };
+    let mut last_beat: Option<Instant> = None;
+    loop {
+        if c.left.load(Ordering::SeqCst) {
+            return;
+        }
+        let outbox = std::mem::take(&mut *lock(&c.outbox));
+        let versions = hub.local_versions();
+        let claim = if hub.is_closed() { 0 } else { CLAIM_BATCH };
+        let beat = last_beat.is_none_or(|t| t.elapsed() >= HEARTBEAT);
+        let lobbies = beat.then(|| hub.open_lobbies());
+        let pg = c.pg.clone();
+        let node = c.node;
+        let round = tokio::task::spawn_blocking(move || -> maumau_ladder::Result<Round> {
+            let now = now_ms();
+            pg.post_events(&outbox, now)?;
+            let events = pg.take_events(&versions)?;
+            let claimed = pg.claim(node, claim, LEASE_MS, now)?;
+            let renewed = match lobbies {
+                Some(l) => Some(pg.heartbeat(node, &l, LEASE_MS, now)?),
+                None => None,
+            };
+            Ok(Round {
+                events,
+                claimed,
+                renewed,
+            })
+        })
+        .await;
+        let busy = match round {
+            Ok(Ok(round)) => {
+                if beat {
+                    last_beat = Some(Instant::now());
+                }
+                let busy = !round.events.is_empty() || !round.claimed.is_empty();
+                deliver(&hub, round.events);
+                if let Some(renewed) = round.renewed {
+                    stop_lost(&hub, c, &renewed);
+                }
+                for claimed in round.claimed {
+                    let l = launch_of(&claimed.record, claimed.layout);
+                    lock(&c.hosted).insert(l.id, false);
+                    launch(&hub, l).await;
+                }
+                busy
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the ladder node's round failed");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the ladder node's round panicked");
+                false
+            }
+        };
+        if busy {
+            // More may be waiting.
+            tokio::task::yield_now().await;
+            continue;
+        }
+        tokio::select! {
+            () = c.kick.notified() => {}
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// Delivers lobby messages taken from the store to the lobbies open here.
+fn deliver(hub: &Hub, events: Vec<(VersionId, Vec<u8>)>) {
+    use pb::lobby_response::Kind as K;
+    for (v, bytes) in events {
+        let kind = match pb::LobbyResponse::decode(bytes.as_slice()) {
+            Ok(pb::LobbyResponse { kind: Some(k) }) => k,
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "an undecodable lobby message in the store");
+                continue;
+            }
+        };
+        match kind {
+            K::Invitation(_) => {
+                hub.invited(v);
+                hub.tell_local(v, kind);
+            }
+            K::MatchEnded(_) => {
+                hub.tell_local(v, kind);
+                hub.ended(v);
+            }
+            other => hub.tell_local(v, other),
+        }
+    }
+}
+
+/// Stops the tables of hosted matches whose lease was not renewed: another node settles them.
+fn stop_lost(hub: &Hub, c: &Cluster, renewed: &[MatchId]) {
+    let renewed: HashSet<MatchId> = renewed.iter().copied().collect();
+    let lost: Vec<MatchId> = {
+        let mut hosted = lock(&c.hosted);
+        hosted
+            .iter_mut()
+            .filter(|(id, lost)| !**lost && !renewed.contains(id))
+            .map(|(id, lost)| {
+                *lost = true;
+                *id
+            })
+            .collect()
+    };
+    for id in lost {
+        let Some(tx) = hub
+            .registry
+            .get(&hub.server_id(id))
+            .and_then(|e| e.sender())
+        else {
+            continue;
+        };
+        tracing::warn!(ladder_match = %id, "lost the lease of a ladder match; stopping its table");
+        let (reply, _) = oneshot::channel();
+        let _ = tx.try_send(Command::Abort {
+            reason: "this server lost the ladder match's lease".into(),
+            reply,
+        });
+    }
+}
