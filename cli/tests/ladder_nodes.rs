@@ -92,7 +92,10 @@ fn start_node(url: &str, dir: &Path, i: usize) -> Node {
         .arg("--store")
         .arg(url)
         .env_remove("MAUMAU_OPERATOR_TOKEN")
-        .env("RUST_LOG", "warn")
+        .env(
+            "RUST_LOG",
+            std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -299,6 +302,18 @@ async fn lobby(
     while plays.join_next().await.is_some() {}
 }
 
+/// The test's own store handle: closed on a thread of its own when the test ends (or fails), as
+/// the PostgreSQL client may not be dropped inside the runtime.
+struct Db(Option<PgStore>);
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Some(pg) = self.0.take() {
+            let _ = std::thread::spawn(move || pg.close()).join();
+        }
+    }
+}
+
 /// Runs `f` on a blocking thread (the PostgreSQL client may not run inside the runtime).
 async fn db<T: Send + 'static>(pg: &PgStore, f: impl FnOnce(&PgStore) -> T + Send + 'static) -> T {
     let pg = pg.clone();
@@ -317,11 +332,20 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
     let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // MAUMAU_KEEP_TEST_DIR keeps the nodes' logs (MAUMAU_TEST_NODE_LOG sets their RUST_LOG).
+    let (_tmp, dir) = if std::env::var_os("MAUMAU_KEEP_TEST_DIR").is_some() {
+        let kept = tmp.keep();
+        println!("keeping the nodes' logs in {kept:?}");
+        (None, kept)
+    } else {
+        let path = tmp.path().to_path_buf();
+        (Some(tmp), path)
+    };
     // The first node creates the schema; the others join it.
-    let mut nodes: Vec<Option<Node>> = vec![Some(start_node(&url, dir.path(), 0))];
+    let mut nodes: Vec<Option<Node>> = vec![Some(start_node(&url, &dir, 0))];
     for i in 1..NODES {
-        nodes.push(Some(start_node(&url, dir.path(), i)));
+        nodes.push(Some(start_node(&url, &dir, i)));
     }
     let addrs: Arc<Vec<String>> = Arc::new(
         nodes
@@ -329,12 +353,15 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
             .map(|n| n.as_ref().unwrap().addr.clone())
             .collect(),
     );
-    let pg = tokio::task::spawn_blocking({
-        let url = url.clone();
-        move || PgStore::open(&url).unwrap()
-    })
-    .await
-    .unwrap();
+    let store = Db(Some(
+        tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || PgStore::open(&url).unwrap()
+        })
+        .await
+        .unwrap(),
+    ));
+    let pg = store.0.clone().unwrap();
     let mut keys = Vec::new();
     for i in 0..BOTS {
         keys.push(register(&addrs[i % NODES], i).await);
@@ -524,5 +551,5 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
         finished > finished_before,
         "no match finished after the kill"
     );
-    let _ = tokio::task::spawn_blocking(move || pg.close()).await;
+    drop(store);
 }

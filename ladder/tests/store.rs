@@ -1009,3 +1009,143 @@ fn validation_matches_have_one_seat_and_keep_their_verdict(h: &mut Harness) {
     h.reopen();
     assert_eq!(h.store().validations_of(vs[0]).unwrap(), got);
 }
+
+#[test]
+fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
+    use maumau_ladder::store::{Layout, MAX_RETRIES};
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    // Another node: its own connections and leases.
+    let b = PgStore::open(&url).unwrap();
+    let season = a.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..4u8 {
+        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
+        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    let na = a.join_node("http://a", 0).unwrap();
+    let nb = b.join_node("http://b", 0).unwrap();
+    let four = Layout {
+        table_seats: 4,
+        copies: 4,
+    };
+    let m1 = a
+        .schedule_laid_out(&new_match(season, &vs), four, 10)
+        .unwrap();
+    let m2 = a
+        .schedule_laid_out(&new_match(season, &vs), four, 10)
+        .unwrap();
+    // A match scheduled without a layout is not work for the nodes.
+    a.schedule_match(&new_match(season, &vs), 10).unwrap();
+
+    // Each match is claimed once: a takes one, b the other, nothing is left.
+    let got_a = a.claim(na, 1, 1_000, 20).unwrap();
+    let got_b = b.claim(nb, 5, 1_000, 20).unwrap();
+    assert_eq!(got_a.len(), 1);
+    assert_eq!(got_b.len(), 1);
+    assert_eq!(got_a[0].record.id, m1);
+    assert_eq!(got_b[0].record.id, m2);
+    assert_eq!(got_a[0].layout, four);
+    assert!(a.claim(na, 5, 1_000, 20).unwrap().is_empty());
+
+    // Only the holder records the end; the other node is refused and changes nothing.
+    let cfg = RatingConfig::default();
+    assert!(matches!(
+        b.finish_match(m1, &results(&[1, 2, 3, 4]), &cfg, 30),
+        Err(LadderError::State(_))
+    ));
+    assert!(matches!(
+        b.abort_match(
+            m1,
+            &[SeatOutcome {
+                joined: true,
+                timeouts: 0,
+            }; 4],
+            "no",
+            30
+        ),
+        Err(LadderError::State(_))
+    ));
+    assert_eq!(a.match_record(m1).unwrap().state, MatchState::Scheduled);
+    a.finish_match(m1, &results(&[1, 2, 3, 4]), &cfg, 30)
+        .unwrap();
+    a.release_lease(m1);
+
+    // b renews its lease and sees it in its heartbeat; then b goes silent and its lease runs out.
+    let lobby = maumau_ladder::Lobby {
+        version: vs[0],
+        max_matches: 2,
+        profiles: vec!["classic".into()],
+        seats: vec![4],
+    };
+    assert_eq!(
+        b.heartbeat(nb, std::slice::from_ref(&lobby), 1_000, 500)
+            .unwrap(),
+        vec![m2]
+    );
+    assert_eq!(a.shared_lobbies(600, 3_000).unwrap(), vec![lobby]);
+    assert!(a.shared_lobbies(10_000, 3_000).unwrap().is_empty());
+    assert!(a.reap(1_400, |s, n| s + n as u64).unwrap().is_empty());
+    let reaped = a.reap(1_600, |s, n| s + n as u64).unwrap();
+    assert_eq!(reaped.len(), 1);
+    assert_eq!(reaped[0].record.id, m2);
+    assert_eq!(reaped[0].node, nb);
+    let retry = reaped[0].retry.unwrap();
+    assert!(!reaped[0].voided);
+    let old = a.match_record(m2).unwrap();
+    assert_eq!(old.state, MatchState::Aborted);
+    assert!(
+        old.reason
+            .unwrap()
+            .contains(&format!("retried as match {retry}"))
+    );
+    // b's late finish fails: nothing is rated twice.
+    assert!(
+        b.finish_match(m2, &results(&[1, 2, 3, 4]), &cfg, 1_700)
+            .is_err()
+    );
+    let again = a.match_record(retry).unwrap();
+    assert_eq!(again.state, MatchState::Scheduled);
+    assert_eq!(again.seed, old.seed + 1);
+    assert_eq!(
+        again.seats.iter().map(|s| s.version).collect::<Vec<_>>(),
+        vs
+    );
+
+    // The retry dies too, MAX_RETRIES times in all; then the match is voided.
+    let mut current = retry;
+    for attempt in 1..=MAX_RETRIES {
+        let claimed = b.claim(nb, 5, 1_000, 2_000 * i64::from(attempt)).unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].record.id, current);
+        let reaped = a
+            .reap(2_000 * i64::from(attempt) + 1_500, |s, n| s + n as u64)
+            .unwrap();
+        assert_eq!(reaped.len(), 1);
+        if attempt < MAX_RETRIES {
+            current = reaped[0].retry.unwrap();
+        } else {
+            assert!(reaped[0].voided && reaped[0].retry.is_none());
+            assert_eq!(a.match_record(current).unwrap().state, MatchState::Void);
+        }
+    }
+    // Only m1 was rated, once per seat.
+    let events = a.rating_events(season).unwrap();
+    assert_eq!(events.len(), 4);
+    assert!(events.iter().all(|e| e.match_id == Some(m1)));
+    assert!(a.try_lead().unwrap());
+    assert!(!b.try_lead().unwrap(), "two matchmakers at once");
+    a.close();
+    // The lock goes with a's session (the server notices the session end at once, or nearly).
+    let mut led = false;
+    for _ in 0..100 {
+        led = b.try_lead().unwrap();
+        if led {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(led, "the lock outlived its session");
+    b.close();
+}

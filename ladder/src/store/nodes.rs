@@ -23,6 +23,7 @@
 //!   the node where its lobby is open takes them ([`PgStore::take_events`]).
 
 use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
 
 use postgres::Transaction;
 
@@ -241,9 +242,15 @@ impl PgStore {
             }
             *leader = None;
         }
+        if self.closed.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
         let mut c = self.connect()?;
         let got: bool = c
-            .query_one("SELECT pg_try_advisory_lock($1)", &[&MATCHMAKER_LOCK])?
+            .query_one(
+                "SELECT pg_try_advisory_lock(hashtext(current_schema()), $1)",
+                &[&MATCHMAKER_LOCK],
+            )?
             .get(0);
         if got {
             *leader = Some(c);

@@ -15,6 +15,7 @@
 //! from blocking threads, and drop it on one.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -58,8 +59,10 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).
 const MIGRATE_LOCK: i64 = 0x6d61_756d_6175_0001;
 const RATINGS_LOCK: i64 = 0x6d61_756d_6175_0002;
-/// Held (by a session) by the one node that runs the matchmaker.
-pub(super) const MATCHMAKER_LOCK: i64 = 0x6d61_756d_6175_0003;
+/// Held (by a session) by the one node that runs the matchmaker; with the schema's name hashed
+/// beside it (advisory locks belong to the database, and ladders in separate schemas of one
+/// database must not share a matchmaker).
+pub(super) const MATCHMAKER_LOCK: i32 = 0x6d6d_0003;
 
 /// Connections kept idle at most; more may be open while many calls run at once.
 const IDLE_CONNECTIONS: usize = 8;
@@ -76,6 +79,8 @@ pub struct PgStore {
     pub(super) held: Arc<Mutex<HashMap<i64, (i64, i64)>>>,
     /// The session holding [`MATCHMAKER_LOCK`], while this process holds it.
     pub(super) leader: Arc<Mutex<Option<Client>>>,
+    /// Set by [`PgStore::close`]: connections are no longer kept.
+    pub(super) closed: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -106,6 +111,7 @@ impl PgStore {
             idle: Arc::new(Mutex::new(Vec::new())),
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
+            closed: Arc::new(AtomicBool::new(false)),
         };
         let mut client = store.connect()?;
         migrate(&mut client)?;
@@ -136,6 +142,7 @@ impl PgStore {
     /// Closes the idle connections and the matchmaker's session (releasing its lock). Call it
     /// from a blocking thread before the last clone is dropped inside an async runtime.
     pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
         let idle: Vec<Client> =
             std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
         drop(idle);
@@ -168,7 +175,8 @@ impl PgStore {
     }
 
     fn put(&self, c: Client) {
-        if c.is_closed() {
+        // Dropped here, on the caller's (blocking) thread, once the store is closed.
+        if c.is_closed() || self.closed.load(Ordering::SeqCst) {
             return;
         }
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
