@@ -7,7 +7,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use maumau_ladder::store::DATABASE_FILE;
-use maumau_ladder::{Ladder, LadderConfig, SqliteStore, Store};
+use maumau_ladder::{Ladder, LadderConfig, PgStore, SqliteStore, Store};
 
 use crate::ladder_operator::{
     self as op, CloseSeasonArgs, OpenSeasonArgs, PruneArgs, SanctionArgs, SetFormatsArgs, VoidArgs,
@@ -53,6 +53,11 @@ struct RerateArgs {
     /// The server's data directory (the ladder is in its `ladder` folder).
     #[arg(long, default_value = "maumau-data")]
     data_dir: PathBuf,
+    /// The ladder's PostgreSQL store (`postgres://...`) instead of the data directory's SQLite
+    /// one; the nodes may keep running (each recomputation reads one consistent state only when
+    /// no match ends meanwhile, so run it on a quiet ladder).
+    #[arg(long, env = "MAUMAU_LADDER_STORE", hide_env_values = true)]
+    store: Option<String>,
     /// Only this season (by name).
     #[arg(long)]
     season: Option<String>,
@@ -64,7 +69,15 @@ struct RerateArgs {
 pub(crate) fn ladder(args: &LadderArgs) -> Result<(), Box<dyn Error>> {
     match &args.command {
         LadderCommand::Rerate(a) => {
-            let out = rerate(&a.data_dir, a.season.as_deref(), a.apply)?;
+            let out = match &a.store {
+                Some(url) => {
+                    let ladder = Ladder::new(PgStore::open(url)?, LadderConfig::default());
+                    let out = rerate_ladder(&ladder, a.season.as_deref(), a.apply);
+                    ladder.store().close();
+                    out?
+                }
+                None => rerate(&a.data_dir, a.season.as_deref(), a.apply)?,
+            };
             print!("{out}");
             Ok(())
         }
@@ -87,6 +100,15 @@ fn rerate(data_dir: &Path, season: Option<&str>, apply: bool) -> Result<String, 
         return Err(format!("no ladder in {}", dir.display()).into());
     }
     let ladder = Ladder::new(SqliteStore::open(&dir)?, LadderConfig::default());
+    rerate_ladder(&ladder, season, apply)
+}
+
+/// Rerates a ladder in any store; see [`rerate`].
+fn rerate_ladder<S: Store + ?Sized>(
+    ladder: &Ladder<S>,
+    season: Option<&str>,
+    apply: bool,
+) -> Result<String, Box<dyn Error>> {
     let seasons: Vec<_> = ladder
         .store()
         .seasons()?
