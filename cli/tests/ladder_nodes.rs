@@ -395,13 +395,20 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
     tokio::time::sleep(Duration::from_secs(4)).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let hosted = loop {
+        // A claimed match has its table on the node (a match is stored as running only once
+        // its join deadline passed with every seat joined, so short ones never are): wait for
+        // one, give its seats a moment to sit down and play, and take the node's matches then.
         let leased = db(&pg, move |pg| pg.leased_to(victim_id).unwrap()).await;
-        if leased.iter().any(|(_, s)| *s == MatchState::Running) {
-            break leased;
+        if !leased.is_empty() {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let leased = db(&pg, move |pg| pg.leased_to(victim_id).unwrap()).await;
+            if !leased.is_empty() {
+                break leased;
+            }
         }
         assert!(
             Instant::now() < deadline,
-            "node {} never hosted a running match",
+            "node {} never hosted a match",
             victim_id.0
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
