@@ -6,19 +6,21 @@
 #![allow(missing_docs)]
 
 mod common;
+#[path = "common/ladder.rs"]
+mod ladder;
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{TestServer, with_bearer};
+use common::TestServer;
 use http_body_util::{BodyExt, Empty};
 use hyper::StatusCode;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use ladder::classic_pairs;
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LadderFormat, LadderSettings, LadderValidation};
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -29,56 +31,13 @@ const EVIL: &str = "<b>\"evil\" & 'co'</b>";
 
 /// A ladder server making 2-seat classic matches.
 async fn ladder_server() -> TestServer {
-    TestServer::start_with(|c| {
-        c.ladder = Some(LadderSettings {
-            formats: vec![LadderFormat {
-                profile: "classic".into(),
-                seats: 2,
-                weight: 1.0,
-            }],
-            join_deadline: Duration::from_secs(10),
-            tick: Duration::from_millis(100),
-            // Versions rated from their first match (validation is tested elsewhere).
-            validation: LadderValidation {
-                required: false,
-                ..LadderValidation::default()
-            },
-            ..LadderSettings::default()
-        });
-    })
-    .await
+    TestServer::start_with(|c| c.ladder = Some(classic_pairs(Duration::from_secs(10)))).await
 }
 
-/// Registers an owner, a bot and a version; returns the bot id and the version key.
+/// Registers an owner, a bot and a version labelled `v<1>`; returns the bot id and the version key.
 async fn enter(c: &mut LadderServiceClient<Channel>, owner: &str, bot: &str) -> (i64, String) {
-    let o = c
-        .register_owner(pb::RegisterOwnerRequest {
-            name: owner.into(),
-            invitation_code: String::new(),
-        })
-        .await
-        .expect("register owner")
-        .into_inner();
-    let b = c
-        .register_bot(with_bearer(
-            pb::RegisterBotRequest { name: bot.into() },
-            &o.owner_key,
-        ))
-        .await
-        .expect("register bot")
-        .into_inner();
-    let v = c
-        .add_version(with_bearer(
-            pb::AddVersionRequest {
-                bot_id: b.bot_id,
-                label: "v<1>".into(),
-            },
-            &o.owner_key,
-        ))
-        .await
-        .expect("add version")
-        .into_inner();
-    (b.bot_id, v.version_key)
+    let e = ladder::register(c, owner, bot, "v<1>").await;
+    (e.bot_id, e.version_key)
 }
 
 /// Opens a lobby and plays invitations with the SDK's heuristic bot until `rated` rated matches
