@@ -316,18 +316,27 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
         .collect();
     assert!(replays.len() >= 2, "{html}");
 
-    // A match page: the two seats linked to their bots, the replay linked.
-    let m = get(&server, &matches[0], false).await;
-    assert_eq!(m.status, StatusCode::OK);
-    let html = m.text();
-    assert!(html.contains("<dd class=\"state\">finished</dd>"), "{html}");
+    // A match page: the two seats linked to their bots, the replay linked. (The newest match
+    // may be one that aborted unplayed because a lobby closed just before its invitation.)
+    let mut finished = None;
+    for link in &matches {
+        let m = get(&server, link, false).await;
+        assert_eq!(m.status, StatusCode::OK);
+        let html = m.text();
+        if html.contains("<dd class=\"state\">finished</dd>") {
+            finished = Some((link.clone(), html));
+            break;
+        }
+        assert!(html.contains("<dd class=\"state\">aborted</dd>"), "{html}");
+    }
+    let (link, html) = finished.expect("a finished match among the bot's matches");
     assert!(html.contains(&format!("href=\"/ladder/bots/{evil}\"")));
     let seat_links = attr_values(&html, "href")
         .into_iter()
         .filter(|h| h.starts_with("/ladder/bots/"))
         .count();
     assert_eq!(seat_links, 2, "{html}");
-    let replay = matches[0].replace("/matches/", "/replays/");
+    let replay = link.replace("/matches/", "/replays/");
     assert!(html.contains(&format!("href=\"{replay}\"")));
     check_replay(&server, &replay).await;
     check_replay(&server, &replays[1]).await;

@@ -198,7 +198,12 @@ impl LadderApi {
             }
             seats.push(s as u8);
         }
-        let profiles = hello.profiles.clone();
+        // Repeats mean nothing and would only make every matchmaking round slower.
+        seats.sort_unstable();
+        seats.dedup();
+        let mut profiles = hello.profiles.clone();
+        profiles.sort_unstable();
+        profiles.dedup();
         let (info, eligibility, season) = self
             .hub
             .store(move |l| {
