@@ -4,84 +4,25 @@
 #![allow(missing_docs)]
 
 mod common;
+#[path = "common/ladder.rs"]
+mod ladder;
 
 use std::time::Duration;
 
 use common::{TestServer, with_bearer};
+use ladder::{Entrant, classic_pairs, ladder_reason, register};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau::pb::match_service_client::MatchServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings, LadderValidation};
 use tonic::transport::Channel;
 
 const OPERATOR: &str = "op-secret";
 
-fn settings() -> LadderSettings {
-    LadderSettings {
-        formats: vec![LadderFormat {
-            profile: "classic".into(),
-            seats: 2,
-            weight: 1.0,
-        }],
-        join_deadline: Duration::from_secs(10),
-        tick: Duration::from_millis(100),
-        // Versions rated from their first match (validation is tested in `ladder_strength.rs`).
-        validation: LadderValidation {
-            required: false,
-            ..LadderValidation::default()
-        },
-        ..LadderSettings::default()
-    }
-}
-
 fn tune(c: &mut maumau_server::ServerConfig) {
-    c.ladder = Some(settings());
+    c.ladder = Some(classic_pairs(Duration::from_secs(10)));
     c.operator_token = Some(OPERATOR.into());
-}
-
-fn ladder_reason(status: &tonic::Status) -> pb::LadderErrorReason {
-    status
-        .metadata()
-        .get(LADDER_REASON_TRAILER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(pb::LadderErrorReason::from_str_name)
-        .unwrap_or(pb::LadderErrorReason::Unspecified)
-}
-
-/// Registers an owner with one bot and one version; returns (owner key, bot id, version key).
-async fn enter(c: &mut LadderServiceClient<Channel>, name: &str) -> (String, i64, String) {
-    let owner = c
-        .register_owner(pb::RegisterOwnerRequest {
-            name: name.into(),
-            invitation_code: String::new(),
-        })
-        .await
-        .expect("register owner")
-        .into_inner();
-    let bot = c
-        .register_bot(with_bearer(
-            pb::RegisterBotRequest {
-                name: format!("{name}-bot"),
-            },
-            &owner.owner_key,
-        ))
-        .await
-        .expect("register bot")
-        .into_inner();
-    let v = c
-        .add_version(with_bearer(
-            pb::AddVersionRequest {
-                bot_id: bot.bot_id,
-                label: "v1".into(),
-            },
-            &owner.owner_key,
-        ))
-        .await
-        .expect("add version")
-        .into_inner();
-    (owner.owner_key, bot.bot_id, v.version_key)
 }
 
 fn feed_request(key: &str) -> pb::LobbyFeedRequest {
@@ -160,8 +101,15 @@ async fn play_one_and_drain(
 async fn a_lobby_feed_plays_drains_and_its_replays_can_be_pruned() {
     let server = TestServer::start_with(tune).await;
     let mut c = LadderServiceClient::new(server.channel().await);
-    let (owner_a, bot_a, key_a) = enter(&mut c, "feed-a").await;
-    let (_, _, key_b) = enter(&mut c, "feed-b").await;
+    let Entrant {
+        owner_key: owner_a,
+        bot_id: bot_a,
+        version_key: key_a,
+        ..
+    } = register(&mut c, "feed-a", "feed-a-bot", "v1").await;
+    let key_b = register(&mut c, "feed-b", "feed-b-bot", "v1")
+        .await
+        .version_key;
 
     // Refusals, typed as on a Lobby stream.
     let e = c

@@ -6,19 +6,21 @@
 #![allow(missing_docs)]
 
 mod common;
+#[path = "common/ladder.rs"]
+mod ladder;
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{TestServer, with_bearer};
+use common::TestServer;
 use http_body_util::{BodyExt, Empty};
 use hyper::StatusCode;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use ladder::classic_pairs;
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LadderFormat, LadderSettings, LadderValidation};
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -29,56 +31,13 @@ const EVIL: &str = "<b>\"evil\" & 'co'</b>";
 
 /// A ladder server making 2-seat classic matches.
 async fn ladder_server() -> TestServer {
-    TestServer::start_with(|c| {
-        c.ladder = Some(LadderSettings {
-            formats: vec![LadderFormat {
-                profile: "classic".into(),
-                seats: 2,
-                weight: 1.0,
-            }],
-            join_deadline: Duration::from_secs(10),
-            tick: Duration::from_millis(100),
-            // Versions rated from their first match (validation is tested elsewhere).
-            validation: LadderValidation {
-                required: false,
-                ..LadderValidation::default()
-            },
-            ..LadderSettings::default()
-        });
-    })
-    .await
+    TestServer::start_with(|c| c.ladder = Some(classic_pairs(Duration::from_secs(10)))).await
 }
 
-/// Registers an owner, a bot and a version; returns the bot id and the version key.
+/// Registers an owner, a bot and a version labelled `v<1>`; returns the bot id and the version key.
 async fn enter(c: &mut LadderServiceClient<Channel>, owner: &str, bot: &str) -> (i64, String) {
-    let o = c
-        .register_owner(pb::RegisterOwnerRequest {
-            name: owner.into(),
-            invitation_code: String::new(),
-        })
-        .await
-        .expect("register owner")
-        .into_inner();
-    let b = c
-        .register_bot(with_bearer(
-            pb::RegisterBotRequest { name: bot.into() },
-            &o.owner_key,
-        ))
-        .await
-        .expect("register bot")
-        .into_inner();
-    let v = c
-        .add_version(with_bearer(
-            pb::AddVersionRequest {
-                bot_id: b.bot_id,
-                label: "v<1>".into(),
-            },
-            &o.owner_key,
-        ))
-        .await
-        .expect("add version")
-        .into_inner();
-    (b.bot_id, v.version_key)
+    let e = ladder::register(c, owner, bot, "v<1>").await;
+    (e.bot_id, e.version_key)
 }
 
 /// Opens a lobby and plays invitations with the SDK's heuristic bot until `rated` rated matches
@@ -357,18 +316,27 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
         .collect();
     assert!(replays.len() >= 2, "{html}");
 
-    // A match page: the two seats linked to their bots, the replay linked.
-    let m = get(&server, &matches[0], false).await;
-    assert_eq!(m.status, StatusCode::OK);
-    let html = m.text();
-    assert!(html.contains("<dd class=\"state\">finished</dd>"), "{html}");
+    // A match page: the two seats linked to their bots, the replay linked. (The newest match
+    // may be one that aborted unplayed because a lobby closed just before its invitation.)
+    let mut finished = None;
+    for link in &matches {
+        let m = get(&server, link, false).await;
+        assert_eq!(m.status, StatusCode::OK);
+        let html = m.text();
+        if html.contains("<dd class=\"state\">finished</dd>") {
+            finished = Some((link.clone(), html));
+            break;
+        }
+        assert!(html.contains("<dd class=\"state\">aborted</dd>"), "{html}");
+    }
+    let (link, html) = finished.expect("a finished match among the bot's matches");
     assert!(html.contains(&format!("href=\"/ladder/bots/{evil}\"")));
     let seat_links = attr_values(&html, "href")
         .into_iter()
         .filter(|h| h.starts_with("/ladder/bots/"))
         .count();
     assert_eq!(seat_links, 2, "{html}");
-    let replay = matches[0].replace("/matches/", "/replays/");
+    let replay = link.replace("/matches/", "/replays/");
     assert!(html.contains(&format!("href=\"{replay}\"")));
     check_replay(&server, &replay).await;
     check_replay(&server, &replays[1]).await;

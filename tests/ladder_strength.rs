@@ -8,6 +8,8 @@
 #![allow(missing_docs)]
 
 mod common;
+#[path = "common/ladder.rs"]
+mod ladder;
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -110,39 +112,6 @@ struct Entrant {
     tx: mpsc::Sender<pb::LobbyRequest>,
 }
 
-async fn register(c: &mut LadderServiceClient<Channel>, name: &str) -> (String, i64, i64, String) {
-    let owner = c
-        .register_owner(pb::RegisterOwnerRequest {
-            name: name.into(),
-            invitation_code: String::new(),
-        })
-        .await
-        .expect("owner")
-        .into_inner();
-    let bot = c
-        .register_bot(with_bearer(
-            pb::RegisterBotRequest {
-                name: format!("{name}-bot"),
-            },
-            &owner.owner_key,
-        ))
-        .await
-        .expect("bot")
-        .into_inner();
-    let v = c
-        .add_version(with_bearer(
-            pb::AddVersionRequest {
-                bot_id: bot.bot_id,
-                label: "v1".into(),
-            },
-            &owner.owner_key,
-        ))
-        .await
-        .expect("version")
-        .into_inner();
-    (owner.owner_key, bot.bot_id, v.version_id, v.version_key)
-}
-
 /// Opens entrant `who`'s lobby and plays its invitations in the background, forwarding every
 /// lobby message to `out`. The flaky entrant ignores rated invitations until it is paused.
 async fn enter(
@@ -152,7 +121,12 @@ async fn enter(
     out: mpsc::UnboundedSender<Message>,
 ) -> Entrant {
     let name = format!("e{who}");
-    let (_, bot_id, version_id, key) = register(c, &name).await;
+    let ladder::Entrant {
+        bot_id,
+        version_id,
+        version_key: key,
+        ..
+    } = ladder::register(c, &name, &format!("{name}-bot"), "v1").await;
     let (tx, rx) = mpsc::channel(8);
     tx.send(pb::LobbyRequest {
         kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {

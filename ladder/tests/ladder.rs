@@ -638,6 +638,17 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
             .iter()
             .all(|c| c.version != w.versions[1])
     );
+    // Voiding the failed validation takes its verdict back: the version validates again.
+    l.void_match(m2, "the operator's mistake", 35).unwrap();
+    assert_eq!(
+        l.eligibility(w.versions[1]).unwrap(),
+        Eligibility::Validating
+    );
+    assert!(l.store().validations_of(w.versions[1]).unwrap().is_empty());
+    let plan = l.validation_plan(&lobbies, &formats).unwrap();
+    assert_eq!(plan.waiting, vec![w.versions[1]]);
+    assert_eq!(plan.needs.len(), 1);
+
     // A rated match cannot be finished as a validation.
     let rated = schedule(&w, &w.versions[..2], 40);
     assert!(matches!(

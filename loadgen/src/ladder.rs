@@ -89,6 +89,10 @@ pub(crate) struct LadderArgs {
     /// Minutes measured per side, after the warm-up (issue 6 asks for 30).
     #[arg(long, default_value_t = 3.0)]
     minutes: f64,
+    /// Minutes measured on the direct side [default: `--minutes`]. Both rates are per hour, so
+    /// a 30-minute ladder run can be compared with a shorter direct one.
+    #[arg(long)]
+    direct_minutes: Option<f64>,
     /// Seconds of load before measuring starts, per side.
     #[arg(long, default_value_t = 15.0)]
     warmup: f64,
@@ -145,8 +149,13 @@ pub(crate) struct LadderArgs {
 
 impl LadderArgs {
     fn check(&self) -> Result<(), String> {
-        if !(self.minutes > 0.0 && self.minutes <= 24.0 * 60.0) {
-            return Err("--minutes must be in (0, 1440]".into());
+        for m in [Some(self.minutes), self.direct_minutes]
+            .into_iter()
+            .flatten()
+        {
+            if !(m > 0.0 && m <= 24.0 * 60.0) {
+                return Err("--minutes and --direct-minutes must be in (0, 1440]".into());
+            }
         }
         if !(0.0..=600.0).contains(&self.warmup) || !(0.5..).contains(&self.progress) {
             return Err("--warmup must be in [0, 600] s and --progress at least 0.5 s".into());
@@ -184,10 +193,16 @@ impl LadderArgs {
         self.bots * self.capacity as usize / SEATS
     }
 
-    fn window(&self) -> Window {
+    /// The measured window of the ladder side, or of the direct side.
+    fn window(&self, direct: bool) -> Window {
+        let minutes = if direct {
+            self.direct_minutes.unwrap_or(self.minutes)
+        } else {
+            self.minutes
+        };
         Window::after(
             Duration::from_secs_f64(self.warmup),
-            Duration::from_secs_f64(self.minutes * 60.0),
+            Duration::from_secs_f64(minutes * 60.0),
         )
     }
 
@@ -787,7 +802,7 @@ async fn ladder_side(args: &LadderArgs, bin: &PathBuf, n: usize) -> Result<Side,
         "loadgen: {name}: {} versions registered, opening lobbies",
         entrants.len()
     );
-    let tally = Arc::new(Tally::new(args.window()));
+    let tally = Arc::new(Tally::new(args.window(false)));
     let (stop, stopped) = watch::channel(false);
     let lobbies: Vec<_> = entrants
         .iter()
@@ -853,7 +868,7 @@ async fn direct_side(args: &LadderArgs, bin: &PathBuf) -> Result<Side, String> {
     let server = start_server(args, bin, false, 0, "")?;
     let url = server.url();
     let control = MatchServiceClient::new(crate::connect(&url, 1).await?.remove(0));
-    let tally = Arc::new(Tally::new(args.window()));
+    let tally = Arc::new(Tally::new(args.window(true)));
     let config = pb::MatchConfig::from(MatchConfig::new(PROFILE, SEATS as u8));
     let slots: Vec<_> = (0..args.tables())
         .map(|j| {
@@ -982,13 +997,15 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
     println!();
     println!(
         "== Ladder throughput (issue 6): {} bots ({}) × {} matches at once = at most {} tables; \
-         4-seat {}; {:.1} min measured after {:.0} s warm-up per side; {cpus} CPUs; store: {} ==",
+         4-seat {}; {:.1} min (direct {:.1} min) measured after {:.0} s warm-up per side; \
+         {cpus} CPUs; store: {} ==",
         args.bots,
         mix.join(","),
         args.capacity,
         args.tables(),
         PROFILE.name(),
         args.minutes,
+        args.direct_minutes.unwrap_or(args.minutes),
         args.warmup,
         args.store.as_deref().unwrap_or("SQLite (server data dir)")
     );
@@ -1191,6 +1208,12 @@ mod tests {
                 .is_ok()
         );
         assert!(parse(&["--minutes", "0"]).check().is_err());
+        assert!(parse(&["--direct-minutes=-1"]).check().is_err());
+        assert!(
+            parse(&["--minutes", "30", "--direct-minutes", "5"])
+                .check()
+                .is_ok()
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::future::Either;
@@ -39,6 +39,7 @@ use maumau_ladder::{
     BotId, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, Standing, Store, VersionId,
 };
 use prost::Message as _;
+use tokio::sync::Semaphore;
 use tonic::codegen::http::{self, HeaderValue, Method, StatusCode, header};
 
 use super::{Hub, lock, status_to_wire};
@@ -49,6 +50,13 @@ const PER_PAGE: usize = 100;
 const MAX_PER_PAGE: usize = 500;
 /// Matches shown per version on a bot page.
 const HISTORY: usize = 50;
+/// Pages rendered at once: each holds a blocking thread and reads the store the matchmaker and
+/// the match records also use, so a flood of anonymous page views must queue, not crowd them out.
+const RENDERS: usize = 2;
+/// What a reader sees of a server-side failure (the detail is logged).
+const INTERNAL: &str = "the server could not build this page; the failure is in its log";
+/// How long a page view waits for a render slot before it gets 503.
+const RENDER_WAIT: Duration = Duration::from_secs(5);
 
 /// The server's routes with the ladder's pages in front of them (see the module docs). Without a
 /// ladder every request goes to the routes.
@@ -56,6 +64,7 @@ const HISTORY: usize = 50;
 pub(crate) struct WithPages<S> {
     hub: Option<Arc<Hub>>,
     names: Arc<Names>,
+    renders: Arc<Semaphore>,
     inner: S,
 }
 
@@ -65,6 +74,7 @@ impl<S> WithPages<S> {
         WithPages {
             hub,
             names: Arc::default(),
+            renders: Arc::new(Semaphore::new(RENDERS)),
             inner,
         }
     }
@@ -93,10 +103,11 @@ where
         match &self.hub {
             Some(hub) if is_page_request(&req) => {
                 let (hub, names) = (hub.clone(), self.names.clone());
+                let renders = self.renders.clone();
                 let head = req.method() == Method::HEAD;
                 let uri = req.uri().clone();
                 Either::Right(Box::pin(async move {
-                    Ok(respond(hub, names, &uri, head).await)
+                    Ok(respond(hub, names, &renders, &uri, head).await)
                 }))
             }
             _ => Either::Left(self.inner.call(req)),
@@ -140,8 +151,9 @@ impl From<LadderError> for Page {
             LadderError::NotFound { .. } => Page::not_found(e.to_string()),
             LadderError::Invalid(_) => Page::bad_request(e.to_string()),
             e => {
+                // The detail (store messages, paths) goes to the log, not to anonymous readers.
                 tracing::error!(error = %e, "a ladder page failed");
-                Page::Error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+                Page::Error(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL.into())
             }
         }
     }
@@ -150,6 +162,7 @@ impl From<LadderError> for Page {
 async fn respond(
     hub: Arc<Hub>,
     names: Arc<Names>,
+    renders: &Semaphore,
     uri: &http::Uri,
     head: bool,
 ) -> http::Response<tonic::body::Body> {
@@ -157,17 +170,23 @@ async fn respond(
     let page = match route(uri) {
         Ok(route) => {
             let ladder = lock(&hub.ladder).clone();
-            match ladder {
-                None => Page::Error(
+            let permit = tokio::time::timeout(RENDER_WAIT, renders.acquire()).await;
+            match (ladder, permit) {
+                (None, _) | (_, Ok(Err(_))) => Page::Error(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "the ladder is shutting down".into(),
                 ),
-                Some(ladder) => {
+                (_, Err(_)) => Page::Error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the ladder's pages are busy; try again in a moment".into(),
+                ),
+                (Some(ladder), Ok(Ok(_permit))) => {
                     let hub = hub.clone();
                     tokio::task::spawn_blocking(move || render(&hub, &names, &ladder, route))
                         .await
                         .unwrap_or_else(|e| {
-                            Page::Error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+                            tracing::error!(error = %e, "a ladder page panicked");
+                            Page::Error(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL.into())
                         })
                 }
             }
@@ -847,9 +866,24 @@ fn bot_page(
 }
 
 /// A replay link for an ended match whose table this server keeps, else a dash.
+/// Whether a match's table has stopped, so that its seed and replay can be shown: a voided
+/// match may still be playing (voiding does not stop the table).
+fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
+    match m.state {
+        MatchState::Finished | MatchState::Aborted => true,
+        MatchState::Void => hub
+            .registry
+            .get(&hub.server_id(m.id))
+            .is_none_or(|e| e.report().is_some()),
+        _ => false,
+    }
+}
+
 fn replay_link(h: &mut Html, hub: &Hub, m: &MatchRecord) {
     let ended = matches!(m.state, MatchState::Finished | MatchState::Aborted);
-    if ended && !hub.server_id(m.id).is_empty() {
+    if ended && hub.replay_pruned(m.id) {
+        h.raw("pruned");
+    } else if ended && !hub.server_id(m.id).is_empty() {
         let _ = write!(
             h.0,
             "<a class=\"replay\" href=\"/ladder/replays/{0}\" download>replay</a>",
@@ -912,8 +946,8 @@ fn match_page(
             h.raw("</dd>\n");
         }
     }
-    // The seed reveals every hidden card: only once the match is over.
-    if m.ended_ms.is_some() {
+    // The seed reveals every hidden card: only once the table is over.
+    if m.ended_ms.is_some() && table_over(hub, &m) {
         let _ = writeln!(h.0, "<dt>Seed</dt><dd>{}</dd>", m.seed);
         let server_id = hub.server_id(m.id);
         if !server_id.is_empty() {

@@ -11,7 +11,6 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use maumau::pb;
-use maumau_bot_sdk::bots::SplitMix;
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::matchmaking::{MatchmakingConfig, Table, plan_tables};
 use maumau_ladder::store::{Layout, MatchState, NewMatch};
@@ -19,6 +18,8 @@ use maumau_ladder::validation::{CopyReport, ValidationNeed};
 use maumau_ladder::{
     Eligibility, Ladder, MatchId, MatchReport, Millis, SeatResult, Store, VersionId,
 };
+use rand::rngs::ChaCha20Rng;
+use rand::{Rng, SeedableRng};
 use tokio::sync::oneshot;
 
 use super::{Hub, check_format, now_ms};
@@ -172,7 +173,10 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
         return Ok(());
     }
     let formats = super::lock(&hub.formats).clone();
-    let seed = hub.next_seed();
+    let plan_seed = hub.next_seed();
+    // Deal seeds come from their own stream, keyed by the hub's cryptographic generator: a seed
+    // revealed at the end of one match says nothing about its siblings still being played.
+    let mut deals = ChaCha20Rng::seed_from_u64(hub.next_seed());
     let planned = hub
         .store(move |ladder| {
             // On a shared ladder a match is scheduled with its layout, for the node that
@@ -185,52 +189,61 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                 return Ok(Vec::new());
             };
             let now = now_ms();
-            let mut out = Vec::new();
-            // Validation first: versions still validating get no rated matches.
+            // Every read first, then the writes: a failed read schedules nothing.
             let plan = ladder.validation_plan(&lobbies, &formats)?;
-            for (i, need) in plan.needs.iter().enumerate() {
-                let vseed = SplitMix::new(seed ^ (i as u64 + 1)).next_u64();
-                let id = schedule(
-                    &NewMatch {
-                        season: season.id,
-                        profile: need.profile.clone(),
-                        seed: vseed,
-                        rated: false,
-                        seats: vec![need.version],
-                    },
-                    Layout {
-                        table_seats: need.seats,
-                        copies: need.copies,
-                    },
-                )?;
-                out.push(Launch::validation(id, need, vseed));
-            }
             let lobbies: Vec<_> = lobbies
                 .into_iter()
                 .filter(|l| !plan.waiting.contains(&l.version))
                 .collect();
-            if lobbies.len() < 2 {
-                return Ok(out);
+            let tables = if lobbies.len() < 2 {
+                Vec::new()
+            } else {
+                let candidates = ladder.candidates(season.id, &lobbies)?;
+                let recent = ladder.recent_tables(RECENT_TABLES)?;
+                let config = MatchmakingConfig::new(formats);
+                plan_tables(&config, &candidates, &recent, now, plan_seed)
+            };
+            // Each match is scheduled on its own; one that cannot be (the season closed, a
+            // version retired meanwhile) is skipped, and those already scheduled still launch,
+            // so none is left behind in the scheduled state.
+            let mut out = Vec::new();
+            // Validation first: versions still validating get no rated matches.
+            for need in &plan.needs {
+                let seed = deals.next_u64();
+                let new = NewMatch {
+                    season: season.id,
+                    profile: need.profile.clone(),
+                    seed,
+                    rated: false,
+                    seats: vec![need.version],
+                };
+                let layout = Layout {
+                    table_seats: need.seats,
+                    copies: need.copies,
+                };
+                match schedule(&new, layout) {
+                    Ok(id) => out.push(Launch::validation(id, need, seed)),
+                    Err(e) => tracing::warn!(version = %need.version, error = %e, "validation match not scheduled"),
+                }
             }
-            let candidates = ladder.candidates(season.id, &lobbies)?;
-            let recent = ladder.recent_tables(RECENT_TABLES)?;
-            let config = MatchmakingConfig::new(formats);
-            for t in plan_tables(&config, &candidates, &recent, now, seed) {
+            for mut t in tables {
+                t.seed = deals.next_u64();
+                let new = NewMatch {
+                    season: season.id,
+                    profile: t.profile.clone(),
+                    seed: t.seed,
+                    rated: true,
+                    seats: t.seats.clone(),
+                };
                 let n = t.seats.len() as u8;
-                let id = schedule(
-                    &NewMatch {
-                        season: season.id,
-                        profile: t.profile.clone(),
-                        seed: t.seed,
-                        rated: true,
-                        seats: t.seats.clone(),
-                    },
-                    Layout {
-                        table_seats: n,
-                        copies: n,
-                    },
-                )?;
-                out.push(Launch::rated(id, t));
+                let layout = Layout {
+                    table_seats: n,
+                    copies: n,
+                };
+                match schedule(&new, layout) {
+                    Ok(id) => out.push(Launch::rated(id, t)),
+                    Err(e) => tracing::warn!(error = %e, "ladder table not scheduled"),
+                }
             }
             Ok(out)
         })
@@ -274,6 +287,18 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
         abort_unplayed(hub, &l, "the server is shutting down".into()).await;
         return;
     }
+    let versions: Vec<VersionId> = l.version_seats().iter().map(|&(_, v)| v).collect();
+    // On a shared ladder the lobbies may be on other nodes: the node delivering an invitation
+    // counts it, and one whose lobby closed meanwhile ends as a no-show.
+    if hub.cluster.is_none() && !hub.reserve(&versions) {
+        abort_unplayed(
+            hub,
+            &l,
+            "a lobby drained or closed before its invitation".into(),
+        )
+        .await;
+        return;
+    }
     let created = check_format(&l.profile, l.seats.len() as u8).and_then(|config| {
         hub.registry
             .create(registry::NewMatch {
@@ -298,6 +323,11 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
         Ok(r) => r,
         Err(why) => {
             tracing::warn!(ladder_match = %id, error = %why, "could not create a ladder table");
+            if hub.cluster.is_none() {
+                for &v in &versions {
+                    hub.ended(v);
+                }
+            }
             abort_unplayed(
                 hub,
                 &l,
@@ -314,10 +344,6 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
         None => hub.settings.node_address.clone(),
     };
     for (seat, version) in l.version_seats() {
-        // On a shared ladder the node delivering the invitation counts it.
-        if hub.cluster.is_none() {
-            hub.invited(version);
-        }
         let token = response
             .seat_tokens
             .iter()
@@ -364,6 +390,11 @@ async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
     let id = l.id;
     let version_seats = l.version_seats();
     let Some(entry) = hub.registry.get(&match_id) else {
+        // Not expected (the table was just created), but a match must never stay scheduled.
+        abort_unplayed(&hub, &l, "the server lost the table".into()).await;
+        for (_, v) in &version_seats {
+            hub.ended(*v);
+        }
         return;
     };
     let mut joined = vec![true; l.seats.len()];

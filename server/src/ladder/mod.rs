@@ -31,7 +31,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::pb;
-use maumau_bot_sdk::bots::SplitMix;
 use maumau_engine::{MatchConfig, ProfileId};
 use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
@@ -40,6 +39,8 @@ use maumau_ladder::{
     Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, PgStore, SqliteStore,
     Store, VersionId,
 };
+use rand::rngs::ChaCha20Rng;
+use rand::{Rng, SeedableRng};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tonic::Status;
 
@@ -250,8 +251,9 @@ pub(crate) struct Hub {
     wake: Notify,
     closed: AtomicBool,
     next_conn: AtomicU64,
-    /// The matchmaker's seeds.
-    rng: Mutex<SplitMix>,
+    /// The matchmaker's seeds: a cryptographic generator, because deal seeds are revealed when
+    /// their matches end and must not tell anything about the seeds of matches still running.
+    rng: Mutex<ChaCha20Rng>,
     /// With PostgreSQL: this node of a shared ladder.
     cluster: Option<nodes::Cluster>,
 }
@@ -340,9 +342,14 @@ impl Hub {
                 server_ids.insert(MatchId(id), e.id.clone());
             }
         }
-        let seed = settings.seed.unwrap_or_else(rand::random);
+        // A configured seed makes runs reproducible (for tests and benchmarks only: anyone who
+        // knows it knows every deal); otherwise 256 bits from the operating system.
+        let rng = match settings.seed {
+            Some(seed) => ChaCha20Rng::seed_from_u64(seed),
+            None => ChaCha20Rng::from_seed(rand::random()),
+        };
         let hub = Arc::new(Hub {
-            rng: Mutex::new(SplitMix::new(seed)),
+            rng: Mutex::new(rng),
             ladder: Mutex::new(Some(ladder)),
             watchers: AtomicUsize::new(0),
             registry,
@@ -561,7 +568,24 @@ impl Hub {
             .collect()
     }
 
-    /// One more match in flight for `version`.
+    /// Counts one more match in flight for each of `versions` if all of their lobbies are open
+    /// and not draining; otherwise changes nothing and returns false (a lobby drained or closed
+    /// between planning and the invitation).
+    fn reserve(&self, versions: &[VersionId]) -> bool {
+        let mut l = lock(&self.lobbies);
+        if !versions
+            .iter()
+            .all(|v| l.open.get(v).is_some_and(|h| !h.draining))
+        {
+            return false;
+        }
+        for &v in versions {
+            *l.in_flight.entry(v).or_default() += 1;
+        }
+        true
+    }
+
+    /// One more match in flight for `version` (an invitation delivered on a shared ladder).
     fn invited(&self, version: VersionId) {
         *lock(&self.lobbies).in_flight.entry(version).or_default() += 1;
     }

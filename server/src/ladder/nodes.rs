@@ -10,7 +10,7 @@
 //!
 //! The matchmaker (`matchmaker.rs`) runs on the one node holding the store's matchmaker lock
 //! ([`lead`]): it settles orphaned matches (lease run out: aborted and retried with a new seed,
-//! or voided after two retries) and tells their lobbies, then plans matches for the lobbies of
+//! with a new deal seed, or voided after two retries) and tells their lobbies, then plans matches for the lobbies of
 //! every live node and schedules them for the nodes to claim.
 
 use std::collections::{HashMap, HashSet};
@@ -19,12 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use maumau::pb;
-use maumau_bot_sdk::bots::SplitMix;
 use maumau_ladder::matchmaking::Table;
 use maumau_ladder::store::{Claimed, Layout, MatchRecord, NodeId};
 use maumau_ladder::validation::ValidationNeed;
 use maumau_ladder::{MatchId, Millis, PgStore, VersionId};
 use prost::Message as _;
+use rand::rngs::ChaCha20Rng;
+use rand::{Rng, SeedableRng};
 use tokio::sync::{Notify, oneshot};
 use tonic::Status;
 
@@ -140,11 +141,6 @@ fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
     }
 }
 
-/// A retry's seed: drawn from the orphan's seed and the attempt.
-fn reseed(seed: u64, attempt: i32) -> u64 {
-    SplitMix::new(seed ^ (attempt as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
-}
-
 /// Takes or keeps the matchmaker's lock; while held, settles orphaned matches and tells their
 /// lobbies. Returns whether this node runs the matchmaker.
 pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
@@ -152,6 +148,10 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
         return Ok(false);
     };
     let pg = c.pg.clone();
+    // A retry's deal seed comes from the hub's cryptographic generator, like every deal seed:
+    // nothing about it follows from the orphan's seed.
+    let deals = Mutex::new(ChaCha20Rng::seed_from_u64(hub.next_seed()));
+    let reseed = move |_: u64, _: i32| lock(&deals).next_u64();
     let (leading, reaped) = hub
         .store(move |_| {
             if !pg.try_lead()? {

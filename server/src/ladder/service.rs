@@ -198,7 +198,12 @@ impl LadderApi {
             }
             seats.push(s as u8);
         }
-        let profiles = hello.profiles.clone();
+        // Repeats mean nothing and would only make every matchmaking round slower.
+        seats.sort_unstable();
+        seats.dedup();
+        let mut profiles = hello.profiles.clone();
+        profiles.sort_unstable();
+        profiles.dedup();
         let (info, eligibility, season) = self
             .hub
             .store(move |l| {
@@ -484,8 +489,14 @@ impl LadderService for LadderApi {
                 provisional,
             })
             .collect();
-        let end = (start + size).min(lines.len());
-        let page = lines.get(start..end).unwrap_or_default().to_vec();
+        if start > lines.len() {
+            return Err(invalid(format!(
+                "page_token {start} is past the end of the board ({} lines)",
+                lines.len()
+            )));
+        }
+        let end = start.saturating_add(size).min(lines.len());
+        let page = lines[start..end].to_vec();
         Ok(Response::new(pb::GetLeaderboardResponse {
             season,
             profile: r.profile,
