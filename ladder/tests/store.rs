@@ -1008,6 +1008,11 @@ fn validation_matches_have_one_seat_and_keep_their_verdict(h: &mut Harness) {
     // They survive a restart.
     h.reopen();
     assert_eq!(h.store().validations_of(vs[0]).unwrap(), got);
+    // A voided validation match no longer counts.
+    h.store()
+        .void_match(failed, "test", &RatingConfig::default(), 70)
+        .unwrap();
+    assert_eq!(h.store().validations_of(vs[0]).unwrap(), got[..1]);
 }
 
 #[test]

@@ -1035,7 +1035,7 @@ impl Store for PgStore {
             let rows = t.query(
                 "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms
                  FROM validations v JOIN matches m ON m.id = v.match_id
-                 WHERE v.version_id = $1 ORDER BY v.match_id",
+                 WHERE v.version_id = $1 AND m.state = 'finished' ORDER BY v.match_id",
                 &[&version.0],
             )?;
             Ok(rows
