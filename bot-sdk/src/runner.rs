@@ -35,6 +35,11 @@ pub struct RunOptions {
     pub name: String,
     /// Reconnects tried in a row before giving up.
     pub max_reconnects: u32,
+    /// Asks for `EVENT_DELIVERY_WITH_PROMPT`: the seat's events and the answers to its actions
+    /// come in one batch with its next prompt (one message per decision instead of one per
+    /// event), rather than each as it happens. The bot sees the same events in the same order
+    /// either way, only later.
+    pub batched: bool,
 }
 
 impl RunOptions {
@@ -45,7 +50,15 @@ impl RunOptions {
             token: token.into(),
             name: "rust-bot".into(),
             max_reconnects: 10,
+            batched: false,
         }
+    }
+
+    /// The same options, asking for events batched with each prompt (see
+    /// [`RunOptions::batched`]).
+    pub fn with_batched_events(mut self) -> RunOptions {
+        self.batched = true;
+        self
     }
 }
 
@@ -139,7 +152,11 @@ async fn play_once(
             last_event_number: n,
             snapshot: false,
         }),
-        ..Default::default()
+        event_delivery: if options.batched {
+            pb::EventDelivery::WithPrompt
+        } else {
+            pb::EventDelivery::AsTheyHappen
+        } as i32,
     };
     let send = |kind| pb::PlayRequest { kind: Some(kind) };
     if tx
@@ -166,12 +183,14 @@ async fn play_once(
         let Some(kind) = message.and_then(|m| m.kind) else {
             continue;
         };
-        // An EventBatch (only sent when a stream asks for it) is its events, then its prompt.
+        // An EventBatch (only sent when a stream asks for it) is its held answers, its events,
+        // then its prompt.
         let kinds = match kind {
             pb::server_message::Kind::Batch(b) => b
-                .events
+                .accepted
                 .into_iter()
-                .map(pb::server_message::Kind::Event)
+                .map(pb::server_message::Kind::Accepted)
+                .chain(b.events.into_iter().map(pb::server_message::Kind::Event))
                 .chain(b.prompt.map(pb::server_message::Kind::Prompt))
                 .collect(),
             kind => vec![kind],

@@ -174,8 +174,10 @@ impl Trial {
     pub(crate) fn on_down(&self, m: &pb::ServerMessage) {
         use pb::server_message::Kind;
         if let Some(Kind::Batch(b)) = &m.kind {
-            // A bot that asked for EVENT_DELIVERY_WITH_PROMPT: its events, then its prompt.
-            let inner = b.events.iter().cloned().map(Kind::Event);
+            // A bot that asked for EVENT_DELIVERY_WITH_PROMPT: its held answers, its events,
+            // then its prompt.
+            let answers = b.accepted.iter().copied().map(Kind::Accepted);
+            let inner = answers.chain(b.events.iter().cloned().map(Kind::Event));
             for kind in inner.chain(b.prompt.clone().map(Kind::Prompt)) {
                 self.on_down(&pb::ServerMessage { kind: Some(kind) });
             }

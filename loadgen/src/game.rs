@@ -7,8 +7,9 @@
 //! indices, verdict request ids; the rest is skipped unread), like a bot that answers from its
 //! prompts; `--decode full` decodes every message into the `maumau.v1` types.
 //!
-//! With `Delivery::WithPrompt` every seat joins with EVENT_DELIVERY_WITH_PROMPT: its events come
-//! in one EventBatch with its next prompt instead of one message each.
+//! With `Delivery::WithPrompt` every seat joins with EVENT_DELIVERY_WITH_PROMPT: its events and
+//! the answers to its accepted actions come in one EventBatch with its next prompt instead of one
+//! message each, so a decision costs one message each way, as an echo round trip does.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,8 +96,12 @@ struct Prompt {
 enum Msg {
     /// A prompt.
     Prompt(Prompt),
-    /// A batch of events, and the prompt that came with them.
-    Batch { events: u64, prompt: Option<Prompt> },
+    /// A batch: held answers (their request ids), events, and the prompt that came with them.
+    Batch {
+        accepted: Vec<u64>,
+        events: u64,
+        prompt: Option<Prompt>,
+    },
     /// An event.
     Event,
     /// An action was accepted.
@@ -138,6 +143,7 @@ impl Incoming for pb::PlayResponse {
         match self.message.and_then(|m| m.kind) {
             Some(Kind::Prompt(p)) => Msg::Prompt(prompt(p, choose)),
             Some(Kind::Batch(b)) => Msg::Batch {
+                accepted: b.accepted.iter().map(|a| a.request_id).collect(),
                 events: b.events.len() as u64,
                 prompt: b.prompt.map(|p| prompt(p, choose)),
             },
@@ -160,6 +166,7 @@ impl Incoming for lean::PlayResponse {
         match self.message.and_then(|m| m.kind) {
             Some(Kind::Prompt(p)) => Msg::Prompt(lean_prompt(p, choose)),
             Some(Kind::Batch(b)) => Msg::Batch {
+                accepted: b.accepted.iter().map(|a| a.request_id).collect(),
                 events: b.events.len() as u64,
                 prompt: b.prompt.map(|p| lean_prompt(p, choose)),
             },
@@ -353,10 +360,27 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
                 _ => 0,
             };
         }
+        // A batch is its held answers, then its events, then its prompt.
         let msg = match msg {
             Msg::Batch {
-                prompt: Some(p), ..
-            } => Msg::Prompt(p),
+                accepted, prompt, ..
+            } => {
+                for id in accepted {
+                    run.accepted += 1;
+                    if window.contains(now) {
+                        run.decisions += 1;
+                    }
+                    // The answer comes with the seat's next prompt, long after the decision:
+                    // no latency to take from it.
+                    if pending.is_some_and(|(p, _)| p == id) {
+                        pending = None;
+                    }
+                }
+                match prompt {
+                    Some(p) => Msg::Prompt(p),
+                    None => Msg::Other,
+                }
+            }
             m => m,
         };
         match msg {

@@ -452,7 +452,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     println!("load average after:  {}", loadavg().trim());
     println!();
     println!(
-        "-- Throughput and latency (game: ops = accepted decisions, latency = prompt received → next prompt or accept; echo: round trips)"
+        "-- Throughput and latency (game: ops = accepted decisions, latency = prompt received → next prompt or accept, not measured for batch: its accept comes with the seat's next prompt; echo: round trips)"
     );
     println!(
         "{:<13} {:>7} {:<8} {:>10} {:>8} {:>8} {:>9} {:>6}",

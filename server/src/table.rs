@@ -17,10 +17,12 @@
 //! every viewer (each sees its own redaction of event N). A reconnecting seat names the last
 //! number it saw and receives the rest.
 //!
-//! A seat that joined with [`Delivery::WithPrompt`] has its events held (already redacted) until
-//! it is sent a prompt, a Pong or MatchFinished; they go out then as one `EventBatch`. Held
-//! events belong to the connection: a new connection resumes from the number its client names,
-//! as after any loss.
+//! A seat that joined with [`Delivery::WithPrompt`] has its events (already redacted) and the
+//! `ActionAccepted` answers to its stream's actions held until it is sent a prompt, a Pong, an
+//! `ActionRejected` or MatchFinished; they go out then as one `EventBatch`, so a decision costs
+//! the connection one message in and one out. Held events and answers belong to the connection:
+//! a new connection resumes from the number its client names, as after any loss (a Resume on
+//! the same stream keeps its held answers).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -62,8 +64,8 @@ pub(crate) enum Delivery {
     /// Each event as its own message, as it happens.
     #[default]
     AsTheyHappen,
-    /// Events held and sent in one `EventBatch` with the next prompt, or before a Pong or
-    /// MatchFinished.
+    /// Events and accepted answers held and sent in one `EventBatch` with the next prompt, or
+    /// before a Pong, a rejection or MatchFinished.
     WithPrompt,
 }
 
@@ -165,9 +167,11 @@ struct SeatState {
     staged: Vec<pb::ServerMessage>,
     /// How the connection receives events.
     delivery: Delivery,
-    /// Events held for the connection until its next prompt, Pong or MatchFinished
+    /// Events held for the connection until its next prompt, Pong, rejection or MatchFinished
     /// ([`Delivery::WithPrompt`]).
     held: Vec<pb::NumberedEvent>,
+    /// Answers to the connection's accepted actions, held with the events.
+    held_accepted: Vec<pb::ActionAccepted>,
     /// The seat's Play stream, read by the table.
     inbound: Option<Inbound>,
 }
@@ -329,6 +333,7 @@ impl Table {
                 staged: Vec::new(),
                 delivery: Delivery::AsTheyHappen,
                 held: Vec::new(),
+                held_accepted: Vec::new(),
                 inbound: None,
             })
             .collect();
@@ -524,6 +529,7 @@ impl Table {
         seat.inbound = None;
         seat.staged.clear();
         seat.held.clear();
+        seat.held_accepted.clear();
         seat.away_since = Some(Instant::now());
         self.publish_players();
     }
@@ -624,6 +630,10 @@ impl Table {
                     .is_some_and(|(c, _)| *c == conn)
                 {
                     let kind = match verdict {
+                        Ok(a) if self.seats[s as usize].delivery == Delivery::WithPrompt => {
+                            self.hold_accepted(s, a);
+                            return;
+                        }
                         Ok(a) => pb::server_message::Kind::Accepted(a),
                         Err(r) => pb::server_message::Kind::Rejected(r),
                     };
@@ -695,6 +705,10 @@ impl Table {
                         pb::ErrorReason::Superseded,
                         "a newer connection joined for this seat",
                     )));
+                }
+                if seat.inbound.as_ref().is_none_or(|i| i.conn != conn) {
+                    // Answers held for another stream's actions are lost with that stream.
+                    seat.held_accepted.clear();
                 }
                 seat.conn = Some((conn, outbox));
                 if let Some(stream) = inbound {
@@ -768,8 +782,8 @@ impl Table {
     }
 
     /// Stages `m` for a seat's connection (see [`Table::flush`]). Under
-    /// [`Delivery::WithPrompt`] a prompt takes the held events with it in an `EventBatch`, and
-    /// a Pong or MatchFinished has them sent just before it.
+    /// [`Delivery::WithPrompt`] a prompt takes the held answers and events with it in an
+    /// `EventBatch`, and a Pong, a rejection or MatchFinished has them sent just before it.
     fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
         use pb::server_message::Kind;
         let seat = &mut self.seats[s as usize];
@@ -782,19 +796,43 @@ impl Table {
                     seat.staged.push(message(Kind::Batch(pb::EventBatch {
                         events: std::mem::take(&mut seat.held),
                         prompt: Some(p),
+                        accepted: std::mem::take(&mut seat.held_accepted),
                     })));
                     return;
                 }
-                Some(Kind::Pong(_) | Kind::Finished(_)) if !seat.held.is_empty() => {
+                Some(Kind::Pong(_) | Kind::Rejected(_) | Kind::Finished(_))
+                    if !seat.held.is_empty() || !seat.held_accepted.is_empty() =>
+                {
                     seat.staged.push(message(Kind::Batch(pb::EventBatch {
                         events: std::mem::take(&mut seat.held),
                         prompt: None,
+                        accepted: std::mem::take(&mut seat.held_accepted),
                     })));
                 }
                 _ => {}
             }
         }
         seat.staged.push(m);
+    }
+
+    /// Holds the answer to a batched seat's accepted action for its next `EventBatch`: the one
+    /// this step staged already (the action gave the seat its next prompt at once), or a later
+    /// one.
+    fn hold_accepted(&mut self, s: Seat, a: pb::ActionAccepted) {
+        use pb::server_message::Kind;
+        let seat = &mut self.seats[s as usize];
+        let staged = seat
+            .staged
+            .iter_mut()
+            .rev()
+            .find_map(|m| match &mut m.kind {
+                Some(Kind::Batch(b)) if b.prompt.is_some() => Some(b),
+                _ => None,
+            });
+        match staged {
+            Some(b) => b.accepted.push(a),
+            None => seat.held_accepted.push(a),
+        }
     }
 
     /// Queues what was staged for a seat as one item and wakes its connection; a full or closed
@@ -819,6 +857,7 @@ impl Table {
             Err(_) => {
                 seat.conn = None;
                 seat.held.clear();
+                seat.held_accepted.clear();
                 seat.away_since = Some(Instant::now());
                 None
             }

@@ -228,18 +228,21 @@ pub fn first_seen(r: &Resim, viewer: Option<Seat>) -> HashMap<(i32, i32), u64> {
 }
 
 /// A message as the messages it stands for: an EventBatch (EVENT_DELIVERY_WITH_PROMPT) is its
-/// events, then its prompt; any other message is itself.
+/// held ActionAccepted answers, its events, then its prompt; any other message is itself.
 pub fn flatten(m: &pb::ServerMessage) -> Vec<pb::ServerMessage> {
     use pb::server_message::Kind;
     match &m.kind {
         Some(Kind::Batch(b)) => {
             let mut out: Vec<pb::ServerMessage> = b
-                .events
+                .accepted
                 .iter()
-                .map(|e| pb::ServerMessage {
-                    kind: Some(Kind::Event(e.clone())),
+                .map(|a| pb::ServerMessage {
+                    kind: Some(Kind::Accepted(*a)),
                 })
                 .collect();
+            out.extend(b.events.iter().map(|e| pb::ServerMessage {
+                kind: Some(Kind::Event(e.clone())),
+            }));
             out.extend(b.prompt.as_ref().map(|p| pb::ServerMessage {
                 kind: Some(Kind::Prompt(p.clone())),
             }));
@@ -259,15 +262,18 @@ pub fn flatten_all(messages: &[pb::ServerMessage]) -> Vec<pb::ServerMessage> {
 pub struct BatchStats {
     /// Batches with a prompt.
     pub with_prompt: usize,
-    /// Batches without one (before a Pong or MatchFinished).
+    /// Batches without one (before a Pong, an ActionRejected or MatchFinished).
     pub without_prompt: usize,
     /// Events inside batches.
     pub events: usize,
+    /// ActionAccepted answers inside batches.
+    pub accepted: usize,
 }
 
-/// Checks the shape of a feed under EVENT_DELIVERY_WITH_PROMPT: no event and no prompt on its own
-/// (each comes in an EventBatch), no empty batch, and a batch without a prompt only just before a
-/// Pong or MatchFinished. What the messages say is [`check_feed`]'s business.
+/// Checks the shape of a feed under EVENT_DELIVERY_WITH_PROMPT: no event, no prompt and no
+/// ActionAccepted on its own (each comes in an EventBatch), no empty batch, and a batch without
+/// a prompt only just before a Pong, an ActionRejected or MatchFinished. What the messages say
+/// is [`check_feed`]'s business.
 pub fn check_batched(who: &str, messages: &[pb::ServerMessage]) -> BatchStats {
     use pb::server_message::Kind;
     let mut stats = BatchStats::default();
@@ -280,20 +286,28 @@ pub fn check_batched(who: &str, messages: &[pb::ServerMessage]) -> BatchStats {
                     p.state_id
                 )
             }
+            Some(Kind::Accepted(a)) => panic!(
+                "{who}: message {i} is the answer to request {} on its own",
+                a.request_id
+            ),
             Some(Kind::Batch(b)) => {
                 stats.events += b.events.len();
+                stats.accepted += b.accepted.len();
                 if b.prompt.is_some() {
                     stats.with_prompt += 1;
                 } else {
                     stats.without_prompt += 1;
-                    assert!(!b.events.is_empty(), "{who}: message {i} is an empty batch");
+                    assert!(
+                        !b.events.is_empty() || !b.accepted.is_empty(),
+                        "{who}: message {i} is an empty batch"
+                    );
                     assert!(
                         matches!(
                             messages.get(i + 1).and_then(|n| n.kind.as_ref()),
-                            Some(Kind::Pong(_) | Kind::Finished(_))
+                            Some(Kind::Pong(_) | Kind::Rejected(_) | Kind::Finished(_))
                         ),
-                        "{who}: a batch without a prompt (message {i}) comes just before a Pong \
-                         or MatchFinished"
+                        "{who}: a batch without a prompt (message {i}) comes just before a Pong, \
+                         an ActionRejected or MatchFinished"
                     );
                 }
             }

@@ -120,6 +120,8 @@ class RunStats:
     prompts: int = 0  #: required prompts answered
     resent: int = 0  #: answers re-sent after a reconnect
     rejected: int = 0  #: ActionRejected received
+    batches: int = 0  #: EventBatch messages received (``batched=True``)
+    accepted: int = 0  #: ActionAccepted received, on their own or in batches
     last_event_number: int = 0
 
 
@@ -156,10 +158,11 @@ def _reason(error: grpc.RpcError) -> str:
 
 
 class _Session:
-    def __init__(self, bot: Bot, token: str, client_name: str, stats: RunStats):
+    def __init__(self, bot: Bot, token: str, client_name: str, stats: RunStats, batched: bool = False):
         self.bot = bot
         self.token = token
         self.client_name = client_name
+        self.batched = batched
         self.stats = stats
         self.last_event = 0
         self.joined = False
@@ -193,6 +196,8 @@ class _Session:
 
     def join_request(self) -> play_pb2.PlayRequest:
         join = play_pb2.Join(token=self.token, client_name=self.client_name)
+        if self.batched:
+            join.event_delivery = play_pb2.EVENT_DELIVERY_WITH_PROMPT
         if self.joined:
             join.resume.last_event_number = self.last_event
             self.stats.resumed_from.append(self.last_event)
@@ -205,8 +210,19 @@ class _Session:
     # ----- receiving -------------------------------------------------------------------------
 
     def handle(self, msg: play_pb2.ServerMessage, outbox: _Outbox) -> Optional[record_pb2.MatchReport]:
-        self.bot.on_message(msg)
         kind = msg.WhichOneof("kind")
+        if kind == "batch":
+            self.stats.batches += 1
+            # EVENT_DELIVERY_WITH_PROMPT: the held answers, the events, then the prompt, each
+            # handled (and shown to the bot) as if it had come on its own.
+            for accepted in msg.batch.accepted:
+                self.handle(play_pb2.ServerMessage(accepted=accepted), outbox)
+            for event in msg.batch.events:
+                self.handle(play_pb2.ServerMessage(event=event), outbox)
+            if msg.batch.HasField("prompt"):
+                self.handle(play_pb2.ServerMessage(prompt=msg.batch.prompt), outbox)
+            return None
+        self.bot.on_message(msg)
         if kind == "welcome":
             resumed = self.joined
             self.joined = True
@@ -243,6 +259,7 @@ class _Session:
         elif kind == "prompt":
             self._prompt(msg.prompt, outbox)
         elif kind == "accepted":
+            self.stats.accepted += 1
             if self.pending is not None and msg.accepted.request_id == self.pending_request:
                 self.pending = None
                 self.pending_index = None
@@ -303,6 +320,7 @@ def run(
     reconnect_delay: float = 0.2,
     connect_timeout: float = 10.0,
     stats: Optional[RunStats] = None,
+    batched: bool = False,
 ) -> record_pb2.MatchReport:
     """Plays one seat to the end of its match and returns the final ``MatchReport``.
 
@@ -310,9 +328,15 @@ def run(
     given). A dropped stream is reopened with ``Join{resume}`` up to ``max_reconnects`` times
     in a row without hearing from the server; refusals that a new stream cannot fix (bad
     token, superseded, ...) raise :class:`MatchError`.
+
+    ``batched=True`` joins with ``EVENT_DELIVERY_WITH_PROMPT``: the server holds the seat's events
+    and the answers to its actions and sends them in one ``EventBatch`` with its next prompt (one
+    message per decision instead of one per event). The bot sees the same messages in the same
+    order either way (each batch is handed over as its answers, events and prompt), only later:
+    an action's ``ActionAccepted`` comes with the seat's next prompt.
     """
     stats = stats if stats is not None else RunStats()
-    session = _Session(bot, token, client_name or bot.name, stats)
+    session = _Session(bot, token, client_name or bot.name, stats, batched)
     own_channel = channel is None
     ch = channel if channel is not None else grpc.insecure_channel(address)
     stub = play_pb2_grpc.PlayServiceStub(ch)

@@ -68,14 +68,16 @@ def create_classic(server, remote: int, seats: int = 4) -> match_pb2.CreateMatch
     return created
 
 
-def play_seats(server, created, bots, stats, addresses=None, timeout=120.0):
+def play_seats(server, created, bots, stats, addresses=None, timeout=120.0, batched=False):
     """Plays every remote seat on its own thread; returns the reports in seat order."""
     addresses = addresses or [server.address] * len(bots)
     results: dict[int, object] = {}
 
     def play(i, bot, address, token, st):
         try:
-            results[i] = run(bot, address, token.token, stats=st, client_name=f"py-{token.seat}")
+            results[i] = run(
+                bot, address, token.token, stats=st, client_name=f"py-{token.seat}", batched=batched
+            )
         except BaseException as e:  # handed to the test below
             results[i] = e
 
@@ -307,3 +309,24 @@ def test_answer_lost_with_the_connection_is_sent_again_after_the_resume(server, 
     row = report.seats[0]
     assert row.timeouts == 0 and row.rejections == 0 and not row.gave_up
     assert row.decisions == a.prompts
+
+
+def test_full_match_with_events_batched_with_prompts(server):
+    """batched=True: events and answers come in EventBatch messages, handed over one by one."""
+    created = create_classic(server, remote=2)
+    bots = [RecordingBot(3), RecordingBot(4)]
+    stats = [RunStats(), RunStats()]
+    reports = play_seats(server, created, bots, stats, batched=True)
+    report = reports[0]
+    assert reports[1] == report
+    check_report(report, created, seats=4)
+    for seat, (bot, st) in enumerate(zip(bots, stats)):
+        assert st.batches >= st.prompts > 0, st
+        assert st.batches < st.events, "fewer messages than events"
+        # Every event once, in order, after the snapshot.
+        start = bot.snapshots[0].last_event_number + 1
+        assert_contiguous(bot.events, start)
+        assert bot.raw_events == bot.events
+        # Every accepted action of the seat answered once.
+        assert st.accepted == report.seats[seat].decisions > 0, st
+        assert st.rejected == 0 and bot.rejections == []

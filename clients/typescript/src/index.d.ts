@@ -102,6 +102,10 @@ export interface RunStats {
   prompts: number;
   resent: number;
   rejected: number;
+  /** EventBatch messages received (`batched: true`). */
+  batches: number;
+  /** ActionAccepted received, on their own or in batches. */
+  accepted: number;
   lastEventNumber: number;
 }
 
@@ -112,6 +116,11 @@ export interface RunOptions {
   connectTimeoutMs?: number;
   stats?: RunStats;
   protoDir?: string;
+  /**
+   * Join with EVENT_DELIVERY_WITH_PROMPT: events and the answers to the seat's actions come in
+   * one EventBatch with its next prompt, handed to the bot one by one as usual.
+   */
+  batched?: boolean;
   /** A PlayService client to use instead of a new one (it is not closed). */
   client?: grpc.Client;
 }

@@ -114,14 +114,27 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Counters of what happened on the wire during `run` (pass one as `options.stats`). */
 export function newStats() {
-  return { streams: 0, resumedFrom: [], events: 0, duplicates: 0, gaps: 0, prompts: 0, resent: 0, rejected: 0, lastEventNumber: 0 };
+  return {
+    streams: 0,
+    resumedFrom: [],
+    events: 0,
+    duplicates: 0,
+    gaps: 0,
+    prompts: 0,
+    resent: 0,
+    rejected: 0,
+    batches: 0,
+    accepted: 0,
+    lastEventNumber: 0,
+  };
 }
 
 class Session {
-  constructor(bot, token, clientName, stats) {
+  constructor(bot, token, clientName, stats, batched = false) {
     this.bot = bot;
     this.token = token;
     this.clientName = clientName;
+    this.batched = batched;
     this.stats = stats;
     this.lastEvent = 0;
     this.joined = false;
@@ -160,6 +173,7 @@ class Session {
 
   joinRequest() {
     const join = { token: this.token, client_name: this.clientName };
+    if (this.batched) join.event_delivery = 'EVENT_DELIVERY_WITH_PROMPT';
     if (this.joined) {
       join.resume = { last_event_number: String(this.lastEvent) };
       this.stats.resumedFrom.push(this.lastEvent);
@@ -169,6 +183,16 @@ class Session {
 
   /** Handles one server message; resolves with the report when the match is over. */
   async handle(msg) {
+    if (msg.kind === 'batch') {
+      // EVENT_DELIVERY_WITH_PROMPT: the held answers, the events, then the prompt, each handled
+      // (and shown to the bot) as if it had come on its own.
+      this.stats.batches += 1;
+      const { accepted = [], events = [], prompt = null } = msg.batch;
+      for (const a of accepted) await this.handle({ kind: 'accepted', accepted: a });
+      for (const e of events) await this.handle({ kind: 'event', event: e });
+      if (prompt) await this.handle({ kind: 'prompt', prompt });
+      return null;
+    }
     this.bot.onMessage?.(msg);
     switch (msg.kind) {
       case 'welcome': {
@@ -212,6 +236,7 @@ class Session {
         await this.prompt(msg.prompt);
         break;
       case 'accepted':
+        this.stats.accepted += 1;
         if (this.pending && Number(msg.accepted.request_id) === this.pendingRequest) {
           this.pending = null;
           this.pendingIndex = null;
@@ -284,6 +309,11 @@ function waitForReady(client, timeoutMs) {
  * `onEvent` (each event exactly once, in order), `onRejected`, `onDisconnect(error, attempt)`,
  * `onFinished`, and `name` (Join.client_name).
  *
+ * `batched: true` joins with EVENT_DELIVERY_WITH_PROMPT: the seat's events and the answers to its
+ * actions come in one EventBatch with its next prompt (one message per decision instead of one
+ * per event); the bot sees the same messages in the same order, only later (an action's
+ * ActionAccepted comes with the seat's next prompt).
+ *
  * A dropped stream is reopened with Join{resume{last_event_number}}, up to `maxReconnects`
  * times in a row without hearing from the server; refusals a new stream cannot fix reject the
  * promise with a MatchError.
@@ -297,10 +327,11 @@ export async function run(bot, address, token, options = {}) {
     connectTimeoutMs = 10_000,
     stats = newStats(),
     protoDir = PROTO_DIR,
+    batched = false,
   } = options;
   const pkg = loadPackage(protoDir);
   const client = options.client ?? new pkg.PlayService(address, grpc.credentials.createInsecure());
-  const session = new Session(b, token, clientName, stats);
+  const session = new Session(b, token, clientName, stats, batched);
   let failures = 0;
   try {
     for (;;) {

@@ -130,6 +130,28 @@ test('a full classic match: two Node seats and two built-in random bots', { time
   assert.ok(verdict.valid && verdict.finished, JSON.stringify(verdict.error));
 });
 
+test('batched: events and answers come in EventBatch messages, handed over one by one', { timeout: 120_000 }, async () => {
+  const created = await createClassic(2);
+  const bots = [recordingBot(3), recordingBot(4)];
+  const stats = [newStats(), newStats()];
+  const reports = await Promise.all(
+    created.seat_tokens.map((t, i) => run(bots[i], server.address, t.token, { stats: stats[i], batched: true })),
+  );
+  const [report] = reports;
+  assert.deepEqual(reports[1], report, 'every seat gets the same report');
+  checkReport(report, created, 4);
+  bots.forEach((bot, seat) => {
+    const st = stats[seat];
+    assert.ok(st.batches >= bot.prompts && bot.prompts > 0, JSON.stringify(st));
+    assert.ok(st.batches < st.events, 'fewer messages than events');
+    assertContiguous(bot.rawEvents, Number(bot.snapshots[0].last_event_number) + 1);
+    assert.deepEqual(bot.events, bot.rawEvents);
+    assert.deepEqual(bot.rejections, []);
+    assert.equal(report.seats[seat].decisions, bot.prompts);
+    assert.equal(st.accepted, bot.prompts, 'every accepted action answered once');
+  });
+});
+
 test('a dropped connection resumes without missing or repeating an event', { timeout: 120_000 }, async () => {
   const created = await createClassic(2);
   const proxy = await startProxy(server.address);

@@ -29,15 +29,15 @@ from . import record_pb2 as maumau_dot_v1_dot_record__pb2
 from . import rules_pb2 as maumau_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14maumau/v1/play.proto\x12\tmaumau.v1\x1a\x16maumau/v1/errors.proto\x1a\x16maumau/v1/events.proto\x1a\x14maumau/v1/game.proto\x1a\x16maumau/v1/record.proto\x1a\x15maumau/v1/rules.proto\"\xab\x01\n\x0bPlayRequest\x12\x1f\n\x04join\x18\x01 \x01(\x0b\x32\x0f.maumau.v1.JoinH\x00\x12#\n\x06resume\x18\x02 \x01(\x0b\x32\x11.maumau.v1.ResumeH\x00\x12-\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x1b.maumau.v1.ActionSubmissionH\x00\x12\x1f\n\x04ping\x18\x04 \x01(\x0b\x32\x0f.maumau.v1.PingH\x00\x42\x06\n\x04kind\"\x7f\n\x04Join\x12\r\n\x05token\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\x12!\n\x06resume\x18\x03 \x01(\x0b\x32\x11.maumau.v1.Resume\x12\x30\n\x0e\x65vent_delivery\x18\x04 \x01(\x0e\x32\x18.maumau.v1.EventDelivery\"5\n\x06Resume\x12\x19\n\x11last_event_number\x18\x01 \x01(\x04\x12\x10\n\x08snapshot\x18\x02 \x01(\x08\"\x7f\n\x10\x41\x63tionSubmission\x12\x10\n\x08state_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.maumau.v1.ActionH\x00\x12\x16\n\x0c\x61\x63tion_index\x18\x03 \x01(\rH\x00\x12\x12\n\nrequest_id\x18\x04 \x01(\x04\x42\x08\n\x06\x63hoice\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x94\x03\n\rServerMessage\x12%\n\x07welcome\x18\x01 \x01(\x0b\x32\x12.maumau.v1.WelcomeH\x00\x12\'\n\x08snapshot\x18\x02 \x01(\x0b\x32\x13.maumau.v1.SnapshotH\x00\x12)\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x18.maumau.v1.NumberedEventH\x00\x12+\n\x06prompt\x18\x04 \x01(\x0b\x32\x19.maumau.v1.DecisionPromptH\x00\x12-\n\x08\x61\x63\x63\x65pted\x18\x05 \x01(\x0b\x32\x19.maumau.v1.ActionAcceptedH\x00\x12-\n\x08rejected\x18\x06 \x01(\x0b\x32\x19.maumau.v1.ActionRejectedH\x00\x12,\n\x08\x66inished\x18\x07 \x01(\x0b\x32\x18.maumau.v1.MatchFinishedH\x00\x12\x1f\n\x04pong\x18\x08 \x01(\x0b\x32\x0f.maumau.v1.PongH\x00\x12&\n\x05\x62\x61tch\x18\t \x01(\x0b\x32\x15.maumau.v1.EventBatchH\x00\x42\x06\n\x04kind\"a\n\nEventBatch\x12(\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x18.maumau.v1.NumberedEvent\x12)\n\x06prompt\x18\x02 \x01(\x0b\x32\x19.maumau.v1.DecisionPrompt\"\xa6\x02\n\x07Welcome\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12&\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12\x1f\n\x05rules\x18\x04 \x01(\x0b\x32\x10.maumau.v1.Rules\x12,\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\x0c\x12&\n\x07players\x18\x07 \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12\r\n\x05rated\x18\x08 \x01(\x08\x12&\n\x06status\x18\t \x01(\x0e\x32\x16.maumau.v1.MatchStatusB\x07\n\x05_seat\"d\n\x08Snapshot\x12\x10\n\x08state_id\x18\x01 \x01(\x04\x12\x19\n\x11last_event_number\x18\x02 \x01(\x04\x12+\n\x0bobservation\x18\x03 \x01(\x0b\x32\x16.maumau.v1.Observation\"@\n\rNumberedEvent\x12\x0e\n\x06number\x18\x01 \x01(\x04\x12\x1f\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.maumau.v1.Event\"\xf1\x01\n\x0e\x44\x65\x63isionPrompt\x12\x10\n\x08state_id\x18\x01 \x01(\x04\x12-\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x16.maumau.v1.LegalAction\x12\x10\n\x08required\x18\x03 \x01(\x08\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x04 \x01(\x04\x12\x14\n\x0ctime_left_ms\x18\x05 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x06 \x01(\r\x12+\n\x0bobservation\x18\x07 \x01(\x0b\x32\x16.maumau.v1.Observation\x12\x19\n\x11last_event_number\x18\x08 \x01(\x04\"L\n\x0e\x41\x63tionAccepted\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x10\n\x08state_id\x18\x02 \x01(\x04\x12\x14\n\x0c\x61\x63tion_index\x18\x03 \x01(\r\"o\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12&\n\x06reason\x18\x02 \x01(\x0e\x32\x16.maumau.v1.ErrorReason\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x10\n\x08state_id\x18\x04 \x01(\x04\"7\n\rMatchFinished\x12&\n\x06report\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchReport\"2\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\x12\x1b\n\x13server_time_unix_ms\x18\x02 \x01(\x04\"9\n\x0cPlayResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.maumau.v1.ServerMessage\"U\n\x0cWatchRequest\x12\r\n\x05token\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\x12!\n\x06resume\x18\x03 \x01(\x0b\x32\x11.maumau.v1.Resume\":\n\rWatchResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.maumau.v1.ServerMessage\"Q\n\x13SubmitActionRequest\x12\r\n\x05token\x18\x01 \x01(\t\x12+\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1b.maumau.v1.ActionSubmission\"~\n\x14SubmitActionResponse\x12-\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x0b\x32\x19.maumau.v1.ActionAcceptedH\x00\x12-\n\x08rejected\x18\x02 \x01(\x0b\x32\x19.maumau.v1.ActionRejectedH\x00\x42\x08\n\x06result*r\n\rEventDelivery\x12\x1e\n\x1a\x45VENT_DELIVERY_UNSPECIFIED\x10\x00\x12!\n\x1d\x45VENT_DELIVERY_AS_THEY_HAPPEN\x10\x01\x12\x1e\n\x1a\x45VENT_DELIVERY_WITH_PROMPT\x10\x02\x32\xd9\x01\n\x0bPlayService\x12;\n\x04Play\x12\x16.maumau.v1.PlayRequest\x1a\x17.maumau.v1.PlayResponse(\x01\x30\x01\x12<\n\x05Watch\x12\x17.maumau.v1.WatchRequest\x1a\x18.maumau.v1.WatchResponse0\x01\x12O\n\x0cSubmitAction\x12\x1e.maumau.v1.SubmitActionRequest\x1a\x1f.maumau.v1.SubmitActionResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14maumau/v1/play.proto\x12\tmaumau.v1\x1a\x16maumau/v1/errors.proto\x1a\x16maumau/v1/events.proto\x1a\x14maumau/v1/game.proto\x1a\x16maumau/v1/record.proto\x1a\x15maumau/v1/rules.proto\"\xab\x01\n\x0bPlayRequest\x12\x1f\n\x04join\x18\x01 \x01(\x0b\x32\x0f.maumau.v1.JoinH\x00\x12#\n\x06resume\x18\x02 \x01(\x0b\x32\x11.maumau.v1.ResumeH\x00\x12-\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x1b.maumau.v1.ActionSubmissionH\x00\x12\x1f\n\x04ping\x18\x04 \x01(\x0b\x32\x0f.maumau.v1.PingH\x00\x42\x06\n\x04kind\"\x7f\n\x04Join\x12\r\n\x05token\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\x12!\n\x06resume\x18\x03 \x01(\x0b\x32\x11.maumau.v1.Resume\x12\x30\n\x0e\x65vent_delivery\x18\x04 \x01(\x0e\x32\x18.maumau.v1.EventDelivery\"5\n\x06Resume\x12\x19\n\x11last_event_number\x18\x01 \x01(\x04\x12\x10\n\x08snapshot\x18\x02 \x01(\x08\"\x7f\n\x10\x41\x63tionSubmission\x12\x10\n\x08state_id\x18\x01 \x01(\x04\x12#\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.maumau.v1.ActionH\x00\x12\x16\n\x0c\x61\x63tion_index\x18\x03 \x01(\rH\x00\x12\x12\n\nrequest_id\x18\x04 \x01(\x04\x42\x08\n\x06\x63hoice\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x94\x03\n\rServerMessage\x12%\n\x07welcome\x18\x01 \x01(\x0b\x32\x12.maumau.v1.WelcomeH\x00\x12\'\n\x08snapshot\x18\x02 \x01(\x0b\x32\x13.maumau.v1.SnapshotH\x00\x12)\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x18.maumau.v1.NumberedEventH\x00\x12+\n\x06prompt\x18\x04 \x01(\x0b\x32\x19.maumau.v1.DecisionPromptH\x00\x12-\n\x08\x61\x63\x63\x65pted\x18\x05 \x01(\x0b\x32\x19.maumau.v1.ActionAcceptedH\x00\x12-\n\x08rejected\x18\x06 \x01(\x0b\x32\x19.maumau.v1.ActionRejectedH\x00\x12,\n\x08\x66inished\x18\x07 \x01(\x0b\x32\x18.maumau.v1.MatchFinishedH\x00\x12\x1f\n\x04pong\x18\x08 \x01(\x0b\x32\x0f.maumau.v1.PongH\x00\x12&\n\x05\x62\x61tch\x18\t \x01(\x0b\x32\x15.maumau.v1.EventBatchH\x00\x42\x06\n\x04kind\"\x8e\x01\n\nEventBatch\x12(\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x18.maumau.v1.NumberedEvent\x12)\n\x06prompt\x18\x02 \x01(\x0b\x32\x19.maumau.v1.DecisionPrompt\x12+\n\x08\x61\x63\x63\x65pted\x18\x03 \x03(\x0b\x32\x19.maumau.v1.ActionAccepted\"\xa6\x02\n\x07Welcome\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12&\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12\x1f\n\x05rules\x18\x04 \x01(\x0b\x32\x10.maumau.v1.Rules\x12,\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12\x17\n\x0fseed_commitment\x18\x06 \x01(\x0c\x12&\n\x07players\x18\x07 \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12\r\n\x05rated\x18\x08 \x01(\x08\x12&\n\x06status\x18\t \x01(\x0e\x32\x16.maumau.v1.MatchStatusB\x07\n\x05_seat\"d\n\x08Snapshot\x12\x10\n\x08state_id\x18\x01 \x01(\x04\x12\x19\n\x11last_event_number\x18\x02 \x01(\x04\x12+\n\x0bobservation\x18\x03 \x01(\x0b\x32\x16.maumau.v1.Observation\"@\n\rNumberedEvent\x12\x0e\n\x06number\x18\x01 \x01(\x04\x12\x1f\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x10.maumau.v1.Event\"\xf1\x01\n\x0e\x44\x65\x63isionPrompt\x12\x10\n\x08state_id\x18\x01 \x01(\x04\x12-\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x16.maumau.v1.LegalAction\x12\x10\n\x08required\x18\x03 \x01(\x08\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x04 \x01(\x04\x12\x14\n\x0ctime_left_ms\x18\x05 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x06 \x01(\r\x12+\n\x0bobservation\x18\x07 \x01(\x0b\x32\x16.maumau.v1.Observation\x12\x19\n\x11last_event_number\x18\x08 \x01(\x04\"L\n\x0e\x41\x63tionAccepted\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x10\n\x08state_id\x18\x02 \x01(\x04\x12\x14\n\x0c\x61\x63tion_index\x18\x03 \x01(\r\"o\n\x0e\x41\x63tionRejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12&\n\x06reason\x18\x02 \x01(\x0e\x32\x16.maumau.v1.ErrorReason\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x10\n\x08state_id\x18\x04 \x01(\x04\"7\n\rMatchFinished\x12&\n\x06report\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchReport\"2\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\x12\x1b\n\x13server_time_unix_ms\x18\x02 \x01(\x04\"9\n\x0cPlayResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.maumau.v1.ServerMessage\"U\n\x0cWatchRequest\x12\r\n\x05token\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\x12!\n\x06resume\x18\x03 \x01(\x0b\x32\x11.maumau.v1.Resume\":\n\rWatchResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.maumau.v1.ServerMessage\"Q\n\x13SubmitActionRequest\x12\r\n\x05token\x18\x01 \x01(\t\x12+\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x1b.maumau.v1.ActionSubmission\"~\n\x14SubmitActionResponse\x12-\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x0b\x32\x19.maumau.v1.ActionAcceptedH\x00\x12-\n\x08rejected\x18\x02 \x01(\x0b\x32\x19.maumau.v1.ActionRejectedH\x00\x42\x08\n\x06result*r\n\rEventDelivery\x12\x1e\n\x1a\x45VENT_DELIVERY_UNSPECIFIED\x10\x00\x12!\n\x1d\x45VENT_DELIVERY_AS_THEY_HAPPEN\x10\x01\x12\x1e\n\x1a\x45VENT_DELIVERY_WITH_PROMPT\x10\x02\x32\xd9\x01\n\x0bPlayService\x12;\n\x04Play\x12\x16.maumau.v1.PlayRequest\x1a\x17.maumau.v1.PlayResponse(\x01\x30\x01\x12<\n\x05Watch\x12\x17.maumau.v1.WatchRequest\x1a\x18.maumau.v1.WatchResponse0\x01\x12O\n\x0cSubmitAction\x12\x1e.maumau.v1.SubmitActionRequest\x1a\x1f.maumau.v1.SubmitActionResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'maumau.v1.play_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_EVENTDELIVERY']._serialized_start=2594
-  _globals['_EVENTDELIVERY']._serialized_end=2708
+  _globals['_EVENTDELIVERY']._serialized_start=2640
+  _globals['_EVENTDELIVERY']._serialized_end=2754
   _globals['_PLAYREQUEST']._serialized_start=153
   _globals['_PLAYREQUEST']._serialized_end=324
   _globals['_JOIN']._serialized_start=326
@@ -50,34 +50,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PING']._serialized_end=660
   _globals['_SERVERMESSAGE']._serialized_start=663
   _globals['_SERVERMESSAGE']._serialized_end=1067
-  _globals['_EVENTBATCH']._serialized_start=1069
-  _globals['_EVENTBATCH']._serialized_end=1166
-  _globals['_WELCOME']._serialized_start=1169
-  _globals['_WELCOME']._serialized_end=1463
-  _globals['_SNAPSHOT']._serialized_start=1465
-  _globals['_SNAPSHOT']._serialized_end=1565
-  _globals['_NUMBEREDEVENT']._serialized_start=1567
-  _globals['_NUMBEREDEVENT']._serialized_end=1631
-  _globals['_DECISIONPROMPT']._serialized_start=1634
-  _globals['_DECISIONPROMPT']._serialized_end=1875
-  _globals['_ACTIONACCEPTED']._serialized_start=1877
-  _globals['_ACTIONACCEPTED']._serialized_end=1953
-  _globals['_ACTIONREJECTED']._serialized_start=1955
-  _globals['_ACTIONREJECTED']._serialized_end=2066
-  _globals['_MATCHFINISHED']._serialized_start=2068
-  _globals['_MATCHFINISHED']._serialized_end=2123
-  _globals['_PONG']._serialized_start=2125
-  _globals['_PONG']._serialized_end=2175
-  _globals['_PLAYRESPONSE']._serialized_start=2177
-  _globals['_PLAYRESPONSE']._serialized_end=2234
-  _globals['_WATCHREQUEST']._serialized_start=2236
-  _globals['_WATCHREQUEST']._serialized_end=2321
-  _globals['_WATCHRESPONSE']._serialized_start=2323
-  _globals['_WATCHRESPONSE']._serialized_end=2381
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=2383
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=2464
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2466
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2592
-  _globals['_PLAYSERVICE']._serialized_start=2711
-  _globals['_PLAYSERVICE']._serialized_end=2928
+  _globals['_EVENTBATCH']._serialized_start=1070
+  _globals['_EVENTBATCH']._serialized_end=1212
+  _globals['_WELCOME']._serialized_start=1215
+  _globals['_WELCOME']._serialized_end=1509
+  _globals['_SNAPSHOT']._serialized_start=1511
+  _globals['_SNAPSHOT']._serialized_end=1611
+  _globals['_NUMBEREDEVENT']._serialized_start=1613
+  _globals['_NUMBEREDEVENT']._serialized_end=1677
+  _globals['_DECISIONPROMPT']._serialized_start=1680
+  _globals['_DECISIONPROMPT']._serialized_end=1921
+  _globals['_ACTIONACCEPTED']._serialized_start=1923
+  _globals['_ACTIONACCEPTED']._serialized_end=1999
+  _globals['_ACTIONREJECTED']._serialized_start=2001
+  _globals['_ACTIONREJECTED']._serialized_end=2112
+  _globals['_MATCHFINISHED']._serialized_start=2114
+  _globals['_MATCHFINISHED']._serialized_end=2169
+  _globals['_PONG']._serialized_start=2171
+  _globals['_PONG']._serialized_end=2221
+  _globals['_PLAYRESPONSE']._serialized_start=2223
+  _globals['_PLAYRESPONSE']._serialized_end=2280
+  _globals['_WATCHREQUEST']._serialized_start=2282
+  _globals['_WATCHREQUEST']._serialized_end=2367
+  _globals['_WATCHRESPONSE']._serialized_start=2369
+  _globals['_WATCHRESPONSE']._serialized_end=2427
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=2429
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=2510
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2512
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2638
+  _globals['_PLAYSERVICE']._serialized_start=2757
+  _globals['_PLAYSERVICE']._serialized_end=2974
 # @@protoc_insertion_point(module_scope)

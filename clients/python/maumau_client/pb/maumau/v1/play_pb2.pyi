@@ -94,12 +94,14 @@ class ServerMessage(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[NumberedEvent, _Mapping]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., batch: _Optional[_Union[EventBatch, _Mapping]] = ...) -> None: ...
 
 class EventBatch(_message.Message):
-    __slots__ = ("events", "prompt")
+    __slots__ = ("events", "prompt", "accepted")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[NumberedEvent]
     prompt: DecisionPrompt
-    def __init__(self, events: _Optional[_Iterable[_Union[NumberedEvent, _Mapping]]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ...) -> None: ...
+    accepted: _containers.RepeatedCompositeFieldContainer[ActionAccepted]
+    def __init__(self, events: _Optional[_Iterable[_Union[NumberedEvent, _Mapping]]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ..., accepted: _Optional[_Iterable[_Union[ActionAccepted, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("match_id", "seat", "config", "rules", "time_control", "seed_commitment", "players", "rated", "status")
