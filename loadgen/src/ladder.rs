@@ -600,6 +600,9 @@ async fn lobby_inner(
                     tally.ladder_ended(&e);
                 }
                 K::Drained(_) => break,
+                // A version that passed validation is told it is active: expected, not an
+                // error. Any other status (paused, banned, rejected) is one.
+                K::Notice(n) if n.status() == pb::VersionStatus::Active => {}
                 K::Notice(n) => {
                     tally.error(format!("lobby notice: {:?} ({})", n.status(), n.reason))
                 }
