@@ -319,6 +319,26 @@ pub enum SanctionTarget {
     Version(VersionId),
 }
 
+impl SanctionTarget {
+    /// The target's kind as stored (`owner`, `bot`, `version`) and its id.
+    pub(crate) fn parts(self) -> (&'static str, i64) {
+        match self {
+            SanctionTarget::Owner(id) => ("owner", id.0),
+            SanctionTarget::Bot(id) => ("bot", id.0),
+            SanctionTarget::Version(id) => ("version", id.0),
+        }
+    }
+
+    /// The table that holds the target.
+    pub(crate) fn table(self) -> &'static str {
+        match self {
+            SanctionTarget::Owner(_) => "owners",
+            SanctionTarget::Bot(_) => "bots",
+            SanctionTarget::Version(_) => "versions",
+        }
+    }
+}
+
 /// The kind of a sanction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SanctionKind {

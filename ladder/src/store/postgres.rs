@@ -358,14 +358,6 @@ fn season_from_row(r: &Row) -> Season {
     }
 }
 
-fn target_parts(t: SanctionTarget) -> (&'static str, i64) {
-    match t {
-        SanctionTarget::Owner(id) => ("owner", id.0),
-        SanctionTarget::Bot(id) => ("bot", id.0),
-        SanctionTarget::Version(id) => ("version", id.0),
-    }
-}
-
 const SANCTION_COLUMNS: &str =
     "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
 
@@ -1300,12 +1292,8 @@ impl Store for PgStore {
         if reason.trim().is_empty() {
             return Err(LadderError::Invalid("a pause or ban needs a reason".into()));
         }
-        let (tname, tid) = target_parts(target);
-        let table = match target {
-            SanctionTarget::Owner(_) => "owners",
-            SanctionTarget::Bot(_) => "bots",
-            SanctionTarget::Version(_) => "versions",
-        };
+        let (tname, tid) = target.parts();
+        let table = target.table();
         self.tx(|t| {
             if !exists(t, table, tid)? {
                 return Err(LadderError::NotFound {
@@ -1351,7 +1339,7 @@ impl Store for PgStore {
     }
 
     fn sanctions_of(&self, target: SanctionTarget) -> Result<Vec<Sanction>> {
-        let (tname, tid) = target_parts(target);
+        let (tname, tid) = target.parts();
         self.tx(|t| {
             let sql = format!(
                 "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE target = $1 AND target_id = $2

@@ -264,14 +264,6 @@ fn season_from_row(r: &Row<'_>) -> rusqlite::Result<Season> {
     })
 }
 
-fn target_parts(t: SanctionTarget) -> (&'static str, i64) {
-    match t {
-        SanctionTarget::Owner(id) => ("owner", id.0),
-        SanctionTarget::Bot(id) => ("bot", id.0),
-        SanctionTarget::Version(id) => ("version", id.0),
-    }
-}
-
 const SANCTION_COLUMNS: &str =
     "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
 
@@ -1278,12 +1270,8 @@ impl Store for SqliteStore {
         if reason.trim().is_empty() {
             return Err(LadderError::Invalid("a pause or ban needs a reason".into()));
         }
-        let (t, tid) = target_parts(target);
-        let table = match target {
-            SanctionTarget::Owner(_) => "owners",
-            SanctionTarget::Bot(_) => "bots",
-            SanctionTarget::Version(_) => "versions",
-        };
+        let (t, tid) = target.parts();
+        let table = target.table();
         self.write(|tx| {
             if !exists(tx, table, tid)? {
                 return Err(LadderError::NotFound {
@@ -1332,7 +1320,7 @@ impl Store for SqliteStore {
     }
 
     fn sanctions_of(&self, target: SanctionTarget) -> Result<Vec<Sanction>> {
-        let (t, tid) = target_parts(target);
+        let (t, tid) = target.parts();
         self.read(|c| {
             let sql = format!(
                 "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE target = ?1 AND target_id = ?2
