@@ -54,6 +54,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0003_nodes.sql",
         include_str!("../../migrations/postgres/0003_nodes.sql"),
     ),
+    (
+        4,
+        "0004_indexes.sql",
+        include_str!("../../migrations/postgres/0004_indexes.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).
@@ -1159,13 +1164,16 @@ impl Store for PgStore {
     fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>> {
         self.tx(|t| {
             Ok(t.query(
-                "SELECT s.version_id, MAX(m.created_ms)
-                 FROM match_seats s JOIN matches m ON m.id = s.match_id
-                 GROUP BY s.version_id ORDER BY s.version_id",
+                // One indexed lookup per version (match_seats_version) instead of a scan of every
+                // seat ever played: the matchmaker asks every round. Ids grow with creation.
+                "SELECT v.id, (SELECT m.created_ms FROM match_seats s
+                               JOIN matches m ON m.id = s.match_id
+                               WHERE s.version_id = v.id ORDER BY s.match_id DESC LIMIT 1) AS last
+                 FROM versions v ORDER BY v.id",
                 &[],
             )?
             .iter()
-            .map(|r| (VersionId(r.get(0)), r.get(1)))
+            .filter_map(|r| Some((VersionId(r.get(0)), r.get::<_, Option<Millis>>(1)?)))
             .collect())
         })
     }

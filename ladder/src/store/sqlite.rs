@@ -47,6 +47,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
         "0003_nodes.sql",
         include_str!("../../migrations/sqlite/0003_nodes.sql"),
     ),
+    (
+        4,
+        "0004_indexes.sql",
+        include_str!("../../migrations/sqlite/0004_indexes.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.
@@ -1136,13 +1141,22 @@ impl Store for SqliteStore {
     fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>> {
         self.read(|c| {
             let mut st = c.prepare(
-                "SELECT s.version_id, MAX(m.created_ms)
-                 FROM match_seats s JOIN matches m ON m.id = s.match_id
-                 GROUP BY s.version_id ORDER BY s.version_id",
+                // One indexed lookup per version (match_seats_version) instead of a scan of every
+                // seat ever played: the matchmaker asks every round. Ids grow with creation.
+                "SELECT v.id, (SELECT m.created_ms FROM match_seats s
+                               JOIN matches m ON m.id = s.match_id
+                               WHERE s.version_id = v.id ORDER BY s.match_id DESC LIMIT 1) AS last
+                 FROM versions v ORDER BY v.id",
             )?;
-            Ok(st
-                .query_map([], |r| Ok((VersionId(r.get(0)?), r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?)
+            let rows = st
+                .query_map([], |r| {
+                    Ok((VersionId(r.get(0)?), r.get::<_, Option<Millis>>(1)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows
+                .into_iter()
+                .filter_map(|(v, last)| Some((v, last?)))
+                .collect())
         })
     }
 
