@@ -13,17 +13,6 @@ use feed::{Style, check_batched, check_feed, flatten_all, resimulate};
 use maumau::{pb, wire};
 use pb::server_message::Kind;
 
-/// Generous clock: nothing in these tests may time out or give up.
-fn relaxed_clock() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 async fn replay(server: &TestServer, match_id: &str) -> pb::Replay {
     server
         .matches()
@@ -255,16 +244,7 @@ async fn act_plain(
 async fn a_batched_seat_resumes_mid_round_with_nothing_lost_or_repeated() {
     let server = TestServer::start().await;
     let mut matches = server.matches().await;
-    let created = create_match(
-        &mut matches,
-        pb::CreateMatchRequest {
-            config: Some(config(pb::Profile::Classic, 2)),
-            seed: Some(17),
-            time_control: Some(relaxed_clock()),
-            ..Default::default()
-        },
-    )
-    .await;
+    let created = common::relaxed_classic_pair(&mut matches, 17).await;
     let token0 = created.seat_tokens[0].token.clone();
     let mut client = server.play_client().await;
     let batched = pb::EventDelivery::WithPrompt;
@@ -507,16 +487,7 @@ async fn an_unknown_event_delivery_is_refused() {
 async fn held_answers_come_once_across_a_resume_and_before_a_rejection() {
     let server = TestServer::start().await;
     let mut matches = server.matches().await;
-    let created = create_match(
-        &mut matches,
-        pb::CreateMatchRequest {
-            config: Some(config(pb::Profile::Classic, 2)),
-            seed: Some(17),
-            time_control: Some(relaxed_clock()),
-            ..Default::default()
-        },
-    )
-    .await;
+    let created = common::relaxed_classic_pair(&mut matches, 17).await;
     let mut client = server.play_client().await;
     let batched = pb::EventDelivery::WithPrompt;
     let token0 = &created.seat_tokens[0].token;

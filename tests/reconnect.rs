@@ -14,17 +14,6 @@ use pb::server_message::Kind;
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 
-/// Generous clock: nothing in these tests may time out or give up.
-fn relaxed_clock() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 fn event_number(m: &pb::ServerMessage) -> Option<u64> {
     match &m.kind {
         Some(Kind::Event(e)) => Some(e.number),
@@ -165,16 +154,7 @@ async fn play_on_checked(mut seat: Seat, mut next: u64, seed: u64) -> pb::MatchR
 async fn a_dropped_seat_resumes_with_exactly_the_missed_events_then_its_prompt() {
     let server = TestServer::start().await;
     let mut matches = server.matches().await;
-    let created = create_match(
-        &mut matches,
-        pb::CreateMatchRequest {
-            config: Some(config(pb::Profile::Classic, 2)),
-            seed: Some(17),
-            time_control: Some(relaxed_clock()),
-            ..Default::default()
-        },
-    )
-    .await;
+    let created = common::relaxed_classic_pair(&mut matches, 17).await;
     let token0 = created.seat_tokens[0].token.clone();
     let mut client = server.play_client().await;
     let mut spectator = spectate(&mut client, &created.spectator_token).await;
@@ -259,7 +239,7 @@ async fn a_reconnect_may_ask_for_a_snapshot_instead() {
         pb::CreateMatchRequest {
             config: Some(config(pb::Profile::PenaltyPoints, 2)),
             seed: Some(23),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )

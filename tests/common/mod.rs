@@ -258,6 +258,34 @@ pub async fn open_play(
 }
 
 /// Creates a match; panics if the server refuses it.
+/// Generous clock: nothing in a test using it may time out or give up.
+pub fn relaxed_clock() -> pb::TimeControl {
+    pb::TimeControl {
+        decision_ms: 60_000,
+        bank_ms: 60_000,
+        max_timeouts: 3,
+        disconnect_grace_ms: 60_000,
+        give_up: pb::GiveUpPolicy::Bot as i32,
+    }
+}
+
+/// A 2-seat classic match with `seed` and the relaxed clock.
+pub async fn relaxed_classic_pair(
+    matches: &mut MatchServiceClient<Channel>,
+    seed: u64,
+) -> pb::CreateMatchResponse {
+    create_match(
+        matches,
+        pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Classic, 2)),
+            seed: Some(seed),
+            time_control: Some(relaxed_clock()),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
 pub async fn create_match(
     matches: &mut MatchServiceClient<Channel>,
     req: pb::CreateMatchRequest,
