@@ -371,17 +371,28 @@ impl<S: Store + ?Sized> Ladder<S> {
             return Ok(Eligibility::Retired);
         }
         let targets = self.targets_of(version)?;
-        let on: Vec<&Sanction> = active
-            .iter()
-            .filter(|s| targets.contains(&s.target))
-            .collect();
-        let first = |k: SanctionKind| on.iter().find(|s| s.kind == k).map(|s| s.reason.clone());
         let validations = if self.config.validation.required {
             self.store.validations_of(version)?
         } else {
             Vec::new()
         };
-        Ok(if let Some(reason) = first(SanctionKind::Ban) {
+        Ok(self.judge_eligibility(&targets, active, &validations))
+    }
+
+    /// The eligibility of an active version from the sanctions in force and its validations:
+    /// the one place these rules live.
+    fn judge_eligibility(
+        &self,
+        targets: &[SanctionTarget; 3],
+        active: &[Sanction],
+        validations: &[Validation],
+    ) -> Eligibility {
+        let on: Vec<&Sanction> = active
+            .iter()
+            .filter(|s| targets.contains(&s.target))
+            .collect();
+        let first = |k: SanctionKind| on.iter().find(|s| s.kind == k).map(|s| s.reason.clone());
+        if let Some(reason) = first(SanctionKind::Ban) {
             Eligibility::Banned { reason }
         } else if let Some(reason) = first(SanctionKind::Pause) {
             Eligibility::Paused { reason }
@@ -395,7 +406,7 @@ impl<S: Store + ?Sized> Ladder<S> {
             Eligibility::Validating
         } else {
             Eligibility::Active
-        })
+        }
     }
 
     /// Pauses by hand (operator or owner). A manual pause is never lifted by a match.
@@ -532,38 +543,96 @@ impl<S: Store + ?Sized> Ladder<S> {
     /// plays one validation match at a time, only when none of its matches is in flight, at the
     /// largest such size. Banned, paused, rejected and retired versions are left out.
     pub fn validation_plan(&self, lobbies: &[Lobby], formats: &[Format]) -> Result<ValidationPlan> {
-        let mut plan = ValidationPlan::default();
         if !self.config.validation.required {
-            return Ok(plan);
+            return Ok(ValidationPlan::default());
         }
-        let sanctions = self.store.active_sanctions()?;
-        let mut in_flight: HashSet<VersionId> = HashSet::new();
+        let reads = self.round_reads(lobbies)?;
+        Ok(self.plan_validation(&reads, lobbies, formats))
+    }
+
+    /// One matchmaking round's inputs, each read once: the validation plan, and the candidates
+    /// among the lobbies it does not hold back (none when fewer than two are left). The same as
+    /// [`Ladder::validation_plan`] then [`Ladder::candidates`] on the remaining lobbies, at about
+    /// half the reads.
+    pub fn round(
+        &self,
+        season: SeasonId,
+        lobbies: &[Lobby],
+        formats: &[Format],
+    ) -> Result<(ValidationPlan, Vec<Candidate>)> {
+        let reads = self.round_reads(lobbies)?;
+        let plan = if self.config.validation.required {
+            self.plan_validation(&reads, lobbies, formats)
+        } else {
+            ValidationPlan::default()
+        };
+        let rest: Vec<Lobby> = lobbies
+            .iter()
+            .filter(|l| !plan.waiting.contains(&l.version))
+            .cloned()
+            .collect();
+        let candidates = if rest.len() < 2 {
+            Vec::new()
+        } else {
+            self.candidates_from(&reads, season, &rest)?
+        };
+        Ok((plan, candidates))
+    }
+
+    /// What a round needs to know of the lobbies' versions.
+    fn round_reads(&self, lobbies: &[Lobby]) -> Result<RoundReads> {
+        let active: HashMap<VersionId, VersionInfo> = self
+            .store
+            .active_versions()?
+            .into_iter()
+            .map(|v| (v.version, v))
+            .collect();
+        let mut in_flight: HashMap<VersionId, u32> = HashMap::new();
         for state in [MatchState::Scheduled, MatchState::Running] {
             for m in self.store.matches_in_state(state)? {
-                in_flight.extend(m.seats.iter().map(|s| s.version));
+                for s in m.seats {
+                    *in_flight.entry(s.version).or_default() += 1;
+                }
             }
         }
+        let mut validations = HashMap::new();
+        if self.config.validation.required {
+            for l in lobbies {
+                if active.contains_key(&l.version) && !validations.contains_key(&l.version) {
+                    validations.insert(l.version, self.store.validations_of(l.version)?);
+                }
+            }
+        }
+        Ok(RoundReads {
+            sanctions: self.store.active_sanctions()?,
+            active,
+            in_flight,
+            validations,
+        })
+    }
+
+    fn plan_validation(
+        &self,
+        reads: &RoundReads,
+        lobbies: &[Lobby],
+        formats: &[Format],
+    ) -> ValidationPlan {
+        let mut plan = ValidationPlan::default();
         let mut seen = HashSet::new();
         for l in lobbies {
             if !seen.insert(l.version) {
                 continue;
             }
             if !matches!(
-                self.eligibility_with(l.version, &sanctions)?,
+                reads.eligibility(self, l.version),
                 Eligibility::Active | Eligibility::Validating | Eligibility::Probe { .. }
             ) {
                 continue;
             }
-            let passed: HashSet<String> = self
-                .store
-                .validations_of(l.version)?
-                .into_iter()
-                .filter(|v| v.passed)
-                .map(|v| v.profile)
-                .collect();
+            let passed = reads.passed(l.version);
             let mut missing = Vec::new();
             for p in &l.profiles {
-                if passed.contains(p) || missing.iter().any(|(q, _)| q == p) {
+                if passed.contains(p.as_str()) || missing.iter().any(|(q, _)| q == p) {
                     continue;
                 }
                 let size = formats
@@ -579,7 +648,7 @@ impl<S: Store + ?Sized> Ladder<S> {
                 continue;
             };
             plan.waiting.push(l.version);
-            if in_flight.contains(&l.version) {
+            if reads.in_flight.contains_key(&l.version) {
                 continue;
             }
             let half = seats.div_ceil(2);
@@ -591,7 +660,7 @@ impl<S: Store + ?Sized> Ladder<S> {
                 copies,
             });
         }
-        Ok(plan)
+        plan
     }
 
     fn after_match(&self, id: MatchId, now: Millis) -> Result<MatchReport> {
@@ -756,21 +825,16 @@ impl<S: Store + ?Sized> Ladder<S> {
     /// profiles it passed validation in (the matchmaker also holds back the versions of
     /// [`Ladder::validation_plan`]'s `waiting` list until every profile they accept passed).
     pub fn candidates(&self, season: SeasonId, lobbies: &[Lobby]) -> Result<Vec<Candidate>> {
-        let active: HashMap<VersionId, VersionInfo> = self
-            .store
-            .active_versions()?
-            .into_iter()
-            .map(|v| (v.version, v))
-            .collect();
-        let sanctions = self.store.active_sanctions()?;
-        let mut in_flight: HashMap<VersionId, u32> = HashMap::new();
-        for state in [MatchState::Scheduled, MatchState::Running] {
-            for m in self.store.matches_in_state(state)? {
-                for s in m.seats {
-                    *in_flight.entry(s.version).or_default() += 1;
-                }
-            }
-        }
+        let reads = self.round_reads(lobbies)?;
+        self.candidates_from(&reads, season, lobbies)
+    }
+
+    fn candidates_from(
+        &self,
+        reads: &RoundReads,
+        season: SeasonId,
+        lobbies: &[Lobby],
+    ) -> Result<Vec<Candidate>> {
         let mut mu: HashMap<VersionId, BTreeMap<String, f64>> = HashMap::new();
         let mut rated: HashMap<VersionId, u32> = HashMap::new();
         for r in self.store.ratings(season)? {
@@ -783,30 +847,24 @@ impl<S: Store + ?Sized> Ladder<S> {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for l in lobbies {
-            let Some(info) = active.get(&l.version) else {
+            let Some(info) = reads.active.get(&l.version) else {
                 continue;
             };
             if !seen.insert(l.version) {
                 continue;
             }
-            let busy = in_flight.get(&l.version).copied().unwrap_or(0);
-            let probe = match self.eligibility_with(l.version, &sanctions)? {
+            let busy = reads.in_flight.get(&l.version).copied().unwrap_or(0);
+            let probe = match reads.eligibility(self, l.version) {
                 Eligibility::Active => false,
                 Eligibility::Probe { .. } if busy == 0 => true,
                 _ => continue,
             };
             // Rated only in profiles it passed validation in.
             let profiles: Vec<String> = if self.config.validation.required {
-                let passed: HashSet<String> = self
-                    .store
-                    .validations_of(l.version)?
-                    .into_iter()
-                    .filter(|v| v.passed)
-                    .map(|v| v.profile)
-                    .collect();
+                let passed = reads.passed(l.version);
                 l.profiles
                     .iter()
-                    .filter(|p| passed.contains(*p))
+                    .filter(|p| passed.contains(p.as_str()))
                     .cloned()
                     .collect()
             } else {
@@ -842,6 +900,51 @@ impl<S: Store + ?Sized> Ladder<S> {
                 seed: m.seed,
             })
             .collect())
+    }
+}
+
+/// What one matchmaking round reads of the store, once (see [`Ladder::round`]).
+struct RoundReads {
+    /// Sanctions in force.
+    sanctions: Vec<Sanction>,
+    /// Active versions with their bot and owner.
+    active: HashMap<VersionId, VersionInfo>,
+    /// Matches scheduled or running, per version.
+    in_flight: HashMap<VersionId, u32>,
+    /// Validations of the lobbies' active versions (empty when validation is not required).
+    validations: HashMap<VersionId, Vec<Validation>>,
+}
+
+impl RoundReads {
+    fn eligibility<S: Store + ?Sized>(
+        &self,
+        ladder: &Ladder<S>,
+        version: VersionId,
+    ) -> Eligibility {
+        let Some(info) = self.active.get(&version) else {
+            return Eligibility::Retired;
+        };
+        let targets = [
+            SanctionTarget::Version(version),
+            SanctionTarget::Bot(info.bot),
+            SanctionTarget::Owner(info.owner),
+        ];
+        let validations = self
+            .validations
+            .get(&version)
+            .map_or(&[][..], Vec::as_slice);
+        ladder.judge_eligibility(&targets, &self.sanctions, validations)
+    }
+
+    /// The profiles the version passed validation in.
+    fn passed(&self, version: VersionId) -> HashSet<&str> {
+        self.validations
+            .get(&version)
+            .into_iter()
+            .flatten()
+            .filter(|v| v.passed)
+            .map(|v| v.profile.as_str())
+            .collect()
     }
 }
 

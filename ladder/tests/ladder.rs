@@ -303,10 +303,12 @@ fn three_faulty_matches_pause_and_a_clean_probe_resumes() {
             seats: vec![3],
         })
         .collect();
+    assert_round_agrees(&w, &lobbies, &[]);
     let c = l.candidates(w.season, &lobbies).unwrap();
     let probe = c.iter().find(|c| c.version == v).unwrap();
     assert!(probe.probe);
     let probe_match = schedule(&w, &w.versions[..3], 40);
+    assert_round_agrees(&w, &lobbies, &[]);
     let c = l.candidates(w.season, &lobbies).unwrap();
     assert!(c.iter().all(|c| c.version != v));
     assert_eq!(
@@ -540,6 +542,25 @@ fn validation_match(w: &World, v: VersionId, profile: &str, t: i64) -> MatchId {
         .unwrap()
 }
 
+/// `Ladder::round` reads once what `validation_plan` then `candidates` (on the lobbies the plan
+/// does not hold back) read on their own: the two must agree.
+fn assert_round_agrees(w: &World, lobbies: &[Lobby], formats: &[Format]) {
+    let l = &w.ladder;
+    let (plan, candidates) = l.round(w.season, lobbies, formats).unwrap();
+    assert_eq!(plan, l.validation_plan(lobbies, formats).unwrap());
+    let rest: Vec<Lobby> = lobbies
+        .iter()
+        .filter(|x| !plan.waiting.contains(&x.version))
+        .cloned()
+        .collect();
+    let expected = if rest.len() < 2 {
+        Vec::new()
+    } else {
+        l.candidates(w.season, &rest).unwrap()
+    };
+    assert_eq!(candidates, expected);
+}
+
 #[test]
 fn new_versions_validate_every_profile_before_they_are_rated() {
     let w = world(3, LadderConfig::default());
@@ -572,6 +593,7 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
     assert!(l.candidates(w.season, &lobbies).unwrap().is_empty());
 
     // One validation at a time per version, at the largest size, copies within capacity.
+    assert_round_agrees(&w, &lobbies, &formats);
     let plan = l.validation_plan(&lobbies, &formats).unwrap();
     assert_eq!(plan.waiting, vec![w.versions[0], w.versions[1]]);
     assert_eq!(plan.needs.len(), 2);
@@ -585,6 +607,7 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
     );
     assert_eq!(plan.needs[1].copies, 2);
     let m0 = validation_match(&w, w.versions[0], "classic", 10);
+    assert_round_agrees(&w, &lobbies, &formats);
     let plan = l.validation_plan(&lobbies, &formats).unwrap();
     assert_eq!(plan.needs.len(), 1, "v0 has a validation in flight");
     assert_eq!(plan.waiting.len(), 2);
@@ -601,10 +624,12 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
     let c = l.candidates(w.season, &lobbies).unwrap();
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].profiles, vec!["classic".to_string()]);
+    assert_round_agrees(&w, &lobbies, &formats);
     let plan = l.validation_plan(&lobbies, &formats).unwrap();
     assert_eq!(plan.needs[0].profile, "brazilian");
     let m1 = validation_match(&w, w.versions[0], "brazilian", 20);
     l.record_validation(m1, &[clean_copy], 21).unwrap();
+    assert_round_agrees(&w, &lobbies, &formats);
     let plan = l.validation_plan(&lobbies, &formats).unwrap();
     assert_eq!(plan.waiting, vec![w.versions[1]]);
     let history = l.store().validations_of(w.versions[0]).unwrap();
@@ -630,6 +655,7 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
         }
         other => panic!("expected a rejection, got {other:?}"),
     }
+    assert_round_agrees(&w, &lobbies, &formats);
     let plan = l.validation_plan(&lobbies, &formats).unwrap();
     assert!(plan.waiting.is_empty() && plan.needs.is_empty());
     assert!(
@@ -645,6 +671,7 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
         Eligibility::Validating
     );
     assert!(l.store().validations_of(w.versions[1]).unwrap().is_empty());
+    assert_round_agrees(&w, &lobbies, &formats);
     let plan = l.validation_plan(&lobbies, &formats).unwrap();
     assert_eq!(plan.waiting, vec![w.versions[1]]);
     assert_eq!(plan.needs.len(), 1);

@@ -454,8 +454,34 @@ fn load_matches(t: &mut Transaction<'_>, sql: &str, p: &Params<'_>) -> Result<Ve
         .iter()
         .map(match_from_row)
         .collect::<Result<Vec<_>>>()?;
-    for m in &mut ms {
-        load_seats(t, m)?;
+    if ms.is_empty() {
+        return Ok(ms);
+    }
+    // The seats of all of them in one query, not one per match (the matchmaker reads dozens
+    // of matches every round).
+    let ids: Vec<i64> = ms.iter().map(|m| m.id.0).collect();
+    let at: std::collections::HashMap<i64, usize> =
+        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let rows = t.query(
+        "SELECT match_id, version_id, \"placing\", joined, timeouts FROM match_seats
+         WHERE match_id = ANY($1) ORDER BY match_id, seat",
+        &[&ids],
+    )?;
+    for r in &rows {
+        let Some(&i) = at.get(&r.get::<_, i64>(0)) else {
+            continue;
+        };
+        let joined: Option<bool> = r.get(3);
+        let timeouts: i64 = r.get(4);
+        let placing: Option<i32> = r.get(2);
+        ms[i].seats.push(SeatRecord {
+            version: VersionId(r.get(1)),
+            placing: placing.map(|p| p as u8),
+            outcome: joined.map(|joined| SeatOutcome {
+                joined,
+                timeouts: timeouts as u32,
+            }),
+        });
     }
     Ok(ms)
 }

@@ -6,12 +6,14 @@
 //! directory gets [`LadderError::Locked`]. The lock dies with the process, so a crash never leaves
 //! a stale lock behind.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
 };
@@ -28,6 +30,9 @@ use crate::keys::{KeyHash, KeyKind};
 use crate::rating::{
     RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
 };
+
+/// Prepared statements kept per connection: more than the store has.
+const STATEMENT_CACHE: usize = 256;
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/sqlite/`.
@@ -94,6 +99,14 @@ impl SqliteStore {
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
+        // Every statement is prepared once and kept (`prepare_cached`): parsing SQL was a
+        // twentieth of a busy ladder server's time. Room for all of them.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // Without the query planner stability guarantee SQLite may plan by the values bound to a
+        // statement, and then recompiles it whenever they change: every run of a cached
+        // statement with an ORDER BY was compiled again. The store's plans do not depend on
+        // values (their indexes decide), so one plan per statement is what we want.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         migrate(&mut conn)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
@@ -345,12 +358,32 @@ fn load_match(c: &Connection, id: MatchId) -> Result<MatchRecord> {
 }
 
 fn load_matches(c: &Connection, sql: &str, p: impl rusqlite::Params) -> Result<Vec<MatchRecord>> {
-    let mut st = c.prepare(sql)?;
+    let mut st = c.prepare_cached(sql)?;
     let mut ms: Vec<MatchRecord> = st
         .query_map(p, match_from_row)?
         .collect::<rusqlite::Result<_>>()?;
-    for m in &mut ms {
-        load_seats(c, m)?;
+    if ms.is_empty() {
+        return Ok(ms);
+    }
+    // The seats of all of them in one query, not one per match (the matchmaker reads dozens
+    // of matches every round). Ids are integers, so the JSON array is safe to build.
+    let ids: Vec<String> = ms.iter().map(|m| m.id.0.to_string()).collect();
+    let at: HashMap<i64, usize> = ms.iter().enumerate().map(|(i, m)| (m.id.0, i)).collect();
+    let mut st = c.prepare_cached(
+        "SELECT match_id, version_id, placing, joined, timeouts FROM match_seats
+         WHERE match_id IN (SELECT value FROM json_each(?1)) ORDER BY match_id, seat",
+    )?;
+    let mut rows = st.query([format!("[{}]", ids.join(","))])?;
+    while let Some(r) = rows.next()? {
+        let joined: Option<bool> = r.get(3)?;
+        let timeouts: u32 = r.get(4)?;
+        if let Some(&i) = at.get(&r.get::<_, i64>(0)?) {
+            ms[i].seats.push(SeatRecord {
+                version: VersionId(r.get(1)?),
+                placing: r.get(2)?,
+                outcome: joined.map(|joined| SeatOutcome { joined, timeouts }),
+            });
+        }
     }
     Ok(ms)
 }
@@ -424,7 +457,7 @@ fn write_changes(
 }
 
 fn rated_matches_of(c: &Connection, season: SeasonId) -> Result<Vec<RatedMatch>> {
-    let mut st = c.prepare(
+    let mut st = c.prepare_cached(
         "SELECT m.id, m.profile, s.version_id, s.placing
          FROM matches m JOIN match_seats s ON s.match_id = m.id
          WHERE m.season_id = ?1 AND m.state = 'finished' AND m.rated = 1
@@ -458,7 +491,7 @@ fn rated_matches_of(c: &Connection, season: SeasonId) -> Result<Vec<RatedMatch>>
 }
 
 fn ratings_of(c: &Connection, season: SeasonId) -> Result<Vec<RatingRow>> {
-    let mut st = c.prepare(
+    let mut st = c.prepare_cached(
         "SELECT profile, version_id, mu, sigma, matches FROM ratings
          WHERE season_id = ?1 ORDER BY profile, version_id",
     )?;
@@ -547,7 +580,7 @@ impl Store for SqliteStore {
 
     fn bots_of(&self, owner: OwnerId) -> Result<Vec<Bot>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT id, owner_id, name, created_ms FROM bots WHERE owner_id = ?1 ORDER BY id",
             )?;
             Ok(st
@@ -619,7 +652,7 @@ impl Store for SqliteStore {
 
     fn versions_of(&self, bot: BotId) -> Result<Vec<Version>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT id, bot_id, label, created_ms, retired_ms FROM versions
                  WHERE bot_id = ?1 ORDER BY created_ms DESC, id DESC",
             )?;
@@ -631,7 +664,7 @@ impl Store for SqliteStore {
 
     fn active_versions(&self) -> Result<Vec<VersionInfo>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT v.id, v.bot_id, b.owner_id FROM versions v JOIN bots b ON b.id = v.bot_id
                  WHERE v.retired_ms IS NULL ORDER BY v.id",
             )?;
@@ -665,7 +698,7 @@ impl Store for SqliteStore {
                 KeySubject::Version(v) => ("version_id", v.0),
             };
             let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = ?1 ORDER BY id");
-            let mut st = c.prepare(&sql)?;
+            let mut st = c.prepare_cached(&sql)?;
             Ok(st
                 .query_map([id], key_from_row)?
                 .collect::<rusqlite::Result<_>>()?)
@@ -757,7 +790,7 @@ impl Store for SqliteStore {
     fn seasons(&self) -> Result<Vec<Season>> {
         self.read(|c| {
             let mut st =
-                c.prepare("SELECT id, name, opened_ms, closed_ms FROM seasons ORDER BY id")?;
+                c.prepare_cached("SELECT id, name, opened_ms, closed_ms FROM seasons ORDER BY id")?;
             Ok(st
                 .query_map([], season_from_row)?
                 .collect::<rusqlite::Result<_>>()?)
@@ -1008,7 +1041,7 @@ impl Store for SqliteStore {
 
     fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms
                  FROM validations v JOIN matches m ON m.id = v.match_id
                  WHERE v.version_id = ?1 AND m.state = 'finished' ORDER BY v.match_id",
@@ -1098,8 +1131,10 @@ impl Store for SqliteStore {
 
     fn recent_matches(&self, limit: usize) -> Result<Vec<MatchRecord>> {
         self.read(|c| {
-            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT ?1");
-            load_matches(c, &sql, [limit as i64])
+            // The limit is written into the SQL, not bound: SQLite re-prepares a statement
+            // whenever a new LIMIT value is bound, which undoes the statement cache.
+            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT {limit}");
+            load_matches(c, &sql, [])
         })
     }
 
@@ -1110,37 +1145,35 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<SeatHistory>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            // The limit is in the SQL, not bound (see `recent_matches`).
+            let mut st = c.prepare_cached(&format!(
                 "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts
                  FROM match_seats s JOIN matches m ON m.id = s.match_id
                  WHERE s.version_id = ?1 AND s.joined IS NOT NULL
                    AND m.ended_ms IS NOT NULL AND m.ended_ms > ?2
-                 ORDER BY s.match_id DESC LIMIT ?3",
-            )?;
+                 ORDER BY s.match_id DESC LIMIT {limit}"
+            ))?;
             Ok(st
-                .query_map(
-                    params![version.0, since.unwrap_or(Millis::MIN), limit as i64],
-                    |r| {
-                        let state: String = r.get(1)?;
-                        Ok(SeatHistory {
-                            match_id: MatchId(r.get(0)?),
-                            state: MatchState::from_str_opt(&state)
-                                .ok_or_else(|| bad_text(1, "state"))?,
-                            ended_ms: r.get(2)?,
-                            outcome: SeatOutcome {
-                                joined: r.get(3)?,
-                                timeouts: r.get(4)?,
-                            },
-                        })
-                    },
-                )?
+                .query_map(params![version.0, since.unwrap_or(Millis::MIN)], |r| {
+                    let state: String = r.get(1)?;
+                    Ok(SeatHistory {
+                        match_id: MatchId(r.get(0)?),
+                        state: MatchState::from_str_opt(&state)
+                            .ok_or_else(|| bad_text(1, "state"))?,
+                        ended_ms: r.get(2)?,
+                        outcome: SeatOutcome {
+                            joined: r.get(3)?,
+                            timeouts: r.get(4)?,
+                        },
+                    })
+                })?
                 .collect::<rusqlite::Result<_>>()?)
         })
     }
 
     fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 // One indexed lookup per version (match_seats_version) instead of a scan of every
                 // seat ever played: the matchmaker asks every round. Ids grow with creation.
                 "SELECT v.id, (SELECT m.created_ms FROM match_seats s
@@ -1207,7 +1240,7 @@ impl Store for SqliteStore {
 
     fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT id, profile, version_id, match_id, cause, mu_before, sigma_before,
                         matches_before, mu_after, sigma_after, matches_after, created_ms
                  FROM rating_events WHERE season_id = ?1 ORDER BY id",
@@ -1326,7 +1359,7 @@ impl Store for SqliteStore {
             let sql = format!(
                 "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE lifted_ms IS NULL ORDER BY id"
             );
-            let mut st = c.prepare(&sql)?;
+            let mut st = c.prepare_cached(&sql)?;
             Ok(st
                 .query_map([], sanction_from_row)?
                 .collect::<rusqlite::Result<_>>()?)
@@ -1340,7 +1373,7 @@ impl Store for SqliteStore {
                 "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE target = ?1 AND target_id = ?2
                  ORDER BY id"
             );
-            let mut st = c.prepare(&sql)?;
+            let mut st = c.prepare_cached(&sql)?;
             Ok(st
                 .query_map(params![t, tid], sanction_from_row)?
                 .collect::<rusqlite::Result<_>>()?)

@@ -190,15 +190,10 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
             };
             let now = now_ms();
             // Every read first, then the writes: a failed read schedules nothing.
-            let plan = ladder.validation_plan(&lobbies, &formats)?;
-            let lobbies: Vec<_> = lobbies
-                .into_iter()
-                .filter(|l| !plan.waiting.contains(&l.version))
-                .collect();
-            let tables = if lobbies.len() < 2 {
+            let (plan, candidates) = ladder.round(season.id, &lobbies, &formats)?;
+            let tables = if candidates.len() < 2 {
                 Vec::new()
             } else {
-                let candidates = ladder.candidates(season.id, &lobbies)?;
                 let recent = ladder.recent_tables(RECENT_TABLES)?;
                 let config = MatchmakingConfig::new(formats);
                 plan_tables(&config, &candidates, &recent, now, plan_seed)
