@@ -579,14 +579,19 @@ impl<S: Store + ?Sized> Ladder<S> {
         Ok((plan, candidates))
     }
 
-    /// What a round needs to know of the lobbies' versions.
-    fn round_reads(&self, lobbies: &[Lobby]) -> Result<RoundReads> {
-        let active: HashMap<VersionId, VersionInfo> = self
+    /// The active versions with their bot and owner, by version.
+    fn active_versions(&self) -> Result<HashMap<VersionId, VersionInfo>> {
+        Ok(self
             .store
             .active_versions()?
             .into_iter()
             .map(|v| (v.version, v))
-            .collect();
+            .collect())
+    }
+
+    /// What a round needs to know of the lobbies' versions.
+    fn round_reads(&self, lobbies: &[Lobby]) -> Result<RoundReads> {
+        let active = self.active_versions()?;
         let mut in_flight: HashMap<VersionId, u32> = HashMap::new();
         for state in [MatchState::Scheduled, MatchState::Running] {
             for m in self.store.matches_in_state(state)? {
@@ -753,12 +758,7 @@ impl<S: Store + ?Sized> Ladder<S> {
     /// The leaderboard of a season and profile: each bot once, with its best active version by
     /// score, preferring established versions; banned versions, bots and owners are left out.
     pub fn leaderboard(&self, season: SeasonId, profile: &str) -> Result<Leaderboard> {
-        let active: HashMap<VersionId, VersionInfo> = self
-            .store
-            .active_versions()?
-            .into_iter()
-            .map(|v| (v.version, v))
-            .collect();
+        let active = self.active_versions()?;
         let sanctions = self.store.active_sanctions()?;
         // Per bot: (provisional, standing) of its best version so far.
         let mut best: BTreeMap<BotId, (bool, Standing)> = BTreeMap::new();
