@@ -19,16 +19,6 @@ use tonic::transport::Channel;
 const POSITION: &str = "mm1 classic seats=2 turn=0 hands=9S,KH,JD,5C,2S/KC,7D,3H,4H,6C \
                         discard=3S stock=*";
 
-fn relaxed_clock() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 fn card(rank: pb::Rank, suit: pb::Suit) -> Option<pb::Card> {
     Some(pb::Card {
         rank: rank as i32,
@@ -51,7 +41,7 @@ async fn position_match(matches: &mut MatchServiceClient<Channel>) -> pb::Create
         matches,
         pb::CreateMatchRequest {
             start: Some(pb::create_match_request::Start::Position(POSITION.into())),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )
@@ -522,7 +512,7 @@ async fn a_flood_of_actions_is_rate_limited() {
                 ..config(pb::Profile::Classic, 2)
             }),
             seed: Some(13),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )
@@ -884,7 +874,7 @@ async fn messages_larger_than_the_limit_are_refused() {
         pb::CreateMatchRequest {
             config: Some(config(pb::Profile::Classic, 2)),
             seed: Some(3),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )

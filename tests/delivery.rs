@@ -365,19 +365,7 @@ async fn a_batched_seat_resumes_mid_round_with_nothing_lost_or_repeated() {
     assert_eq!(prompt.last_event_number, last);
 
     // A Resume on the live stream from the same number: Welcome and the same batch again.
-    seat0
-        .send(pb::PlayRequest {
-            kind: Some(pb::play_request::Kind::Resume(pb::Resume {
-                last_event_number: seen,
-                snapshot: false,
-            })),
-        })
-        .await;
-    let welcome = seat0.next().await.expect("Welcome");
-    assert!(
-        matches!(welcome.kind, Some(Kind::Welcome(_))),
-        "{welcome:?}"
-    );
+    resume_on_live_stream(&mut seat0, seen).await;
     let resumed_at = seat0.log.len();
     let again = seat0.next().await.expect("a batch");
     let Some(Kind::Batch(second)) = again.kind else {
@@ -507,19 +495,8 @@ async fn held_answers_come_once_across_a_resume_and_before_a_rejection() {
     };
     let stale = prompt.state_id;
     let before = answers(&seat0.log).len();
-    seat0
-        .send(pb::PlayRequest {
-            kind: Some(pb::play_request::Kind::Resume(pb::Resume {
-                last_event_number: last_number(&seat0.log),
-                snapshot: false,
-            })),
-        })
-        .await;
-    let welcome = seat0.next().await.expect("Welcome");
-    assert!(
-        matches!(welcome.kind, Some(Kind::Welcome(_))),
-        "{welcome:?}"
-    );
+    let seen = last_number(&seat0.log);
+    resume_on_live_stream(&mut seat0, seen).await;
     assert_eq!(
         answers(&seat0.log).len(),
         before,
@@ -576,4 +553,20 @@ async fn held_answers_come_once_across_a_resume_and_before_a_rejection() {
         "each answer once, in order"
     );
     check_batched("seat 0", &seat0.log);
+}
+
+/// Sends a Resume from event `seen` on a seat's live stream and expects the Welcome first.
+async fn resume_on_live_stream(seat: &mut Seat, seen: u64) {
+    seat.send(pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Resume(pb::Resume {
+            last_event_number: seen,
+            snapshot: false,
+        })),
+    })
+    .await;
+    let welcome = seat.next().await.expect("Welcome");
+    assert!(
+        matches!(welcome.kind, Some(Kind::Welcome(_))),
+        "{welcome:?}"
+    );
 }

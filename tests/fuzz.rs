@@ -315,16 +315,6 @@ fn typed(status: &tonic::Status) -> pb::ErrorReason {
     reason
 }
 
-fn relaxed_clock() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 /// Tracks the state id as the stream reports it.
 fn note_state(state: &mut u64, m: &pb::ServerMessage) {
     match &m.kind {
@@ -362,7 +352,7 @@ async fn random_messages_and_bytes_get_typed_refusals_and_change_nothing() {
                  hands=9S,KH,JD,5C,2S/KC,7D,3H,4H,6C/AS,8D,10H,QC,4S discard=3S stock=*"
                     .into(),
             )),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )

@@ -94,17 +94,6 @@ fn bots(seats: impl IntoIterator<Item = u32>) -> Vec<pb::SeatBot> {
         .collect()
 }
 
-/// A clock that never runs out during a test.
-fn relaxed() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 async fn stop(server: TestServer) -> tempfile::TempDir {
     tokio::time::timeout(STOP, server.stop())
         .await
@@ -122,7 +111,7 @@ async fn finished_matches_survive_a_restart() {
             seed: Some(21),
             bots: bots([1]),
             label: "played".into(),
-            time_control: Some(relaxed()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         })
         .await
@@ -216,7 +205,7 @@ async fn a_graceful_shutdown_records_every_open_match_as_aborted() {
             config: Some(config(pb::Profile::Classic, 3)),
             seed: Some(8),
             bots: bots([1, 2]),
-            time_control: Some(relaxed()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         })
         .await
@@ -231,7 +220,7 @@ async fn a_graceful_shutdown_records_every_open_match_as_aborted() {
             config: Some(config(pb::Profile::Brazilian, 4)),
             seed: Some(9),
             bots: bots([2, 3]),
-            time_control: Some(relaxed()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         })
         .await

@@ -10,16 +10,6 @@ use maumau::pb;
 use pb::server_message::Kind;
 use tokio_stream::StreamExt;
 
-fn relaxed_clock() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 fn is_secret(t: &str) -> bool {
     t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -95,7 +85,7 @@ async fn a_token_acts_only_for_its_own_seat_in_its_own_match() {
                 pb::CreateMatchRequest {
                     config: Some(config(pb::Profile::Classic, 2)),
                     seed: Some(seed),
-                    time_control: Some(relaxed_clock()),
+                    time_control: Some(common::relaxed_clock()),
                     ..Default::default()
                 },
             )
@@ -342,7 +332,7 @@ async fn a_seat_sees_its_own_drawn_cards_and_nobody_elses() {
             pb::CreateMatchRequest {
                 config: Some(config(profile, seats)),
                 seed: Some(seed),
-                time_control: Some(relaxed_clock()),
+                time_control: Some(common::relaxed_clock()),
                 ..Default::default()
             },
         )

@@ -22,16 +22,6 @@ const LIMIT: usize = 4096;
 /// Actions one Play connection may send per second (bursts of twice this).
 const RATE: u32 = 50;
 
-fn relaxed_clock() -> pb::TimeControl {
-    pb::TimeControl {
-        decision_ms: 60_000,
-        bank_ms: 60_000,
-        max_timeouts: 3,
-        disconnect_grace_ms: 60_000,
-        give_up: pb::GiveUpPolicy::Bot as i32,
-    }
-}
-
 fn expect_status(status: &tonic::Status, reason: pb::ErrorReason) {
     assert_eq!(wire::reason_of(status), reason, "{status:?}");
     assert_eq!(status.code(), wire::status_code(reason), "{status:?}");
@@ -101,7 +91,7 @@ async fn every_refusal_of_a_seats_message_is_counted() {
                 ..config(pb::Profile::Classic, 2)
             }),
             seed: Some(17),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )
@@ -342,7 +332,7 @@ async fn an_unknown_give_up_policy_is_refused() {
         seed: Some(5),
         time_control: Some(pb::TimeControl {
             give_up,
-            ..relaxed_clock()
+            ..common::relaxed_clock()
         }),
         ..Default::default()
     };
@@ -446,7 +436,7 @@ async fn a_dropped_connection_is_not_a_refusal() {
                 ..config(pb::Profile::Classic, 2)
             }),
             seed: Some(17),
-            time_control: Some(relaxed_clock()),
+            time_control: Some(common::relaxed_clock()),
             ..Default::default()
         },
     )

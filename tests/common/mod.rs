@@ -257,7 +257,6 @@ pub async fn open_play(
     }
 }
 
-/// Creates a match; panics if the server refuses it.
 /// Generous clock: nothing in a test using it may time out or give up.
 pub fn relaxed_clock() -> pb::TimeControl {
     pb::TimeControl {
