@@ -4,6 +4,10 @@
 //! info, so proto comments become doc comments), `tonic-prost-build` turns it into messages,
 //! clients and servers, and the encoded set is written to `OUT_DIR/maumau_descriptor.bin` for
 //! server reflection.
+//!
+//! A second pass generates `OUT_DIR/encoded/maumau.v1.rs`: the PlayService server again, with
+//! its two streamed responses (`PlayResponse`, `WatchResponse`) as `crate::encoded::Response`,
+//! bytes the server encoded itself, and every other type taken from `crate::pb`.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -33,11 +37,28 @@ fn main() -> Result<(), Box<dyn Error>> {
         fds.encode_to_vec(),
     )?;
 
+    let mut play_only = fds.clone();
+    for file in &mut play_only.file {
+        file.service.retain(|s| s.name() == "PlayService");
+    }
+
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
         // `connect` constructors need tonic's transport, which the `transport` feature enables.
         .build_transport(std::env::var_os("CARGO_FEATURE_TRANSPORT").is_some())
         .compile_fds(fds)?;
+
+    let encoded_dir = out_dir.join("encoded");
+    std::fs::create_dir_all(&encoded_dir)?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .out_dir(&encoded_dir)
+        // The most specific path wins: the two responses, then the rest of the package.
+        .extern_path(".maumau.v1.PlayResponse", "crate::encoded::Response")
+        .extern_path(".maumau.v1.WatchResponse", "crate::encoded::Response")
+        .extern_path(".maumau.v1", "crate::pb")
+        .compile_fds(play_only)?;
     Ok(())
 }

@@ -64,6 +64,8 @@ pub mod pb {
     tonic::include_proto!("maumau.v1");
 }
 
+pub mod encoded;
+
 /// The protobuf package of the contract.
 pub const PACKAGE: &str = "maumau.v1";
 

@@ -790,10 +790,22 @@ impl From<Offence> for pb::Offence {
 /// actions are not part of the wire observation: they go in the prompt, see
 /// [`legal_actions_to_wire`].
 pub fn observation_to_wire(obs: &Observation) -> pb::Observation {
+    pb::Observation {
+        config: Some((&obs.config).into()),
+        discard: cards_to_wire(obs.discard.as_slice().iter().copied()),
+        ..observation_to_wire_unshared(obs)
+    }
+}
+
+/// [`observation_to_wire`] without the two fields every viewer of a match sees alike and that
+/// change least, `config` (never) and `discard` (a card at a time): both are left empty, for a
+/// server that encodes them once and appends them to the encoded rest (protobuf reads a
+/// message's fields in any order).
+pub fn observation_to_wire_unshared(obs: &Observation) -> pb::Observation {
     let seats = obs.config.seats;
     pb::Observation {
         seat: obs.viewer.map(u32::from),
-        config: Some((&obs.config).into()),
+        config: None,
         round: obs.round.into(),
         dealer: obs.dealer.into(),
         phase: pb::Phase::from(obs.phase) as i32,
@@ -801,7 +813,7 @@ pub fn observation_to_wire(obs: &Observation) -> pb::Observation {
         clockwise: obs.clockwise,
         hand: cards_to_wire(obs.hand.iter()),
         hand_sizes: seat_list(&obs.hand_sizes, seats, |&n| n.into()),
-        discard: cards_to_wire(obs.discard.as_slice().iter().copied()),
+        discard: Vec::new(),
         top: obs.discard.top().map(pb::Card::from),
         named_suit: opt_suit_to_wire(obs.named_suit),
         debt: obs.debt.into(),

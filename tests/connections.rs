@@ -84,3 +84,52 @@ async fn hundreds_of_streams_share_one_connection() {
         assert_eq!(f.report.as_ref(), Some(&a));
     }
 }
+
+/// A table whose seats all play through one connection runs on that connection's task. When the
+/// connection goes away in the middle of the match, the table goes on by itself: both seats
+/// rejoin over a new connection and play to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_outlives_the_connection_both_seats_shared() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let created = common::relaxed_classic_pair(&mut matches, 11).await;
+    let tokens: Vec<String> = created
+        .seat_tokens
+        .iter()
+        .map(|t| t.token.clone())
+        .collect();
+    {
+        let channel = server.channel().await;
+        let mut client = PlayServiceClient::new(channel.clone());
+        let mut s0 = Seat::join(&mut client, &tokens[0], None).await;
+        let mut s1 = Seat::join(&mut client, &tokens[1], None).await;
+        // Whoever is to move acts once, so the table has run on the shared connection.
+        let (mover, prompt) = tokio::select! {
+            p = s0.required_prompt() => (&mut s0, p),
+            p = s1.required_prompt() => (&mut s1, p),
+        };
+        mover
+            .send_action(prompt.state_id, common::default_index(&prompt), 1)
+            .await;
+        let accepted = mover
+            .until(|m| match &m.kind {
+                Some(Kind::Accepted(a)) => Some(a.request_id),
+                Some(Kind::Rejected(r)) => panic!("refused: {r:?}"),
+                _ => None,
+            })
+            .await;
+        assert_eq!(accepted, 1);
+        // Every handle on the connection goes here: the connection closes.
+    }
+    let channel = server.channel().await;
+    let mut client = PlayServiceClient::new(channel);
+    let s0 = Seat::join(&mut client, &tokens[0], None).await;
+    let s1 = Seat::join(&mut client, &tokens[1], None).await;
+    let (a, b) = tokio::join!(play_to_end(s0, 5), play_to_end(s1, 6));
+    assert_eq!(a, b, "both seats get the same report");
+    assert_eq!(
+        a.status,
+        pb::MatchStatus::Finished as i32,
+        "the match was played to the end"
+    );
+}

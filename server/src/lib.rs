@@ -25,6 +25,7 @@
 
 mod bots;
 mod config;
+mod frames;
 mod ladder;
 mod matches;
 mod outbox;
@@ -112,7 +113,7 @@ pub async fn run(
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
-        .set_serving::<pb::play_service_server::PlayServiceServer<play::Play>>()
+        .set_serving::<maumau::encoded::play_service_server::PlayServiceServer<play::Play>>()
         .await;
     health
         .set_serving::<pb::match_service_server::MatchServiceServer<matches::Matches>>()
@@ -130,7 +131,7 @@ pub async fn run(
 
     // `Typed`: a request that does not decode gets a reason like any other bad input.
     let play = reasons::Typed(
-        pb::play_service_server::PlayServiceServer::new(play::Play {
+        maumau::encoded::play_service_server::PlayServiceServer::new(play::Play {
             registry: registry.clone(),
         })
         .max_decoding_message_size(max_message),

@@ -14,12 +14,13 @@ use std::task::{Context, Poll, Waker};
 
 use tonic::Status;
 
-use maumau::pb;
+use crate::frames::Frame;
+use crate::serve::Home;
 
 /// One item of a connection's outgoing queue.
 pub(crate) enum Out {
-    /// The messages one step of the table made for the connection, in order.
-    Messages(Vec<pb::ServerMessage>),
+    /// The messages one step of the table made for the connection, in order, encoded.
+    Frames(Vec<Frame>),
     /// The error that ends the connection's stream.
     End(Status),
 }
@@ -34,29 +35,45 @@ struct Queue {
     reader: Option<Waker>,
 }
 
-fn lock(q: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
-    q.lock().unwrap_or_else(|p| p.into_inner())
+fn lock(q: &Shared) -> MutexGuard<'_, Queue> {
+    q.queue.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The queue and the connection it belongs to.
+struct Shared {
+    queue: Mutex<Queue>,
+    /// The HTTP/2 connection whose stream reads the queue (none when not served by
+    /// [`crate::serve`]).
+    home: Option<Home>,
 }
 
 /// The writing end of a connection's queue.
-pub(crate) struct Outbox(Arc<Mutex<Queue>>);
+pub(crate) struct Outbox(Arc<Shared>);
 
 /// The reading end of a connection's queue.
-pub(crate) struct Inbox(Arc<Mutex<Queue>>);
+pub(crate) struct Inbox(Arc<Shared>);
 
-/// A new queue of at most `capacity` items.
-pub(crate) fn outbox(capacity: usize) -> (Outbox, Inbox) {
-    let q = Arc::new(Mutex::new(Queue {
-        items: VecDeque::new(),
-        capacity,
-        writers: 1,
-        reader_gone: false,
-        reader: None,
-    }));
+/// A new queue of at most `capacity` items, read by a stream of the connection `home`.
+pub(crate) fn outbox(capacity: usize, home: Option<Home>) -> (Outbox, Inbox) {
+    let q = Arc::new(Shared {
+        queue: Mutex::new(Queue {
+            items: VecDeque::new(),
+            capacity,
+            writers: 1,
+            reader_gone: false,
+            reader: None,
+        }),
+        home,
+    });
     (Outbox(q.clone()), Inbox(q))
 }
 
 impl Outbox {
+    /// The connection whose stream reads this queue.
+    pub(crate) fn home(&self) -> Option<&Home> {
+        self.0.home.as_ref()
+    }
+
     /// Queues `out` without waking the reader; returns the waker to wake once the step is done
     /// (`Ok(None)`: the reader is not waiting). Refused when the queue is full or the reader
     /// is gone.
@@ -147,19 +164,26 @@ mod tests {
     }
 
     fn batch(n: usize) -> Out {
-        Out::Messages(vec![pb::ServerMessage::default(); n])
+        Out::Frames(
+            (0..n)
+                .map(|_| Frame {
+                    response: maumau::encoded::Response::default(),
+                    last: false,
+                })
+                .collect(),
+        )
     }
 
     fn len(out: Poll<Option<Out>>) -> usize {
         match out {
-            Poll::Ready(Some(Out::Messages(v))) => v.len(),
+            Poll::Ready(Some(Out::Frames(v))) => v.len(),
             _ => usize::MAX,
         }
     }
 
     #[test]
     fn the_reader_is_woken_when_the_writer_says_so_and_reads_in_order() {
-        let (tx, mut rx) = outbox(2);
+        let (tx, mut rx) = outbox(2, None);
         let count = Arc::new(Count(AtomicUsize::new(0)));
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
@@ -193,7 +217,7 @@ mod tests {
 
     #[test]
     fn nothing_is_queued_once_the_reader_is_gone() {
-        let (tx, rx) = outbox(8);
+        let (tx, rx) = outbox(8, None);
         drop(rx);
         assert!(tx.put(batch(1)).is_err());
         assert!(!tx.send(batch(1)));

@@ -10,15 +10,17 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use maumau::pb::play_service_server::PlayService;
-use maumau::{pb, wire};
+use maumau::encoded::play_service_server::PlayService;
+use maumau::{encoded, pb, wire};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::frames::{Frame, Staged};
 use crate::outbox::{Inbox, Out, Outbox, outbox};
 use crate::registry::{MatchEntry, Registry};
+use crate::serve::Home;
 use crate::table::{Command, Delivery, Reply, Role, Verdict, drain, unreadable};
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
@@ -151,7 +153,8 @@ async fn attach(
             },
         )));
     }
-    outbox.send(Out::Messages(batch));
+    let frames = batch.into_iter().map(|m| Staged::Message(m).encode());
+    outbox.send(Out::Frames(frames.collect()));
     inbound
 }
 
@@ -224,29 +227,30 @@ async fn session(
 /// A connection's outgoing queue as seen from the stream: it yields the messages the table (and
 /// the connection itself) queued, one by one, and ends after MatchFinished, after an error, or
 /// when the table lets go of the queue.
-pub(crate) struct Feed<T> {
+///
+/// Its items are encoded already ([`encoded::Response`]: the same bytes for a Play stream and a
+/// Watch stream).
+pub(crate) struct Feed {
     rx: Inbox,
-    batch: std::vec::IntoIter<pb::ServerMessage>,
+    batch: std::vec::IntoIter<Frame>,
     done: bool,
-    wrap: fn(pb::ServerMessage) -> T,
     /// For a Watch stream: the table to tell when the client goes away.
     detach: Option<(Arc<MatchEntry>, Role, u64)>,
 }
 
-impl<T> Feed<T> {
-    fn new(rx: Inbox, wrap: fn(pb::ServerMessage) -> T) -> Feed<T> {
+impl Feed {
+    fn new(rx: Inbox) -> Feed {
         Feed {
             rx,
             batch: Vec::new().into_iter(),
             done: false,
-            wrap,
             detach: None,
         }
     }
 }
 
-impl<T> Stream for Feed<T> {
-    type Item = Result<T, Status>;
+impl Stream for Feed {
+    type Item = Result<encoded::Response, Status>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
@@ -254,12 +258,12 @@ impl<T> Stream for Feed<T> {
             if this.done {
                 return Poll::Ready(None);
             }
-            if let Some(m) = this.batch.next() {
-                this.done = matches!(m.kind, Some(pb::server_message::Kind::Finished(_)));
-                return Poll::Ready(Some(Ok((this.wrap)(m))));
+            if let Some(f) = this.batch.next() {
+                this.done = f.last;
+                return Poll::Ready(Some(Ok(f.response)));
             }
             match std::task::ready!(this.rx.poll_next(cx)) {
-                Some(Out::Messages(batch)) => this.batch = batch.into_iter(),
+                Some(Out::Frames(batch)) => this.batch = batch.into_iter(),
                 Some(Out::End(status)) => {
                     this.done = true;
                     return Poll::Ready(Some(Err(status)));
@@ -273,7 +277,7 @@ impl<T> Stream for Feed<T> {
     }
 }
 
-impl<T> Drop for Feed<T> {
+impl Drop for Feed {
     fn drop(&mut self) {
         let Some((entry, role, conn)) = self.detach.take() else {
             return;
@@ -292,19 +296,17 @@ impl<T> Drop for Feed<T> {
 
 #[tonic::async_trait]
 impl PlayService for Play {
-    type PlayStream = Feed<pb::PlayResponse>;
-    type WatchStream = Feed<pb::WatchResponse>;
+    type PlayStream = Feed;
+    type WatchStream = Feed;
 
     async fn play(
         &self,
         req: Request<Streaming<pb::PlayRequest>>,
     ) -> Result<Response<Self::PlayStream>, Status> {
         let token = bearer(&req);
-        let (tx, rx) = outbox(OUTBOX);
+        let (tx, rx) = outbox(OUTBOX, Home::current());
         tokio::spawn(session(self.registry.clone(), token, req.into_inner(), tx));
-        Ok(Response::new(Feed::new(rx, |m| pb::PlayResponse {
-            message: Some(m),
-        })))
+        Ok(Response::new(Feed::new(rx)))
     }
 
     async fn watch(
@@ -314,7 +316,7 @@ impl PlayService for Play {
         let token = bearer(&req);
         let w = req.into_inner();
         let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
-        let (tx, rx) = outbox(OUTBOX);
+        let (tx, rx) = outbox(OUTBOX, Home::current());
         let conn = self.registry.next_conn();
         let (resume, name) = (w.resume, w.client_name);
         attach(
@@ -328,7 +330,7 @@ impl PlayService for Play {
             None,
         )
         .await;
-        let mut feed = Feed::new(rx, |m| pb::WatchResponse { message: Some(m) });
+        let mut feed = Feed::new(rx);
         // The stream is the only sign that the client went away: dropping it detaches.
         feed.detach = Some((entry, role, conn));
         Ok(Response::new(feed))

@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 use tonic::Status;
 
 use crate::config::{ServerConfig, TimeControl};
+use crate::serve::Roaming;
 use crate::table::{Command, Role, Table};
 
 /// How a match's first deal was made.
@@ -517,10 +518,16 @@ impl Registry {
             self.config.actions_per_second,
         );
         let registry = self.clone();
-        tokio::spawn(async move {
-            table.run(rx).await;
-            registry.closed(&id);
-        });
+        let mover = table.mover();
+        // The table starts on a task of its own, then runs on the task of the connection its
+        // seat to move plays through (see `serve::Roaming` and `Table::follow_mover`).
+        tokio::spawn(Roaming::new(
+            async move {
+                table.run(rx).await;
+                registry.closed(&id);
+            },
+            mover,
+        ));
         Ok(response)
     }
 

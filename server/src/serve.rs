@@ -5,7 +5,7 @@
 //! of a match at once (every seat gets the events); with a task per stream they run one after
 //! another or on both cores, and each wakes the connection, which writes as soon as it runs: up
 //! to one `write` per stream per step. Here the streams of a connection are futures of the
-//! connection's task ([`Local`]): when the task runs, every stream with something to send
+//! connection's task ([`Home`]): when the task runs, every stream with something to send
 //! queues it, then the connection writes it all at once. Connections (and tables) still run in
 //! parallel on the runtime's workers.
 //!
@@ -13,11 +13,17 @@
 //! copies DATA frames of up to 1 KiB into its write buffer, where with vectored writes it chains
 //! every frame over 256 bytes (a prompt with its observation) and must write before the next.
 //! A step's frames (a few hundred bytes each) go out in one `write`.
+//!
+//! A table runs on the task of the connection its seat to move plays through (see [`Home`] and
+//! [`Roaming`]): the action read from the socket is then applied, and the next prompt staged, in
+//! the same poll of one task, with no wake of another task or thread in between. When every seat
+//! of a match plays through one connection, the table stays there, and the actions of several
+//! tables read at once are answered in one `write`.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -34,17 +40,167 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The futures hyper spawns for one connection (its streams), handed to the connection's task.
+/// One connection's task, as a place futures can run: the futures hyper spawns for the
+/// connection (its streams), and the tables it hosts ([`Home::adopt`]).
 #[derive(Clone, Default)]
-struct Local(Arc<LocalInner>);
+pub(crate) struct Home(Arc<HomeInner>);
 
 #[derive(Default)]
-struct LocalInner {
+struct HomeInner {
     spawned: Mutex<Vec<BoxFuture>>,
+    guests: Mutex<Guests>,
+    /// Tables hosted or on their way (at most [`MAX_GUESTS`]).
+    hosted: AtomicUsize,
     task: Mutex<Option<Waker>>,
 }
 
-impl<F> hyper::rt::Executor<F> for Local
+/// Most tables one connection's task hosts. A task runs on one core at a time: a connection that
+/// carries many matches (a bot host with hundreds of seats) keeps the rest of its tables on tasks
+/// of their own, so that they still spread over every core.
+const MAX_GUESTS: usize = 8;
+
+/// Tables handed to a connection's task, not yet taken up by its driver.
+#[derive(Default)]
+struct Guests {
+    arrived: Vec<BoxFuture>,
+    /// The connection is gone: it takes no more guests.
+    closed: bool,
+}
+
+thread_local! {
+    /// The connection whose driver is polling on this thread, if any.
+    static CURRENT: std::cell::RefCell<Option<Home>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks a connection as the current one while its driver polls.
+struct Entered(Option<Home>);
+
+impl Entered {
+    fn new(home: &Home) -> Entered {
+        Entered(CURRENT.with(|c| c.borrow_mut().replace(home.clone())))
+    }
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+impl Home {
+    /// The connection whose request is being handled here; `None` outside this module's
+    /// connections.
+    pub(crate) fn current() -> Option<Home> {
+        CURRENT.with(|c| c.borrow().clone())
+    }
+
+    /// Whether `self` and `other` are the same connection.
+    pub(crate) fn same(&self, other: &Home) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    fn is_current(&self) -> bool {
+        CURRENT.with(|c| c.borrow().as_ref().is_some_and(|h| h.same(self)))
+    }
+
+    /// Runs `fut` on this connection's task; gives it back when the connection is gone or
+    /// hosts [`MAX_GUESTS`] tables already.
+    fn adopt(&self, fut: BoxFuture) -> Result<(), BoxFuture> {
+        {
+            let mut guests = lock(&self.0.guests);
+            if guests.closed || self.0.hosted.load(Ordering::SeqCst) >= MAX_GUESTS {
+                return Err(fut);
+            }
+            self.0.hosted.fetch_add(1, Ordering::SeqCst);
+            guests.arrived.push(fut);
+        }
+        if let Some(w) = lock(&self.0.task).as_ref() {
+            w.wake_by_ref();
+        }
+        Ok(())
+    }
+}
+
+/// Where a [`Roaming`] future is asked to run next.
+#[derive(Clone, Default)]
+pub(crate) struct Mover(Arc<MoverInner>);
+
+#[derive(Default)]
+struct MoverInner {
+    wanted: Mutex<Option<Home>>,
+    /// A request waits in `wanted` (read without the lock after every poll).
+    pending: AtomicBool,
+}
+
+impl Mover {
+    /// Asks for the future to run on `home`'s task from its next poll on (it stays where it is
+    /// if that connection is gone or full).
+    pub(crate) fn request(&self, home: Home) {
+        *lock(&self.0.wanted) = Some(home);
+        self.0.pending.store(true, Ordering::SeqCst);
+    }
+
+    fn take(&self) -> Option<Home> {
+        if !self.0.pending.swap(false, Ordering::SeqCst) {
+            return None;
+        }
+        lock(&self.0.wanted).take()
+    }
+}
+
+/// A future (a table) that can move to a connection's task: after each poll it looks whether its
+/// [`Mover`] asks for a move, and if so hands itself to that connection and ends where it was.
+/// When that connection closes, its driver spawns the future as a task of its own again, so
+/// nothing is lost; the first poll in a new place registers every waker anew.
+pub(crate) struct Roaming {
+    fut: Option<BoxFuture>,
+    mover: Mover,
+}
+
+impl Roaming {
+    /// `fut`, movable by `mover`.
+    pub(crate) fn new(fut: impl Future<Output = ()> + Send + 'static, mover: Mover) -> Roaming {
+        Roaming {
+            fut: Some(Box::pin(fut)),
+            mover,
+        }
+    }
+}
+
+impl Future for Roaming {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(fut) = self.fut.as_mut() else {
+            return Poll::Ready(());
+        };
+        if fut.as_mut().poll(cx).is_ready() {
+            self.fut = None;
+            return Poll::Ready(());
+        }
+        let Some(home) = self.mover.take() else {
+            return Poll::Pending;
+        };
+        if home.is_current() {
+            return Poll::Pending;
+        }
+        let moving = Roaming {
+            fut: self.fut.take(),
+            mover: self.mover.clone(),
+        };
+        match home.adopt(Box::pin(moving)) {
+            Ok(()) => Poll::Ready(()),
+            Err(back) => {
+                // The connection is gone or full: stay. `back` is a `Roaming` holding the future.
+                self.fut = Some(back);
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<F> hyper::rt::Executor<F> for Home
 where
     F: Future<Output = ()> + Send + 'static,
 {
@@ -56,8 +212,8 @@ where
     }
 }
 
-/// Drives one connection and its streams, streams first, so that what they queue goes out in
-/// the connection's next write.
+/// Drives one connection, its streams and the tables it hosts, streams and tables first, so that
+/// what they queue goes out in the connection's next write.
 ///
 /// The connection and its streams wake one another all the time (a stream that sends wakes the
 /// connection; the connection that reads or grants send capacity wakes a stream). Inside the
@@ -68,7 +224,9 @@ where
 struct Driver<C> {
     conn: Pin<Box<C>>,
     streams: FuturesUnordered<BoxFuture>,
-    local: Local,
+    /// Tables hosted here: when the connection ends they go on as tasks of their own.
+    tables: FuturesUnordered<BoxFuture>,
+    home: Home,
     wakes: Arc<Wakes>,
     conn_waker: Waker,
     streams_waker: Waker,
@@ -126,12 +284,13 @@ impl Wake for StreamsWake {
 }
 
 impl<C> Driver<C> {
-    fn new(conn: C, local: Local) -> Driver<C> {
+    fn new(conn: C, home: Home) -> Driver<C> {
         let wakes = Arc::new(Wakes::default());
         Driver {
             conn: Box::pin(conn),
             streams: FuturesUnordered::new(),
-            local,
+            tables: FuturesUnordered::new(),
+            home,
             conn_waker: Waker::from(Arc::new(ConnWake(wakes.clone()))),
             streams_waker: Waker::from(Arc::new(StreamsWake(wakes.clone()))),
             wakes,
@@ -147,7 +306,8 @@ impl<C: Future> Future for Driver<C> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<C::Output> {
         let this = &mut *self;
-        for task in [&this.local.0.task, &this.wakes.task] {
+        let _entered = Entered::new(&this.home);
+        for task in [&this.home.0.task, &this.wakes.task] {
             let mut task = lock(task);
             if !task.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 *task = Some(cx.waker().clone());
@@ -159,13 +319,19 @@ impl<C: Future> Future for Driver<C> {
         let wakes = this.wakes.clone();
         wakes.polling.store(true, Ordering::SeqCst);
         for _ in 0..ROUNDS {
-            // Every stream that has something to do, until none has.
+            // Every table and stream that has something to do, until none has.
             for _ in 0..ROUNDS {
                 wakes.streams.store(false, Ordering::SeqCst);
-                let spawned = std::mem::take(&mut *lock(&this.local.0.spawned));
+                let spawned = std::mem::take(&mut *lock(&this.home.0.spawned));
                 this.streams.extend(spawned);
+                let arrived = std::mem::take(&mut lock(&this.home.0.guests).arrived);
+                this.tables.extend(arrived);
+                while let Poll::Ready(Some(())) = this.tables.poll_next_unpin(&mut streams_cx) {
+                    // A table ended or moved on.
+                    this.home.0.hosted.fetch_sub(1, Ordering::SeqCst);
+                }
                 while let Poll::Ready(Some(())) = this.streams.poll_next_unpin(&mut streams_cx) {}
-                if !wakes.streams.load(Ordering::SeqCst) && lock(&this.local.0.spawned).is_empty() {
+                if !wakes.streams.load(Ordering::SeqCst) && this.home.idle() {
                     break;
                 }
             }
@@ -174,7 +340,7 @@ impl<C: Future> Future for Driver<C> {
                 wakes.polling.store(false, Ordering::SeqCst);
                 return Poll::Ready(out);
             }
-            if !wakes.pending() && lock(&this.local.0.spawned).is_empty() {
+            if !wakes.pending() && this.home.idle() {
                 wakes.polling.store(false, Ordering::SeqCst);
                 // A wake between the check and now was only marked: look again.
                 if !wakes.pending() {
@@ -186,6 +352,31 @@ impl<C: Future> Future for Driver<C> {
         wakes.polling.store(false, Ordering::SeqCst);
         cx.waker().wake_by_ref();
         Poll::Pending
+    }
+}
+
+impl Home {
+    /// Nothing handed over waits for the driver.
+    fn idle(&self) -> bool {
+        lock(&self.0.spawned).is_empty() && lock(&self.0.guests).arrived.is_empty()
+    }
+}
+
+impl<C> Drop for Driver<C> {
+    /// The hosted tables, and those handed over meanwhile, go on as tasks of their own.
+    fn drop(&mut self) {
+        let arrived = {
+            let mut guests = lock(&self.home.0.guests);
+            guests.closed = true;
+            std::mem::take(&mut guests.arrived)
+        };
+        let tables = std::mem::take(&mut self.tables);
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        for table in tables.into_iter().chain(arrived) {
+            rt.spawn(table);
+        }
     }
 }
 
@@ -260,8 +451,8 @@ where
         let service = TowerToHyperService::new(service.clone());
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
-            let local = Local::default();
-            let mut builder = auto::Builder::new(local.clone());
+            let home = Home::default();
+            let mut builder = auto::Builder::new(home.clone());
             // tonic's server settings: no limit on concurrent streams (hyper's default is 200;
             // a bot host may run hundreds of seats over one connection), hyper's windows.
             builder.http1().timer(TokioTimer::new());
@@ -272,7 +463,7 @@ where
                 .max_pending_accept_reset_streams(None)
                 .max_local_error_reset_streams(None);
             let conn = builder.serve_connection(TokioIo::new(Plain(tcp)), service);
-            let mut driver = Driver::new(conn, local);
+            let mut driver = Driver::new(conn, home);
             let mut stopping = *stop.borrow();
             if stopping {
                 driver.conn.as_mut().graceful_shutdown();

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use maumau::{pb, wire};
 use maumau_engine::{Action, Event, Game, Phase, Rejection, Seat, event_for};
 use tokio::sync::{mpsc, oneshot};
@@ -39,9 +40,11 @@ use tonic::{Status, Streaming};
 
 use crate::bots::BuiltinBot;
 use crate::config::{GiveUp, TimeControl};
+use crate::frames::{Prompt, SharedParts, Staged, numbered_event};
 use crate::outbox::{Out, Outbox};
 use crate::play::RateLimit;
 use crate::registry::{MatchEntry, Start};
+use crate::serve::{Home, Mover};
 
 /// What a seat's Play stream yields.
 type InboundItem = Result<pb::PlayRequest, Status>;
@@ -164,12 +167,12 @@ struct SeatState {
     /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
     optional_prompted: u64,
     /// Messages for the connection, queued as one item at the end of the table's step.
-    staged: Vec<pb::ServerMessage>,
+    staged: Vec<Staged>,
     /// How the connection receives events.
     delivery: Delivery,
     /// Events held for the connection until its next prompt, Pong, rejection or MatchFinished
     /// ([`Delivery::WithPrompt`]).
-    held: Vec<pb::NumberedEvent>,
+    held: Vec<Bytes>,
     /// Answers to the connection's accepted actions, held with the events.
     held_accepted: Vec<pb::ActionAccepted>,
     /// The seat's Play stream, read by the table.
@@ -240,7 +243,7 @@ pub(crate) struct Table {
     seats: Vec<SeatState>,
     spectators: Vec<(u64, Outbox)>,
     /// Messages for every spectator, queued at the end of the table's step.
-    spectators_staged: Vec<pb::ServerMessage>,
+    spectators_staged: Vec<Staged>,
     log: Vec<Event>,
     state_id: u64,
     clock: TimeControl,
@@ -260,6 +263,13 @@ pub(crate) struct Table {
     actions: Vec<pb::ReplayAction>,
     rounds: Vec<pb::RoundResult>,
     aborted: Option<String>,
+    /// Moves the table's future to the connection its seat to move plays through (see
+    /// [`Table::follow_mover`]).
+    mover: Mover,
+    /// The connection last asked for: asked once, not at every decision.
+    followed: Option<Home>,
+    /// The encoded parts of the observations every seat shares.
+    shared: SharedParts,
 }
 
 /// The default action the server plays for a seat: DRAW if legal, else PASS, else the first listed.
@@ -281,6 +291,14 @@ fn unix_ms(at: Instant) -> u64 {
         wall.saturating_sub(now - at)
     };
     wall.as_millis() as u64
+}
+
+/// Event `i` of the log (numbered from 1) as a viewer sees it (`view`).
+fn numbered(i: usize, view: &Event, seats: u8) -> pb::NumberedEvent {
+    pb::NumberedEvent {
+        number: i as u64 + 1,
+        event: Some(wire::event_to_wire(view, seats)),
+    }
 }
 
 fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
@@ -338,6 +356,7 @@ impl Table {
             })
             .collect();
         let seats_n = game.seats() as usize;
+        let shared = SharedParts::new(game.config());
         let readiness = Arc::new(Readiness::default());
         let rounds = log
             .iter()
@@ -373,6 +392,29 @@ impl Table {
             actions: Vec::new(),
             rounds,
             aborted: None,
+            mover: Mover::default(),
+            followed: None,
+            shared,
+        }
+    }
+
+    /// What moves this table's future to a connection's task (see [`Table::follow_mover`]).
+    pub(crate) fn mover(&self) -> Mover {
+        self.mover.clone()
+    }
+
+    /// Asks to run on the task of the connection the seat to move plays through: its answer is
+    /// then read, applied and the next prompt staged in one poll of one task. When every seat
+    /// plays through one connection the table stays there for good; when each has its own, the
+    /// table goes where it waits for an answer, with the prompt that asks for it.
+    fn follow_mover(&mut self) {
+        let Some(s) = self.game.to_act() else { return };
+        if let Some((_, outbox)) = &self.seats[s as usize].conn
+            && let Some(home) = outbox.home()
+            && !self.followed.as_ref().is_some_and(|f| f.same(home))
+        {
+            self.followed = Some(home.clone());
+            self.mover.request(home.clone());
         }
     }
 
@@ -547,6 +589,7 @@ impl Table {
                 attached,
             } => {
                 self.attach(role, resume, name, delivery, outbox, conn, inbound);
+                self.follow_mover();
                 self.maybe_start();
                 self.prompt();
                 self.flush();
@@ -666,7 +709,9 @@ impl Table {
             Role::Spectator => None,
         };
         let welcome = self.entry.welcome(viewer);
-        let mut batch = vec![message(pb::server_message::Kind::Welcome(welcome))];
+        let mut batch = vec![Staged::Message(message(pb::server_message::Kind::Welcome(
+            welcome,
+        )))];
         let from = resume
             .as_ref()
             .filter(|r| !r.snapshot)
@@ -676,11 +721,11 @@ impl Table {
         match from {
             Some(n) if (n as usize) <= self.log.len() => {
                 for (i, e) in self.log.iter().enumerate().skip(n as usize) {
-                    events.push(self.numbered_event(i, e, viewer));
+                    events.push(numbered_event(&self.numbered_event(i, e, viewer)));
                 }
             }
-            _ => batch.push(message(pb::server_message::Kind::Snapshot(
-                self.snapshot(viewer),
+            _ => batch.push(Staged::Message(message(
+                pb::server_message::Kind::Snapshot(self.snapshot(viewer)),
             ))),
         }
         let delivery = match role {
@@ -688,11 +733,7 @@ impl Table {
             Role::Spectator => Delivery::AsTheyHappen,
         };
         if delivery == Delivery::AsTheyHappen {
-            batch.extend(
-                events
-                    .drain(..)
-                    .map(|e| message(pb::server_message::Kind::Event(e))),
-            );
+            batch.extend(events.drain(..).map(Staged::Event));
         }
         match role {
             Role::Seat(s) => {
@@ -739,14 +780,13 @@ impl Table {
                     && self.game.to_act() == Some(s)
                     && self.seats[s as usize].controller == Controller::Remote
                 {
-                    let m = self.prompt_for(s, true);
-                    self.send_seat(s, m);
+                    self.send_prompt(s, true);
                 }
             }
             Role::Spectator => {
                 // Spectators receive what is staged for them after this step; this one's start
                 // goes first, on its own.
-                if outbox.send(Out::Messages(batch)) {
+                if outbox.send(Out::Frames(batch.iter().map(Staged::encode).collect())) {
                     self.spectators.push((conn, outbox));
                 }
             }
@@ -754,19 +794,7 @@ impl Table {
     }
 
     fn numbered_event(&self, i: usize, e: &Event, viewer: Option<Seat>) -> pb::NumberedEvent {
-        pb::NumberedEvent {
-            number: i as u64 + 1,
-            event: Some(wire::event_to_wire(
-                &event_for(e, viewer),
-                self.game.seats(),
-            )),
-        }
-    }
-
-    fn numbered(&self, i: usize, e: &Event, viewer: Option<Seat>) -> pb::ServerMessage {
-        message(pb::server_message::Kind::Event(
-            self.numbered_event(i, e, viewer),
-        ))
+        numbered(i, &event_for(e, viewer), self.game.seats())
     }
 
     fn snapshot(&self, viewer: Option<Seat>) -> pb::Snapshot {
@@ -781,56 +809,41 @@ impl Table {
         }
     }
 
-    /// Stages `m` for a seat's connection (see [`Table::flush`]). Under
-    /// [`Delivery::WithPrompt`] a prompt takes the held answers and events with it in an
-    /// `EventBatch`, and a Pong, a rejection or MatchFinished has them sent just before it.
+    /// Stages `m` (not a prompt: see [`Table::send_prompt`]) for a seat's connection (see
+    /// [`Table::flush`]). Under [`Delivery::WithPrompt`] a Pong, a rejection or MatchFinished
+    /// has the held answers and events sent just before it.
     fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
-        use pb::server_message::Kind;
         let seat = &mut self.seats[s as usize];
         if seat.conn.is_none() {
             return;
         }
-        if seat.delivery == Delivery::WithPrompt {
-            match m.kind {
-                Some(Kind::Prompt(p)) => {
-                    seat.staged.push(message(Kind::Batch(pb::EventBatch {
-                        events: std::mem::take(&mut seat.held),
-                        prompt: Some(p),
-                        accepted: std::mem::take(&mut seat.held_accepted),
-                    })));
-                    return;
-                }
-                Some(Kind::Pong(_) | Kind::Rejected(_) | Kind::Finished(_))
-                    if !seat.held.is_empty() || !seat.held_accepted.is_empty() =>
-                {
-                    seat.staged.push(message(Kind::Batch(pb::EventBatch {
-                        events: std::mem::take(&mut seat.held),
-                        prompt: None,
-                        accepted: std::mem::take(&mut seat.held_accepted),
-                    })));
-                }
-                _ => {}
-            }
+        if seat.delivery == Delivery::WithPrompt
+            && (!seat.held.is_empty() || !seat.held_accepted.is_empty())
+        {
+            seat.staged.push(Staged::Batch {
+                events: std::mem::take(&mut seat.held),
+                prompt: None,
+                accepted: std::mem::take(&mut seat.held_accepted),
+            });
         }
-        seat.staged.push(m);
+        seat.staged.push(Staged::Message(m));
     }
 
     /// Holds the answer to a batched seat's accepted action for its next `EventBatch`: the one
     /// this step staged already (the action gave the seat its next prompt at once), or a later
     /// one.
     fn hold_accepted(&mut self, s: Seat, a: pb::ActionAccepted) {
-        use pb::server_message::Kind;
         let seat = &mut self.seats[s as usize];
-        let staged = seat
-            .staged
-            .iter_mut()
-            .rev()
-            .find_map(|m| match &mut m.kind {
-                Some(Kind::Batch(b)) if b.prompt.is_some() => Some(b),
-                _ => None,
-            });
+        let staged = seat.staged.iter_mut().rev().find_map(|m| match m {
+            Staged::Batch {
+                prompt: Some(_),
+                accepted,
+                ..
+            } => Some(accepted),
+            _ => None,
+        });
         match staged {
-            Some(b) => b.accepted.push(a),
+            Some(accepted) => accepted.push(a),
             None => seat.held_accepted.push(a),
         }
     }
@@ -852,7 +865,7 @@ impl Table {
         }
         let batch = std::mem::take(&mut seat.staged);
         let (_, outbox) = seat.conn.as_ref()?;
-        match outbox.put(Out::Messages(batch)) {
+        match outbox.put(Out::Frames(batch.iter().map(Staged::encode).collect())) {
             Ok(waker) => waker,
             Err(_) => {
                 seat.conn = None;
@@ -872,9 +885,13 @@ impl Table {
             wake.extend(self.queue_seat(s));
         }
         if !self.spectators_staged.is_empty() {
-            let batch = std::mem::take(&mut self.spectators_staged);
+            // Encoded once for every spectator.
+            let frames: Vec<_> = std::mem::take(&mut self.spectators_staged)
+                .iter()
+                .map(Staged::encode)
+                .collect();
             self.spectators
-                .retain(|(_, o)| match o.put(Out::Messages(batch.clone())) {
+                .retain(|(_, o)| match o.put(Out::Frames(frames.clone())) {
                     Ok(w) => {
                         wake.extend(w);
                         true
@@ -888,28 +905,38 @@ impl Table {
     }
 
     /// Stages the events from `from` on for every connection, each redacted for its viewer.
+    /// Each event is encoded once per way of seeing it: viewers that see it alike share the
+    /// bytes.
     fn broadcast(&mut self, from: usize) {
+        // The event as some viewer sees it, and its encoding.
+        let mut seen: Vec<(Event, Bytes)> = Vec::with_capacity(2);
+        let seats = self.game.seats();
         for i in from..self.log.len() {
             let e = self.log[i];
-            for s in 0..self.game.seats() {
-                let seat = &self.seats[s as usize];
+            seen.clear();
+            let mut encoded = |viewer: Option<Seat>| -> Bytes {
+                let view = event_for(&e, viewer);
+                if let Some((_, b)) = seen.iter().find(|(v, _)| *v == view) {
+                    return b.clone();
+                }
+                let b = numbered_event(&numbered(i, &view, seats));
+                seen.push((view, b.clone()));
+                b
+            };
+            for s in 0..seats {
+                let seat = &mut self.seats[s as usize];
                 if seat.conn.is_none() {
                     continue;
                 }
+                let b = encoded(Some(s));
                 match seat.delivery {
-                    Delivery::AsTheyHappen => {
-                        let m = self.numbered(i, &e, Some(s));
-                        self.seats[s as usize].staged.push(m);
-                    }
-                    Delivery::WithPrompt => {
-                        let m = self.numbered_event(i, &e, Some(s));
-                        self.seats[s as usize].held.push(m);
-                    }
+                    Delivery::AsTheyHappen => seat.staged.push(Staged::Event(b)),
+                    Delivery::WithPrompt => seat.held.push(b),
                 }
             }
             if !self.spectators.is_empty() {
-                let m = self.numbered(i, &e, None);
-                self.spectators_staged.push(m);
+                let b = encoded(None);
+                self.spectators_staged.push(Staged::Event(b));
             }
         }
     }
@@ -1129,8 +1156,7 @@ impl Table {
         }
         self.broadcast(from);
         if let Some(m) = reprompt {
-            let msg = self.prompt_for(m, true);
-            self.send_seat(m, msg);
+            self.send_prompt(m, true);
         }
         self.prompt();
         Ok(())
@@ -1148,8 +1174,8 @@ impl Table {
         if self.decision_started.is_none() {
             self.decision_started = Some(Instant::now());
             if self.seats[mover as usize].controller == Controller::Remote {
-                let m = self.prompt_for(mover, true);
-                self.send_seat(mover, m);
+                self.send_prompt(mover, true);
+                self.follow_mover();
             }
         }
         // Out-of-turn actions (challenges, late cures) exist only while windows can open.
@@ -1167,13 +1193,31 @@ impl Table {
             }
             if !self.game.legal_actions(s).is_empty() {
                 self.seats[s as usize].optional_prompted = self.state_id;
-                let m = self.prompt_for(s, false);
-                self.send_seat(s, m);
+                self.send_prompt(s, false);
             }
         }
     }
 
-    fn prompt_for(&self, s: Seat, required: bool) -> pb::ServerMessage {
+    /// Stages a prompt for seat `s`: under [`Delivery::WithPrompt`] in an `EventBatch` with the
+    /// held answers and events.
+    fn send_prompt(&mut self, s: Seat, required: bool) {
+        if self.seats[s as usize].conn.is_none() {
+            return;
+        }
+        let prompt = self.prompt_for(s, required);
+        let seat = &mut self.seats[s as usize];
+        let staged = match seat.delivery {
+            Delivery::WithPrompt => Staged::Batch {
+                events: std::mem::take(&mut seat.held),
+                prompt: Some(prompt),
+                accepted: std::mem::take(&mut seat.held_accepted),
+            },
+            Delivery::AsTheyHappen => Staged::Prompt(prompt),
+        };
+        seat.staged.push(staged);
+    }
+
+    fn prompt_for(&mut self, s: Seat, required: bool) -> Prompt {
         let obs = self.game.observation(s);
         let seat = &self.seats[s as usize];
         let started = self.decision_started.unwrap_or_else(Instant::now);
@@ -1186,16 +1230,17 @@ impl Table {
         } else {
             (0, Duration::ZERO)
         };
-        message(pb::server_message::Kind::Prompt(pb::DecisionPrompt {
+        let prompt = pb::DecisionPrompt {
             state_id: self.state_id,
             legal_actions: wire::legal_actions_to_wire(&obs.legal),
             required,
             deadline_unix_ms: deadline,
             time_left_ms: left.as_millis() as u32,
             time_bank_ms: seat.bank.as_millis() as u32,
-            observation: Some(wire::observation_to_wire(&obs)),
+            observation: None,
             last_event_number: self.log.len() as u64,
-        }))
+        };
+        self.shared.prompt(prompt, &obs)
     }
 
     /// Plays every seat the server controls until a remote seat must act or the match ends.
@@ -1294,7 +1339,7 @@ impl Table {
             self.send_seat(s, done.clone());
         }
         if !self.spectators.is_empty() {
-            self.spectators_staged.push(done);
+            self.spectators_staged.push(Staged::Message(done));
         }
         self.flush();
         for seat in &mut self.seats {
