@@ -78,20 +78,7 @@ impl prost::Message for Response {
     }
 }
 
-#[allow(
-    clippy::all,
-    clippy::pedantic,
-    missing_docs,
-    unreachable_pub,
-    rustdoc::broken_intra_doc_links,
-    rustdoc::invalid_html_tags,
-    rustdoc::bare_urls
-)]
-mod generated {
-    include!(concat!(env!("OUT_DIR"), "/encoded/maumau.v1.rs"));
-}
-
-pub use generated::play_service_server;
+pub use crate::generated::encoded::play_service_server;
 
 #[cfg(test)]
 mod tests {

@@ -50,7 +50,7 @@
 
 pub mod wire;
 
-/// The code generated from `proto/maumau/v1/*.proto` (package `maumau.v1`).
+/// Everything `build.rs` generates, under one set of lint exemptions.
 #[allow(
     clippy::all,
     clippy::pedantic,
@@ -60,9 +60,19 @@ pub mod wire;
     rustdoc::invalid_html_tags,
     rustdoc::bare_urls
 )]
-pub mod pb {
-    tonic::include_proto!("maumau.v1");
+mod generated {
+    /// The code generated from `proto/maumau/v1/*.proto` (package `maumau.v1`).
+    pub mod pb {
+        tonic::include_proto!("maumau.v1");
+    }
+
+    /// The PlayService server again, streaming [`crate::encoded::Response`].
+    pub mod encoded {
+        include!(concat!(env!("OUT_DIR"), "/encoded/maumau.v1.rs"));
+    }
 }
+
+pub use generated::pb;
 
 pub mod encoded;
 
