@@ -519,8 +519,8 @@ impl Registry {
         );
         let registry = self.clone();
         let mover = table.mover();
-        // The table starts on a task of its own, then runs on the task of the connection its
-        // seat to move plays through (see `serve::Roaming` and `Table::follow_mover`).
+        // The table starts on a task of its own and moves to its seats' connection once they
+        // all play through one (see `serve::Roaming` and `Table::follow_seats`).
         tokio::spawn(Roaming::new(
             async move {
                 table.run(rx).await;

@@ -14,11 +14,10 @@
 //! every frame over 256 bytes (a prompt with its observation) and must write before the next.
 //! A step's frames (a few hundred bytes each) go out in one `write`.
 //!
-//! A table runs on the task of the connection its seat to move plays through (see [`Home`] and
-//! [`Roaming`]): the action read from the socket is then applied, and the next prompt staged, in
-//! the same poll of one task, with no wake of another task or thread in between. When every seat
-//! of a match plays through one connection, the table stays there, and the actions of several
-//! tables read at once are answered in one `write`.
+//! A table whose seats all play through one connection runs on that connection's task too (see
+//! [`Home`] and [`Roaming`]): an action read from the socket is then applied, and the next
+//! prompt written, in the same poll of one task, with no wake of another task or thread in
+//! between, and the actions of several tables read at once are answered in one `write`.
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -44,7 +44,7 @@ use crate::frames::{Prompt, SharedParts, Staged, numbered_event};
 use crate::outbox::{Out, Outbox};
 use crate::play::RateLimit;
 use crate::registry::{MatchEntry, Start};
-use crate::serve::{Home, Mover};
+use crate::serve::Mover;
 
 /// What a seat's Play stream yields.
 type InboundItem = Result<pb::PlayRequest, Status>;
@@ -263,11 +263,9 @@ pub(crate) struct Table {
     actions: Vec<pb::ReplayAction>,
     rounds: Vec<pb::RoundResult>,
     aborted: Option<String>,
-    /// Moves the table's future to the connection its seat to move plays through (see
-    /// [`Table::follow_mover`]).
+    /// Moves the table's future to the connection every seat plays through (see
+    /// [`Table::follow_seats`]).
     mover: Mover,
-    /// The connection last asked for: asked once, not at every decision.
-    followed: Option<Home>,
     /// The encoded parts of the observations every seat shares.
     shared: SharedParts,
 }
@@ -393,28 +391,30 @@ impl Table {
             rounds,
             aborted: None,
             mover: Mover::default(),
-            followed: None,
             shared,
         }
     }
 
-    /// What moves this table's future to a connection's task (see [`Table::follow_mover`]).
+    /// What moves this table's future to a connection's task (see [`Table::follow_seats`]).
     pub(crate) fn mover(&self) -> Mover {
         self.mover.clone()
     }
 
-    /// Asks to run on the task of the connection the seat to move plays through: its answer is
-    /// then read, applied and the next prompt staged in one poll of one task. When every seat
-    /// plays through one connection the table stays there for good; when each has its own, the
-    /// table goes where it waits for an answer, with the prompt that asks for it.
-    fn follow_mover(&mut self) {
-        let Some(s) = self.game.to_act() else { return };
-        if let Some((_, outbox)) = &self.seats[s as usize].conn
-            && let Some(home) = outbox.home()
-            && !self.followed.as_ref().is_some_and(|f| f.same(home))
-        {
-            self.followed = Some(home.clone());
-            self.mover.request(home.clone());
+    /// When every connected seat plays through one HTTP/2 connection, asks to run on that
+    /// connection's task: an answer is then read, applied and the next prompt written in one
+    /// poll of one task. (Following the seat to move from connection to connection when each
+    /// seat has its own measured no better than staying a task of its own: a move costs what
+    /// it saves.)
+    fn follow_seats(&self) {
+        let mut homes = self
+            .seats
+            .iter()
+            .filter_map(|seat| seat.conn.as_ref().map(|(_, outbox)| outbox.home()));
+        let Some(Some(first)) = homes.next() else {
+            return;
+        };
+        if homes.all(|h| h.is_some_and(|h| h.same(first))) {
+            self.mover.request(first.clone());
         }
     }
 
@@ -589,7 +589,7 @@ impl Table {
                 attached,
             } => {
                 self.attach(role, resume, name, delivery, outbox, conn, inbound);
-                self.follow_mover();
+                self.follow_seats();
                 self.maybe_start();
                 self.prompt();
                 self.flush();
@@ -1175,7 +1175,6 @@ impl Table {
             self.decision_started = Some(Instant::now());
             if self.seats[mover as usize].controller == Controller::Remote {
                 self.send_prompt(mover, true);
-                self.follow_mover();
             }
         }
         // Out-of-turn actions (challenges, late cures) exist only while windows can open.
