@@ -19,10 +19,12 @@ pub struct Response(pub Bytes);
 const MESSAGE: u32 = 1;
 
 impl Response {
-    /// The response carrying `message`, an encoded `ServerMessage`.
-    pub fn from_server_message(message: &[u8]) -> Response {
-        let mut buf = BytesMut::with_capacity(field_len(MESSAGE, message.len()));
-        put_field(MESSAGE, message, &mut buf);
+    /// The response carrying `message`, encoded in one pass into one buffer.
+    pub fn new(message: &crate::pb::ServerMessage) -> Response {
+        let len = prost::Message::encoded_len(message);
+        let mut buf = BytesMut::with_capacity(field_len(MESSAGE, len));
+        put_field_header(MESSAGE, len, &mut buf);
+        prost::Message::encode_raw(message, &mut buf);
         Response(buf.freeze())
     }
 }
@@ -99,7 +101,7 @@ mod tests {
     #[test]
     fn a_response_is_the_bytes_of_a_play_response_and_of_a_watch_response() {
         let m = message();
-        let r = Response::from_server_message(&m.encode_to_vec());
+        let r = Response::new(&m);
         let play = pb::PlayResponse {
             message: Some(m.clone()),
         };

@@ -166,7 +166,7 @@ impl Staged {
     pub(crate) fn encode(&self) -> Frame {
         match self {
             Staged::Message(m) => Frame {
-                response: encoded::Response::from_server_message(&m.encode_to_vec()),
+                response: encoded::Response::new(m),
                 last: matches!(m.kind, Some(pb::server_message::Kind::Finished(_))),
             },
             Staged::Event(e) => {

@@ -103,16 +103,16 @@ impl Home {
         CURRENT.with(|c| c.borrow().as_ref().is_some_and(|h| h.same(self)))
     }
 
-    /// Runs `fut` on this connection's task; gives it back when the connection is gone or
+    /// Runs `table` on this connection's task; gives it back when the connection is gone or
     /// hosts [`MAX_GUESTS`] tables already.
-    fn adopt(&self, fut: BoxFuture) -> Result<(), BoxFuture> {
+    fn adopt(&self, table: Roaming) -> Result<(), Roaming> {
         {
             let mut guests = lock(&self.0.guests);
             if guests.closed || self.0.hosted.load(Ordering::SeqCst) >= MAX_GUESTS {
-                return Err(fut);
+                return Err(table);
             }
             self.0.hosted.fetch_add(1, Ordering::SeqCst);
-            guests.arrived.push(fut);
+            guests.arrived.push(Box::pin(table));
         }
         if let Some(w) = lock(&self.0.task).as_ref() {
             w.wake_by_ref();
@@ -188,11 +188,11 @@ impl Future for Roaming {
             fut: self.fut.take(),
             mover: self.mover.clone(),
         };
-        match home.adopt(Box::pin(moving)) {
+        match home.adopt(moving) {
             Ok(()) => Poll::Ready(()),
             Err(back) => {
-                // The connection is gone or full: stay. `back` is a `Roaming` holding the future.
-                self.fut = Some(back);
+                // The connection is gone or full: stay.
+                self.fut = back.fut;
                 Poll::Pending
             }
         }
