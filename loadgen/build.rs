@@ -1,10 +1,9 @@
-//! Compiles `proto/echo.proto` (the bare echo baseline) and `proto/lean.proto` (the game
-//! client's lean view of the server's messages) with protox and tonic-prost-build; no `protoc`
-//! needed.
+//! Compiles `proto/echo.proto` (the bare echo baseline) with protox and tonic-prost-build; no
+//! `protoc` needed.
 
 use std::error::Error;
 
-const PROTOS: [&str; 2] = ["proto/echo.proto", "proto/lean.proto"];
+const PROTOS: [&str; 1] = ["proto/echo.proto"];
 
 fn main() -> Result<(), Box<dyn Error>> {
     for p in PROTOS {
@@ -15,8 +14,6 @@ fn main() -> Result<(), Box<dyn Error>> {
         .build_client(true)
         .build_server(true)
         .build_transport(true)
-        // A batch's events are counted, not read: kept as slices of the received buffer.
-        .bytes(".loadgen.lean.v1.EventBatch.events")
         .compile_fds(fds)?;
     Ok(())
 }

@@ -3,41 +3,34 @@
 //! its match finish creates the next one, until the window closes.
 //!
 //! The server sends every seat every event and a full observation with each prompt. By default a
-//! bot decodes only what it acts on (`proto/lean.proto`: kinds, prompt state ids, legal action
-//! indices, verdict request ids; the rest is skipped unread), like a bot that answers from its
-//! prompts; `--decode full` decodes every message into the `maumau.v1` types.
+//! bot reads only what it acts on (`lean.rs`: kinds, prompt state ids, legal action indices,
+//! verdict request ids, event counts; the rest is stepped over unread), like a bot that answers
+//! from its prompts; `--decode full` decodes every message into the `maumau.v1` types.
 //!
 //! With `Delivery::WithPrompt` every seat joins with EVENT_DELIVERY_WITH_PROMPT: its events and
 //! the answers to its accepted actions come in one EventBatch with its next prompt instead of one
 //! message each, so a decision costs one message each way, as an echo round trip does.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::ValueEnum;
 use maumau::pb;
 use maumau::pb::match_service_client::MatchServiceClient;
+use prost::bytes::{Buf, Bytes};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Streaming;
+use tonic::codec::DecodeBuf;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
+use tonic_prost::ProstCodec;
 
+use crate::lean::{self, Lean};
 use crate::stats::{Latencies, Watchdog, Window};
-
-/// The code generated from `proto/lean.proto`.
-#[allow(
-    clippy::all,
-    clippy::pedantic,
-    missing_docs,
-    unreachable_pub,
-    rustdoc::broken_intra_doc_links
-)]
-pub(crate) mod lean {
-    tonic::include_proto!("loadgen.lean.v1");
-}
 
 /// Seats per match.
 pub(crate) const SEATS: usize = 4;
@@ -60,7 +53,7 @@ pub(crate) enum Policy {
 /// How much of the server's messages a bot decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Decode {
-    /// Only what it acts on (`proto/lean.proto`); the rest is skipped unread.
+    /// Only what it acts on, read from the wire (`lean.rs`); the rest is stepped over unread.
     Lean,
     /// Every message, into the `maumau.v1` types.
     Full,
@@ -84,107 +77,99 @@ impl Delivery {
     }
 }
 
-/// A prompt: its state id, whether it is required, and the chosen legal action's index (`None`
-/// when it lists none).
-struct Prompt {
-    state_id: u64,
-    required: bool,
-    choice: Option<u32>,
+/// A response type a bot reads its [`Lean`] view of a message from.
+trait Incoming: Sized + Send + Sync + 'static {
+    /// The message from its bytes.
+    fn decode(bytes: Bytes) -> Result<Self, String>;
+    /// What the bot acts on.
+    fn read(self) -> Result<Lean, String>;
 }
 
-/// What a bot needs of one server message.
-enum Msg {
-    /// A prompt.
-    Prompt(Prompt),
-    /// A batch: held answers (their request ids), events, and the prompt that came with them.
-    Batch {
-        accepted: Vec<u64>,
-        events: u64,
-        prompt: Option<Prompt>,
-    },
-    /// An event.
-    Event,
-    /// An action was accepted.
-    Accepted { request_id: u64 },
-    /// An action was rejected.
-    Rejected { request_id: u64 },
-    /// The match is over.
-    Finished,
-    /// Welcome, Snapshot, Pong, or nothing.
-    Other,
-}
+/// A message kept as its bytes, read by [`lean::read`] (`--decode lean`).
+struct Raw(Bytes);
 
-/// A response type a bot can read its [`Msg`] from; `choose` picks among `n` legal actions.
-trait Incoming: Send + 'static {
-    fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg;
-}
+impl Incoming for Raw {
+    fn decode(bytes: Bytes) -> Result<Raw, String> {
+        Ok(Raw(bytes))
+    }
 
-fn prompt(p: pb::DecisionPrompt, choose: &mut dyn FnMut(usize) -> usize) -> Prompt {
-    Prompt {
-        state_id: p.state_id,
-        required: p.required,
-        choice: (!p.legal_actions.is_empty())
-            .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+    fn read(self) -> Result<Lean, String> {
+        lean::read(&self.0).map_err(|e| e.to_string())
     }
 }
 
-fn lean_prompt(p: lean::DecisionPrompt, choose: &mut dyn FnMut(usize) -> usize) -> Prompt {
-    Prompt {
+fn prompt(p: pb::DecisionPrompt) -> lean::Prompt {
+    lean::Prompt {
         state_id: p.state_id,
         required: p.required,
-        choice: (!p.legal_actions.is_empty())
-            .then(|| p.legal_actions[choose(p.legal_actions.len())].index),
+        legal: p.legal_actions.iter().map(|a| a.index).collect(),
     }
 }
 
+/// A message decoded whole into the `maumau.v1` types (`--decode full`).
 impl Incoming for pb::PlayResponse {
-    fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg {
+    fn decode(bytes: Bytes) -> Result<Self, String> {
+        prost::Message::decode(bytes).map_err(|e| e.to_string())
+    }
+
+    fn read(self) -> Result<Lean, String> {
         use pb::server_message::Kind;
-        match self.message.and_then(|m| m.kind) {
-            Some(Kind::Prompt(p)) => Msg::Prompt(prompt(p, choose)),
-            Some(Kind::Batch(b)) => Msg::Batch {
+        Ok(match self.message.and_then(|m| m.kind) {
+            Some(Kind::Prompt(p)) => Lean::Prompt(prompt(p)),
+            Some(Kind::Batch(b)) => Lean::Batch {
                 accepted: b.accepted.iter().map(|a| a.request_id).collect(),
                 events: b.events.len() as u64,
-                prompt: b.prompt.map(|p| prompt(p, choose)),
+                prompt: b.prompt.map(prompt),
             },
-            Some(Kind::Event(_)) => Msg::Event,
-            Some(Kind::Accepted(a)) => Msg::Accepted {
+            Some(Kind::Event(_)) => Lean::Event,
+            Some(Kind::Accepted(a)) => Lean::Accepted {
                 request_id: a.request_id,
             },
-            Some(Kind::Rejected(r)) => Msg::Rejected {
+            Some(Kind::Rejected(r)) => Lean::Rejected {
                 request_id: r.request_id,
             },
-            Some(Kind::Finished(_)) => Msg::Finished,
-            _ => Msg::Other,
-        }
+            Some(Kind::Finished(_)) => Lean::Finished,
+            _ => Lean::Other,
+        })
     }
 }
 
-impl Incoming for lean::PlayResponse {
-    fn read(self, choose: &mut dyn FnMut(usize) -> usize) -> Msg {
-        use lean::server_message::Kind;
-        match self.message.and_then(|m| m.kind) {
-            Some(Kind::Prompt(p)) => Msg::Prompt(lean_prompt(p, choose)),
-            Some(Kind::Batch(b)) => Msg::Batch {
-                accepted: b.accepted.iter().map(|a| a.request_id).collect(),
-                events: b.events.len() as u64,
-                prompt: b.prompt.map(|p| lean_prompt(p, choose)),
-            },
-            Some(Kind::Event(_)) => Msg::Event,
-            Some(Kind::Accepted(a)) => Msg::Accepted {
-                request_id: a.request_id,
-            },
-            Some(Kind::Rejected(r)) => Msg::Rejected {
-                request_id: r.request_id,
-            },
-            Some(Kind::Finished(_)) => Msg::Finished,
-            None => Msg::Other,
-        }
+/// The Play stream's codec for a bot: requests encode with prost; a response is taken whole as
+/// `Bytes` (a split of tonic's buffer, not a copy) and handed to `R`. Decoding through tonic's
+/// `DecodeBuf` instead advances a `BytesMut` at every field.
+struct BotCodec<R>(PhantomData<fn() -> R>);
+
+impl<R: Incoming> tonic::codec::Codec for BotCodec<R> {
+    type Encode = pb::PlayRequest;
+    type Decode = R;
+    type Encoder = <ProstCodec<pb::PlayRequest, pb::PlayResponse> as tonic::codec::Codec>::Encoder;
+    type Decoder = BytesDecoder<R>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        ProstCodec::<pb::PlayRequest, pb::PlayResponse>::raw_encoder(Default::default())
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        BytesDecoder(PhantomData)
+    }
+}
+
+/// Hands each whole message's bytes to `R`.
+struct BytesDecoder<R>(PhantomData<fn() -> R>);
+
+impl<R: Incoming> tonic::codec::Decoder for BytesDecoder<R> {
+    type Item = R;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<R>, tonic::Status> {
+        R::decode(src.copy_to_bytes(src.remaining()))
+            .map(Some)
+            .map_err(|e| tonic::Status::internal(format!("undecodable message: {e}")))
     }
 }
 
 /// Opens a Play stream whose answers decode as `R` (the same rpc and wire format whatever `R`).
-async fn open_play<R: prost::Message + Default + Incoming>(
+async fn open_play<R: Incoming>(
     channel: Channel,
     requests: ReceiverStream<pb::PlayRequest>,
 ) -> Result<Streaming<R>, tonic::Status> {
@@ -192,7 +177,7 @@ async fn open_play<R: prost::Message + Default + Incoming>(
     grpc.ready()
         .await
         .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
-    let codec = tonic_prost::ProstCodec::<pb::PlayRequest, R>::default();
+    let codec = BotCodec::<R>(PhantomData);
     let path = PathAndQuery::from_static("/maumau.v1.PlayService/Play");
     Ok(grpc
         .streaming(tonic::Request::new(requests), path, codec)
@@ -291,7 +276,7 @@ fn action(state_id: u64, action_index: u32, request_id: u64) -> pb::PlayRequest 
 
 /// Plays one seat: Join, then answer each required prompt at once, until MatchFinished or the
 /// window closes. The server's messages decode as `R`.
-async fn play_seat<R: prost::Message + Default + Incoming>(
+async fn play_seat<R: Incoming>(
     channel: Channel,
     token: String,
     policy: Policy,
@@ -337,7 +322,13 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
     let mut watchdog = Watchdog::new(window);
     for _ in 0..MAX_MESSAGES {
         let msg = match watchdog.guard(inbound.next()).await {
-            Some(Some(Ok(r))) => r.read(&mut choose),
+            Some(Some(Ok(r))) => match r.read() {
+                Ok(m) => m,
+                Err(e) => {
+                    run.error = Some(format!("a message the bot cannot read: {e}"));
+                    break;
+                }
+            },
             Some(Some(Err(s))) => {
                 run.error = Some(format!("Play stream: {s}"));
                 break;
@@ -355,14 +346,14 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
         if window.contains(now) {
             run.messages += 1;
             run.events += match msg {
-                Msg::Event => 1,
-                Msg::Batch { events, .. } => events,
+                Lean::Event => 1,
+                Lean::Batch { events, .. } => events,
                 _ => 0,
             };
         }
         // A batch is its held answers, then its events, then its prompt.
         let msg = match msg {
-            Msg::Batch {
+            Lean::Batch {
                 accepted, prompt, ..
             } => {
                 for id in accepted {
@@ -377,24 +368,24 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
                     }
                 }
                 match prompt {
-                    Some(p) => Msg::Prompt(p),
-                    None => Msg::Other,
+                    Some(p) => Lean::Prompt(p),
+                    None => Lean::Other,
                 }
             }
             m => m,
         };
         match msg {
-            Msg::Prompt(Prompt {
+            Lean::Prompt(lean::Prompt {
                 state_id,
                 required: true,
-                choice,
+                legal,
             }) => {
                 if let Some((_, t0)) = pending.take()
                     && window.contains(now)
                 {
                     run.latencies.push(now - t0);
                 }
-                let Some(index) = choice else {
+                let Some(&index) = legal.get(choose(legal.len())) else {
                     run.error = Some("a required prompt without legal actions".into());
                     break;
                 };
@@ -405,7 +396,7 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
                     break;
                 }
             }
-            Msg::Accepted { request_id: id } => {
+            Lean::Accepted { request_id: id } => {
                 run.accepted += 1;
                 if window.contains(now) {
                     run.decisions += 1;
@@ -419,17 +410,17 @@ async fn play_seat<R: prost::Message + Default + Incoming>(
                     }
                 }
             }
-            Msg::Rejected { request_id: id } => {
+            Lean::Rejected { request_id: id } => {
                 run.rejections += 1;
                 if pending.is_some_and(|(p, _)| p == id) {
                     pending = None;
                 }
             }
-            Msg::Finished => {
+            Lean::Finished => {
                 run.finished = true;
                 break;
             }
-            Msg::Prompt(_) | Msg::Batch { .. } | Msg::Event | Msg::Other => {}
+            Lean::Prompt(_) | Lean::Batch { .. } | Lean::Event | Lean::Other => {}
         }
     }
     run
@@ -489,7 +480,7 @@ async fn slot(
                 let bot_seed = match_seed.wrapping_mul(31).wrapping_add(u64::from(t.seat));
                 let channel = channel.clone();
                 match decode {
-                    Decode::Lean => tokio::spawn(play_seat::<lean::PlayResponse>(
+                    Decode::Lean => tokio::spawn(play_seat::<Raw>(
                         channel, t.token, policy, delivery, bot_seed, window,
                     )),
                     Decode::Full => tokio::spawn(play_seat::<pb::PlayResponse>(

@@ -35,6 +35,7 @@ mod echo;
 mod game;
 mod hold;
 mod ladder;
+mod lean;
 mod procs;
 mod stats;
 
@@ -145,6 +146,10 @@ struct BenchArgs {
     /// Worker threads of the load generator's runtime [default: one per CPU].
     #[arg(long)]
     client_threads: Option<usize>,
+    /// Also run the echo with streams/4 streams: as many round trips in flight as the game has
+    /// decisions in flight (one per match), and print the game's ratio to it.
+    #[arg(long)]
+    same_in_flight: bool,
     /// Skip the echo baseline.
     #[arg(long)]
     no_echo: bool,
@@ -555,17 +560,21 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             .iter()
             .find(|e| e.kind == "echo" && e.streams == g.streams && e.shared == g.shared)
         {
-            ratios.push((g, e));
+            let same = rows.iter().find(|e| {
+                e.kind == "echo" && e.streams == g.streams / SEATS && e.shared == g.shared
+            });
+            ratios.push((g, e, same));
         }
     }
     if !ratios.is_empty() {
         println!();
         println!(
             "-- Decisions/s ÷ echo round trips/s (target ≥ 0.5); `CPU-bound` = echo CPU/op ÷ game \
-             CPU/op, server + client, the ratio expected when both runs saturate the CPUs"
+             CPU/op, server + client, the ratio expected when both runs saturate the CPUs; \
+             `÷ same in flight` = decisions/s ÷ the echo with streams/4 streams (--same-in-flight)"
         );
         println!(
-            "{:<13} {:>7} {:<8} {:>11} {:>11} {:>7} {:>6} {:>14} {:>10}",
+            "{:<13} {:>7} {:<8} {:>11} {:>11} {:>7} {:>6} {:>14} {:>10} {:>17}",
             "load",
             "streams",
             "conns",
@@ -574,14 +583,15 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             "ratio",
             "target",
             "srv CPU ×echo",
-            "CPU-bound"
+            "CPU-bound",
+            "÷ same in flight"
         );
-        for (g, e) in ratios {
+        for (g, e, same) in ratios {
             let ratio = g.rate() / e.rate();
             let cpu_bound = (e.server_us_per_op() + e.client_us_per_op())
                 / (g.server_us_per_op() + g.client_us_per_op());
             println!(
-                "{:<13} {:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>6} {:>14.2} {:>10.3}",
+                "{:<13} {:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>6} {:>14.2} {:>10.3} {:>17}",
                 g.label(),
                 g.streams,
                 conns(g.shared),
@@ -590,7 +600,8 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
                 ratio,
                 if ratio >= 0.5 { "met" } else { "MISSED" },
                 g.server_us_per_op() / e.server_us_per_op(),
-                cpu_bound
+                cpu_bound,
+                same.map_or("-".to_string(), |s| format!("{:.3}", g.rate() / s.rate()))
             );
         }
     }
@@ -723,6 +734,15 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
                     conns(shared)
                 );
                 rows.push(run_echo(&args, streams, shared).await?);
+                if args.same_in_flight {
+                    let in_flight = streams / SEATS;
+                    eprintln!(
+                        "loadgen: echo, {in_flight} streams (the game's decisions in flight), {} \
+                         connection(s)",
+                        conns(shared)
+                    );
+                    rows.push(run_echo(&args, in_flight, shared).await?);
+                }
             }
         }
     }
