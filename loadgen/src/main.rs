@@ -146,6 +146,11 @@ struct BenchArgs {
     /// Worker threads of the load generator's runtime [default: one per CPU].
     #[arg(long)]
     client_threads: Option<usize>,
+    /// Times the game runs and the echo runs alternate for each stream count and connection
+    /// layout. The machine's speed drifts (up to 2× within an hour on a shared machine): each
+    /// round's ratio pairs runs a few seconds apart, and the median over rounds is printed.
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
     /// Also run the echo with streams/4 streams: as many round trips in flight as the game has
     /// decisions in flight (one per match), and print the game's ratio to it.
     #[arg(long)]
@@ -267,6 +272,8 @@ fn start_echo_server() -> Result<ChildServer, String> {
 /// One measured run.
 struct Row {
     kind: &'static str,
+    /// Which round of `--rounds` (from 0).
+    round: usize,
     /// The game's event delivery (none for the echo).
     delivery: Option<Delivery>,
     /// The game server's worker threads (0: its default).
@@ -384,6 +391,7 @@ async fn run_game(
     let latency = std::mem::take(&mut load.latencies).summary();
     Ok(Row {
         kind: "game",
+        round: 0,
         delivery: Some(delivery),
         threads,
         streams,
@@ -419,6 +427,7 @@ async fn run_echo(args: &BenchArgs, streams: usize, shared: bool) -> Result<Row,
     let load = load?;
     Ok(Row {
         kind: "echo",
+        round: 0,
         delivery: None,
         threads: 0,
         streams,
@@ -442,6 +451,14 @@ fn mb(kb: u64) -> f64 {
 }
 
 fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
+    // The run's name, with its round when there are several.
+    let name = |r: &Row| {
+        if args.rounds > 1 {
+            format!("{} #{}", r.label(), r.round + 1)
+        } else {
+            r.label()
+        }
+    };
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!();
     println!(
@@ -466,7 +483,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     for r in rows {
         println!(
             "{:<13} {:>7} {:<8} {:>10.0} {:>8.0} {:>8.0} {:>9.0} {:>6}",
-            r.label(),
+            name(r),
             r.streams,
             conns(r.shared),
             r.rate(),
@@ -495,7 +512,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     for r in rows {
         println!(
             "{:<13} {:>7} {:<8} {:>10.1} {:>9.2} {:>13.1} {:>12.2} {:>11.2} {:>10.2} {:>8.1} {:>8.1}",
-            r.label(),
+            name(r),
             r.streams,
             conns(r.shared),
             r.server_us_per_op(),
@@ -539,7 +556,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             };
             println!(
                 "{:<13} {:>7} {:<8} {:>8} {:>10.1} {:>12.1} {:>13.2} {:>10.2} {:>11.2} {:>15.1} {:>9} {:>8}",
-                r.label(),
+                name(r),
                 r.streams,
                 conns(r.shared),
                 g.matches_finished,
@@ -556,12 +573,14 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     }
     let mut ratios = Vec::new();
     for g in rows.iter().filter(|r| r.kind == "game") {
-        if let Some(e) = rows
-            .iter()
-            .find(|e| e.kind == "echo" && e.streams == g.streams && e.shared == g.shared)
-        {
+        if let Some(e) = rows.iter().find(|e| {
+            e.kind == "echo" && e.streams == g.streams && e.shared == g.shared && e.round == g.round
+        }) {
             let same = rows.iter().find(|e| {
-                e.kind == "echo" && e.streams == g.streams / SEATS && e.shared == g.shared
+                e.kind == "echo"
+                    && e.streams == g.streams / SEATS
+                    && e.shared == g.shared
+                    && e.round == g.round
             });
             ratios.push((g, e, same));
         }
@@ -586,13 +605,13 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             "CPU-bound",
             "÷ same in flight"
         );
-        for (g, e, same) in ratios {
+        for &(g, e, same) in &ratios {
             let ratio = g.rate() / e.rate();
             let cpu_bound = (e.server_us_per_op() + e.client_us_per_op())
                 / (g.server_us_per_op() + g.client_us_per_op());
             println!(
                 "{:<13} {:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>6} {:>14.2} {:>10.3} {:>17}",
-                g.label(),
+                name(g),
                 g.streams,
                 conns(g.shared),
                 g.rate(),
@@ -604,16 +623,62 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
                 same.map_or("-".to_string(), |s| format!("{:.3}", g.rate() / s.rate()))
             );
         }
+        if args.rounds > 1 {
+            print_medians(&ratios);
+        }
     }
     for r in rows.iter().filter(|r| r.errors > 0) {
         println!(
             "note: {} {} {}: {} errors, first: {}",
-            r.label(),
+            name(r),
             r.streams,
             conns(r.shared),
             r.errors,
             r.first_error.as_deref().unwrap_or("?")
         );
+    }
+}
+
+/// The median ratio over the rounds of each game run (same label, streams and layout).
+fn print_medians(ratios: &[(&Row, &Row, Option<&Row>)]) {
+    println!();
+    println!("-- Median over the rounds of decisions/s ÷ echo round trips/s (target ≥ 0.5)");
+    println!(
+        "{:<13} {:>7} {:<8} {:>7} {:>6}  rounds",
+        "load", "streams", "conns", "median", "target"
+    );
+    let mut seen: Vec<(String, usize, bool)> = Vec::new();
+    for (g, _, _) in ratios {
+        let key = (g.label(), g.streams, g.shared);
+        if seen.contains(&key) {
+            continue;
+        }
+        let mut each: Vec<f64> = ratios
+            .iter()
+            .filter(|(o, _, _)| (o.label(), o.streams, o.shared) == key)
+            .map(|(o, e, _)| o.rate() / e.rate())
+            .collect();
+        let listed = each
+            .iter()
+            .map(|r| format!("{r:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        each.sort_by(f64::total_cmp);
+        let n = each.len();
+        let median = if n % 2 == 1 {
+            each[n / 2]
+        } else {
+            (each[n / 2 - 1] + each[n / 2]) / 2.0
+        };
+        println!(
+            "{:<13} {:>7} {:<8} {:>7.3} {:>6}  {listed}",
+            key.0,
+            key.1,
+            conns(key.2),
+            median,
+            if median >= 0.5 { "met" } else { "MISSED" }
+        );
+        seen.push(key);
     }
 }
 
@@ -693,6 +758,9 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
     if !(args.duration > 0.0 && args.duration <= 3600.0 && (0.0..=600.0).contains(&args.warmup)) {
         return Err("--duration must be in (0, 3600] s and --warmup in [0, 600] s".into());
     }
+    if !(1..=100).contains(&args.rounds) {
+        return Err("--rounds must be between 1 and 100".into());
+    }
     for &s in &args.streams {
         if s == 0 || !s.is_multiple_of(SEATS) || s > 4096 {
             return Err(format!(
@@ -711,37 +779,48 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
         Deliveries::Both => &[Delivery::AsTheyHappen, Delivery::WithPrompt],
     };
     let mut rows = Vec::new();
+    let rounds = args.rounds;
     for &streams in &args.streams {
         for &shared in modes {
-            for &delivery in deliveries {
-                for &threads in &args.server_threads {
-                    if args.no_game {
-                        continue;
+            for round in 0..rounds {
+                let of = if rounds > 1 {
+                    format!(" (round {} of {rounds})", round + 1)
+                } else {
+                    String::new()
+                };
+                for &delivery in deliveries {
+                    for &threads in &args.server_threads {
+                        if args.no_game {
+                            continue;
+                        }
+                        eprintln!(
+                            "loadgen: game ({delivery:?}, server threads {threads}), {} matches \
+                             = {streams} streams, {} connection(s){of}",
+                            streams / SEATS,
+                            conns(shared)
+                        );
+                        let row = run_game(&args, &bin, streams, shared, delivery, threads).await?;
+                        rows.push(Row { round, ..row });
                     }
-                    eprintln!(
-                        "loadgen: game ({delivery:?}, server threads {threads}), {} matches = \
-                         {streams} streams, {} connection(s)",
-                        streams / SEATS,
-                        conns(shared)
-                    );
-                    let row = run_game(&args, &bin, streams, shared, delivery, threads).await?;
-                    rows.push(row);
                 }
-            }
-            if !args.no_echo {
+                if args.no_echo {
+                    continue;
+                }
                 eprintln!(
-                    "loadgen: echo, {streams} streams, {} connection(s)",
+                    "loadgen: echo, {streams} streams, {} connection(s){of}",
                     conns(shared)
                 );
-                rows.push(run_echo(&args, streams, shared).await?);
+                let row = run_echo(&args, streams, shared).await?;
+                rows.push(Row { round, ..row });
                 if args.same_in_flight {
                     let in_flight = streams / SEATS;
                     eprintln!(
                         "loadgen: echo, {in_flight} streams (the game's decisions in flight), {} \
-                         connection(s)",
+                         connection(s){of}",
                         conns(shared)
                     );
-                    rows.push(run_echo(&args, in_flight, shared).await?);
+                    let row = run_echo(&args, in_flight, shared).await?;
+                    rows.push(Row { round, ..row });
                 }
             }
         }
