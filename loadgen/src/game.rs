@@ -579,3 +579,55 @@ pub(crate) async fn load(
     }
     Ok(total)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The load generator's bots play real matches against the real server, over loopback, in
+    /// every combination of delivery, decoding and connection layout: what they read of the
+    /// server's messages (`lean.rs` or the full types) is enough to play legally to the end.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_bots_play_whole_matches_against_the_server() {
+        let data = tempfile::tempdir().expect("a temporary directory");
+        let config = maumau_server::ServerConfig {
+            data_dir: data.path().to_path_buf(),
+            actions_per_second: 1_000_000,
+            ..Default::default()
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(maumau_server::run(listener, config, async {
+            let _ = stopped.await;
+        }));
+        for delivery in [Delivery::AsTheyHappen, Delivery::WithPrompt] {
+            for decode in [Decode::Lean, Decode::Full] {
+                for shared in [true, false] {
+                    let window =
+                        Window::after(Duration::from_millis(100), Duration::from_millis(400));
+                    let what = format!("{delivery:?}, {decode:?}, shared {shared}");
+                    let load = load(&url, 8, shared, Policy::Random, decode, delivery, 7, window)
+                        .await
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(load.errors, 0, "{what}: {:?}", load.first_error);
+                    assert_eq!(load.rejections, 0, "{what}: every action legal");
+                    assert_eq!(load.stalls, 0, "{what}");
+                    assert!(load.decisions > 0, "{what}: no decision in the window");
+                    assert!(
+                        load.finished_total > 0 && load.finished_decisions > 0,
+                        "{what}: no match played to its end"
+                    );
+                    assert!(load.events > 0, "{what}: no event counted");
+                }
+            }
+        }
+        let _ = stop.send(());
+        server
+            .await
+            .expect("the server task")
+            .expect("the server stops cleanly");
+    }
+}
