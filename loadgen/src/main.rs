@@ -571,18 +571,16 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             );
         }
     }
+    // The echo run of `g`'s round and layout with `streams` streams.
+    let echo = |g: &Row, streams: usize| {
+        rows.iter().find(|e| {
+            e.kind == "echo" && e.streams == streams && e.shared == g.shared && e.round == g.round
+        })
+    };
     let mut ratios = Vec::new();
     for g in rows.iter().filter(|r| r.kind == "game") {
-        if let Some(e) = rows.iter().find(|e| {
-            e.kind == "echo" && e.streams == g.streams && e.shared == g.shared && e.round == g.round
-        }) {
-            let same = rows.iter().find(|e| {
-                e.kind == "echo"
-                    && e.streams == g.streams / SEATS
-                    && e.shared == g.shared
-                    && e.round == g.round
-            });
-            ratios.push((g, e, same));
+        if let Some(e) = echo(g, g.streams) {
+            ratios.push((g, e, echo(g, g.streams / SEATS)));
         }
     }
     if !ratios.is_empty() {
