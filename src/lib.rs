@@ -12,7 +12,7 @@
 //! // Server side: a prompt for the seat to move, encoded for the wire.
 //! let prompt = pb::DecisionPrompt {
 //!     state_id: 1,
-//!     legal_actions: wire::legal_actions_to_wire(&game.legal_actions(seat)),
+//!     legal_actions: wire::legal_actions_to_wire(&game.observation(seat)),
 //!     required: true,
 //!     observation: Some(wire::observation_to_wire(&game.observation(seat))),
 //!     ..Default::default()

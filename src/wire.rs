@@ -33,7 +33,7 @@ use maumau_engine::event::{ChallengeOutcome, DrawCause, OffenceKind};
 use maumau_engine::outcome::MAX_SEATS;
 use maumau_engine::profile::{CallRule, Effect, PlayAfterDraw, Scoring, TieBreak, UpCardMode};
 use maumau_engine::{
-    ACTION_COUNT, Action, Call, CallsMode, Card, ConfigError, DeckSize, Event, MatchConfig,
+    ACTION_COUNT, Action, Call, CallsMode, Card, ConfigError, DeckSize, Event, Hand, MatchConfig,
     MatchResult, Observation, Offence, Options, Phase, ProfileId, Rank, Rejection, RoundEnd,
     RoundResult, Rules, Seat, Suit,
 };
@@ -464,18 +464,23 @@ pub fn action_from_index(index: u32) -> Result<Action, WireError> {
     Action::from_index(index as usize).ok_or(WireError::ActionIndex(index))
 }
 
-/// A legal action with its dense index.
-pub fn legal_action_to_wire(action: Action) -> pb::LegalAction {
+/// A legal action with its dense index, marked with the offence it opens (if any).
+pub fn legal_action_to_wire(action: Action, opens: Option<OffenceKind>) -> pb::LegalAction {
     pb::LegalAction {
         index: action.index() as u32,
         action: Some(action.into()),
+        opens_offence: opens.map_or(pb::OffenceKind::Unspecified, Into::into) as i32,
     }
 }
 
-/// Legal actions (for example [`maumau_engine::Game::legal_actions`]) as the wire list of a
-/// [`pb::DecisionPrompt`].
-pub fn legal_actions_to_wire(actions: &[Action]) -> Vec<pb::LegalAction> {
-    actions.iter().copied().map(legal_action_to_wire).collect()
+/// An observation's legal actions as the wire list of a [`pb::DecisionPrompt`], each marked with
+/// the offence it opens ([`Observation::offence_of`]).
+pub fn legal_actions_to_wire(obs: &Observation) -> Vec<pb::LegalAction> {
+    let rules = obs.config.rules().ok();
+    obs.legal
+        .iter()
+        .map(|&a| legal_action_to_wire(a, rules.as_ref().and_then(|r| obs.offence_of(r, a))))
+        .collect()
 }
 
 /// The action a client submitted, given either as an action or as its dense index.
@@ -1165,6 +1170,9 @@ pub fn round_result_to_wire(r: &RoundResult, seats: u8) -> pb::RoundResult {
         winner,
         points: seat_list(&r.points, seats, |&p| p),
         totals: seat_list(&r.totals, seats, |&t| t),
+        final_hands: seat_list(&r.hands, seats, |h| pb::Cards {
+            cards: cards_to_wire(h.iter()),
+        }),
     }
 }
 
@@ -1192,6 +1200,21 @@ impl TryFrom<&pb::RoundResult> for RoundResult {
             end,
             points: seat_array(&r.points, "RoundResult.points", Ok)?,
             totals: seat_array(&r.totals, "RoundResult.totals", Ok)?,
+            hands: seat_array(
+                &r.final_hands.iter().collect::<Vec<_>>(),
+                "RoundResult.final_hands",
+                |h| {
+                    let mut hand = Hand::EMPTY;
+                    for c in &h.cards {
+                        if !hand.insert(Card::try_from(c)?) {
+                            return Err(WireError::Inconsistent(
+                                "RoundResult.final_hands holds a card more than twice",
+                            ));
+                        }
+                    }
+                    Ok(hand)
+                },
+            )?,
         })
     }
 }
@@ -1448,7 +1471,7 @@ mod tests {
     fn every_action_index_round_trips() {
         for i in 0..ACTION_COUNT as u32 {
             let action = action_from_index(i).expect("an index below 202");
-            let legal = over_the_wire(&legal_action_to_wire(action));
+            let legal = over_the_wire(&legal_action_to_wire(action, None));
             assert_eq!(legal.index, i);
             let back = Action::try_from(legal.action.expect("the action is set"));
             assert_eq!(back, Ok(action), "index {i}");
@@ -1939,7 +1962,7 @@ mod tests {
                         MatchConfig::try_from(w.config.as_ref().expect("config is set")),
                         Ok(config)
                     );
-                    let legal = legal_actions_to_wire(&obs.legal);
+                    let legal = legal_actions_to_wire(&obs);
                     assert_eq!(
                         observation_from_wire(&w, &legal),
                         Ok(obs),
@@ -1957,7 +1980,7 @@ mod tests {
                     Some(s) => (s, Action::Challenge),
                     None => (to_act, game.legal_actions(to_act)[0]),
                 };
-                let w = over_the_wire(&legal_actions_to_wire(&game.legal_actions(seat))[0]);
+                let w = over_the_wire(&legal_actions_to_wire(&game.observation(seat))[0]);
                 assert_eq!(w.index as usize, game.legal_actions(seat)[0].index());
                 events.extend(game.apply(seat, action).expect("a legal action"));
             }

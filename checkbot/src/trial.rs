@@ -337,7 +337,7 @@ mod tests {
         let obs = game.observation(0);
         let prompt = pb::DecisionPrompt {
             state_id: 3,
-            legal_actions: wire::legal_actions_to_wire(&obs.legal),
+            legal_actions: wire::legal_actions_to_wire(&obs),
             required: true,
             observation: Some(wire::observation_to_wire(&obs)),
             ..Default::default()

@@ -430,7 +430,10 @@ impl Game {
                 .is_some_and(|o| o.offender == seat && o.kind == OffenceKind::Omission)
     }
 
-    /// Every action `seat` may take now without a penalty (see [`crate::action`]).
+    /// Every action `seat` may take now without a penalty (see [`crate::action`]), with one
+    /// exception: a romanian-32 finish with a J after a last call other than MAU_MAU is listed
+    /// (it is legal, and wins if no one challenges) although it opens a jack-finish offence
+    /// whatever its call; [`crate::Observation::offence_of`] marks it.
     pub fn legal_actions(&self, seat: Seat) -> ActionList {
         let mut list = ActionList::default();
         self.legal_actions_into(seat, &mut list);
@@ -626,27 +629,17 @@ impl Game {
             call,
         });
         let left = before - 1;
-        let offence = match self.rules.call_rule {
-            CallRule::None => None,
-            CallRule::LastCards => match left {
-                1 if call != Call::Mau => Some(OffenceKind::Omission),
-                0 if call != Call::MauMau => Some(OffenceKind::Omission),
-                _ => None,
-            },
-            CallRule::Romanian => match left {
-                1 => {
-                    self.last_call[seat as usize] = call;
-                    (call == Call::None).then_some(OffenceKind::Omission)
-                }
-                0 if card.rank() == Rank::Jack && self.last_call[seat as usize] != Call::MauMau => {
-                    Some(OffenceKind::JackFinish)
-                }
-                _ => None,
-            },
-            CallRule::Announce => {
-                (left == 1 && before == 2 && !announced).then_some(OffenceKind::NoAnnounce)
-            }
-        };
+        let offence = call_offence(
+            &self.rules,
+            before,
+            card,
+            call,
+            self.last_call[seat as usize],
+            announced,
+        );
+        if self.rules.call_rule == CallRule::Romanian && left == 1 {
+            self.last_call[seat as usize] = call;
+        }
         if left == 0 && offence.is_none() {
             self.end_round(RoundEnd::Out(seat), sink);
             return Ok(());
@@ -859,11 +852,23 @@ impl Game {
     /// Ends the turn of the seat to move. Closes the open window, whose closing turn this was
     /// (a pending-out offender then wins), opens the window of this turn's offence, applies the turn
     /// limit, and starts the next turn, passing over a pending-out seat.
+    ///
+    /// The seat taking the closing turn may be the earlier offender itself (its own skip gave it
+    /// the turn). It was not pending-out (pending-out seats take no turn), so if its hand is empty
+    /// now, this turn's play emptied it with an uncalled last card: that play is the next offence
+    /// (RULES.md §1.9: "the next offence can only be created by the play that closes the previous
+    /// window"), and the seat becomes pending-out instead of winning.
+    ///
+    /// Order at the turn limit (RULES.md is silent; our ruling, docs/RULES.md): the turn's play is
+    /// resolved first, so its window opens (with `PendingOut` for an emptied hand), and only then
+    /// does the limit end the round as BLOCKED, which closes that window under §1.9(d): the
+    /// pending seat does not win and its empty hand scores as it stands.
     fn end_turn(&mut self, next: Seat, opened: Option<Offence>, sink: &mut impl EventSink) {
         self.turns += 1;
         if let Some(o) = self.offence.take() {
             sink.event(&Event::OffenceExpired { seat: o.offender });
-            if self.hands[o.offender as usize].is_empty() {
+            let was_pending_out = o.offender != self.current;
+            if was_pending_out && self.hands[o.offender as usize].is_empty() {
                 self.end_round(RoundEnd::Out(o.offender), sink);
                 return;
             }
@@ -958,6 +963,7 @@ impl Game {
             end,
             points,
             totals: self.totals,
+            hands: self.hands,
         };
         sink.event(&Event::RoundEnded(result));
         let over = match self.rules.target {
@@ -1041,6 +1047,43 @@ impl Game {
             self.current = d;
             let next = self.resolve_effect(d, up, None, sink);
             self.begin_turn(next, sink);
+        }
+    }
+}
+
+/// The offence a play opens under the profile's call rule (RULES.md §1.9), or `None`: the seat held
+/// `before` cards and played `card` with `call`; `last_call` is its last romanian call, and
+/// `announced` says whether it made a valid brazilian announcement for this play. The one place
+/// the call rule is written: [`Game::apply`] uses it, and so does [`Observation::offence_of`],
+/// which marks the listed plays that open one.
+///
+/// [`Observation::offence_of`]: crate::Observation::offence_of
+pub(crate) fn call_offence(
+    rules: &Rules,
+    before: usize,
+    card: Card,
+    call: Call,
+    last_call: Call,
+    announced: bool,
+) -> Option<OffenceKind> {
+    let left = before.saturating_sub(1);
+    match rules.call_rule {
+        CallRule::None => None,
+        CallRule::LastCards => match left {
+            1 if call != Call::Mau => Some(OffenceKind::Omission),
+            0 if call != Call::MauMau => Some(OffenceKind::Omission),
+            _ => None,
+        },
+        CallRule::Romanian => match left {
+            1 => (call == Call::None).then_some(OffenceKind::Omission),
+            // The call of the final J is ignored: the MAU_MAU was due on the card before (§2.4).
+            0 if card.rank() == Rank::Jack && last_call != Call::MauMau => {
+                Some(OffenceKind::JackFinish)
+            }
+            _ => None,
+        },
+        CallRule::Announce => {
+            (left == 1 && before == 2 && !announced).then_some(OffenceKind::NoAnnounce)
         }
     }
 }

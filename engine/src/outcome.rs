@@ -27,6 +27,10 @@ pub struct RoundResult {
     pub points: [i32; MAX_SEATS],
     /// Each seat's total after this round.
     pub totals: [i32; MAX_SEATS],
+    /// Each seat's hand when the round ended, laid down and counted as at a real table: the cards
+    /// that scored `points` (empty for the seat that went out). Public from this moment on, so
+    /// every viewer sees them (a bot or a viewer can check the scoring).
+    pub hands: [Hand; MAX_SEATS],
 }
 
 impl RoundResult {

@@ -22,12 +22,12 @@
 //! cards below the top are no longer in the discard pile, so the observation does not say which
 //! cards are in the stock (a seat that kept count still knows).
 
-use crate::action::{ActionList, Call};
+use crate::action::{Action, ActionList, Call};
 use crate::card::{Card, Hand, Pile, Suit};
-use crate::event::{Event, Seat};
-use crate::game::{Game, Offence, Phase};
+use crate::event::{Event, OffenceKind, Seat};
+use crate::game::{Game, Offence, Phase, call_offence};
 use crate::outcome::MAX_SEATS;
-use crate::profile::MatchConfig;
+use crate::profile::{CallRule, MatchConfig, Rules};
 
 /// Everything one seat may know about the game now. Building one never allocates.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -86,6 +86,34 @@ impl Observation {
         self.discard
             .top()
             .expect("the discard pile always holds the up-card")
+    }
+
+    /// The offence `action` would open if this seat took it now, or `None` (always `None` for an
+    /// action other than this seat's play). `rules` are this match's ([`MatchConfig::rules`]).
+    ///
+    /// The listed plays carry the call that opens none wherever a call can avoid one, so among
+    /// the listed actions this marks one case only: a romanian-32 finish with a J when the seat's
+    /// last call was not MAU_MAU, an offence whatever the call (the call was due on the card
+    /// before). The play is still listed: it is legal, and if no one challenges in its window
+    /// the seat wins.
+    pub fn offence_of(&self, rules: &Rules, action: Action) -> Option<OffenceKind> {
+        let (Some(seat), Action::Play { card, call, .. }) = (self.viewer, action) else {
+            return None;
+        };
+        if self.to_act != Some(seat) {
+            return None;
+        }
+        let before = self.hand.len();
+        let announced = self.phase == Phase::Announced
+            || (rules.call_rule == CallRule::Announce && call == Call::MauMau && before == 2);
+        call_offence(
+            rules,
+            before,
+            card,
+            call,
+            self.last_calls[seat as usize],
+            announced,
+        )
     }
 }
 

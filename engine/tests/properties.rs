@@ -690,6 +690,50 @@ fn check_event_visibility(e: &Event, seats: u8) -> Result<(), String> {
     Ok(())
 }
 
+/// `Observation::offence_of` predicts what an accepted play of the seat to move does: it opens
+/// (or, under `enforce`, is penalised for) an offence exactly when marked, unless the round ended
+/// in that step first. Among the listed actions only a romanian-32 J finish is ever marked.
+fn check_offence_mark(
+    before: &Game,
+    seat: Seat,
+    action: Action,
+    listed: bool,
+    events: &[Event],
+) -> Result<(), String> {
+    let marked = before.observation(seat).offence_of(before.rules(), action);
+    let offended = events.iter().find_map(|e| match *e {
+        Event::OffenceOpened { seat: s, kind } | Event::OffencePenalised { seat: s, kind }
+            if s == seat =>
+        {
+            Some(kind)
+        }
+        _ => None,
+    });
+    let ended = events.iter().any(|e| matches!(e, Event::RoundEnded(_)));
+    let is_play = matches!(action, Action::Play { .. }) && before.to_act() == Some(seat);
+    if is_play && offended.is_some() {
+        ensure!(
+            marked == offended,
+            "`{action}` opened {offended:?} but offence_of said {marked:?}"
+        );
+    }
+    if marked.is_some() {
+        ensure!(
+            offended.is_some() || ended,
+            "offence_of said {marked:?} for `{action}`, which opened none: {events:?}"
+        );
+    }
+    if listed && marked.is_some() {
+        let romanian_jack = before.config().profile == ProfileId::Romanian32
+            && matches!(action, Action::Play { card, .. } if card.rank() == Rank::Jack);
+        ensure!(
+            romanian_jack,
+            "listed `{action}` is marked {marked:?}: only a romanian-32 J finish may be"
+        );
+    }
+    Ok(())
+}
+
 // ----- one game ------------------------------------------------------------------------------
 
 /// What a game exercised, for the coverage check of the sweep.
@@ -844,6 +888,8 @@ fn run_case_inner(case: &Case) -> Result<Stats, String> {
                     stats.counted += 1;
                     in_round += 1;
                 }
+                check_offence_mark(&before, seat, action, listed, &events)
+                    .map_err(|m| m + &context(&history))?;
                 let round_over = events.iter().any(|e| matches!(e, Event::RoundEnded(_)));
                 if round_over {
                     ensure!(
@@ -1075,5 +1121,131 @@ fn determinized_games_agree_with_the_observation() {
             let pick = legal[(step as usize * 7) % legal.len()];
             game.apply(seat, pick).expect("legal");
         }
+    }
+}
+
+// ----- a seat's own open window (RULES.md §1.9) -------------------------------------------------
+
+/// A position in which the seat to act, `t`, holds one card that it may play, and its own omission
+/// window is still open (its own skip gave it this turn): the family of positions where the next
+/// offence is created by the play that closes the previous window. Classic, penalty-points (any
+/// options but `no_mau_penalty`) and romanian-32, whose last card is a J (any other romanian finish
+/// is a correct out). The other seats hold 1 to 5 cards; the rest is the stock.
+fn own_window_position(profile: usize, option_bits: u8, seat_pick: u8, seed: u64) -> String {
+    let profile = [
+        ProfileId::Classic,
+        ProfileId::PenaltyPoints,
+        ProfileId::Romanian32,
+    ][profile % 3];
+    let mut options = options_for(profile, option_bits);
+    options.mau_penalty = true;
+    let (lo, hi) = seat_range(profile, options);
+    let seats = lo + seat_pick % (hi - lo + 1);
+    let mut config = MatchConfig::new(profile, seats);
+    config.options = options;
+    let start = Game::new(config, seed).expect("a valid configuration");
+    let printed = start.position();
+    let option_words = field(&printed, "options").expect("a printed position has options");
+
+    let mut rng = SplitMix(seed);
+    let deck = expected_deck(&config);
+    let mut cards: Vec<Card> = (0..52u8)
+        .filter(|&i| deck[i as usize] > 0)
+        .map(|i| {
+            let (rank, suit) = (Rank::ALL[(i % 13) as usize], Suit::ALL[(i / 13) as usize]);
+            Card::new(rank, suit)
+        })
+        .collect();
+    rng.shuffle(&mut cards);
+    let top = cards.pop().expect("a deck");
+    let last = if profile == ProfileId::Romanian32 {
+        |c: &Card, _: &Card| c.rank() == Rank::Jack
+    } else {
+        |c: &Card, top: &Card| c.suit() == top.suit()
+    };
+    let at = cards
+        .iter()
+        .position(|c| last(c, &top))
+        .expect("every suit has more than one card");
+    let last_card = cards.remove(at);
+    let t = rng.below(seats as usize) as Seat;
+    let hands: Vec<String> = (0..seats)
+        .map(|s| {
+            if s == t {
+                return last_card.to_string();
+            }
+            let n = 1 + rng.below(5);
+            cards_text(&cards.split_off(cards.len() - n))
+        })
+        .collect();
+    let dir = if rng.chance(1, 2) { "cw" } else { "ccw" };
+    let turns = rng.below(200);
+    format!(
+        "mm1 {profile} options={option_words} seats={seats} turn={t} dir={dir} turns={turns} \
+         hands={} discard={top} stock=* offence={t}:omission",
+        hands.join("/")
+    )
+}
+
+/// Plays the last card from an [`own_window_position`] with every call word but the correct one
+/// and checks the §1.9 reading: the earlier window expires, the play opens the next one, the seat
+/// is pending-out and passed over; never an immediate win.
+fn check_own_window(text: &str) -> Result<(), String> {
+    let g = Game::from_position(text).map_err(|e| format!("{e}: {text}"))?;
+    let t = g.to_act().ok_or("someone is to act")?;
+    let card = g
+        .hand(t)
+        .iter()
+        .next()
+        .ok_or("the seat holds its last card")?;
+    let suit = (card.rank() == Rank::Jack).then_some(Suit::Hearts);
+    let correct = match g.config().profile {
+        ProfileId::Romanian32 => None, // a J finish after no MAU_MAU is an offence whatever the call
+        _ => Some(Call::MauMau),
+    };
+    for call in Call::ALL.into_iter().filter(|&c| Some(c) != correct) {
+        let mut after = g;
+        let events = after
+            .apply(t, Action::Play { card, suit, call })
+            .map_err(|r| format!("{call:?}: rejected {r:?}: {text}"))?;
+        let at = |wanted: Event| events.iter().position(|e| *e == wanted);
+        let why = |what: &str| format!("{call:?}: {what}: {events:?} after {text}");
+        if events.iter().any(|e| matches!(e, Event::RoundEnded(_))) {
+            return Err(why("the round ended at once"));
+        }
+        let expired = at(Event::OffenceExpired { seat: t }).ok_or_else(|| why("no expiry"))?;
+        let opened = events
+            .iter()
+            .position(|e| matches!(e, Event::OffenceOpened { seat, .. } if *seat == t))
+            .ok_or_else(|| why("no new window"))?;
+        let pending = at(Event::PendingOut { seat: t }).ok_or_else(|| why("not pending-out"))?;
+        if !(expired < opened && opened < pending) {
+            return Err(why("window events out of order"));
+        }
+        if after.pending_out() != Some(t) || after.to_act() == Some(t) {
+            return Err(why("the seat is not pending-out and passed over"));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// A seat with an open window of its own that empties its hand without the call it owes is
+    /// pending-out, never an immediate winner (RULES.md §1.9).
+    #[test]
+    fn own_open_window_last_card_is_pending_out(
+        profile in 0usize..3,
+        option_bits in any::<u8>(),
+        seat_pick in any::<u8>(),
+        seed in any::<u64>(),
+    ) {
+        let text = own_window_position(profile, option_bits, seat_pick, seed);
+        check_own_window(&text).map_err(TestCaseError::fail)?;
     }
 }

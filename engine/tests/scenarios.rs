@@ -746,6 +746,151 @@ fn cl_24_pending_out_seats_own_skip_lands_on_itself() {
     assert_eq!(points(&r, 2), vec![0, 9]);
 }
 
+/// The events of `events` among `wanted`, in order: what a test of an event order looks at.
+fn only(events: &[Event], wanted: impl Fn(&Event) -> bool) -> Vec<&Event> {
+    events.iter().filter(|e| wanted(e)).collect()
+}
+
+/// The window events and turn starts, in order.
+fn window_events(events: &[Event]) -> Vec<&Event> {
+    only(events, |e| {
+        matches!(
+            e,
+            Event::OffenceExpired { .. }
+                | Event::OffenceOpened { .. }
+                | Event::PendingOut { .. }
+                | Event::TurnStarted { .. }
+                | Event::RoundEnded(_)
+        )
+    })
+}
+
+/// A seat whose own omission window is open takes the next turn (its own skip gave it the turn)
+/// and plays its last card without MAU_MAU. The play closes the earlier window at the end of the
+/// turn and is itself the next offence (RULES.md §1.9): the seat is pending-out, not the winner.
+const OWN_WINDOW: &str = "mm1 classic seats=2 turn=0 hands=8S/QC,6C,9C \
+     stock=6S,6H,AC,2D discard=8D offence=0:omission";
+
+#[test]
+fn own_open_window_uncalled_last_card_is_the_next_offence() {
+    let mut g = pos(OWN_WINDOW);
+    let events = act(&mut g, 0, play("8S"));
+    assert!(!round_ended(&events), "no immediate win: {events:?}");
+    assert_eq!(
+        window_events(&events),
+        vec![
+            &Event::OffenceExpired { seat: 0 },
+            &Event::OffenceOpened {
+                seat: 0,
+                kind: OffenceKind::Omission
+            },
+            &Event::PendingOut { seat: 0 },
+            &Event::TurnStarted { seat: 1 },
+        ]
+    );
+    assert_eq!(g.pending_out(), Some(0));
+    assert_eq!(g.offence(), offence(0, OffenceKind::Omission));
+    assert_eq!(g.to_act(), Some(1), "S0 is passed over");
+    assert!(all_actions(&g, 1).contains("challenge"));
+
+    let events = act(&mut g, 1, Action::Challenge);
+    assert_eq!(drew(&events, 0), cards("6S 6H"), "S0 draws the penalty");
+    assert_eq!(g.pending_out(), None, "and plays on");
+    assert_eq!(g.offence(), None);
+    assert!(!round_ended(&events));
+    assert_eq!(g.to_act(), Some(1));
+}
+
+#[test]
+fn own_open_window_uncalled_last_card_wins_when_the_new_window_closes() {
+    let mut g = pos(OWN_WINDOW);
+    act(&mut g, 0, play("8S"));
+    act(&mut g, 1, Action::Draw);
+    let events = act(&mut g, 1, Action::Pass);
+    let r = round_result(&events);
+    assert_eq!(r.end, RoundEnd::Out(0), "a deferred out, one turn later");
+}
+
+#[test]
+fn own_open_window_variant_called_last_card_wins_at_once() {
+    let mut g = pos(OWN_WINDOW);
+    let events = act(&mut g, 0, play_call("8S", Call::MauMau));
+    assert_eq!(round_result(&events).end, RoundEnd::Out(0));
+    assert!(
+        !events.contains(&Event::Skipped { seat: 1 }),
+        "a last card's effect is not applied"
+    );
+}
+
+#[test]
+fn own_open_window_variant_penalty_points_ace_skips() {
+    let mut g = pos(
+        "mm1 penalty-points options=ace_skips seats=2 turn=0 hands=AS/QC,6C,9C \
+         stock=6S,6H,AC,2D discard=AD offence=0:omission",
+    );
+    let events = act(&mut g, 0, play("AS"));
+    assert!(!round_ended(&events), "no immediate win: {events:?}");
+    assert!(events.contains(&Event::Skipped { seat: 1 }));
+    assert!(events.contains(&Event::PendingOut { seat: 0 }));
+    assert_eq!(g.pending_out(), Some(0));
+    assert_eq!(g.to_act(), Some(1));
+    let events = act(&mut g, 1, Action::Challenge);
+    assert_eq!(drew(&events, 0), cards("6S 6H"));
+    assert_eq!(g.pending_out(), None);
+}
+
+#[test]
+fn own_open_window_variant_romanian_jack_finish() {
+    let mut g = pos("mm1 romanian-32 seats=2 turn=0 hands=JS/QC,10C,9C \
+         stock=7S,7H,AC,8C discard=8D offence=0:omission");
+    let events = act(&mut g, 0, jack("JS", 'H', Call::None));
+    assert!(!round_ended(&events), "no immediate win: {events:?}");
+    assert_eq!(
+        window_events(&events),
+        vec![
+            &Event::OffenceExpired { seat: 0 },
+            &Event::OffenceOpened {
+                seat: 0,
+                kind: OffenceKind::JackFinish
+            },
+            &Event::PendingOut { seat: 0 },
+            &Event::TurnStarted { seat: 1 },
+        ]
+    );
+    assert_eq!(g.offence(), offence(0, OffenceKind::JackFinish));
+    assert_eq!(g.to_act(), Some(1));
+}
+
+/// Our ruling where RULES.md is silent: the turn that reaches `max_turns_per_round` is resolved
+/// first (an offending play opens its window and a seat that emptied its hand is pending-out),
+/// then the limit ends the round as BLOCKED, closing that window under §1.9(d).
+#[test]
+fn turn_limit_on_an_offending_play_opens_the_window_then_blocks() {
+    let mut g = pos(
+        "mm1 classic seats=2 max_turns=5 turns=4 turn=0 hands=5S/QC,6C \
+         discard=3S stock=*",
+    );
+    let events = act(&mut g, 0, play("5S"));
+    assert_eq!(
+        window_events(&events)[..3],
+        [
+            &Event::OffenceOpened {
+                seat: 0,
+                kind: OffenceKind::Omission
+            },
+            &Event::PendingOut { seat: 0 },
+            &Event::RoundEnded(round_result(&events)),
+        ]
+    );
+    let r = round_result(&events);
+    assert_eq!(r.end, RoundEnd::Blocked, "the pending seat does not win");
+    assert_eq!(
+        points(&r, 2),
+        vec![0, 16],
+        "its empty hand scores as it stands"
+    );
+}
+
 // ----- penalty-points ------------------------------------------------------------------------
 
 #[test]
@@ -1255,6 +1400,23 @@ fn ro_06_mau_omission_variant_too_late() {
     assert_eq!(hand_len(&g, 0), 1);
 }
 
+/// The J finish is listed (it is legal: unchallenged, the seat wins), and its listing says that it
+/// opens a jack-finish offence whatever the call; no other listed action is marked.
+fn assert_jack_finish_marked(g: &Game, seat: Seat, j: &str) {
+    let obs = g.observation(seat);
+    let listed = g.legal_actions(seat);
+    let marked: Vec<Action> = listed
+        .iter()
+        .copied()
+        .filter(|&a| obs.offence_of(g.rules(), a).is_some())
+        .collect();
+    assert_eq!(marked.len(), 4, "the J naming each suit: {marked:?}");
+    for a in marked {
+        assert!(matches!(a, Action::Play { card, .. } if card == self::card(j)));
+        assert_eq!(obs.offence_of(g.rules(), a), Some(OffenceKind::JackFinish));
+    }
+}
+
 /// RO-07 steps 1 to 4: S0 calls only MAU, then finishes on a J.
 fn ro_07() -> Game {
     let mut g = pos("mm1 romanian-32 seats=3 turn=0 \
@@ -1265,6 +1427,7 @@ fn ro_07() -> Game {
     assert_eq!(g.last_call(0), Call::Mau);
     act(&mut g, 1, play("AC"));
     act(&mut g, 2, play("10C"));
+    assert_jack_finish_marked(&g, 0, "JD");
     let events = act(&mut g, 0, jack("JD", 'S', Call::None));
     assert!(!round_ended(&events));
     assert_eq!(hand_len(&g, 0), 0);

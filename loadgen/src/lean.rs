@@ -242,6 +242,7 @@ mod tests {
                 .map(|&index| pb::LegalAction {
                     index,
                     action: Some(pb::Action::default()),
+                    ..Default::default()
                 })
                 .collect(),
             observation: Some(pb::Observation {

@@ -261,7 +261,7 @@ mod tests {
         let obs = game.observation(seat);
         let whole = pb::DecisionPrompt {
             state_id: n,
-            legal_actions: wire::legal_actions_to_wire(&obs.legal),
+            legal_actions: wire::legal_actions_to_wire(&obs),
             required: true,
             deadline_unix_ms: 1_700_000_000_000 + n,
             time_left_ms: 900,

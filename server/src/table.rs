@@ -1241,7 +1241,7 @@ impl Table {
         };
         let prompt = pb::DecisionPrompt {
             state_id: self.state_id,
-            legal_actions: wire::legal_actions_to_wire(&obs.legal),
+            legal_actions: wire::legal_actions_to_wire(&obs),
             required,
             deadline_unix_ms: deadline,
             time_left_ms: left.as_millis() as u32,

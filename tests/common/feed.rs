@@ -471,7 +471,7 @@ pub fn check_feed(
                 );
                 assert_eq!(
                     p.legal_actions,
-                    wire::legal_actions_to_wire(&game.legal_actions(seat)),
+                    wire::legal_actions_to_wire(&game.observation(seat)),
                     "{who}: prompt {i} lists exactly the engine's legal actions"
                 );
                 assert_eq!(

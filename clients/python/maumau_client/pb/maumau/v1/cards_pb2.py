@@ -24,19 +24,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15maumau/v1/cards.proto\x12\tmaumau.v1\"D\n\x04\x43\x61rd\x12\x1d\n\x04rank\x18\x01 \x01(\x0e\x32\x0f.maumau.v1.Rank\x12\x1d\n\x04suit\x18\x02 \x01(\x0e\x32\x0f.maumau.v1.Suit*a\n\x04Suit\x12\x14\n\x10SUIT_UNSPECIFIED\x10\x00\x12\x0e\n\nSUIT_CLUBS\x10\x01\x12\x11\n\rSUIT_DIAMONDS\x10\x02\x12\x0f\n\x0bSUIT_HEARTS\x10\x03\x12\x0f\n\x0bSUIT_SPADES\x10\x04*\xdf\x01\n\x04Rank\x12\x14\n\x10RANK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RANK_TWO\x10\x02\x12\x0e\n\nRANK_THREE\x10\x03\x12\r\n\tRANK_FOUR\x10\x04\x12\r\n\tRANK_FIVE\x10\x05\x12\x0c\n\x08RANK_SIX\x10\x06\x12\x0e\n\nRANK_SEVEN\x10\x07\x12\x0e\n\nRANK_EIGHT\x10\x08\x12\r\n\tRANK_NINE\x10\t\x12\x0c\n\x08RANK_TEN\x10\n\x12\r\n\tRANK_JACK\x10\x0b\x12\x0e\n\nRANK_QUEEN\x10\x0c\x12\r\n\tRANK_KING\x10\r\x12\x0c\n\x08RANK_ACE\x10\x0e*<\n\x04\x43\x61ll\x12\x14\n\x10\x43\x41LL_UNSPECIFIED\x10\x00\x12\x0c\n\x08\x43\x41LL_MAU\x10\x01\x12\x10\n\x0c\x43\x41LL_MAU_MAU\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15maumau/v1/cards.proto\x12\tmaumau.v1\"D\n\x04\x43\x61rd\x12\x1d\n\x04rank\x18\x01 \x01(\x0e\x32\x0f.maumau.v1.Rank\x12\x1d\n\x04suit\x18\x02 \x01(\x0e\x32\x0f.maumau.v1.Suit\"\'\n\x05\x43\x61rds\x12\x1e\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x0f.maumau.v1.Card*a\n\x04Suit\x12\x14\n\x10SUIT_UNSPECIFIED\x10\x00\x12\x0e\n\nSUIT_CLUBS\x10\x01\x12\x11\n\rSUIT_DIAMONDS\x10\x02\x12\x0f\n\x0bSUIT_HEARTS\x10\x03\x12\x0f\n\x0bSUIT_SPADES\x10\x04*\xdf\x01\n\x04Rank\x12\x14\n\x10RANK_UNSPECIFIED\x10\x00\x12\x0c\n\x08RANK_TWO\x10\x02\x12\x0e\n\nRANK_THREE\x10\x03\x12\r\n\tRANK_FOUR\x10\x04\x12\r\n\tRANK_FIVE\x10\x05\x12\x0c\n\x08RANK_SIX\x10\x06\x12\x0e\n\nRANK_SEVEN\x10\x07\x12\x0e\n\nRANK_EIGHT\x10\x08\x12\r\n\tRANK_NINE\x10\t\x12\x0c\n\x08RANK_TEN\x10\n\x12\r\n\tRANK_JACK\x10\x0b\x12\x0e\n\nRANK_QUEEN\x10\x0c\x12\r\n\tRANK_KING\x10\r\x12\x0c\n\x08RANK_ACE\x10\x0e*<\n\x04\x43\x61ll\x12\x14\n\x10\x43\x41LL_UNSPECIFIED\x10\x00\x12\x0c\n\x08\x43\x41LL_MAU\x10\x01\x12\x10\n\x0c\x43\x41LL_MAU_MAU\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'maumau.v1.cards_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUIT']._serialized_start=106
-  _globals['_SUIT']._serialized_end=203
-  _globals['_RANK']._serialized_start=206
-  _globals['_RANK']._serialized_end=429
-  _globals['_CALL']._serialized_start=431
-  _globals['_CALL']._serialized_end=491
+  _globals['_SUIT']._serialized_start=147
+  _globals['_SUIT']._serialized_end=244
+  _globals['_RANK']._serialized_start=247
+  _globals['_RANK']._serialized_end=470
+  _globals['_CALL']._serialized_start=472
+  _globals['_CALL']._serialized_end=532
   _globals['_CARD']._serialized_start=36
   _globals['_CARD']._serialized_end=104
+  _globals['_CARDS']._serialized_start=106
+  _globals['_CARDS']._serialized_end=145
 # @@protoc_insertion_point(module_scope)

@@ -177,18 +177,20 @@ class PendingOut(_message.Message):
     def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
 class RoundResult(_message.Message):
-    __slots__ = ("round", "end", "winner", "points", "totals")
+    __slots__ = ("round", "end", "winner", "points", "totals", "final_hands")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     WINNER_FIELD_NUMBER: _ClassVar[int]
     POINTS_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
+    FINAL_HANDS_FIELD_NUMBER: _ClassVar[int]
     round: int
     end: RoundEndKind
     winner: int
     points: _containers.RepeatedScalarFieldContainer[int]
     totals: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, round: _Optional[int] = ..., end: _Optional[_Union[RoundEndKind, str]] = ..., winner: _Optional[int] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
+    final_hands: _containers.RepeatedCompositeFieldContainer[_cards_pb2.Cards]
+    def __init__(self, round: _Optional[int] = ..., end: _Optional[_Union[RoundEndKind, str]] = ..., winner: _Optional[int] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., final_hands: _Optional[_Iterable[_Union[_cards_pb2.Cards, _Mapping]]] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
     __slots__ = ()

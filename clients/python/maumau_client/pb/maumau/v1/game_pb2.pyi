@@ -86,12 +86,14 @@ class Action(_message.Message):
     def __init__(self, play: _Optional[_Union[PlayAction, _Mapping]] = ..., draw: _Optional[_Union[DrawAction, _Mapping]] = ..., pass_turn: _Optional[_Union[PassAction, _Mapping]] = ..., declare_suit: _Optional[_Union[DeclareSuitAction, _Mapping]] = ..., announce: _Optional[_Union[AnnounceAction, _Mapping]] = ..., challenge: _Optional[_Union[ChallengeAction, _Mapping]] = ...) -> None: ...
 
 class LegalAction(_message.Message):
-    __slots__ = ("index", "action")
+    __slots__ = ("index", "action", "opens_offence")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    OPENS_OFFENCE_FIELD_NUMBER: _ClassVar[int]
     index: int
     action: Action
-    def __init__(self, index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    opens_offence: OffenceKind
+    def __init__(self, index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., opens_offence: _Optional[_Union[OffenceKind, str]] = ...) -> None: ...
 
 class Offence(_message.Message):
     __slots__ = ("offender", "kind")
