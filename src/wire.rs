@@ -1406,7 +1406,7 @@ pub fn status_code(reason: pb::ErrorReason) -> tonic::Code {
         R::RateLimited => Code::ResourceExhausted,
         R::Superseded => Code::Aborted,
         R::MatchNotFound | R::ReplayPruned => Code::NotFound,
-        R::Unavailable => Code::Unavailable,
+        R::Unavailable | R::StorageUnavailable => Code::Unavailable,
         R::Internal => Code::Internal,
         _ => Code::Unknown,
     }

@@ -118,6 +118,25 @@ pub async fn run(
     health
         .set_serving::<pb::match_service_server::MatchServiceServer<matches::Matches>>()
         .await;
+    // Health follows the store: NOT_SERVING while finished matches cannot be written.
+    let mut storage = registry.storage_health();
+    let reporter = health.clone();
+    tokio::spawn(async move {
+        while storage.changed().await.is_ok() {
+            let status = if *storage.borrow_and_update() {
+                tonic_health::ServingStatus::Serving
+            } else {
+                tonic_health::ServingStatus::NotServing
+            };
+            for service in [
+                "",
+                <maumau::encoded::play_service_server::PlayServiceServer<play::Play> as tonic::server::NamedService>::NAME,
+                <pb::match_service_server::MatchServiceServer<matches::Matches> as tonic::server::NamedService>::NAME,
+            ] {
+                reporter.set_service_status(service, status).await;
+            }
+        }
+    });
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(maumau::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)

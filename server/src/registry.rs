@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
 use maumau_engine::{Event, Game, MatchConfig, Seat};
 use prost::Message;
 use rand::RngExt;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
 use crate::config::{ServerConfig, TimeControl};
@@ -41,7 +41,8 @@ pub(crate) struct Info {
     pub(crate) ended: bool,
     /// The result, for summaries (the full report and replay are read from disk when asked for).
     pub(crate) result: Option<pb::MatchResult>,
-    /// The record, in memory until the store has written it (for good, if it cannot).
+    /// The record, kept in memory only if the store was gone when the match ended (the server
+    /// was being torn down); otherwise it is on disk.
     pub(crate) unsaved: Option<Arc<pb::StoredMatch>>,
     /// The operator pruned the replay (the stored record keeps the report).
     pub(crate) replay_pruned: bool,
@@ -115,7 +116,7 @@ impl MatchEntry {
         }
         record.replay_pruned = true;
         let after = record.encoded_len();
-        if !Store::save(&registry.store.dir, &self.id, &record) {
+        if !registry.store.save(&self.id, &record) {
             return None;
         }
         lock(&self.info).replay_pruned = true;
@@ -181,87 +182,144 @@ impl MatchEntry {
         }
     }
 
-    /// Records the end of the match (finished or aborted): keeps a summary in memory and hands
-    /// the record to the store, which writes it on its own thread. Returns the report.
-    pub(crate) fn finish(
+    /// Records the end of the match (finished or aborted) and returns its report once the record
+    /// is durable: written, synced and renamed into place by the store. Until then the match
+    /// reads as still open (no report, no result), so no one is told it finished before a crash
+    /// could no longer lose it; a slow or failing disk makes this wait, as long as it takes.
+    pub(crate) async fn finish(
         self: &Arc<Self>,
         report: pb::MatchReport,
         replay: pb::Replay,
     ) -> pb::MatchReport {
         // One end time, in memory and on disk, so a restart reads back the same summary.
         let ended = now_ms();
-        {
-            let mut info = lock(&self.info);
-            info.status = report.status();
-            info.ended_unix_ms = ended;
-            info.players = report.players.clone();
-            info.result = report.result.clone();
-            info.unsaved = Some(Arc::new(pb::StoredMatch {
-                report: Some(report.clone()),
-                replay: Some(replay),
-                created_unix_ms: self.created_unix_ms,
-                ended_unix_ms: ended,
-                label: self.label.clone(),
-                rated: self.rated,
-                replay_pruned: false,
-            }));
-            info.ended = true;
-        }
-        if let Some(reg) = self.registry.upgrade() {
-            reg.store.submit(self.clone());
-        }
+        let record = Arc::new(pb::StoredMatch {
+            report: Some(report.clone()),
+            replay: Some(replay),
+            created_unix_ms: self.created_unix_ms,
+            ended_unix_ms: ended,
+            label: self.label.clone(),
+            rated: self.rated,
+            replay_pruned: false,
+        });
+        let durable = self
+            .registry
+            .upgrade()
+            .map(|reg| reg.store.submit(&self.id, record.clone()));
+        let saved = match durable {
+            Some(done) => done.await.is_ok(),
+            None => false,
+        };
+        let mut info = lock(&self.info);
+        info.status = report.status();
+        info.ended_unix_ms = ended;
+        info.players = report.players.clone();
+        info.result = report.result.clone();
+        // Only when the store is gone (the server was torn down) does a record stay here.
+        info.unsaved = (!saved).then_some(record);
+        info.ended = true;
         report
     }
-
-    /// Writes the record to `dir` (on the store's thread) and lets go of it; a record that
-    /// cannot be written stays in memory.
-    fn write(&self, dir: &Path) {
-        let Some(record) = lock(&self.info).unsaved.clone() else {
-            return;
-        };
-        if Store::save(dir, &self.id, &record) {
-            lock(&self.info).unsaved = None;
-        }
-    }
 }
 
-/// Finished matches on disk: `<data_dir>/matches/<id>.pb`, one encoded `StoredMatch` each,
-/// written to a temporary file and renamed, so a crash never leaves half a record. Records are
-/// encoded and written on the store's own thread: creating a file can take a millisecond, which
-/// a table task must not spend on a runtime worker.
+/// A record for the store to make durable, and the match table waiting for it.
+struct Job {
+    id: String,
+    record: Arc<pb::StoredMatch>,
+    done: oneshot::Sender<()>,
+}
+
+/// Finished matches on disk: `<data_dir>/matches/<id>.pb`, one encoded `StoredMatch` each.
+///
+/// A record is written to `<id>.pb.tmp`, synced, renamed into place, and the directory synced,
+/// so a crash leaves either the whole record or none, and a match is reported finished only
+/// after that (see [`MatchEntry::finish`]). A writer on tokio's blocking pool does the writing
+/// (creating and syncing a file takes milliseconds, which a table task must not spend on a
+/// runtime worker), in batches: the records that arrive while it syncs one batch share the next
+/// batch's directory sync. It runs while there is something to write, and ends when the queue
+/// is empty (so tests on tokio's paused clock see it as work in progress, not as idleness).
+///
+/// When a write fails (a full disk, an I/O error, a directory made read-only), the writer keeps
+/// the batch, deletes its partial files, reports the store unhealthy (health NOT_SERVING, and
+/// `CreateMatch` refused with STORAGE_UNAVAILABLE) and retries every few seconds; the first
+/// write that succeeds makes it healthy again.
 pub(crate) struct Store {
     dir: PathBuf,
-    jobs: std::sync::mpsc::Sender<Arc<MatchEntry>>,
+    queue: Arc<Mutex<Queue>>,
     /// Records handed over and not yet written.
     writing: Arc<AtomicUsize>,
+    /// Whether the last write succeeded.
+    healthy: Arc<watch::Sender<bool>>,
+    runtime: tokio::runtime::Handle,
 }
 
+impl Drop for Store {
+    fn drop(&mut self) {
+        lock(&self.queue).closed = true;
+    }
+}
+
+/// Records waiting for the writer.
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    /// A writer is running (it takes every job queued before it ends).
+    writer: bool,
+    /// The store is gone: a writer that cannot write gives up instead of retrying.
+    closed: bool,
+}
+
+/// The longest pause between two tries to write after a failure.
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
 impl Store {
+    /// Opens the store under `data_dir`: creates its directory, deletes partial files a crash
+    /// left behind, and checks that it can write there (a server that could not store results
+    /// must not start). Needs a tokio runtime.
     fn open(data_dir: &Path) -> std::io::Result<Store> {
         let dir = data_dir.join("matches");
-        std::fs::create_dir_all(&dir)?;
-        let (jobs, queue) = std::sync::mpsc::channel::<Arc<MatchEntry>>();
-        let writing = Arc::new(AtomicUsize::new(0));
-        let (thread_dir, done) = (dir.clone(), writing.clone());
-        // Ends when the registry (the only sender) is dropped.
-        std::thread::Builder::new()
-            .name("maumau-store".into())
-            .spawn(move || {
-                for entry in queue {
-                    entry.write(&thread_dir);
-                    done.fetch_sub(1, Ordering::AcqRel);
-                }
-            })?;
-        Ok(Store { dir, jobs, writing })
+        let context = |what: &str, e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("{what} {}: {e}", dir.display()))
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| context("cannot create", e))?;
+        let removed = remove_partial_files(&dir).map_err(|e| context("cannot read", e))?;
+        if removed > 0 {
+            tracing::warn!(dir = %dir.display(), removed, "deleted partial record files an interrupted write left");
+        }
+        write_synced(&dir, ".write-check", b"").map_err(|e| context("cannot write in", e))?;
+        std::fs::remove_file(dir.join(".write-check.pb"))
+            .map_err(|e| context("cannot write in", e))?;
+        Ok(Store {
+            dir,
+            queue: Arc::default(),
+            writing: Arc::default(),
+            healthy: Arc::new(watch::Sender::new(true)),
+            runtime: tokio::runtime::Handle::current(),
+        })
     }
 
-    /// Queues an ended match's record for writing.
-    fn submit(&self, entry: Arc<MatchEntry>) {
+    /// Queues an ended match's record; the receiver completes once it is durable.
+    fn submit(&self, id: &str, record: Arc<pb::StoredMatch>) -> oneshot::Receiver<()> {
+        let (done, durable) = oneshot::channel();
         self.writing.fetch_add(1, Ordering::AcqRel);
-        if self.jobs.send(entry).is_err() {
-            // The thread is gone (it never panics on a write): the record stays in memory.
-            self.writing.fetch_sub(1, Ordering::AcqRel);
+        let mut queue = lock(&self.queue);
+        queue.jobs.push(Job {
+            id: id.to_string(),
+            record,
+            done,
+        });
+        if !queue.writer {
+            queue.writer = true;
+            let (dir, queue, writing, healthy) = (
+                self.dir.clone(),
+                self.queue.clone(),
+                self.writing.clone(),
+                self.healthy.clone(),
+            );
+            self.runtime
+                .spawn_blocking(move || write_queued(&dir, &queue, &writing, &healthy));
         }
+        durable
     }
 
     /// Records handed over and not yet written.
@@ -269,16 +327,24 @@ impl Store {
         self.writing.load(Ordering::Acquire)
     }
 
-    /// Writes a record; false (logged) when it could not be written.
-    fn save(dir: &Path, id: &str, record: &pb::StoredMatch) -> bool {
-        let tmp = dir.join(format!("{id}.pb.tmp"));
-        let path = dir.join(format!("{id}.pb"));
-        let written = std::fs::write(&tmp, record.encode_to_vec())
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        match written {
+    /// Whether the store can write (its last write succeeded).
+    pub(crate) fn healthy(&self) -> bool {
+        *self.healthy.borrow()
+    }
+
+    /// Follows [`Store::healthy`].
+    pub(crate) fn health(&self) -> watch::Receiver<bool> {
+        self.healthy.subscribe()
+    }
+
+    /// Rewrites one record durably; false (logged) when it could not be written.
+    fn save(&self, id: &str, record: &pb::StoredMatch) -> bool {
+        match write_synced(&self.dir, id, &record.encode_to_vec())
+            .and_then(|()| sync_dir(&self.dir))
+        {
             Ok(()) => true,
             Err(e) => {
-                tracing::error!(match_id = id, error = %e, "could not store the finished match; keeping it in memory");
+                tracing::error!(match_id = id, error = %e, "could not rewrite a stored match record");
                 false
             }
         }
@@ -323,6 +389,94 @@ impl Store {
         records.sort_by_key(|r| r.created_unix_ms);
         records
     }
+}
+
+/// The writer: writes the queued records in batches until the queue is empty, retrying a
+/// failed batch until it succeeds or the store is gone.
+fn write_queued(
+    dir: &Path,
+    queue: &Mutex<Queue>,
+    writing: &AtomicUsize,
+    healthy: &watch::Sender<bool>,
+) {
+    let mut batch: Vec<Job> = Vec::new();
+    let mut pause = Duration::from_millis(100);
+    loop {
+        {
+            let mut queue = lock(queue);
+            batch.append(&mut queue.jobs);
+            if batch.is_empty() {
+                queue.writer = false;
+                return;
+            }
+        }
+        let written = batch
+            .iter()
+            .try_for_each(|job| write_synced(dir, &job.id, &job.record.encode_to_vec()))
+            .and_then(|()| sync_dir(dir));
+        match written {
+            Ok(()) => {
+                if healthy.send_if_modified(|h| !std::mem::replace(h, true)) {
+                    tracing::info!(dir = %dir.display(), "the data directory can be written again; taking new matches");
+                }
+                pause = Duration::from_millis(100);
+                for job in batch.drain(..) {
+                    writing.fetch_sub(1, Ordering::AcqRel);
+                    // The table may be gone (the server is stopping): the record is written all
+                    // the same.
+                    let _ = job.done.send(());
+                }
+            }
+            Err(e) => {
+                if healthy.send_if_modified(|h| std::mem::replace(h, false)) {
+                    tracing::error!(dir = %dir.display(), error = %e, records = batch.len(),
+                        "cannot write finished matches; not taking new matches and retrying until it can");
+                }
+                if lock(queue).closed {
+                    tracing::error!(
+                        records = batch.len(),
+                        "the server stopped with finished matches it could not write"
+                    );
+                    lock(queue).writer = false;
+                    return;
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(RETRY_MAX);
+            }
+        }
+    }
+}
+
+/// Writes `<id>.pb` in `dir` durably (a synced temporary file renamed into place; the caller
+/// syncs the directory). A failed write leaves no temporary file behind.
+fn write_synced(dir: &Path, id: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!("{id}.pb.tmp"));
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, dir.join(format!("{id}.pb"))));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Makes the renames in `dir` durable.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Deletes the `.tmp` files an interrupted write left in `dir`; how many.
+fn remove_partial_files(dir: &Path) -> std::io::Result<usize> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            std::fs::remove_file(&path)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 struct Inner {
@@ -434,6 +588,13 @@ impl Registry {
 
     /// Deals the match, starts its table task and returns the response with the tokens.
     pub(crate) fn create(self: &Arc<Self>, m: NewMatch) -> Result<pb::CreateMatchResponse, Status> {
+        if !self.store.healthy() {
+            return Err(wire::status(
+                pb::ErrorReason::StorageUnavailable,
+                "the server cannot write its data directory (see its log), so it takes no new \
+                 match until it can; try again later",
+            ));
+        }
         let mut log = Vec::new();
         let game = match &m.start {
             Start::Seed => Game::new_with(m.config, m.seed, &mut log)
@@ -579,7 +740,13 @@ impl Registry {
         (out, more.then_some(i))
     }
 
-    /// Aborts every open match and waits until each is recorded.
+    /// Follows whether the store can write; health reports NOT_SERVING while it cannot.
+    pub(crate) fn storage_health(&self) -> watch::Receiver<bool> {
+        self.store.health()
+    }
+
+    /// Aborts every open match and waits until each is recorded (for at most a minute: a disk
+    /// that cannot be written then loses the aborted matches, which no one was told had ended).
     pub(crate) async fn shutdown(&self) {
         let open: Vec<Arc<MatchEntry>> = lock(&self.inner)
             .matches
@@ -597,12 +764,18 @@ impl Registry {
             }
         }
         // Wait for the tables to end and their records to be written.
-        for _ in 0..200 {
+        let until = tokio::time::Instant::now() + Duration::from_secs(60);
+        while tokio::time::Instant::now() < until {
             if lock(&self.inner).open == 0 && self.store.writing() == 0 {
                 return;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        tracing::error!(
+            open = lock(&self.inner).open,
+            unwritten = self.store.writing(),
+            "stopping with matches not recorded: the data directory cannot be written"
+        );
     }
 }
 

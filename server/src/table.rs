@@ -469,7 +469,7 @@ impl Table {
                 }
             }
         }
-        self.finish();
+        self.finish().await;
     }
 
     /// The next message on any seat's Play stream, seats taken in turn. Only streams that
@@ -1291,7 +1291,8 @@ impl Table {
 
     // ----- the end -----------------------------------------------------------------------
 
-    fn finish(&mut self) {
+    /// Records the match's end and, once the record is durable, tells every seat and spectator.
+    async fn finish(&mut self) {
         let status = if self.aborted.is_some() {
             pb::MatchStatus::Aborted
         } else {
@@ -1340,7 +1341,7 @@ impl Table {
         } else {
             tracing::info!(match_id = %self.entry.id, actions = report.actions, "match finished");
         }
-        let report = self.entry.finish(report, replay);
+        let report = self.entry.finish(report, replay).await;
         let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
             report: Some(report),
         }));

@@ -51,6 +51,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_ARGUMENT: _ClassVar[ErrorReason]
     ERROR_REASON_UNAVAILABLE: _ClassVar[ErrorReason]
     ERROR_REASON_REPLAY_PRUNED: _ClassVar[ErrorReason]
+    ERROR_REASON_STORAGE_UNAVAILABLE: _ClassVar[ErrorReason]
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_MATCH_OVER: ErrorReason
@@ -96,6 +97,7 @@ ERROR_REASON_REPLAY_MISMATCH: ErrorReason
 ERROR_REASON_INVALID_ARGUMENT: ErrorReason
 ERROR_REASON_UNAVAILABLE: ErrorReason
 ERROR_REASON_REPLAY_PRUNED: ErrorReason
+ERROR_REASON_STORAGE_UNAVAILABLE: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 
 class ErrorDetail(_message.Message):
