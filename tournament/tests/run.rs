@@ -223,3 +223,28 @@ fn double_elimination_runs_to_a_champion() {
     let again = t.run(None, &mut |_| {}).unwrap();
     assert_eq!(again.games, r.games);
 }
+
+/// Without a chosen seed each tournament draws a secret one from the operating system, so two
+/// runs of the same tournament deal different cards (with the old fixed default, seed 1, every
+/// run dealt the same, known cards); a run resuming an output directory finds the seed there.
+#[test]
+fn without_a_chosen_seed_every_tournament_deals_differently() {
+    let a = tournament("random,heuristic", ProfileId::Classic, 2);
+    let b = tournament("random,heuristic", ProfileId::Classic, 2);
+    assert_ne!(a.seed, b.seed);
+    let dir = tempfile::tempdir().unwrap();
+    let ra = a.run(Some(dir.path()), &mut |_| {}).unwrap();
+    let rb = b.run(None, &mut |_| {}).unwrap();
+    assert_eq!(ra.games.len(), rb.games.len());
+    let deal = |seed: u64| {
+        let g = maumau_engine::Game::new(a.config, seed).unwrap();
+        (*g.hand(0), *g.hand(1), g.top())
+    };
+    for (x, y) in ra.games.iter().zip(&rb.games) {
+        assert_eq!(x.id, y.id);
+        assert_ne!(x.seed, y.seed);
+        assert_ne!(deal(x.seed), deal(y.seed), "game {}", x.id);
+    }
+    assert_eq!(Tournament::stored_seed(dir.path()), Some(a.seed));
+    assert_eq!(Tournament::stored_seed(&dir.path().join("nothing")), None);
+}
