@@ -58,6 +58,8 @@ pub(crate) struct TournamentArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Give every seating its own deal instead of replaying the same deal (no duplicate deals).
+    /// The seatings of a duplicate deal share its seed, which each of them reveals to its seats
+    /// when it ends.
     #[arg(long)]
     no_duplicate: bool,
     /// Do not keep the games' actions.
