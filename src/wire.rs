@@ -1435,10 +1435,22 @@ pub fn reason_of(status: &tonic::Status) -> pb::ErrorReason {
 
 // ----- seed commitment --------------------------------------------------------------------------
 
-/// The seed commitment sent before play: SHA-256 of the seed's 8 bytes, big-endian.
-pub fn seed_commitment(seed: u64) -> [u8; 32] {
+/// Bytes of the salt the server draws for each match's seed commitment.
+pub const SEED_SALT_LEN: usize = 16;
+
+/// The seed commitment sent before play: SHA-256(salt ‖ seed), the hash of the salt's bytes
+/// followed by the seed's 8 bytes, big-endian.
+///
+/// The server draws a fresh [`SEED_SALT_LEN`]-byte salt from the operating system for every match
+/// and reveals it with the seed at the end (`MatchReport.seed_salt`), so that a small or guessable
+/// seed cannot be found from the commitment by trying seeds. Records written before salted
+/// commitments have an empty salt: their commitment is SHA-256 of the 8 seed bytes alone.
+pub fn seed_commitment(salt: &[u8], seed: u64) -> [u8; 32] {
     use sha2::Digest;
-    sha2::Sha256::digest(seed.to_be_bytes()).into()
+    let mut h = sha2::Sha256::new();
+    h.update(salt);
+    h.update(seed.to_be_bytes());
+    h.finalize().into()
 }
 
 #[cfg(test)]
@@ -1920,17 +1932,21 @@ mod tests {
     }
 
     #[test]
-    fn seed_commitment_is_sha256_of_the_big_endian_seed() {
+    fn seed_commitment_is_sha256_of_the_salt_then_the_big_endian_seed() {
+        let hex = |d: [u8; 32]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        // `printf '\x00\x01…\x0f\0\0\0\0\0\0\0\x2a' | sha256sum`
+        let salt: Vec<u8> = (0..16).collect();
+        assert_eq!(hex(seed_commitment(&salt, 42)), SALTED_42_SHA256);
+        // Without a salt (records written before salted commitments): SHA-256 of the seed alone.
         // `printf '\0\0\0\0\0\0\0\x2a' | sha256sum`
-        let hex: String = seed_commitment(42)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(hex, SEED_42_SHA256);
-        assert_ne!(seed_commitment(1), seed_commitment(2));
+        assert_eq!(hex(seed_commitment(&[], 42)), SEED_42_SHA256);
+        assert_ne!(seed_commitment(&salt, 1), seed_commitment(&salt, 2));
+        assert_ne!(seed_commitment(&salt, 42), seed_commitment(&salt[1..], 42));
     }
 
     const SEED_42_SHA256: &str = "a6bb133cb1e3638ad7b8a3ff0539668e9e56f9b850ef1b2a810f5422eaa6c323";
+    const SALTED_42_SHA256: &str =
+        "aecf08fa44f63fb736020f828b87393cffee9dc0e853f66e6d2e4a10d4f66847";
 
     /// Plays whole matches of every profile with the first legal action (and every challenge
     /// that is open), converting every observation and every redacted event on the way.

@@ -197,3 +197,80 @@ async fn bad_built_in_bots_are_refused_with_a_reason() {
         assert!(status.message().contains(words), "{status:?}");
     }
 }
+
+/// The seed commitment is SHA-256(salt ‖ seed as 8 bytes, big-endian) with a fresh 16-byte salt
+/// per match, so two matches from one (small, guessable) seed publish different commitments and
+/// neither is SHA-256 of the seed alone; the report and the replay reveal the salt, and
+/// VerifyReplay refuses a replay whose seed or salt does not match its commitment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seed_commitment_is_salted_per_match_and_verify_replay_checks_it() {
+    use sha2::Digest;
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let seed: u64 = 4242;
+    let mut commitments = Vec::new();
+    for _ in 0..2 {
+        let created = create_match(
+            &mut matches,
+            pb::CreateMatchRequest {
+                config: Some(classic(2, 1)),
+                seed: Some(seed),
+                bots: bots(&[(0, pb::BotKind::Random), (1, pb::BotKind::Random)]),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert_ne!(
+            created.seed_commitment,
+            sha2::Sha256::digest(seed.to_be_bytes()).to_vec(),
+            "the commitment is not SHA-256 of the seed alone"
+        );
+        let report = finished(&server, &created.match_id).await;
+        assert_eq!(report.seed, seed);
+        assert_eq!(report.seed_salt.len(), 16, "a 16-byte salt is revealed");
+        let mut committed = report.seed_salt.clone();
+        committed.extend_from_slice(&seed.to_be_bytes());
+        assert_eq!(
+            created.seed_commitment,
+            sha2::Sha256::digest(&committed).to_vec(),
+            "commitment = SHA-256(salt ‖ seed as 8 big-endian bytes)"
+        );
+        assert_eq!(report.seed_commitment, created.seed_commitment);
+
+        let replay = replay(&server, &created.match_id).await;
+        assert_eq!(replay.seed_salt, report.seed_salt);
+        assert_eq!(replay.seed_commitment, created.seed_commitment);
+        let verify = |replay: pb::Replay| {
+            let server = &server;
+            async move {
+                server
+                    .matches()
+                    .await
+                    .verify_replay(pb::VerifyReplayRequest {
+                        replay: Some(replay),
+                    })
+                    .await
+                    .expect("verify")
+                    .into_inner()
+            }
+        };
+        assert!(verify(replay.clone()).await.valid);
+        let mut salted = replay.clone();
+        salted.seed_salt[0] ^= 1;
+        let mut reseeded = replay.clone();
+        reseeded.seed ^= 1;
+        for tampered in [salted, reseeded] {
+            let verdict = verify(tampered).await;
+            assert!(!verdict.valid, "{verdict:?}");
+            assert_eq!(
+                verdict.error.map(|e| e.reason()),
+                Some(pb::ErrorReason::ReplayMismatch)
+            );
+        }
+        commitments.push(created.seed_commitment);
+    }
+    assert_ne!(
+        commitments[0], commitments[1],
+        "one seed, two matches, two salts: two commitments"
+    );
+}

@@ -272,7 +272,7 @@ async fn a_graceful_shutdown_records_every_open_match_as_aborted() {
         assert_eq!(r.report.actions, actions);
         assert_eq!(r.replay.actions.len() as u32, actions);
         assert_eq!(
-            maumau::wire::seed_commitment(r.report.seed).to_vec(),
+            maumau::wire::seed_commitment(&r.report.seed_salt, r.report.seed).to_vec(),
             r.report.seed_commitment
         );
         // What was played re-simulates; the match did not reach its end.

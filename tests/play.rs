@@ -52,7 +52,7 @@ async fn full_matches_of_every_profile_with_remote_seats_and_bots() {
         assert_eq!(report.seed, 7);
         assert_eq!(
             report.seed_commitment,
-            maumau::wire::seed_commitment(7).to_vec()
+            maumau::wire::seed_commitment(&report.seed_salt, 7).to_vec()
         );
         let result = report.result.as_ref().expect("a result");
         assert_eq!(result.standings.len(), seats as usize);

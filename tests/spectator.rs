@@ -195,7 +195,8 @@ async fn spectators_see_public_information_only_and_the_replay_reveals_every_han
             assert_eq!(welcome.seed_commitment, created.seed_commitment);
             assert_eq!(
                 welcome.seed_commitment,
-                maumau::wire::seed_commitment(report_of(log).seed).to_vec(),
+                maumau::wire::seed_commitment(&report_of(log).seed_salt, report_of(log).seed)
+                    .to_vec(),
                 "the revealed seed matches the commitment"
             );
         }

@@ -25,9 +25,10 @@ pub(crate) struct CheckBotArgs {
     /// bank there).
     #[arg(long, default_value_t = 500)]
     deadline_ms: u64,
-    /// Seed of the deals and the built-in bots: the same seed gives the same gauntlet.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seed of the deals and the built-in bots: the same seed gives the same gauntlet [default:
+    /// drawn from the operating system, so the bot cannot know the deals; printed at the end].
+    #[arg(long)]
+    seed: Option<u64>,
     /// Do not launch the bot: print an address and a token, and wait for the bot to connect
     /// with them, once per match.
     #[arg(long)]
@@ -65,7 +66,10 @@ pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::E
     }
     options.opponent = args.opponent.parse()?;
     options.deadline = Duration::from_millis(args.deadline_ms.max(1));
-    options.seed = args.seed;
+    options.seed = args
+        .seed
+        .unwrap_or_else(maumau_tournament::schedule::random_seed);
+    let seed = options.seed;
     if let Some(s) = args.join_timeout {
         options.join_timeout = Duration::from_secs(s);
     }
@@ -90,6 +94,14 @@ pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::E
     }))?;
     println!("{}", report.decision_times);
     println!("{}", report.summary());
+    println!(
+        "seed {seed} ({}): --seed {seed} deals the same gauntlet again",
+        if args.seed.is_some() {
+            "chosen"
+        } else {
+            "drawn for this run"
+        }
+    );
     if report.passed() {
         Ok(())
     } else {

@@ -159,8 +159,9 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!(
-        "seed {} (commitment {})",
+        "seed {} (salt {}, commitment {} = SHA-256(salt ‖ seed as 8 big-endian bytes))",
         report.seed,
+        hex(&report.seed_salt),
         hex(&report.seed_commitment)
     );
     Ok(())

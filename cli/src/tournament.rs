@@ -51,10 +51,15 @@ pub(crate) struct TournamentArgs {
     /// Deals per table; each deal is played once per seating.
     #[arg(long, default_value_t = DEFAULT_DEALS)]
     deals: u32,
-    /// Tournament seed: every game's seed derives from it.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Tournament seed: every game's seed derives from it [default: a secret seed drawn from the
+    /// operating system, revealed with the results; resuming an --out directory takes the seed
+    /// stored there]. A chosen seed makes the deals reproducible, and therefore predictable to
+    /// anyone who knows it: choose one only when no entrant can learn it.
+    #[arg(long)]
+    seed: Option<u64>,
     /// Give every seating its own deal instead of replaying the same deal (no duplicate deals).
+    /// The seatings of a duplicate deal share its seed, which each of them reveals to its seats
+    /// when it ends.
     #[arg(long)]
     no_duplicate: bool,
     /// Do not keep the games' actions.
@@ -134,7 +139,25 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     t.config.calls = config.calls;
     t.format = format;
     t.deals = args.deals;
-    t.seed = args.seed;
+    // A chosen seed, else the one of the tournament being resumed, else the secret one that
+    // Tournament::new drew.
+    let stored = args.out.as_deref().and_then(Tournament::stored_seed);
+    let seed_note = match (args.seed, stored) {
+        (Some(s), _) => {
+            t.seed = s;
+            format!(
+                "seed {s}, chosen: the deals are reproducible, and therefore predictable to \
+                 anyone who knows the seed"
+            )
+        }
+        (None, Some(s)) => {
+            t.seed = s;
+            "the secret seed stored in the output directory (resuming)".to_string()
+        }
+        (None, None) => {
+            "a secret seed drawn from the operating system (revealed with the results)".to_string()
+        }
+    };
     t.duplicate = !args.no_duplicate;
     t.record_replays = !args.no_replays;
     if let Some(n) = args.threads {
@@ -171,7 +194,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         });
     }
     eprintln!(
-        "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; seed {}; writing to {}",
+        "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; {}; writing to {}",
         t.entrants.len(),
         profile,
         t.config.seats,
@@ -179,7 +202,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         t.format,
         t.deals,
         if t.duplicate { " (duplicate)" } else { "" },
-        t.seed,
+        seed_note,
         out.display()
     );
     if let Some(r) = &t.server {
@@ -202,7 +225,12 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         // External programs run in process groups of their own (so they can be stopped with
         // whatever they start) and miss the terminal's Ctrl-C: stop them, then leave. Results
         // stored so far stay; the same command resumes.
-        std::thread::spawn(|| {
+        let resume = if args.seed.is_none() && args.out.is_none() {
+            format!("run it again with --out {} to resume", out.display())
+        } else {
+            "run the same command again to resume".to_string()
+        };
+        std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -211,7 +239,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             };
             if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
                 maumau_tournament::stop_programs();
-                eprintln!("\nmaumau: interrupted; run the same command again to resume");
+                eprintln!("\nmaumau: interrupted; {resume}");
                 std::process::exit(130);
             }
         });
@@ -237,6 +265,16 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     }
     let report = result?;
     print_report(&report);
+    println!(
+        "\nseed {} ({}): --seed {} deals the same games again",
+        t.seed,
+        if args.seed.is_some() {
+            "chosen"
+        } else {
+            "secret until now"
+        },
+        t.seed
+    );
     println!(
         "\nresults: {}/standings.csv, standings.json, pairs.csv, results.jsonl, replays.jsonl",
         out.display()

@@ -264,6 +264,26 @@ impl MatchService for Matches {
 
 /// Re-simulates a replay and compares the result it records.
 pub fn verify(replay: &pb::Replay) -> pb::VerifyReplayResponse {
+    // The seed and salt must be the ones committed to before play (when the replay carries the
+    // commitment): otherwise the deals it re-simulates are not the ones that were promised.
+    if !replay.seed_commitment.is_empty()
+        && wire::seed_commitment(&replay.seed_salt, replay.seed)[..] != replay.seed_commitment[..]
+    {
+        return pb::VerifyReplayResponse {
+            valid: false,
+            result: None,
+            rounds: Vec::new(),
+            actions_applied: 0,
+            failed_action: None,
+            error: Some(pb::ErrorDetail {
+                reason: pb::ErrorReason::ReplayMismatch as i32,
+                message: "the seed and salt do not match the seed commitment: \
+                          SHA-256(seed_salt ‖ seed as 8 bytes, big-endian) differs"
+                    .into(),
+            }),
+            finished: false,
+        };
+    }
     match simulate(replay) {
         Err((at, why)) => pb::VerifyReplayResponse {
             valid: false,

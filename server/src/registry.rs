@@ -57,6 +57,9 @@ pub(crate) struct MatchEntry {
     pub(crate) rated: bool,
     pub(crate) label: String,
     pub(crate) seed_commitment: Vec<u8>,
+    /// The commitment's salt, secret until the match ends (empty for records written before
+    /// salted commitments).
+    pub(crate) seed_salt: Vec<u8>,
     pub(crate) created_unix_ms: u64,
     tx: Mutex<Option<mpsc::Sender<Command>>>,
     info: Mutex<Info>,
@@ -499,6 +502,17 @@ fn secret() -> String {
     format!("{:032x}", rand::rng().random::<u128>())
 }
 
+/// A fresh salt for a match's seed commitment, from the operating system's generator (through
+/// the thread-local generator it seeds when the system call fails, which it does not on Linux).
+fn seed_salt() -> [u8; wire::SEED_SALT_LEN] {
+    use rand::TryRng;
+    let mut salt = [0u8; wire::SEED_SALT_LEN];
+    if rand::rngs::SysRng.try_fill_bytes(&mut salt).is_err() {
+        rand::rng().fill(&mut salt);
+    }
+    salt
+}
+
 /// What a match was created with, checked.
 pub(crate) struct NewMatch {
     pub(crate) config: MatchConfig,
@@ -549,6 +563,7 @@ impl Registry {
                     rated: r.rated,
                     label: r.label,
                     seed_commitment: report.seed_commitment.clone(),
+                    seed_salt: report.seed_salt.clone(),
                     created_unix_ms: r.created_unix_ms,
                     tx: Mutex::new(None),
                     info: Mutex::new(Info {
@@ -609,6 +624,7 @@ impl Registry {
                 .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?,
         };
         let seed = game.rng_state().0;
+        let salt = seed_salt();
         let id = format!("m{}", &secret()[..16]);
         let (tx, rx) = mpsc::channel(256);
         let entry = Arc::new(MatchEntry {
@@ -618,7 +634,8 @@ impl Registry {
             clock: m.clock,
             rated: m.rated,
             label: m.label,
-            seed_commitment: wire::seed_commitment(seed).to_vec(),
+            seed_commitment: wire::seed_commitment(&salt, seed).to_vec(),
+            seed_salt: salt.to_vec(),
             created_unix_ms: now_ms(),
             tx: Mutex::new(Some(tx)),
             info: Mutex::new(Info {

@@ -1317,9 +1317,10 @@ impl Table {
             rounds: std::mem::take(&mut self.rounds),
             seats: stats,
             seed,
-            seed_commitment: wire::seed_commitment(seed).to_vec(),
+            seed_commitment: self.entry.seed_commitment.clone(),
             actions: self.actions.len() as u32,
             players: self.players(),
+            seed_salt: self.entry.seed_salt.clone(),
         };
         let replay = pb::Replay {
             format: 1,
@@ -1335,6 +1336,8 @@ impl Table {
             players: self.players(),
             time_control: Some(self.clock.to_wire()),
             result,
+            seed_salt: self.entry.seed_salt.clone(),
+            seed_commitment: self.entry.seed_commitment.clone(),
         };
         if let Some(why) = &self.aborted {
             tracing::info!(match_id = %self.entry.id, reason = %why, "match aborted");

@@ -91,9 +91,8 @@ fn bare(seeds: &[u64], threads: usize) -> u64 {
                     let mut checksum = 0u64;
                     for &seed in chunk {
                         let mut game = Game::new(config(), seed).expect("valid");
-                        let mut rng: [u64; 4] = std::array::from_fn(|s| {
-                            maumau_tournament::schedule::mix(&[seed, s as u64, 0xB07])
-                        });
+                        let mut rng: [u64; 4] =
+                            std::array::from_fn(|s| maumau_tournament::schedule::bot_seed(seed, s));
                         while let Some(seat) = game.to_act() {
                             game.legal_actions_into(seat, &mut list);
                             let r = &mut rng[seat as usize & 3];
@@ -143,7 +142,7 @@ fn sdk_loop(seeds: &[u64], threads: usize) -> u64 {
                         let mut game = Game::new(config(), seed).expect("valid");
                         let mut bots: Vec<Box<dyn Bot>> = (0..4u64)
                             .map(|s| {
-                                let seed = maumau_tournament::schedule::mix(&[seed, s, 0xB07]);
+                                let seed = maumau_tournament::schedule::bot_seed(seed, s as usize);
                                 Box::new(RandomBot::new(seed)) as Box<dyn Bot>
                             })
                             .collect();

@@ -21,8 +21,13 @@
 //! | `MAUMAU_ADDR` | the server, as `host:port` (what gRPC clients take) |
 //! | `MAUMAU_URL` | the server, as `http://host:port` (what `maumau bot --server` takes) |
 //! | `MAUMAU_TOKEN` | the seat token |
-//! | `MAUMAU_SEED` | a seed for the bot's own choices (the one a built-in bot would get) |
-//! | `MAUMAU_SEAT`, `MAUMAU_MATCH_ID`, `MAUMAU_GAME`, `MAUMAU_ENTRANT` | for logs |
+//! | `MAUMAU_SEED` | a seed for the bot's own choices (the one a built-in bot would get); derived one-way from the game's seed ([`crate::schedule::bot_seed`]), so it tells nothing about the deal |
+//! | `MAUMAU_GAME` | an opaque id of the game (`g` and 16 hex digits, random), also in the match's label; `results.jsonl` maps it to the fixture id |
+//! | `MAUMAU_SEAT`, `MAUMAU_MATCH_ID`, `MAUMAU_ENTRANT` | for logs |
+//!
+//! Nothing a program is given (nor the match's label, which anyone may read through `GetMatch`)
+//! is derived from the tournament seed or the game's place in the schedule in a way that gives
+//! away a deal.
 
 use std::fmt;
 

@@ -71,7 +71,9 @@ pub struct Tournament {
     pub format: Format,
     /// Deals per table (each played once per seating).
     pub deals: u32,
-    /// The tournament seed; every game seed derives from it.
+    /// The tournament seed; every game seed derives from it. [`Tournament::new`] draws it from
+    /// the operating system, so no entrant can know the deals in advance; a seed chosen by hand
+    /// makes the tournament reproducible, and its deals predictable to anyone who knows it.
     pub seed: u64,
     /// Replay each deal with the entrants rotated over the seats.
     pub duplicate: bool,
@@ -185,7 +187,8 @@ pub(crate) struct Played {
 
 impl Tournament {
     /// A round robin with 10 deals per table, duplicate deals, calls `enforce` (what tournaments
-    /// use), seed 1, every core, replays kept, no server.
+    /// use), a secret seed drawn from the operating system ([`schedule::random_seed`]), every
+    /// core, replays kept, no server.
     pub fn new(entrants: Vec<Entrant>, config: MatchConfig) -> Tournament {
         Tournament {
             entrants,
@@ -195,12 +198,21 @@ impl Tournament {
             },
             format: Format::RoundRobin,
             deals: 10,
-            seed: 1,
+            seed: schedule::random_seed(),
             duplicate: true,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             record_replays: true,
             server: None,
         }
+    }
+
+    /// The seed of the tournament stored in `out` (from its `tournament.json`), if one is: a
+    /// run that resumes it without a chosen seed must take this one.
+    pub fn stored_seed(out: &Path) -> Option<u64> {
+        let text = fs::read_to_string(out.join("tournament.json")).ok()?;
+        serde_json::from_str::<Description>(&text)
+            .ok()
+            .map(|d| d.seed)
     }
 
     /// What identifies this tournament.
@@ -505,7 +517,7 @@ impl Tournament {
         // On the stack: seats past the table's are never asked.
         let mut bots: [SeatBot; MAX_SEATS] = std::array::from_fn(|s| match f.seats.get(s) {
             Some(&e) => match &self.entrants[e].player {
-                Player::BuiltIn(b) => b.seat_bot(schedule::mix(&[f.seed, s as u64, 0xB07])),
+                Player::BuiltIn(b) => b.seat_bot(schedule::bot_seed(f.seed, s)),
                 Player::Command(_) => panic!("only built-in entrants play in-process"),
             },
             None => SeatBot::Random(RandomBot::new(0)),
@@ -538,6 +550,8 @@ impl Tournament {
                 rounds,
                 actions: count,
                 forfeits: Vec::new(),
+                game: String::new(),
+                match_id: String::new(),
             },
             replay,
             notices: Vec::new(),
@@ -899,6 +913,14 @@ fn push_record(line: &mut Vec<u8>, record: &GameRecord) {
         line.extend_from_slice(b",\"forfeits\":");
         push_list(line, record.forfeits.iter().map(|&x| x.into()));
     }
+    if !record.game.is_empty() {
+        line.extend_from_slice(b",\"game\":");
+        push_json_str(line, &record.game);
+    }
+    if !record.match_id.is_empty() {
+        line.extend_from_slice(b",\"match_id\":");
+        push_json_str(line, &record.match_id);
+    }
     line.push(b'}');
 }
 
@@ -964,11 +986,18 @@ mod tests {
             rounds: 17,
             actions: 0,
             forfeits: Vec::new(),
+            game: String::new(),
+            match_id: String::new(),
         };
         let mut line = Vec::new();
-        for (id, forfeits) in [("r0-t12-d3-s1", vec![]), ("odd \"id\"\\\n", vec![2, 0])] {
+        for (id, forfeits, game) in [
+            ("r0-t12-d3-s1", vec![], ""),
+            ("odd \"id\"\\\n", vec![2, 0], "g0123456789abcdef"),
+        ] {
             record.id = id.into();
             record.forfeits = forfeits;
+            record.game = game.into();
+            record.match_id = if game.is_empty() { "" } else { "m42" }.into();
             line.clear();
             push_record(&mut line, &record);
             let expected = serde_json::to_string(&record).unwrap();

@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::entrant::Player;
-use crate::schedule::{Fixture, mix};
+use crate::schedule::{Fixture, bot_seed, opaque_game_id};
 use crate::{GameRecord, Played, Tournament, TournamentError};
 
 /// How long a program may keep running once its match is over.
@@ -171,11 +171,15 @@ impl Session {
             ))
         };
         let mut matches = pb::match_service_client::MatchServiceClient::new(self.channel.clone());
+        // What the seats can read (the match's label, MAUMAU_GAME) names the game by an opaque
+        // id: the fixture id would tell a program where its game sits in the schedule, and with
+        // a known tournament seed, its deal. Only results.jsonl maps the two.
+        let game = opaque_game_id();
         let mut request = tonic::Request::new(pb::CreateMatchRequest {
             config: Some((&t.config).into()),
             seed: Some(f.seed),
             time_control: Some(self.remote.clock.to_wire()),
-            label: format!("tournament seed {}, game {}", t.seed, f.id),
+            label: format!("tournament game {game}"),
             ..Default::default()
         });
         if let Some(token) = &self.remote.operator_token {
@@ -206,7 +210,7 @@ impl Session {
         for st in &created.seat_tokens {
             let s = st.seat as usize;
             let entrant = &t.entrants[f.seats[s]];
-            let bot_seed = mix(&[f.seed, s as u64, 0xB07]);
+            let bot_seed = bot_seed(f.seed, s);
             let handle = match &entrant.player {
                 Player::BuiltIn(b) => {
                     let mut bot = b.bot(bot_seed);
@@ -227,7 +231,7 @@ impl Session {
                         ("MAUMAU_SEED", bot_seed.to_string()),
                         ("MAUMAU_SEAT", s.to_string()),
                         ("MAUMAU_MATCH_ID", created.match_id.clone()),
-                        ("MAUMAU_GAME", f.id.clone()),
+                        ("MAUMAU_GAME", game.clone()),
                         ("MAUMAU_ENTRANT", entrant.name.clone()),
                     ];
                     let log = logs.map(|d| d.join(format!("{}-s{s}.log", f.id)));
@@ -329,6 +333,8 @@ impl Session {
                 rounds: result.rounds,
                 actions: report.actions,
                 forfeits,
+                game,
+                match_id: created.match_id.clone(),
             },
             replay,
             notices,

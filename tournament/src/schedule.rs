@@ -30,6 +30,59 @@ pub fn mix(parts: &[u64]) -> u64 {
     h
 }
 
+/// A game's seed from the tournament seed and its place in the schedule (or a deal's seed and a
+/// seating): the first 8 bytes (big-endian) of SHA-256("maumau game seed" ‖ each part as 8
+/// big-endian bytes).
+///
+/// One-way on purpose: every game's seed is revealed to its seats when it ends, and from an
+/// invertible mix (such as [`mix`]) of small, guessable schedule positions a program could work
+/// back to the tournament seed, and from it to every deal still to come.
+pub fn game_seed(parts: &[u64]) -> u64 {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"maumau game seed");
+    for p in parts {
+        h.update(p.to_be_bytes());
+    }
+    let digest = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
+/// The seed of the bot at `seat` in a game dealt from `game_seed`: the first 8 bytes
+/// (big-endian) of SHA-256("maumau bot seed" ‖ game seed ‖ seat, both as 8 big-endian bytes).
+///
+/// One-way on purpose: an external program receives it (`MAUMAU_SEED`) before its game ends, and
+/// an invertible mix (such as [`mix`]) would hand it the game's seed and with it every deal.
+pub fn bot_seed(game_seed: u64, seat: usize) -> u64 {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"maumau bot seed");
+    h.update(game_seed.to_be_bytes());
+    h.update((seat as u64).to_be_bytes());
+    let digest = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
+/// A tournament seed drawn from the operating system's generator (through the thread-local
+/// generator it seeds, should the system call fail): secret until the tournament reveals it.
+pub fn random_seed() -> u64 {
+    use rand::TryRng;
+    rand::rngs::SysRng
+        .try_next_u64()
+        .unwrap_or_else(|_| rand::random())
+}
+
+/// An opaque id for one game played on a server (`g` and 16 hex digits, from the operating
+/// system's generator): what its label and `MAUMAU_GAME` show instead of the fixture id, which
+/// would tell a program where its game sits in the schedule.
+pub fn opaque_game_id() -> String {
+    format!("g{:016x}", random_seed())
+}
+
 /// Every `k`-subset of `0..n`, in lexicographic order.
 pub fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
@@ -66,7 +119,7 @@ pub fn fixtures(
     for (t, table) in tables.iter().enumerate() {
         let k = table.len();
         for d in 0..deals {
-            let deal_seed = mix(&[seed, round as u64, t as u64, d as u64]);
+            let deal_seed = game_seed(&[seed, round as u64, t as u64, d as u64]);
             for r in 0..k {
                 // `r{round}-t{t}-d{d}-s{r}`, without the formatting machinery: a big round robin
                 // has hundreds of thousands of fixtures.
@@ -86,7 +139,7 @@ pub fn fixtures(
                     seed: if duplicate {
                         deal_seed
                     } else {
-                        mix(&[deal_seed, r as u64])
+                        game_seed(&[deal_seed, r as u64])
                     },
                 });
             }

@@ -27,6 +27,14 @@ pub struct GameRecord {
     /// server placed them last). Empty in-process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forfeits: Vec<u8>,
+    /// The opaque id the game was played under on the server: its match label and the
+    /// `MAUMAU_GAME` of its programs show this, never the fixture id (empty in-process). This
+    /// record is the only place that maps it to the schedule.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub game: String,
+    /// The server's match id (empty in-process).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub match_id: String,
 }
 
 /// A mean with the half-width of its 95% confidence interval.
@@ -311,6 +319,8 @@ mod tests {
             rounds: 1,
             actions: 10,
             forfeits: Vec::new(),
+            game: String::new(),
+            match_id: String::new(),
         }
     }
 

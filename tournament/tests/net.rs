@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use maumau_engine::{MatchConfig, ProfileId};
-use maumau_tournament::{Clock, Entrant, Format, Remote, Tournament, TournamentError};
+use maumau_tournament::{Clock, Entrant, Format, GameRecord, Remote, Tournament, TournamentError};
 
 /// A real server on 127.0.0.1:0, on its own runtime, stopped on drop.
 struct Server {
@@ -104,6 +104,16 @@ fn the_same_seeds_give_the_same_games_in_process_and_over_grpc() {
         assert_eq!(local.games.len(), net.games.len());
         // Game by game: seats, placings, totals, rounds and the number of actions.
         for (a, b) in local.games.iter().zip(&net.games) {
+            // Over gRPC a game also records the opaque id it was played under, and its match.
+            assert!(
+                b.game.starts_with('g') && b.match_id.starts_with('m'),
+                "{b:?}"
+            );
+            let b = &GameRecord {
+                game: String::new(),
+                match_id: String::new(),
+                ..b.clone()
+            };
             assert_eq!(a, b, "{bots}: game {} differs over gRPC", a.id);
         }
         assert_eq!(local.standings, net.standings);
@@ -197,4 +207,98 @@ fn no_server_and_an_unreachable_server_are_clear_errors() {
     let err = t.run(None, &mut |_| {}).unwrap_err();
     assert!(matches!(err, TournamentError::Server(_)));
     assert!(err.to_string().contains("cannot reach the server"), "{err}");
+}
+
+/// What a program in a tournament game can read before its game ends (its environment, and the
+/// match's label that anyone reads through GetMatch) gives away neither the tournament seed nor
+/// the game's place in the schedule, even when the seed was chosen by hand: the game is named by
+/// an opaque id that only results.jsonl maps to its fixture, and the program's own seed is
+/// derived one-way from the game's seed (the old invertible mix gave the game seed away).
+#[test]
+fn nothing_a_seat_can_read_gives_away_the_seed_or_the_schedule() {
+    let server = Server::start(Duration::from_millis(200));
+    let dir = tempfile::tempdir().unwrap();
+    let envs = dir.path().join("envs");
+    std::fs::create_dir_all(&envs).unwrap();
+    // The program writes down its environment and leaves (so it forfeits).
+    let peek = format!("peek=cmd:env > '{}'/\"$MAUMAU_MATCH_ID\"", envs.display());
+    let mut t = Tournament::new(
+        Entrant::parse_all(["random", &peek]).unwrap(),
+        MatchConfig::new(ProfileId::Classic, 2),
+    );
+    t.deals = 2;
+    t.threads = 2;
+    t.seed = 4242;
+    let mut remote = Remote::new(format!("http://{}", server.addr));
+    remote.clock = Clock {
+        disconnect_grace: Duration::from_millis(200),
+        ..Clock::default()
+    };
+    t.server = Some(remote);
+    let out = dir.path().join("out");
+    let report = t.run(Some(&out), &mut |_| {}).unwrap();
+    assert_eq!(report.games.len(), 4);
+    let url = format!("http://{}", server.addr);
+    let mut games = std::collections::HashSet::new();
+    for g in &report.games {
+        let seat = g.seats.iter().position(|&e| e == 1).unwrap();
+        assert!(
+            g.game.starts_with('g') && g.game.len() == 17,
+            "an opaque game id: {g:?}"
+        );
+        assert!(games.insert(g.game.clone()), "one id per game");
+        let env = std::fs::read_to_string(envs.join(&g.match_id)).unwrap();
+        let var = |name: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .unwrap_or_else(|| panic!("{name} missing from {env}"))
+                .to_string()
+        };
+        assert_eq!(var("MAUMAU_GAME"), g.game);
+        let bot_seed: u64 = var("MAUMAU_SEED").parse().unwrap();
+        assert_eq!(
+            bot_seed,
+            maumau_tournament::schedule::bot_seed(g.seed, seat)
+        );
+        assert_ne!(
+            bot_seed,
+            maumau_tournament::schedule::mix(&[g.seed, seat as u64, 0xB07]),
+            "not the invertible mix of the game seed"
+        );
+        let label = server.runtime.block_on(async {
+            let mut client =
+                maumau::pb::match_service_client::MatchServiceClient::connect(url.clone())
+                    .await
+                    .unwrap();
+            client
+                .get_match(maumau::pb::GetMatchRequest {
+                    match_id: g.match_id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .r#match
+                .unwrap()
+                .label
+        });
+        assert_eq!(label, format!("tournament game {}", g.game));
+        // No value in the environment is the tournament seed, the game seed or the fixture id.
+        for line in env.lines() {
+            let value = line.split_once('=').map_or(line, |(_, v)| v);
+            assert_ne!(value, t.seed.to_string(), "{line}");
+            assert_ne!(value, g.seed.to_string(), "{line}");
+            assert!(!value.contains(&g.id), "{line}");
+        }
+    }
+    // results.jsonl maps each opaque id to its fixture.
+    let results = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    for g in &report.games {
+        assert!(
+            results
+                .lines()
+                .any(|l| l.contains(&format!("\"id\":\"{}\"", g.id))
+                    && l.contains(&format!("\"game\":\"{}\"", g.game))),
+            "{results}"
+        );
+    }
 }

@@ -223,3 +223,100 @@ fn double_elimination_runs_to_a_champion() {
     let again = t.run(None, &mut |_| {}).unwrap();
     assert_eq!(again.games, r.games);
 }
+
+/// Without a chosen seed each tournament draws a secret one from the operating system, so two
+/// runs of the same tournament deal different cards (with the old fixed default, seed 1, every
+/// run dealt the same, known cards); a run resuming an output directory finds the seed there.
+#[test]
+fn without_a_chosen_seed_every_tournament_deals_differently() {
+    let a = tournament("random,heuristic", ProfileId::Classic, 2);
+    let b = tournament("random,heuristic", ProfileId::Classic, 2);
+    assert_ne!(a.seed, b.seed);
+    let dir = tempfile::tempdir().unwrap();
+    let ra = a.run(Some(dir.path()), &mut |_| {}).unwrap();
+    let rb = b.run(None, &mut |_| {}).unwrap();
+    assert_eq!(ra.games.len(), rb.games.len());
+    let deal = |seed: u64| {
+        let g = maumau_engine::Game::new(a.config, seed).unwrap();
+        (*g.hand(0), *g.hand(1), g.top())
+    };
+    for (x, y) in ra.games.iter().zip(&rb.games) {
+        assert_eq!(x.id, y.id);
+        assert_ne!(x.seed, y.seed);
+        assert_ne!(deal(x.seed), deal(y.seed), "game {}", x.id);
+    }
+    assert_eq!(Tournament::stored_seed(dir.path()), Some(a.seed));
+    assert_eq!(Tournament::stored_seed(&dir.path().join("nothing")), None);
+}
+
+/// The inverse of the SplitMix64 finaliser in `schedule::mix`.
+fn unfinal(mut z: u64) -> u64 {
+    z ^= (z >> 31) ^ (z >> 62);
+    z = z.wrapping_mul(0x3196_42B2_D24D_8EC3);
+    z ^= (z >> 27) ^ (z >> 54);
+    z = z.wrapping_mul(0x96DE_1B17_3F11_9089);
+    z ^ (z >> 30) ^ (z >> 60)
+}
+
+/// The first part mixed into `out = schedule::mix(&[first, rest...])`, worked back from `out`
+/// and the other parts: what a program could do with a revealed game seed when game seeds were
+/// `mix(tournament seed, round, table, deal)` (and `mix(deal seed, seating)`).
+fn first_part_of_mix(out: u64, rest: &[u64]) -> u64 {
+    const C: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = out;
+    for &p in rest.iter().rev() {
+        h = unfinal(h) ^ p.wrapping_add(C);
+    }
+    (unfinal(h) ^ 0x6A09_E667_F3BC_C909).wrapping_sub(C)
+}
+
+/// Each game's seed is revealed to its seats when it ends; game seeds are derived one-way, so
+/// working back from one (through its small, guessable place in the schedule) gives neither the
+/// tournament seed nor any other game's seed. With the old invertible mix it gave both.
+#[test]
+fn a_revealed_game_seed_gives_away_neither_the_tournament_seed_nor_other_games() {
+    // The attack, on the old derivation: it recovers the tournament seed.
+    assert_eq!(
+        first_part_of_mix(
+            maumau_tournament::schedule::mix(&[
+                maumau_tournament::schedule::mix(&[4242, 0, 2, 1]),
+                1
+            ]),
+            &[1]
+        ),
+        maumau_tournament::schedule::mix(&[4242, 0, 2, 1])
+    );
+    assert_eq!(
+        first_part_of_mix(
+            maumau_tournament::schedule::mix(&[4242, 0, 2, 1]),
+            &[0, 2, 1]
+        ),
+        4242
+    );
+    for duplicate in [true, false] {
+        let mut t = tournament("random,heuristic,random~0.5", ProfileId::Classic, 2);
+        t.seed = 4242;
+        t.duplicate = duplicate;
+        let r = t.run(None, &mut |_| {}).unwrap();
+        let seeds: std::collections::HashSet<u64> = r.games.iter().map(|g| g.seed).collect();
+        for g in &r.games {
+            // `r{round}-t{table}-d{deal}-s{seating}`
+            let n: Vec<u64> = g.id.split('-').map(|p| p[1..].parse().unwrap()).collect();
+            let deal_seed = if duplicate {
+                g.seed
+            } else {
+                first_part_of_mix(g.seed, &[n[3]])
+            };
+            let guess = first_part_of_mix(deal_seed, &[n[0], n[1], n[2]]);
+            assert_ne!(
+                guess, t.seed,
+                "game {} gives the tournament seed away",
+                g.id
+            );
+            for s in 0..2 {
+                let other = maumau_tournament::schedule::mix(&[deal_seed, s]);
+                assert!(!seeds.contains(&other) || other == g.seed, "game {}", g.id);
+            }
+        }
+    }
+}

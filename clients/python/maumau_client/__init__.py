@@ -7,9 +7,13 @@
             return prompt.legal_actions[0].index
 
     report = run(First(), "127.0.0.1:50051", token)
+
+``maumau_client.deals`` recomputes a finished match's deals from its revealed seed and checks
+them against what a seat saw (``DealRecorder``, ``check_deals``).
 """
 
+from . import deals
 from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
 
-__all__ = ["Bot", "MatchError", "RunStats", "run", "seed_commitment", "verify_seed"]
+__all__ = ["Bot", "MatchError", "RunStats", "deals", "run", "seed_commitment", "verify_seed"]
 __version__ = "0.1.0"

@@ -48,14 +48,20 @@ _RETRYABLE_CODES = {
 }
 
 
-def seed_commitment(seed: int) -> bytes:
-    """SHA-256 of the seed's 8 big-endian bytes, as sent in Welcome and CreateMatchResponse."""
-    return hashlib.sha256(seed.to_bytes(8, "big")).digest()
+def seed_commitment(seed: int, salt: bytes = b"") -> bytes:
+    """SHA-256(salt ‖ seed as 8 big-endian bytes), as sent in Welcome and CreateMatchResponse.
+
+    ``salt`` is the 16 bytes revealed with the seed (``MatchReport.seed_salt``); it is empty only
+    in records written before salted commitments."""
+    return hashlib.sha256(bytes(salt) + seed.to_bytes(8, "big")).digest()
 
 
-def verify_seed(report: record_pb2.MatchReport) -> bool:
-    """True when the revealed seed matches the commitment the report carries."""
-    return seed_commitment(report.seed) == report.seed_commitment
+def verify_seed(report: record_pb2.MatchReport, commitment: Optional[bytes] = None) -> bool:
+    """True when the revealed seed and salt match the commitment: the one you kept from Welcome
+    (pass it), else the one the report repeats. :mod:`maumau_client.deals` goes further and
+    checks the deals themselves."""
+    want = report.seed_commitment if commitment is None else commitment
+    return seed_commitment(report.seed, report.seed_salt) == want
 
 
 class MatchError(Exception):
@@ -175,6 +181,7 @@ class _Session:
         self.answered: set[int] = set()  # state ids answered on the current stream
         self.fallback_used: set[int] = set()
         self.resyncing = False
+        self.from_start = False  # the first Join asks for every event from event 1
 
     # ----- sending ---------------------------------------------------------------------------
 
@@ -201,6 +208,9 @@ class _Session:
         if self.joined:
             join.resume.last_event_number = self.last_event
             self.stats.resumed_from.append(self.last_event)
+        elif self.from_start:
+            join.resume.CopyFrom(play_pb2.Resume(last_event_number=0))
+            self.stats.resumed_from.append(0)
         return play_pb2.PlayRequest(join=join)
 
     def new_stream(self) -> None:
@@ -321,6 +331,7 @@ def run(
     connect_timeout: float = 10.0,
     stats: Optional[RunStats] = None,
     batched: bool = False,
+    from_start: bool = False,
 ) -> record_pb2.MatchReport:
     """Plays one seat to the end of its match and returns the final ``MatchReport``.
 
@@ -334,9 +345,14 @@ def run(
     message per decision instead of one per event). The bot sees the same messages in the same
     order either way (each batch is handed over as its answers, events and prompt), only later:
     an action's ``ActionAccepted`` comes with the seat's next prompt.
+
+    ``from_start=True`` joins with ``resume{last_event_number: 0}``: the bot is handed every event
+    of the match from event 1 (the deal of the first round included) instead of a first
+    ``Snapshot``, which is what :mod:`maumau_client.deals` needs to check the deals.
     """
     stats = stats if stats is not None else RunStats()
     session = _Session(bot, token, client_name or bot.name, stats, batched)
+    session.from_start = from_start
     own_channel = channel is None
     ch = channel if channel is not None else grpc.insecure_channel(address)
     stub = play_pb2_grpc.PlayServiceStub(ch)

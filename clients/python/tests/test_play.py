@@ -64,7 +64,9 @@ def create_classic(server, remote: int, seats: int = 4) -> match_pb2.CreateMatch
     created = server.matches.CreateMatch(request, timeout=10)
     assert len(created.seat_tokens) == remote
     assert [t.seat for t in created.seat_tokens] == list(range(remote))
-    assert created.seed_commitment == seed_commitment(SEED)
+    # Salted: the commitment is not SHA-256 of the seed alone (the salt is revealed at the end).
+    assert len(created.seed_commitment) == 32
+    assert created.seed_commitment != seed_commitment(SEED)
     return created
 
 
@@ -106,8 +108,9 @@ def check_report(report, created, seats: int) -> None:
     assert report.match_id == created.match_id
     assert report.status == record_pb2.MATCH_STATUS_FINISHED
     assert report.seed == SEED
-    assert report.seed_commitment == seed_commitment(SEED) == created.seed_commitment
-    assert verify_seed(report)
+    assert len(report.seed_salt) == 16
+    assert report.seed_commitment == seed_commitment(SEED, report.seed_salt) == created.seed_commitment
+    assert verify_seed(report) and verify_seed(report, created.seed_commitment)
     result = report.result
     assert result.seats == seats
     assert [s.seat for s in result.standings] == list(range(seats))

@@ -57,9 +57,12 @@ export interface MatchReport {
   rounds: { round: number; end: string; points: number[]; totals: number[]; winner?: number }[];
   seats: SeatStats[];
   seed: Uint64;
+  /** SHA-256(seed_salt ‖ seed as 8 big-endian bytes). */
   seed_commitment: Buffer;
   actions: number;
   players: { seat: number; name: string; bot: string; connected: boolean }[];
+  /** The commitment's 16-byte salt, revealed with the seed. */
+  seed_salt: Buffer;
 }
 export interface ServerMessage {
   kind: 'welcome' | 'snapshot' | 'event' | 'prompt' | 'accepted' | 'rejected' | 'finished' | 'pong';
@@ -141,8 +144,8 @@ export function unary<T = any>(
   request: object,
   options?: { timeoutMs?: number; metadata?: grpc.Metadata },
 ): Promise<T>;
-export function seedCommitment(seed: bigint | number | string): Buffer;
-export function verifySeed(report: MatchReport): boolean;
+export function seedCommitment(seed: bigint | number | string, salt?: Uint8Array): Buffer;
+export function verifySeed(report: MatchReport, commitment?: Uint8Array): boolean;
 export function newStats(): RunStats;
 export class MatchError extends Error {
   reason: string;

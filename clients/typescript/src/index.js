@@ -67,16 +67,23 @@ export function unary(client, method, request, { timeoutMs = 10_000, metadata = 
   });
 }
 
-/** SHA-256 of the seed's 8 big-endian bytes, as sent in Welcome and CreateMatchResponse. */
-export function seedCommitment(seed) {
+/**
+ * SHA-256(salt ‖ seed as 8 big-endian bytes), as sent in Welcome and CreateMatchResponse. `salt`
+ * is the 16 bytes revealed with the seed (`MatchReport.seed_salt`); it is empty only in records
+ * written before salted commitments.
+ */
+export function seedCommitment(seed, salt = Buffer.alloc(0)) {
   const bytes = Buffer.alloc(8);
   bytes.writeBigUInt64BE(BigInt(seed));
-  return createHash('sha256').update(bytes).digest();
+  return createHash('sha256').update(Buffer.from(salt)).update(bytes).digest();
 }
 
-/** True when the report's revealed seed matches its commitment. */
-export function verifySeed(report) {
-  return seedCommitment(report.seed).equals(Buffer.from(report.seed_commitment));
+/**
+ * True when the report's revealed seed and salt match the commitment: the one you kept from
+ * Welcome (pass it), else the one the report repeats.
+ */
+export function verifySeed(report, commitment = report.seed_commitment) {
+  return seedCommitment(report.seed, report.seed_salt ?? Buffer.alloc(0)).equals(Buffer.from(commitment));
 }
 
 /** The stream was refused for good (bad token, superseded, ...), or the server stayed away. */

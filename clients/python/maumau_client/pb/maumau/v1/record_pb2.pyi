@@ -84,7 +84,7 @@ class SeatStats(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., rejections: _Optional[int] = ..., decision_ms_p50: _Optional[int] = ..., decision_ms_p90: _Optional[int] = ..., decision_ms_p99: _Optional[int] = ..., decision_ms_max: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., gave_up: _Optional[bool] = ..., forfeited: _Optional[bool] = ..., protocol_errors: _Optional[int] = ...) -> None: ...
 
 class MatchReport(_message.Message):
-    __slots__ = ("match_id", "status", "result", "rounds", "seats", "seed", "seed_commitment", "actions", "players")
+    __slots__ = ("match_id", "status", "result", "rounds", "seats", "seed", "seed_commitment", "actions", "players", "seed_salt")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +94,7 @@ class MatchReport(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    SEED_SALT_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: MatchStatus
     result: _events_pb2.MatchResult
@@ -103,7 +104,8 @@ class MatchReport(_message.Message):
     seed_commitment: bytes
     actions: int
     players: _containers.RepeatedCompositeFieldContainer[PlayerInfo]
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., rounds: _Optional[_Iterable[_Union[_events_pb2.RoundResult, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[SeatStats, _Mapping]]] = ..., seed: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., actions: _Optional[int] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ...) -> None: ...
+    seed_salt: bytes
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., rounds: _Optional[_Iterable[_Union[_events_pb2.RoundResult, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[SeatStats, _Mapping]]] = ..., seed: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., actions: _Optional[int] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., seed_salt: _Optional[bytes] = ...) -> None: ...
 
 class ReplayAction(_message.Message):
     __slots__ = ("seat", "action", "index", "think_ms", "timeout")
@@ -120,7 +122,7 @@ class ReplayAction(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ..., index: _Optional[int] = ..., think_ms: _Optional[int] = ..., timeout: _Optional[bool] = ...) -> None: ...
 
 class Replay(_message.Message):
-    __slots__ = ("format", "match_id", "config", "seed", "deck_order", "position", "actions", "players", "time_control", "result")
+    __slots__ = ("format", "match_id", "config", "seed", "deck_order", "position", "actions", "players", "time_control", "result", "seed_salt", "seed_commitment")
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
@@ -131,6 +133,8 @@ class Replay(_message.Message):
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    SEED_SALT_FIELD_NUMBER: _ClassVar[int]
+    SEED_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     format: int
     match_id: str
     config: _rules_pb2.MatchConfig
@@ -141,7 +145,9 @@ class Replay(_message.Message):
     players: _containers.RepeatedCompositeFieldContainer[PlayerInfo]
     time_control: _rules_pb2.TimeControl
     result: _events_pb2.MatchResult
-    def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ...) -> None: ...
+    seed_salt: bytes
+    seed_commitment: bytes
+    def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., seed_salt: _Optional[bytes] = ..., seed_commitment: _Optional[bytes] = ...) -> None: ...
 
 class StoredMatch(_message.Message):
     __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated", "replay_pruned")
