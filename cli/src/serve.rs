@@ -43,6 +43,10 @@ pub(crate) struct ServeArgs {
     /// matches use threads of their own either way.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     worker_threads: Option<u16>,
+    /// Serve the server's metrics (Prometheus text format, `GET /metrics`) on this address, e.g.
+    /// 127.0.0.1:9090; unset: no metrics endpoint. Keep it off the public internet.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
 }
 
 /// One `[[ladder_formats]]` entry of a configuration file.
@@ -83,6 +87,8 @@ struct FileConfig {
     ladder_drain_timeout_ms: Option<u64>,
     /// Turn off validation of new versions (default on).
     ladder_validation: Option<bool>,
+    /// Like `--metrics-listen`.
+    metrics_listen: Option<SocketAddr>,
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -110,6 +116,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         .listen
         .or(file.listen)
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 50051)));
+    let metrics_listen = args.metrics_listen.or(file.metrics_listen);
     let ms = Duration::from_millis;
     let t = &mut config.default_time_control;
     if let Some(v) = file.decision_ms {
@@ -209,6 +216,14 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         None => tokio::runtime::Runtime::new()?,
     };
     runtime.block_on(async move {
+        if let Some(addr) = metrics_listen {
+            metrics_exporter_prometheus::PrometheusBuilder::new()
+                .with_http_listener(addr)
+                .install()
+                .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+            maumau_server::metrics::describe();
+            eprintln!("maumau: metrics on http://{addr}/metrics");
+        }
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;

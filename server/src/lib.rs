@@ -28,6 +28,7 @@ mod config;
 mod frames;
 mod ladder;
 mod matches;
+pub mod metrics;
 mod outbox;
 mod play;
 mod reasons;

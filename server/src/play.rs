@@ -236,6 +236,8 @@ pub(crate) struct Feed {
     done: bool,
     /// For a Watch stream: the table to tell when the client goes away.
     detach: Option<(Arc<MatchEntry>, Role, u64)>,
+    /// Counts the stream in `maumau_streams_open` while it lives.
+    _open: crate::metrics::Open,
 }
 
 impl Feed {
@@ -245,6 +247,7 @@ impl Feed {
             batch: Vec::new().into_iter(),
             done: false,
             detach: None,
+            _open: crate::metrics::Open::stream(),
         }
     }
 }

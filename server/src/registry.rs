@@ -213,6 +213,7 @@ impl MatchEntry {
             Some(done) => done.await.is_ok(),
             None => false,
         };
+        crate::metrics::match_ended(report.status());
         let mut info = lock(&self.info);
         info.status = report.status();
         info.ended_unix_ms = ended;
@@ -413,13 +414,16 @@ fn write_queued(
                 return;
             }
         }
+        let started = std::time::Instant::now();
         let written = batch
             .iter()
             .try_for_each(|job| write_synced(dir, &job.id, &job.record.encode_to_vec()))
             .and_then(|()| sync_dir(dir));
         match written {
             Ok(()) => {
+                crate::metrics::store_written(started.elapsed());
                 if healthy.send_if_modified(|h| !std::mem::replace(h, true)) {
+                    crate::metrics::storage_available(true);
                     tracing::info!(dir = %dir.display(), "the data directory can be written again; taking new matches");
                 }
                 pause = Duration::from_millis(100);
@@ -431,7 +435,9 @@ fn write_queued(
                 }
             }
             Err(e) => {
+                crate::metrics::store_failed();
                 if healthy.send_if_modified(|h| std::mem::replace(h, false)) {
+                    crate::metrics::storage_available(false);
                     tracing::error!(dir = %dir.display(), error = %e, records = batch.len(),
                         "cannot write finished matches; not taking new matches and retrying until it can");
                 }
@@ -667,6 +673,7 @@ impl Registry {
                 ));
             }
             inner.open += 1;
+            crate::metrics::match_opened();
             for seat in 0..game.seats() {
                 if m.bots[seat as usize].is_none() {
                     let token = secret();
@@ -714,6 +721,7 @@ impl Registry {
     fn closed(&self, id: &str) {
         let mut inner = lock(&self.inner);
         inner.open = inner.open.saturating_sub(1);
+        crate::metrics::match_closed();
         if let Some(e) = inner.matches.get(id) {
             *lock(&e.tx) = None;
         }

@@ -450,6 +450,7 @@ where
         let service = TowerToHyperService::new(service.clone());
         let mut stop = stop_rx.clone();
         tokio::spawn(async move {
+            let _open = crate::metrics::Open::connection();
             let home = Home::default();
             let mut builder = auto::Builder::new(home.clone());
             // tonic's server settings: no limit on concurrent streams (hyper's default is 200;

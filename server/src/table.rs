@@ -512,6 +512,7 @@ impl Table {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
                 self.seats[s as usize].rejections += 1;
                 self.seats[s as usize].protocol_errors += 1;
+                crate::metrics::rejection(pb::ErrorReason::MalformedMessage);
                 self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
                 if let Some((_, outbox)) = seat.conn.take() {
@@ -662,6 +663,7 @@ impl Table {
         message: String,
     ) -> pb::ActionRejected {
         self.seats[s as usize].rejections += 1;
+        crate::metrics::rejection(reason);
         if is_protocol_error(reason) {
             self.seats[s as usize].protocol_errors += 1;
         }
@@ -1036,6 +1038,7 @@ impl Table {
         }
         let seat = &mut self.seats[s as usize];
         seat.timeouts += 1;
+        crate::metrics::timeout();
         seat.bank = Duration::ZERO;
         let legal = self.game.legal_actions(s);
         let action = default_action(&legal);
@@ -1129,6 +1132,7 @@ impl Table {
         if mover == Some(s) {
             let seat = &mut self.seats[s as usize];
             seat.decisions += 1;
+            crate::metrics::decision();
             seat.think_ms.push(think);
         }
         self.actions.push(pb::ReplayAction {
