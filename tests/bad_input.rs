@@ -842,6 +842,30 @@ async fn operator_calls_need_the_operator_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refuses_to_start_with_an_empty_operator_token() {
+    for token in ["", " ", "\t\n"] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let config = maumau_server::ServerConfig {
+            data_dir: dir.path().join("data"),
+            operator_token: Some(token.into()),
+            ..maumau_server::ServerConfig::default()
+        };
+        let refused = maumau_server::run(listener, config, std::future::pending::<()>())
+            .await
+            .expect_err("an empty operator token is refused");
+        assert!(
+            matches!(refused, maumau_server::ServerError::EmptyOperatorToken),
+            "{token:?}: {refused}"
+        );
+        assert!(refused.to_string().contains("empty"), "{refused}");
+        assert!(!dir.path().join("data").exists(), "nothing was opened");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_larger_than_the_limit_are_refused() {
     use pb::ErrorReason as R;
     const LIMIT: usize = 4096;

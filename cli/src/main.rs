@@ -10,6 +10,7 @@
 mod check_bot;
 mod ladder;
 mod ladder_operator;
+mod operator_token;
 mod replay;
 mod serve;
 mod tournament;

@@ -60,6 +60,8 @@ pub enum ServerError {
     Listener(std::io::Error),
     /// Operator calls would be open to the network.
     OpenToNetwork(std::net::SocketAddr),
+    /// The operator token is empty or only whitespace: anyone could make operator calls.
+    EmptyOperatorToken,
     /// Reflection could not be built from the descriptor set.
     Reflection(String),
     /// Serving failed.
@@ -79,6 +81,11 @@ impl std::fmt::Display for ServerError {
                 "listening on {a}, beyond loopback, needs an operator token \
                  (--operator-token or MAUMAU_OPERATOR_TOKEN) so strangers cannot create matches"
             ),
+            ServerError::EmptyOperatorToken => write!(
+                f,
+                "the operator token is empty or only whitespace: anyone could make operator \
+                 calls; give a secret, or leave it unset"
+            ),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
             ServerError::Serve(e) => write!(f, "cannot serve: {e}"),
             ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
@@ -96,6 +103,13 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     let addr = listener.local_addr().map_err(ServerError::Listener)?;
+    if config
+        .operator_token
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        return Err(ServerError::EmptyOperatorToken);
+    }
     if !addr.ip().is_loopback() && config.operator_token.is_none() {
         return Err(ServerError::OpenToNetwork(addr));
     }

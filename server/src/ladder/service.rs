@@ -117,11 +117,12 @@ fn state_to_wire(s: MatchState) -> pb::LadderMatchState {
 }
 
 impl LadderApi {
-    /// Operator calls need the operator token when the server has one.
+    /// Operator calls need the operator token when the server has one. An empty bearer never
+    /// passes, whatever the server was given.
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
         match &self.hub.registry.config.operator_token {
             None => Ok(()),
-            Some(t) if bearer(req).as_deref() == Some(t.as_str()) => Ok(()),
+            Some(t) if crate::play::operator_bearer(req, t) => Ok(()),
             Some(_) => Err(refuse(
                 pb::LadderErrorReason::OperatorOnly,
                 Some(pb::ErrorReason::PermissionDenied),
