@@ -33,6 +33,10 @@ enum Command {
     /// Play one seeded match between random players and print every event.
     Play(PlayArgs),
     /// Run the game server (gRPC, grpc-web, health and reflection on one port).
+    ///
+    /// SIGINT (Ctrl-C) or SIGTERM stops it gracefully: no new connections, the ladder drained
+    /// (in ladder mode), every open match ended and recorded as aborted; then it exits with
+    /// status 0.
     Serve(serve::ServeArgs),
     /// Play one seat of a match on a server with a reference bot.
     Bot(BotArgs),

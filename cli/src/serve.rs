@@ -251,6 +251,8 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         None => tokio::runtime::Runtime::new()?,
     };
     runtime.block_on(async move {
+        // Before anything is announced, so that a signal sent from then on is handled.
+        let stop = stop_signal()?;
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -264,10 +266,32 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
                 ""
             }
         );
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        maumau_server::run(listener, config, shutdown).await?;
+        maumau_server::run(listener, config, stop).await?;
         Ok(())
+    })
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM (what systemd, Docker and Kubernetes send to stop a
+/// service): either one stops the server gracefully, recording every open match as aborted.
+/// The handlers are installed when this is called, not when the future is first polled.
+#[cfg(unix)]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()> + Send> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = interrupt.recv() => "SIGINT",
+            _ = terminate.recv() => "SIGTERM",
+        };
+        tracing::info!(signal = name, "stopping");
+    })
+}
+
+/// Completes on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()> + Send> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
     })
 }

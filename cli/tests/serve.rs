@@ -5,6 +5,8 @@
 //!   take a token refuse an empty one too.
 //! - A server started with `--operator-token-file` accepts that token and refuses an empty bearer
 //!   with the typed reason.
+//! - SIGTERM stops the server as SIGINT does: it exits 0 and every open match (waiting, or
+//!   mid-game) is recorded as aborted, as a restart on the same data directory shows.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
@@ -331,4 +333,207 @@ async fn a_token_file_serves_and_an_empty_bearer_is_refused() {
         .unwrap();
     // The secret is nowhere in what the server printed.
     assert!(!server.log.lock().unwrap().contains(TOKEN));
+}
+
+/// Sends `signal` (`TERM`, `INT`) to the process with the `kill` command.
+fn send_signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the server to exit by itself (the deadline only guards against hanging forever).
+/// Async, so that the test's own connections keep being served meanwhile.
+async fn wait_exit(server: &mut Served) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running a minute after the signal: {}",
+            server.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Relaxed: nobody times out during the test.
+fn relaxed_clock() -> pb::TimeControl {
+    pb::TimeControl {
+        decision_ms: 600_000,
+        bank_ms: 600_000,
+        max_timeouts: 3,
+        disconnect_grace_ms: 600_000,
+        give_up: pb::GiveUpPolicy::Bot as i32,
+    }
+}
+
+/// Starts two matches on `addr`: one waiting for seats that never join, one running with seat 0
+/// joined and asked to act. Returns their ids and seat 0's open stream.
+async fn open_matches(
+    addr: &str,
+) -> (
+    String,
+    String,
+    tokio::sync::mpsc::Sender<pb::PlayRequest>,
+    tonic::Streaming<pb::PlayResponse>,
+) {
+    let mut matches = MatchServiceClient::connect(addr.to_string()).await.unwrap();
+    let request = |bots: Vec<u32>, seed| pb::CreateMatchRequest {
+        config: Some(pb::MatchConfig {
+            profile: pb::Profile::Classic as i32,
+            seats: 3,
+            ..Default::default()
+        }),
+        seed: Some(seed),
+        bots: bots
+            .into_iter()
+            .map(|seat| pb::SeatBot {
+                seat,
+                kind: pb::BotKind::Random as i32,
+            })
+            .collect(),
+        time_control: Some(relaxed_clock()),
+        ..Default::default()
+    };
+    let waiting = matches
+        .create_match(request(vec![2], 5))
+        .await
+        .unwrap()
+        .into_inner();
+    let running = matches
+        .create_match(request(vec![1, 2], 6))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut play = pb::play_service_client::PlayServiceClient::connect(addr.to_string())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    tx.send(pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Join(pb::Join {
+            token: running.seat_tokens[0].token.clone(),
+            client_name: "test".into(),
+            ..Default::default()
+        })),
+    })
+    .await
+    .unwrap();
+    let mut stream = play
+        .play(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    // Read until seat 0 must act: the match is running.
+    loop {
+        let m = stream.message().await.unwrap().unwrap();
+        let required = m
+            .message
+            .iter()
+            .any(|m| matches!(&m.kind, Some(pb::server_message::Kind::Prompt(p)) if p.required));
+        if required {
+            break;
+        }
+    }
+    let status = |id: String| {
+        let mut matches = matches.clone();
+        async move {
+            matches
+                .get_match(pb::GetMatchRequest { match_id: id })
+                .await
+                .unwrap()
+                .into_inner()
+                .r#match
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(
+        status(waiting.match_id.clone()).await,
+        pb::MatchStatus::Waiting
+    );
+    assert_eq!(
+        status(running.match_id.clone()).await,
+        pb::MatchStatus::Running
+    );
+    (waiting.match_id, running.match_id, tx, stream)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_records_open_matches_as_aborted_like_sigint() {
+    for signal in ["TERM", "INT"] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data").display().to_string();
+        let serve = || maumau(&["serve", "--listen", "127.0.0.1:0", "--data-dir", &data]);
+        let mut server = start(serve());
+        let (waiting, running, tx, mut stream) = open_matches(&server.addr).await;
+
+        // The seat reads on, as a bot does: its stream ends with the aborted match's report.
+        let reader = tokio::spawn(async move {
+            let mut last = None;
+            while let Ok(Some(m)) = stream.message().await {
+                if let Some(pb::server_message::Kind::Finished(f)) = m.message.and_then(|m| m.kind)
+                {
+                    last = f.report;
+                }
+            }
+            drop(tx);
+            last
+        });
+
+        send_signal(&server.child, signal);
+        let status = wait_exit(&mut server).await;
+        assert!(
+            status.success(),
+            "SIG{signal}: {status:?}\n{}",
+            server.log.lock().unwrap()
+        );
+        let last = reader.await.unwrap();
+        assert_eq!(
+            last.map(|r| r.status()),
+            Some(pb::MatchStatus::Aborted),
+            "SIG{signal}"
+        );
+
+        // After a restart on the same data directory, both matches are recorded as aborted.
+        let again = start(serve());
+        let mut matches = MatchServiceClient::connect(again.addr.clone())
+            .await
+            .unwrap();
+        for id in [waiting, running] {
+            let summary = matches
+                .get_match(pb::GetMatchRequest {
+                    match_id: id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .r#match
+                .unwrap();
+            assert_eq!(
+                summary.status(),
+                pb::MatchStatus::Aborted,
+                "SIG{signal} {id}"
+            );
+            let report = matches
+                .get_result(pb::GetResultRequest {
+                    match_id: id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .report
+                .unwrap();
+            assert_eq!(
+                report.status(),
+                pb::MatchStatus::Aborted,
+                "SIG{signal} {id}"
+            );
+        }
+    }
 }
