@@ -256,17 +256,17 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-        eprintln!(
-            "maumau: serving on {} (data in {}{})",
-            listener.local_addr()?,
-            config.data_dir.display(),
-            if config.ladder.is_some() {
-                ", ladder on"
-            } else {
-                ""
-            }
-        );
-        maumau_server::run(listener, config, stop).await?;
+        let data_dir = config.data_dir.display().to_string();
+        let ladder = if config.ladder.is_some() {
+            ", ladder on"
+        } else {
+            ""
+        };
+        // Announced only once the server has opened everything and is about to accept.
+        let ready = move |addr: SocketAddr| {
+            eprintln!("maumau: serving on {addr} (data in {data_dir}{ladder})");
+        };
+        maumau_server::run_with_ready(listener, config, ready, stop).await?;
         Ok(())
     })
 }

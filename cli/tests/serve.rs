@@ -7,6 +7,8 @@
 //!   with the typed reason.
 //! - SIGTERM stops the server as SIGINT does: it exits 0 and every open match (waiting, or
 //!   mid-game) is recorded as aborted, as a restart on the same data directory shows.
+//! - "serving on …" is printed only by a server that serves, and the log has no colour codes
+//!   when stderr is not a terminal.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
@@ -73,6 +75,18 @@ struct Served {
     addr: String,
     /// Everything it wrote to stderr so far.
     log: Arc<Mutex<String>>,
+    /// The thread copying its stderr into `log`; it ends with the process.
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Served {
+    /// Everything it wrote to stderr, once it has exited.
+    fn whole_log(&mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        self.log.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Served {
@@ -103,7 +117,7 @@ fn start(mut command: Command) -> Served {
         }
     };
     let keep = log.clone();
-    std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
         for line in lines.map_while(Result::ok) {
             let mut log = keep.lock().unwrap();
             log.push_str(&line);
@@ -114,6 +128,7 @@ fn start(mut command: Command) -> Served {
         child,
         addr: format!("http://{addr}"),
         log,
+        reader: Some(reader),
     }
 }
 
@@ -536,4 +551,77 @@ async fn sigterm_records_open_matches_as_aborted_like_sigint() {
             );
         }
     }
+}
+
+#[test]
+fn serving_on_is_announced_only_by_a_server_that_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    // Beyond loopback without an operator token: refused after the listener is bound.
+    let data = dir.path().join("data").display().to_string();
+    let err = refused(maumau(&[
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--data-dir",
+        &data,
+    ]));
+    assert!(err.contains("needs an operator token"), "{err}");
+    // A data directory that cannot be opened (a file is in its place).
+    let file = write(dir.path(), "not-a-directory", "x");
+    let err = refused(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &file,
+    ]));
+    assert!(err.contains("cannot open the data directory"), "{err}");
+    // A server that starts says so, with the address it serves on.
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+    ]));
+    assert!(
+        server.addr.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.addr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_has_no_colour_codes_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let mut server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+    ]));
+    // Something worth a log line: a match created, then the shutdown.
+    let mut matches = MatchServiceClient::connect(server.addr.clone())
+        .await
+        .unwrap();
+    matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(pb::MatchConfig {
+                profile: pb::Profile::Classic as i32,
+                seats: 2,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    drop(matches);
+    send_signal(&server.child, "TERM");
+    assert!(wait_exit(&mut server).await.success());
+    let log = server.whole_log();
+    assert!(log.contains("recording open matches"), "{log}");
+    assert!(log.contains("match created"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in the log: {log:?}");
 }

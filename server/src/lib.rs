@@ -102,6 +102,19 @@ pub async fn run(
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
+    run_with_ready(listener, config, |_| {}, shutdown).await
+}
+
+/// Like [`run`], and calls `ready` with the listening address once the server has checked its
+/// configuration, opened its data directory (and, in ladder mode, the ladder) and is about to
+/// accept connections: the moment to announce "serving on …". A server that cannot start
+/// returns its error without calling `ready`.
+pub async fn run_with_ready(
+    listener: TcpListener,
+    config: ServerConfig,
+    ready: impl FnOnce(std::net::SocketAddr) + Send,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
     let addr = listener.local_addr().map_err(ServerError::Listener)?;
     if config
         .operator_token
@@ -162,7 +175,6 @@ pub async fn run(
             .max_decoding_message_size(max_message)
     });
 
-    tracing::info!(%addr, "serving");
     let mut routes = tonic::service::RoutesBuilder::default();
     routes
         .add_service(health_service)
@@ -178,6 +190,8 @@ pub async fn run(
     let service = ladder::WithPages::new(hub.clone(), service);
     let stopping = registry.clone();
     let stopping_hub = hub.clone();
+    tracing::info!(%addr, "serving");
+    ready(addr);
     let result = serve::serve(listener, service, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {

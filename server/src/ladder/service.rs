@@ -18,6 +18,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::{Hub, check_format, now_ms, refuse, status_to_wire};
 use crate::play::bearer;
+use crate::reasons::echo;
 
 /// Most matches one lobby may declare at once.
 const MAX_LOBBY_MATCHES: u32 = 64;
@@ -101,7 +102,7 @@ fn season_named(l: &Ladder<dyn Store>, name: &str) -> maumau_ladder::Result<Seas
         id: if name.is_empty() {
             "(none yet)".into()
         } else {
-            name.into()
+            echo(name)
         },
     })
 }
@@ -190,7 +191,7 @@ impl LadderApi {
         }
         for p in &hello.profiles {
             p.parse::<maumau_engine::ProfileId>()
-                .map_err(|_| invalid(format!("unknown profile {p:?}")))?;
+                .map_err(|_| invalid(format!("unknown profile {:?}", echo(p))))?;
         }
         let mut seats = Vec::new();
         for &s in &hello.seats {
@@ -453,7 +454,7 @@ impl LadderService for LadderApi {
         let r = req.into_inner();
         r.profile
             .parse::<maumau_engine::ProfileId>()
-            .map_err(|_| invalid(format!("unknown profile {:?}", r.profile)))?;
+            .map_err(|_| invalid(format!("unknown profile {:?}", echo(&r.profile))))?;
         let start: usize = if r.page_token.is_empty() {
             0
         } else {
