@@ -842,6 +842,94 @@ async fn operator_calls_need_the_operator_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_matches_refuses_an_unknown_status() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    create_match(
+        &mut matches,
+        pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Classic, 2)),
+            ..Default::default()
+        },
+    )
+    .await;
+    for status in [99, -1, i32::MAX] {
+        let refused = matches
+            .list_matches(pb::ListMatchesRequest {
+                status,
+                ..Default::default()
+            })
+            .await
+            .expect_err("an unknown status is refused, not ignored");
+        expect_status(&refused, pb::ErrorReason::InvalidArgument);
+        assert!(refused.message().contains("status"), "{refused:?}");
+    }
+    // Known statuses still filter.
+    let waiting = matches
+        .list_matches(pb::ListMatchesRequest {
+            status: pb::MatchStatus::Waiting as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("list")
+        .into_inner();
+    assert_eq!(waiting.matches.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_match_id_is_not_found_and_not_echoed_whole() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let id = "m".repeat(60_000);
+    let status = matches
+        .get_match(pb::GetMatchRequest {
+            match_id: id.clone(),
+        })
+        .await
+        .expect_err("no such match");
+    expect_status(&status, pb::ErrorReason::MatchNotFound);
+    assert!(status.message().len() < 200, "{}", status.message().len());
+    assert!(status.message().contains(&format!("{}…", &id[..64])));
+    let status = matches
+        .get_result(pb::GetResultRequest { match_id: id })
+        .await
+        .expect_err("no such match");
+    expect_status(&status, pb::ErrorReason::MatchNotFound);
+    // A short id is named whole.
+    let status = matches
+        .get_match(pb::GetMatchRequest {
+            match_id: "m-nope".into(),
+        })
+        .await
+        .expect_err("no such match");
+    assert!(status.message().contains("`m-nope`"), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refuses_to_start_with_an_empty_operator_token() {
+    for token in ["", " ", "\t\n"] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let config = maumau_server::ServerConfig {
+            data_dir: dir.path().join("data"),
+            operator_token: Some(token.into()),
+            ..maumau_server::ServerConfig::default()
+        };
+        let refused = maumau_server::run(listener, config, std::future::pending::<()>())
+            .await
+            .expect_err("an empty operator token is refused");
+        assert!(
+            matches!(refused, maumau_server::ServerError::EmptyOperatorToken),
+            "{token:?}: {refused}"
+        );
+        assert!(refused.to_string().contains("empty"), "{refused}");
+        assert!(!dir.path().join("data").exists(), "nothing was opened");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_larger_than_the_limit_are_refused() {
     use pb::ErrorReason as R;
     const LIMIT: usize = 4096;

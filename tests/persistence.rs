@@ -369,3 +369,65 @@ async fn a_damaged_record_is_skipped_not_fatal() {
     assert_eq!(report.status(), pb::MatchStatus::Finished);
     stop(server).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_records_of_one_match_list_it_once() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let created = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(config(pb::Profile::Classic, 2)),
+            seed: Some(12),
+            bots: bots(0..2),
+            label: "the original".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    feed::watch_to_end(&server, &created.spectator_token).await;
+    let good = record(&mut matches, &created.match_id).await;
+    drop(matches);
+    let dir = stop(server).await;
+
+    // Copies under other names: one as it is, one that claims to have ended later and carries
+    // another label. The record in `<id>.pb` is the one the server reads later: it wins.
+    let store = dir.path().join("matches");
+    let original = std::fs::read(store.join(format!("{}.pb", created.match_id))).expect("record");
+    std::fs::write(store.join("backup.pb"), &original).expect("write");
+    let mut changed =
+        <pb::StoredMatch as prost::Message>::decode(original.as_slice()).expect("a record");
+    changed.label = "a later copy".into();
+    changed.ended_unix_ms += 1_000;
+    std::fs::write(
+        store.join("copy.pb"),
+        prost::Message::encode_to_vec(&changed),
+    )
+    .expect("write");
+
+    let server = TestServer::start_in(dir, |_| {}).await;
+    let mut matches = server.matches().await;
+    let listed = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
+    assert_eq!(
+        listed.iter().map(|m| &m.match_id).collect::<Vec<_>>(),
+        vec![&created.match_id],
+        "listed once"
+    );
+    assert_eq!(listed[0].label, "the original");
+    assert_eq!(record(&mut matches, &created.match_id).await, good);
+    drop(matches);
+    let dir = stop(server).await;
+
+    // Without `<id>.pb`, the copy that ended last is kept.
+    std::fs::remove_file(store_path(&dir, &created.match_id)).expect("remove");
+    let server = TestServer::start_in(dir, |_| {}).await;
+    let mut matches = server.matches().await;
+    let listed = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].label, "a later copy");
+    stop(server).await;
+}
+
+fn store_path(dir: &tempfile::TempDir, id: &str) -> std::path::PathBuf {
+    dir.path().join("matches").join(format!("{id}.pb"))
+}

@@ -1,5 +1,6 @@
 //! End to end: every refusal of a seat's message is counted in its statistics; request bodies
-//! that do not decode and unknown enum values in a time control get typed reasons.
+//! that do not decode, truncated gRPC frames and unknown enum values in a time control get typed
+//! reasons.
 #![allow(missing_docs)]
 
 mod common;
@@ -321,6 +322,79 @@ async fn request_bodies_that_do_not_decode_get_a_reason() {
         .await
         .expect_err("no token");
     expect_status(&status, R::BadToken);
+}
+
+/// What a raw HTTP/2 gRPC call got back: the gRPC status code and `maumau-reason`, from the
+/// headers of a trailers-only answer or from the trailers.
+async fn raw_http2_call(server: &TestServer, path: &str, body: Vec<u8>) -> (String, String) {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("HTTP/2 handshake");
+    tokio::spawn(conn);
+    let request = hyper::Request::post(format!("http://{}{path}", server.addr))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(Full::new(prost::bytes::Bytes::from(body)))
+        .expect("a request");
+    let response = send.send_request(request).await.expect("a response");
+    let mut fields = response.headers().clone();
+    let collected = response
+        .into_body()
+        .collect()
+        .await
+        .expect("the whole answer");
+    if let Some(trailers) = collected.trailers() {
+        fields.extend(trailers.clone());
+    }
+    let field = |name: &str| {
+        fields
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    (field("grpc-status"), field(wire::REASON_TRAILER))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_grpc_frame_gets_a_reason() {
+    let server = TestServer::start().await;
+    // A frame header that promises 10 bytes of message, followed by 3: the body ends inside it.
+    let truncated = vec![0, 0, 0, 0, 10, 0x0A, 0x01, 0x61];
+    for path in [
+        "/maumau.v1.MatchService/GetMatch",
+        "/maumau.v1.MatchService/CreateMatch",
+        "/maumau.v1.PlayService/SubmitAction",
+        "/maumau.v1.PlayService/Watch",
+    ] {
+        let (code, reason) = raw_http2_call(&server, path, truncated.clone()).await;
+        assert_eq!(
+            code,
+            (tonic::Code::InvalidArgument as i32).to_string(),
+            "{path}"
+        );
+        assert_eq!(reason, R::MalformedMessage.as_str_name(), "{path}");
+    }
+    // A frame header alone, cut short too.
+    let (code, reason) =
+        raw_http2_call(&server, "/maumau.v1.MatchService/GetMatch", vec![0, 0, 0]).await;
+    assert_eq!(code, (tonic::Code::InvalidArgument as i32).to_string());
+    assert_eq!(reason, R::MalformedMessage.as_str_name());
+    // Nothing was created.
+    let listed = server
+        .matches()
+        .await
+        .list_matches(pb::ListMatchesRequest::default())
+        .await
+        .expect("list")
+        .into_inner();
+    assert!(listed.matches.is_empty(), "{listed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

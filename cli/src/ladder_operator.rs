@@ -16,9 +16,18 @@ pub(crate) struct Remote {
     /// The server: `host:port` or a URL.
     #[arg(long, env = "MAUMAU_ADDR", default_value = "127.0.0.1:50051")]
     server: String,
-    /// The server's operator token (as given to `maumau serve`).
+    /// The server's operator token (as given to `maumau serve`; never empty).
     #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
+    /// Read the operator token from this file (without its trailing newline; an empty file is
+    /// refused). Conflicts with --operator-token.
+    #[arg(
+        long,
+        env = "MAUMAU_OPERATOR_TOKEN_FILE",
+        value_name = "PATH",
+        conflicts_with = "operator_token"
+    )]
+    operator_token_file: Option<std::path::PathBuf>,
 }
 
 /// What a ban or pause applies to.
@@ -180,6 +189,19 @@ impl Operator {
         } else {
             format!("http://{}", remote.server)
         };
+        let token = crate::operator_token::resolve(
+            remote.operator_token.as_deref(),
+            remote.operator_token_file.as_deref(),
+            "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
+        )?;
+        let token = match token {
+            None => None,
+            Some(t) => Some(
+                format!("Bearer {t}")
+                    .parse()
+                    .map_err(|_| "the operator token holds characters a header cannot carry")?,
+            ),
+        };
         let endpoint = Channel::from_shared(url.clone())
             .map_err(|e| format!("{:?} is not a server address: {e}", remote.server))?
             .connect_timeout(Duration::from_secs(5))
@@ -188,14 +210,6 @@ impl Operator {
             .connect()
             .await
             .map_err(|e| format!("cannot reach the server at {url}: {}", source_chain(&e)))?;
-        let token = match &remote.operator_token {
-            None => None,
-            Some(t) => Some(
-                format!("Bearer {t}")
-                    .parse()
-                    .map_err(|_| "the operator token holds characters a header cannot carry")?,
-            ),
-        };
         Ok(Operator {
             client: LadderServiceClient::new(channel),
             url,

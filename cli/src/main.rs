@@ -10,6 +10,7 @@
 mod check_bot;
 mod ladder;
 mod ladder_operator;
+mod operator_token;
 mod replay;
 mod serve;
 mod tournament;
@@ -32,6 +33,14 @@ enum Command {
     /// Play one seeded match between random players and print every event.
     Play(PlayArgs),
     /// Run the game server (gRPC, grpc-web, health and reflection on one port).
+    ///
+    /// Prints "maumau: serving on ADDR (data in DIR)" to stderr once it is about to accept
+    /// connections (never when it cannot start); logs go to stderr too (RUST_LOG, default info;
+    /// colours only on a terminal).
+    ///
+    /// SIGINT (Ctrl-C) or SIGTERM stops it gracefully: no new connections, the ladder drained
+    /// (in ladder mode), every open match ended and recorded as aborted; then it exits with
+    /// status 0.
     Serve(serve::ServeArgs),
     /// Play one seat of a match on a server with a reference bot.
     Bot(BotArgs),
@@ -107,6 +116,8 @@ fn main() -> ExitCode {
                         .unwrap_or_else(|_| "info".into()),
                 )
                 .with_writer(std::io::stderr)
+                // Colours only on a terminal: a log file or journal gets plain text.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .init();
             serve::serve(&args)
         }

@@ -16,9 +16,20 @@ pub(crate) struct ServeArgs {
     /// Where finished matches are kept [default: ./maumau-data].
     #[arg(long)]
     data_dir: Option<PathBuf>,
-    /// Token needed for operator calls (CreateMatch, AbortMatch); required beyond loopback.
+    /// Token needed for operator calls (CreateMatch, AbortMatch, the ladder's operator calls);
+    /// required beyond loopback, never empty. Prefer MAUMAU_OPERATOR_TOKEN or
+    /// --operator-token-file: a flag's value is visible to every local user in the process list.
     #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
+    /// Read the operator token from this file (its first line: the content without the trailing
+    /// newline; an empty file is refused). Conflicts with --operator-token.
+    #[arg(
+        long,
+        env = "MAUMAU_OPERATOR_TOKEN_FILE",
+        value_name = "PATH",
+        conflicts_with = "operator_token"
+    )]
+    operator_token_file: Option<PathBuf>,
     /// A TOML file with any of the settings below; flags given on the command line win.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -65,6 +76,8 @@ struct FileConfig {
     listen: Option<SocketAddr>,
     data_dir: Option<PathBuf>,
     operator_token: Option<String>,
+    /// Like `--operator-token-file`.
+    operator_token_file: Option<PathBuf>,
     max_open_matches: Option<usize>,
     max_message_bytes: Option<usize>,
     actions_per_second: Option<u32>,
@@ -97,19 +110,48 @@ fn load(path: &PathBuf) -> Result<FileConfig, String> {
     toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The operator token: from the flags (or their variables), else from the configuration file;
+/// never empty.
+fn operator_token(args: &ServeArgs, file: &FileConfig) -> Result<Option<String>, String> {
+    let given = crate::operator_token::resolve(
+        args.operator_token.as_deref(),
+        args.operator_token_file.as_deref(),
+        "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
+    )?;
+    if given.is_some() {
+        return Ok(given);
+    }
+    let config = args
+        .config
+        .as_deref()
+        .map_or_else(String::new, |p| p.display().to_string());
+    match (&file.operator_token, &file.operator_token_file) {
+        (Some(_), Some(_)) => Err(format!(
+            "{config}: give operator_token or operator_token_file, not both"
+        )),
+        (Some(t), None) => {
+            crate::operator_token::check(t.clone(), &format!("operator_token in {config}"))
+                .map(Some)
+        }
+        (None, Some(p)) => crate::operator_token::read_file(p).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
 pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let file = match &args.config {
         Some(p) => load(p)?,
         None => FileConfig::default(),
     };
     let defaults = ServerConfig::default();
+    let operator_token = operator_token(args, &file)?;
     let mut config = ServerConfig {
         data_dir: args
             .data_dir
             .clone()
             .or(file.data_dir)
             .unwrap_or(defaults.data_dir),
-        operator_token: args.operator_token.clone().or(file.operator_token),
+        operator_token,
         ..ServerConfig::default()
     };
     let listen = args
@@ -224,23 +266,47 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
             maumau_server::metrics::describe();
             eprintln!("maumau: metrics on http://{addr}/metrics");
         }
+        // Before anything is announced, so that a signal sent from then on is handled.
+        let stop = stop_signal()?;
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-        eprintln!(
-            "maumau: serving on {} (data in {}{})",
-            listener.local_addr()?,
-            config.data_dir.display(),
-            if config.ladder.is_some() {
-                ", ladder on"
-            } else {
-                ""
-            }
-        );
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
+        let data_dir = config.data_dir.display().to_string();
+        let ladder = if config.ladder.is_some() {
+            ", ladder on"
+        } else {
+            ""
         };
-        maumau_server::run(listener, config, shutdown).await?;
+        // Announced only once the server has opened everything and is about to accept.
+        let ready = move |addr: SocketAddr| {
+            eprintln!("maumau: serving on {addr} (data in {data_dir}{ladder})");
+        };
+        maumau_server::run_with_ready(listener, config, ready, stop).await?;
         Ok(())
+    })
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM (what systemd, Docker and Kubernetes send to stop a
+/// service): either one stops the server gracefully, recording every open match as aborted.
+/// The handlers are installed when this is called, not when the future is first polled.
+#[cfg(unix)]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()> + Send> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = interrupt.recv() => "SIGINT",
+            _ = terminate.recv() => "SIGTERM",
+        };
+        tracing::info!(signal = name, "stopping");
+    })
+}
+
+/// Completes on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()> + Send> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
     })
 }

@@ -75,9 +75,18 @@ pub(crate) struct TournamentArgs {
     /// Play on this running server (host:port or http://host:port) instead of starting one.
     #[arg(long, value_name = "ADDR")]
     server: Option<String>,
-    /// The server's operator token, if it needs one to create matches.
+    /// The server's operator token, if it needs one to create matches (never empty).
     #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
+    /// Read the operator token from this file (without its trailing newline; an empty file is
+    /// refused). Conflicts with --operator-token.
+    #[arg(
+        long,
+        env = "MAUMAU_OPERATOR_TOKEN_FILE",
+        value_name = "PATH",
+        conflicts_with = "operator_token"
+    )]
+    operator_token_file: Option<PathBuf>,
     /// Play every game over gRPC, the built-in entrants' too (through the Rust SDK's runner);
     /// the results are the same as in-process, only slower.
     #[arg(long)]
@@ -177,6 +186,15 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // External programs (or --over-grpc) need a server: the given one, or one started here.
     let mut local = None;
     if external || args.over_grpc {
+        // Only a server of someone else's needs the token (the one started here has none).
+        let operator_token = match &args.server {
+            Some(_) => crate::operator_token::resolve(
+                args.operator_token.as_deref(),
+                args.operator_token_file.as_deref(),
+                "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
+            )?,
+            None => None,
+        };
         let addr = match &args.server {
             Some(a) => a.clone(),
             None => {
@@ -188,7 +206,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         };
         t.server = Some(Remote {
             addr,
-            operator_token: args.operator_token.clone(),
+            operator_token,
             clock,
             every_game: args.over_grpc,
         });

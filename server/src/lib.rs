@@ -61,6 +61,8 @@ pub enum ServerError {
     Listener(std::io::Error),
     /// Operator calls would be open to the network.
     OpenToNetwork(std::net::SocketAddr),
+    /// The operator token is empty or only whitespace: anyone could make operator calls.
+    EmptyOperatorToken,
     /// Reflection could not be built from the descriptor set.
     Reflection(String),
     /// Serving failed.
@@ -80,6 +82,11 @@ impl std::fmt::Display for ServerError {
                 "listening on {a}, beyond loopback, needs an operator token \
                  (--operator-token or MAUMAU_OPERATOR_TOKEN) so strangers cannot create matches"
             ),
+            ServerError::EmptyOperatorToken => write!(
+                f,
+                "the operator token is empty or only whitespace: anyone could make operator \
+                 calls; give a secret, or leave it unset"
+            ),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
             ServerError::Serve(e) => write!(f, "cannot serve: {e}"),
             ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
@@ -96,7 +103,27 @@ pub async fn run(
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
+    run_with_ready(listener, config, |_| {}, shutdown).await
+}
+
+/// Like [`run`], and calls `ready` with the listening address once the server has checked its
+/// configuration, opened its data directory (and, in ladder mode, the ladder) and is about to
+/// accept connections: the moment to announce "serving on …". A server that cannot start
+/// returns its error without calling `ready`.
+pub async fn run_with_ready(
+    listener: TcpListener,
+    config: ServerConfig,
+    ready: impl FnOnce(std::net::SocketAddr) + Send,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
     let addr = listener.local_addr().map_err(ServerError::Listener)?;
+    if config
+        .operator_token
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        return Err(ServerError::EmptyOperatorToken);
+    }
     if !addr.ip().is_loopback() && config.operator_token.is_none() {
         return Err(ServerError::OpenToNetwork(addr));
     }
@@ -168,7 +195,6 @@ pub async fn run(
             .max_decoding_message_size(max_message)
     });
 
-    tracing::info!(%addr, "serving");
     let mut routes = tonic::service::RoutesBuilder::default();
     routes
         .add_service(health_service)
@@ -184,6 +210,8 @@ pub async fn run(
     let service = ladder::WithPages::new(hub.clone(), service);
     let stopping = registry.clone();
     let stopping_hub = hub.clone();
+    tracing::info!(%addr, "serving");
+    ready(addr);
     let result = serve::serve(listener, service, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
 
 use crate::config::TimeControl;
-use crate::play::bearer;
+use crate::reasons::{MESSAGE_CHARS, clip, echo};
 use crate::registry::{NewMatch, Registry, Start, simulate};
 use crate::table::Command;
 
@@ -19,11 +19,12 @@ pub(crate) struct Matches {
 }
 
 impl Matches {
-    /// Operator calls need the operator token when the server has one.
+    /// Operator calls need the operator token when the server has one. An empty bearer never
+    /// passes, whatever the server was given.
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
         match &self.registry.config.operator_token {
             None => Ok(()),
-            Some(t) if bearer(req).as_deref() == Some(t.as_str()) => Ok(()),
+            Some(t) if crate::play::operator_bearer(req, t) => Ok(()),
             Some(_) => Err(wire::status(
                 pb::ErrorReason::PermissionDenied,
                 "this call needs `authorization: Bearer <operator token>`",
@@ -32,14 +33,19 @@ impl Matches {
     }
 
     fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
-        self.registry
-            .get(id)
-            .ok_or_else(|| wire::status(pb::ErrorReason::MatchNotFound, format!("no match `{id}`")))
+        self.registry.get(id).ok_or_else(|| {
+            wire::status(
+                pb::ErrorReason::MatchNotFound,
+                format!("no match `{}`", echo(id)),
+            )
+        })
     }
 }
 
+/// A refusal of a CreateMatch or VerifyReplay request; the message may carry pieces of the
+/// request (the engine's notation errors), so it is clipped.
 fn invalid(reason: pb::ErrorReason, message: impl Into<String>) -> Status {
-    wire::status(reason, message)
+    wire::status(reason, clip(&message.into(), MESSAGE_CHARS))
 }
 
 /// Checks a CreateMatch request and turns it into what the registry needs.
@@ -190,9 +196,18 @@ impl MatchService for Matches {
             0 => 50,
             n => n.min(500) as usize,
         };
-        let status = match r.status() {
-            pb::MatchStatus::Unspecified => None,
-            s => Some(s),
+        let status = match pb::MatchStatus::try_from(r.status) {
+            Ok(pb::MatchStatus::Unspecified) => None,
+            Ok(s) => Some(s),
+            Err(_) => {
+                return Err(invalid(
+                    pb::ErrorReason::InvalidArgument,
+                    format!(
+                        "status = {} is not a MatchStatus; leave it unset (0) to list every match",
+                        r.status
+                    ),
+                ));
+            }
         };
         let (entries, next) = self.registry.list(start, size, status);
         Ok(Response::new(pb::ListMatchesResponse {

@@ -38,6 +38,13 @@ pub(crate) fn bearer<T>(req: &Request<T>) -> Option<String> {
     v.strip_prefix("Bearer ").map(|t| t.trim().to_string())
 }
 
+/// Whether `req` carries `authorization: Bearer <token>` with the operator's `token`. An empty
+/// (or whitespace) token on either side never matches.
+pub(crate) fn operator_bearer<T>(req: &Request<T>, token: &str) -> bool {
+    let token = token.trim();
+    !token.is_empty() && bearer(req).as_deref() == Some(token)
+}
+
 /// Resolves the token of a request: from metadata or the message, which must agree.
 fn resolve(
     registry: &Registry,

@@ -5,9 +5,10 @@
 //! `OUT_OF_RANGE` "decoded message length too large"). [`Typed`] wraps a generated service and
 //! gives those answers the reason every other bad input carries:
 //!
-//! - a body that does not decode becomes `INVALID_ARGUMENT` with `ERROR_REASON_MALFORMED_MESSAGE`
-//!   (the client sent something that is not the request message; `INTERNAL` would blame the
-//!   server);
+//! - a body that does not decode, or ends inside a message's frame (a truncated frame: the
+//!   5-byte header promises more bytes than come), or has a frame with an invalid compression
+//!   flag, becomes `INVALID_ARGUMENT` with `ERROR_REASON_MALFORMED_MESSAGE` (the client sent
+//!   something that is not the request message; `INTERNAL` would blame the server);
 //! - a body over the limit keeps tonic's `OUT_OF_RANGE` and gains the trailer
 //!   `maumau-reason: ERROR_REASON_MALFORMED_MESSAGE`.
 //!
@@ -60,10 +61,14 @@ pub(crate) fn unreadable_message(status: &Status) -> bool {
     status.code() == Code::OutOfRange || (status.code() == Code::Internal && undecodable(status))
 }
 
+/// tonic's `INTERNAL` answers about a request message it could not read: one that does not
+/// decode, a body that ends inside a message's frame (a truncated frame), and a frame whose
+/// compression flag is neither 0 nor 1.
 fn undecodable(status: &Status) -> bool {
-    status
-        .message()
-        .starts_with("failed to decode Protobuf message")
+    let m = status.message();
+    m.starts_with("failed to decode Protobuf message")
+        || m.starts_with("Unexpected EOF decoding stream")
+        || m.starts_with("protocol error: received message with invalid compression flag")
 }
 
 /// Gives a status-only answer of tonic's own (one without a reason) a reason, where it is about
@@ -93,4 +98,46 @@ fn typed(response: http::Response<tonic::body::Body>) -> http::Response<tonic::b
         _ => return response,
     };
     status.into_http()
+}
+
+/// Most characters of a client's input that an error message repeats (see [`echo`]).
+pub(crate) const ECHO_CHARS: usize = 64;
+
+/// A client's input (an id, a name, a token) as an error message repeats it: its first
+/// [`ECHO_CHARS`] characters, then `…` when there were more.
+///
+/// Every refusal that names what the client sent goes through this (or [`clip`]): an
+/// unbounded echo would let a 60,000-character match id turn `NOT_FOUND` into a status too large
+/// for the `grpc-message` header, which clients then see as `RESOURCE_EXHAUSTED` or `INTERNAL`.
+pub(crate) fn echo(input: &str) -> String {
+    clip(input, ECHO_CHARS)
+}
+
+/// `text` cut to at most `max` characters, with `…` in place of the rest: for messages that
+/// carry pieces of a client's input (a position's tokens in the engine's errors).
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+/// Most characters of an error message built from a client's input by another crate (the
+/// engine's notation errors).
+pub(crate) const MESSAGE_CHARS: usize = 300;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echo_keeps_short_input_and_cuts_long_input() {
+        assert_eq!(echo("m0123"), "m0123");
+        let exact = "x".repeat(ECHO_CHARS);
+        assert_eq!(echo(&exact), exact);
+        let long = "é".repeat(60_000);
+        let cut = echo(&long);
+        assert_eq!(cut.chars().count(), ECHO_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
 }

@@ -370,18 +370,55 @@ impl Store {
         }
     }
 
+    /// Reads every stored record, oldest first.
+    ///
+    /// Two files with one match id (a copy made by hand, a restored backup) give one record: the
+    /// one in `<id>.pb`, which is the file the server reads the match's report and replay from
+    /// afterwards; among other names, the one that ended last. The other is logged and ignored.
     fn load(&self) -> Vec<pb::StoredMatch> {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
-        let mut records = Vec::new();
+        let mut records: Vec<pb::StoredMatch> = Vec::new();
+        // Match id -> (index in `records`, its preference, its path).
+        let mut seen: HashMap<String, (usize, (bool, u64), PathBuf)> = HashMap::new();
         for entry in dir.flatten() {
             let path = entry.path();
             if path.extension().is_none_or(|e| e != "pb") {
                 continue;
             }
             match std::fs::read(&path).map(|b| pb::StoredMatch::decode(b.as_slice())) {
-                Ok(Ok(r)) => records.push(r),
+                Ok(Ok(r)) => {
+                    let id = r
+                        .report
+                        .as_ref()
+                        .map(|x| x.match_id.clone())
+                        .unwrap_or_default();
+                    let canonical = path.file_stem().is_some_and(|s| *s == *id.as_str());
+                    let preference = (canonical, r.ended_unix_ms);
+                    match seen.get_mut(&id) {
+                        Some((at, kept_preference, kept)) => {
+                            let (winner, loser) = if preference > *kept_preference {
+                                records[*at] = r;
+                                *kept_preference = preference;
+                                (path, std::mem::replace(kept, PathBuf::new()))
+                            } else {
+                                (kept.clone(), path)
+                            };
+                            tracing::warn!(
+                                match_id = %id,
+                                kept = %winner.display(),
+                                ignored = %loser.display(),
+                                "two match records with one match id: keeping one"
+                            );
+                            *kept = winner;
+                        }
+                        None => {
+                            seen.insert(id, (records.len(), preference, path));
+                            records.push(r);
+                        }
+                    }
+                }
                 Ok(Err(e)) => {
                     tracing::warn!(path = %path.display(), error = %e, "skipping a damaged match record")
                 }

@@ -120,7 +120,7 @@ pub fn default_formats() -> Vec<Format> {
 pub(crate) fn check_format(profile: &str, seats: u8) -> Result<MatchConfig, String> {
     let id: ProfileId = profile
         .parse()
-        .map_err(|_| format!("unknown profile {profile:?}"))?;
+        .map_err(|_| format!("unknown profile {:?}", crate::reasons::echo(profile)))?;
     let config = MatchConfig::new(id, seats);
     config
         .rules()

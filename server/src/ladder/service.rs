@@ -18,6 +18,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::{Hub, check_format, now_ms, refuse, status_to_wire};
 use crate::play::bearer;
+use crate::reasons::echo;
 
 /// Most matches one lobby may declare at once.
 const MAX_LOBBY_MATCHES: u32 = 64;
@@ -101,7 +102,7 @@ fn season_named(l: &Ladder<dyn Store>, name: &str) -> maumau_ladder::Result<Seas
         id: if name.is_empty() {
             "(none yet)".into()
         } else {
-            name.into()
+            echo(name)
         },
     })
 }
@@ -117,11 +118,12 @@ fn state_to_wire(s: MatchState) -> pb::LadderMatchState {
 }
 
 impl LadderApi {
-    /// Operator calls need the operator token when the server has one.
+    /// Operator calls need the operator token when the server has one. An empty bearer never
+    /// passes, whatever the server was given.
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
         match &self.hub.registry.config.operator_token {
             None => Ok(()),
-            Some(t) if bearer(req).as_deref() == Some(t.as_str()) => Ok(()),
+            Some(t) if crate::play::operator_bearer(req, t) => Ok(()),
             Some(_) => Err(refuse(
                 pb::LadderErrorReason::OperatorOnly,
                 Some(pb::ErrorReason::PermissionDenied),
@@ -189,7 +191,7 @@ impl LadderApi {
         }
         for p in &hello.profiles {
             p.parse::<maumau_engine::ProfileId>()
-                .map_err(|_| invalid(format!("unknown profile {p:?}")))?;
+                .map_err(|_| invalid(format!("unknown profile {:?}", echo(p))))?;
         }
         let mut seats = Vec::new();
         for &s in &hello.seats {
@@ -452,7 +454,7 @@ impl LadderService for LadderApi {
         let r = req.into_inner();
         r.profile
             .parse::<maumau_engine::ProfileId>()
-            .map_err(|_| invalid(format!("unknown profile {:?}", r.profile)))?;
+            .map_err(|_| invalid(format!("unknown profile {:?}", echo(&r.profile))))?;
         let start: usize = if r.page_token.is_empty() {
             0
         } else {

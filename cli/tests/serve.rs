@@ -1,0 +1,627 @@
+//! End to end: `maumau serve` as an operator runs it, the real binary in a child process.
+//!
+//! - An empty operator token (flag, environment, configuration file or token file) is refused at
+//!   start with a clear message, and so is an unreadable token file; the client commands that
+//!   take a token refuse an empty one too.
+//! - A server started with `--operator-token-file` accepts that token and refuses an empty bearer
+//!   with the typed reason.
+//! - SIGTERM stops the server as SIGINT does: it exits 0 and every open match (waiting, or
+//!   mid-game) is recorded as aborted, as a restart on the same data directory shows.
+//! - "serving on …" is printed only by a server that serves, and the log has no colour codes
+//!   when stderr is not a terminal.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use maumau::pb;
+use maumau::pb::ladder_service_client::LadderServiceClient;
+use maumau::pb::match_service_client::MatchServiceClient;
+use maumau_server::LADDER_REASON_TRAILER;
+
+const BIN: &str = env!("CARGO_BIN_EXE_maumau");
+const TOKEN: &str = "s3cret-operator";
+
+/// `maumau ARGS` with none of the operator's variables of the test's own environment.
+fn maumau(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env_remove("MAUMAU_OPERATOR_TOKEN")
+        .env_remove("MAUMAU_OPERATOR_TOKEN_FILE")
+        .env_remove("MAUMAU_ADDR")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs a command that must stop by itself; a server that starts instead is killed and fails
+/// the test (the deadline only guards against hanging forever).
+fn finish(mut command: Command) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after a minute (it started?): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Runs a command that must fail; its stderr.
+fn refused(command: Command) -> String {
+    let out = finish(command);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "should fail: {err}");
+    assert!(!err.contains("serving on"), "it said it serves: {err}");
+    err
+}
+
+/// A `maumau serve` process, killed when dropped.
+struct Served {
+    child: Child,
+    addr: String,
+    /// Everything it wrote to stderr so far.
+    log: Arc<Mutex<String>>,
+    /// The thread copying its stderr into `log`; it ends with the process.
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Served {
+    /// Everything it wrote to stderr, once it has exited.
+    fn whole_log(&mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `command` (a `maumau serve`) and waits for its "serving on ADDR" line.
+fn start(mut command: Command) -> Served {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let Some(line) = lines.next() else {
+            panic!("the server exited before serving: {}", log.lock().unwrap());
+        };
+        let line = line.unwrap();
+        log.lock().unwrap().push_str(&line);
+        log.lock().unwrap().push('\n');
+        if let Some(rest) = line.split("serving on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let keep = log.clone();
+    let reader = std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let mut log = keep.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    Served {
+        child,
+        addr: format!("http://{addr}"),
+        log,
+        reader: Some(reader),
+    }
+}
+
+fn with_bearer<T>(message: T, header: &str) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(message);
+    req.metadata_mut()
+        .insert("authorization", header.parse().unwrap());
+    req
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn an_empty_operator_token_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let serve = |extra: &[&str]| {
+        let mut args = vec!["serve", "--data-dir", &data];
+        args.extend_from_slice(extra);
+        maumau(&args)
+    };
+    // The environment variable set but empty, beyond loopback (the audit's case).
+    let mut c = serve(&["--listen", "0.0.0.0:0"]);
+    c.env("MAUMAU_OPERATOR_TOKEN", "");
+    let err = refused(c);
+    assert!(err.contains("MAUMAU_OPERATOR_TOKEN"), "{err}");
+    assert!(err.contains("is empty"), "{err}");
+    // The flag, empty or only whitespace, on loopback too.
+    for token in ["", "   ", "\t"] {
+        let err = refused(serve(&[
+            "--listen",
+            "127.0.0.1:0",
+            "--operator-token",
+            token,
+        ]));
+        assert!(err.contains("--operator-token"), "{token:?}: {err}");
+        assert!(err.contains("is empty"), "{token:?}: {err}");
+    }
+    // The configuration file.
+    for text in ["operator_token = \"\"\n", "operator_token = \"  \"\n"] {
+        let config = write(dir.path(), "maumau.toml", text);
+        let err = refused(serve(&["--listen", "127.0.0.1:0", "--config", &config]));
+        assert!(err.contains("operator_token in"), "{text}: {err}");
+        assert!(err.contains("is empty"), "{text}: {err}");
+    }
+    // A token file that is empty, or holds only a line end.
+    for text in ["", "\n", " \r\n"] {
+        let file = write(dir.path(), "token", text);
+        let err = refused(serve(&["--operator-token-file", &file]));
+        assert!(
+            err.contains(&format!("the file {file} is empty")),
+            "{text:?}: {err}"
+        );
+    }
+    // The same through its variable and through the configuration file.
+    let empty = write(dir.path(), "empty-token", "");
+    let mut c = serve(&[]);
+    c.env("MAUMAU_OPERATOR_TOKEN_FILE", &empty);
+    assert!(refused(c).contains("is empty"));
+    let config = write(
+        dir.path(),
+        "file.toml",
+        &format!("operator_token_file = {empty:?}\n"),
+    );
+    assert!(refused(serve(&["--config", &config])).contains("is empty"));
+    // A token file that cannot be read.
+    let missing = dir.path().join("no-such-file").display().to_string();
+    let err = refused(serve(&["--operator-token-file", &missing]));
+    assert!(
+        err.contains(&format!("cannot read the operator token file {missing}")),
+        "{err}"
+    );
+    // A token and a token file at once.
+    let file = write(dir.path(), "token", "x\n");
+    let err = refused(serve(&[
+        "--operator-token",
+        "x",
+        "--operator-token-file",
+        &file,
+    ]));
+    assert!(err.contains("cannot be used with"), "{err}");
+    // Nothing was started: the data directory was never made.
+    assert!(!dir.path().join("data").exists());
+
+    // The commands that send the token refuse an empty one before they connect.
+    let err = refused(maumau(&[
+        "ladder",
+        "close-season",
+        "--server",
+        "127.0.0.1:1",
+        "--operator-token",
+        "",
+    ]));
+    assert!(err.contains("is empty"), "{err}");
+    let err = refused(maumau(&[
+        "ladder",
+        "close-season",
+        "--server",
+        "127.0.0.1:1",
+        "--operator-token-file",
+        &empty,
+    ]));
+    assert!(err.contains("is empty"), "{err}");
+    let out = dir.path().join("tournament").display().to_string();
+    let err = refused(maumau(&[
+        "tournament",
+        "--over-grpc",
+        "--server",
+        "127.0.0.1:1",
+        "--operator-token",
+        " ",
+        "--bots",
+        "random,random",
+        "--deals",
+        "1",
+        "--out",
+        &out,
+    ]));
+    assert!(err.contains("is empty"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_file_serves_and_an_empty_bearer_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "token", &format!("{TOKEN}\n"));
+    let data = dir.path().join("data").display().to_string();
+    let server = start(maumau(&[
+        "serve",
+        "--ladder",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--operator-token-file",
+        &file,
+    ]));
+    let mut matches = MatchServiceClient::connect(server.addr.clone())
+        .await
+        .unwrap();
+    let create = || pb::CreateMatchRequest {
+        config: Some(pb::MatchConfig {
+            profile: pb::Profile::Classic as i32,
+            seats: 2,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    // The file's token (without its newline) is the operator's.
+    let created = matches
+        .create_match(with_bearer(create(), &format!("Bearer {TOKEN}")))
+        .await
+        .unwrap()
+        .into_inner();
+    // An empty bearer is no token at all.
+    for header in ["Bearer ", "Bearer    ", "Bearer"] {
+        let status = matches
+            .create_match(with_bearer(create(), header))
+            .await
+            .expect_err("an empty bearer creates nothing");
+        assert_eq!(status.code(), tonic::Code::PermissionDenied, "{status:?}");
+        assert_eq!(
+            maumau::wire::reason_of(&status),
+            pb::ErrorReason::PermissionDenied,
+            "{header:?}: {status:?}"
+        );
+        let status = matches
+            .abort_match(with_bearer(
+                pb::AbortMatchRequest {
+                    match_id: created.match_id.clone(),
+                    reason: "no".into(),
+                },
+                header,
+            ))
+            .await
+            .expect_err("an empty bearer aborts nothing");
+        assert_eq!(
+            maumau::wire::reason_of(&status),
+            pb::ErrorReason::PermissionDenied,
+            "{header:?}: {status:?}"
+        );
+    }
+    let listed = matches
+        .list_matches(pb::ListMatchesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.matches.len(), 1, "{listed:?}");
+    assert_eq!(listed.matches[0].status(), pb::MatchStatus::Waiting);
+
+    // The ladder's operator calls the same.
+    let mut ladder = LadderServiceClient::connect(server.addr.clone())
+        .await
+        .unwrap();
+    let status = ladder
+        .close_season(with_bearer(pb::CloseSeasonRequest {}, "Bearer "))
+        .await
+        .expect_err("an empty bearer closes nothing");
+    assert_eq!(status.code(), tonic::Code::PermissionDenied, "{status:?}");
+    assert_eq!(
+        status
+            .metadata()
+            .get(LADDER_REASON_TRAILER)
+            .and_then(|v| v.to_str().ok()),
+        Some(pb::LadderErrorReason::OperatorOnly.as_str_name()),
+        "{status:?}"
+    );
+    ladder
+        .close_season(with_bearer(
+            pb::CloseSeasonRequest {},
+            &format!("Bearer {TOKEN}"),
+        ))
+        .await
+        .unwrap();
+    // The secret is nowhere in what the server printed.
+    assert!(!server.log.lock().unwrap().contains(TOKEN));
+}
+
+/// Sends `signal` (`TERM`, `INT`) to the process with the `kill` command.
+fn send_signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the server to exit by itself (the deadline only guards against hanging forever).
+/// Async, so that the test's own connections keep being served meanwhile.
+async fn wait_exit(server: &mut Served) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running a minute after the signal: {}",
+            server.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Relaxed: nobody times out during the test.
+fn relaxed_clock() -> pb::TimeControl {
+    pb::TimeControl {
+        decision_ms: 600_000,
+        bank_ms: 600_000,
+        max_timeouts: 3,
+        disconnect_grace_ms: 600_000,
+        give_up: pb::GiveUpPolicy::Bot as i32,
+    }
+}
+
+/// Starts two matches on `addr`: one waiting for seats that never join, one running with seat 0
+/// joined and asked to act. Returns their ids and seat 0's open stream.
+async fn open_matches(
+    addr: &str,
+) -> (
+    String,
+    String,
+    tokio::sync::mpsc::Sender<pb::PlayRequest>,
+    tonic::Streaming<pb::PlayResponse>,
+) {
+    let mut matches = MatchServiceClient::connect(addr.to_string()).await.unwrap();
+    let request = |bots: Vec<u32>, seed| pb::CreateMatchRequest {
+        config: Some(pb::MatchConfig {
+            profile: pb::Profile::Classic as i32,
+            seats: 3,
+            ..Default::default()
+        }),
+        seed: Some(seed),
+        bots: bots
+            .into_iter()
+            .map(|seat| pb::SeatBot {
+                seat,
+                kind: pb::BotKind::Random as i32,
+            })
+            .collect(),
+        time_control: Some(relaxed_clock()),
+        ..Default::default()
+    };
+    let waiting = matches
+        .create_match(request(vec![2], 5))
+        .await
+        .unwrap()
+        .into_inner();
+    let running = matches
+        .create_match(request(vec![1, 2], 6))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut play = pb::play_service_client::PlayServiceClient::connect(addr.to_string())
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    tx.send(pb::PlayRequest {
+        kind: Some(pb::play_request::Kind::Join(pb::Join {
+            token: running.seat_tokens[0].token.clone(),
+            client_name: "test".into(),
+            ..Default::default()
+        })),
+    })
+    .await
+    .unwrap();
+    let mut stream = play
+        .play(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    // Read until seat 0 must act: the match is running.
+    loop {
+        let m = stream.message().await.unwrap().unwrap();
+        let required = m
+            .message
+            .iter()
+            .any(|m| matches!(&m.kind, Some(pb::server_message::Kind::Prompt(p)) if p.required));
+        if required {
+            break;
+        }
+    }
+    let status = |id: String| {
+        let mut matches = matches.clone();
+        async move {
+            matches
+                .get_match(pb::GetMatchRequest { match_id: id })
+                .await
+                .unwrap()
+                .into_inner()
+                .r#match
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(
+        status(waiting.match_id.clone()).await,
+        pb::MatchStatus::Waiting
+    );
+    assert_eq!(
+        status(running.match_id.clone()).await,
+        pb::MatchStatus::Running
+    );
+    (waiting.match_id, running.match_id, tx, stream)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_records_open_matches_as_aborted_like_sigint() {
+    for signal in ["TERM", "INT"] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data").display().to_string();
+        let serve = || maumau(&["serve", "--listen", "127.0.0.1:0", "--data-dir", &data]);
+        let mut server = start(serve());
+        let (waiting, running, tx, mut stream) = open_matches(&server.addr).await;
+
+        // The seat reads on, as a bot does: its stream ends with the aborted match's report.
+        let reader = tokio::spawn(async move {
+            let mut last = None;
+            while let Ok(Some(m)) = stream.message().await {
+                if let Some(pb::server_message::Kind::Finished(f)) = m.message.and_then(|m| m.kind)
+                {
+                    last = f.report;
+                }
+            }
+            drop(tx);
+            last
+        });
+
+        send_signal(&server.child, signal);
+        let status = wait_exit(&mut server).await;
+        assert!(
+            status.success(),
+            "SIG{signal}: {status:?}\n{}",
+            server.log.lock().unwrap()
+        );
+        let last = reader.await.unwrap();
+        assert_eq!(
+            last.map(|r| r.status()),
+            Some(pb::MatchStatus::Aborted),
+            "SIG{signal}"
+        );
+
+        // After a restart on the same data directory, both matches are recorded as aborted.
+        let again = start(serve());
+        let mut matches = MatchServiceClient::connect(again.addr.clone())
+            .await
+            .unwrap();
+        for id in [waiting, running] {
+            let summary = matches
+                .get_match(pb::GetMatchRequest {
+                    match_id: id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .r#match
+                .unwrap();
+            assert_eq!(
+                summary.status(),
+                pb::MatchStatus::Aborted,
+                "SIG{signal} {id}"
+            );
+            let report = matches
+                .get_result(pb::GetResultRequest {
+                    match_id: id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .report
+                .unwrap();
+            assert_eq!(
+                report.status(),
+                pb::MatchStatus::Aborted,
+                "SIG{signal} {id}"
+            );
+        }
+    }
+}
+
+#[test]
+fn serving_on_is_announced_only_by_a_server_that_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    // Beyond loopback without an operator token: refused after the listener is bound.
+    let data = dir.path().join("data").display().to_string();
+    let err = refused(maumau(&[
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--data-dir",
+        &data,
+    ]));
+    assert!(err.contains("needs an operator token"), "{err}");
+    // A data directory that cannot be opened (a file is in its place).
+    let file = write(dir.path(), "not-a-directory", "x");
+    let err = refused(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &file,
+    ]));
+    assert!(err.contains("cannot open the data directory"), "{err}");
+    // A server that starts says so, with the address it serves on.
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+    ]));
+    assert!(
+        server.addr.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.addr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_has_no_colour_codes_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let mut server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+    ]));
+    // Something worth a log line: a match created, then the shutdown.
+    let mut matches = MatchServiceClient::connect(server.addr.clone())
+        .await
+        .unwrap();
+    matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(pb::MatchConfig {
+                profile: pb::Profile::Classic as i32,
+                seats: 2,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    drop(matches);
+    send_signal(&server.child, "TERM");
+    assert!(wait_exit(&mut server).await.success());
+    let log = server.whole_log();
+    assert!(log.contains("recording open matches"), "{log}");
+    assert!(log.contains("match created"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in the log: {log:?}");
+}
