@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use maumau_server::{GiveUp, LadderFormat, LadderSettings, ServerConfig};
+use maumau_server::{GiveUp, LadderFormat, LadderSettings, ServerConfig, TlsIdentity};
 use serde::Deserialize;
 
 /// Start the game server.
@@ -30,6 +30,14 @@ pub(crate) struct ServeArgs {
         conflicts_with = "operator_token"
     )]
     operator_token_file: Option<PathBuf>,
+    /// Serve TLS with this certificate chain (a PEM file, the server's certificate first).
+    /// Needs --tls-key. Without both, plain TCP: then keep the server on loopback or behind a
+    /// TLS proxy, or bearer tokens cross the network in clear.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (a PEM file: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// A TOML file with any of the settings below; flags given on the command line win.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -78,6 +86,10 @@ struct FileConfig {
     operator_token: Option<String>,
     /// Like `--operator-token-file`.
     operator_token_file: Option<PathBuf>,
+    /// Like `--tls-cert`.
+    tls_cert: Option<PathBuf>,
+    /// Like `--tls-key`.
+    tls_key: Option<PathBuf>,
     max_open_matches: Option<usize>,
     max_message_bytes: Option<usize>,
     actions_per_second: Option<u32>,
@@ -138,6 +150,26 @@ fn operator_token(args: &ServeArgs, file: &FileConfig) -> Result<Option<String>,
     }
 }
 
+/// The TLS certificate and key: from the flags, else from the configuration file; both or none.
+fn tls_identity(args: &ServeArgs, file: &FileConfig) -> Result<Option<TlsIdentity>, String> {
+    let (cert, key) = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => (c, k),
+        _ => match (&file.tls_cert, &file.tls_key) {
+            (Some(c), Some(k)) => (c, k),
+            (None, None) => return Ok(None),
+            _ => return Err("tls_cert and tls_key go together: give both or neither".into()),
+        },
+    };
+    let read = |what: &str, path: &PathBuf| {
+        std::fs::read(path)
+            .map_err(|e| format!("cannot read the TLS {what} {}: {e}", path.display()))
+    };
+    Ok(Some(TlsIdentity {
+        cert_pem: read("certificate", cert)?,
+        key_pem: read("key", key)?,
+    }))
+}
+
 pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let file = match &args.config {
         Some(p) => load(p)?,
@@ -145,6 +177,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     };
     let defaults = ServerConfig::default();
     let operator_token = operator_token(args, &file)?;
+    let tls = tls_identity(args, &file)?;
     let mut config = ServerConfig {
         data_dir: args
             .data_dir
@@ -152,6 +185,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
             .or(file.data_dir)
             .unwrap_or(defaults.data_dir),
         operator_token,
+        tls,
         ..ServerConfig::default()
     };
     let listen = args
@@ -277,9 +311,10 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         } else {
             ""
         };
+        let tls = if config.tls.is_some() { ", TLS" } else { "" };
         // Announced only once the server has opened everything and is about to accept.
         let ready = move |addr: SocketAddr| {
-            eprintln!("maumau: serving on {addr} (data in {data_dir}{ladder})");
+            eprintln!("maumau: serving on {addr} (data in {data_dir}{ladder}{tls})");
         };
         maumau_server::run_with_ready(listener, config, ready, stop).await?;
         Ok(())

@@ -9,6 +9,8 @@
 //!   mid-game) is recorded as aborted, as a restart on the same data directory shows.
 //! - "serving on …" is printed only by a server that serves, and the log has no colour codes
 //!   when stderr is not a terminal.
+//! - With `--tls-cert` and `--tls-key` the server speaks TLS: a client that trusts the
+//!   certificate completes calls, a plain-text client does not get through.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
@@ -624,4 +626,102 @@ async fn the_log_has_no_colour_codes_off_a_terminal() {
     assert!(log.contains("recording open matches"), "{log}");
     assert!(log.contains("match created"), "{log}");
     assert!(!log.contains('\u{1b}'), "colour codes in the log: {log:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_serves_a_client_that_trusts_the_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_pem = certified.cert.pem();
+    let cert = write(dir.path(), "cert.pem", &cert_pem);
+    let key = write(
+        dir.path(),
+        "key.pem",
+        &certified.signing_key.serialize_pem(),
+    );
+    let token = write(dir.path(), "token", &format!("{TOKEN}\n"));
+    let data = dir.path().join("data").display().to_string();
+
+    // A key without its certificate, an unreadable file and a file that is not a key are refused.
+    let err = refused(maumau(&["serve", "--data-dir", &data, "--tls-key", &key]));
+    assert!(err.contains("--tls-cert"), "{err}");
+    let missing = dir.path().join("missing.pem").display().to_string();
+    let err = refused(maumau(&[
+        "serve",
+        "--data-dir",
+        &data,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &missing,
+    ]));
+    assert!(err.contains("cannot read the TLS key"), "{err}");
+    let err = refused(maumau(&[
+        "serve",
+        "--data-dir",
+        &data,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &token,
+    ]));
+    assert!(err.contains("cannot serve TLS"), "{err}");
+
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--operator-token-file",
+        &token,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]));
+    assert!(server.log.lock().unwrap().contains(", TLS)"));
+    let addr = server.addr.trim_start_matches("http://");
+    let tls = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(&cert_pem))
+        .domain_name("localhost");
+    let channel = tonic::transport::Channel::from_shared(format!("https://{addr}"))
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut matches = MatchServiceClient::new(channel);
+    let created = matches
+        .create_match(with_bearer(
+            pb::CreateMatchRequest {
+                config: Some(pb::MatchConfig {
+                    profile: pb::Profile::Classic as i32,
+                    seats: 2,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            &format!("Bearer {TOKEN}"),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let listed = matches
+        .list_matches(pb::ListMatchesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.matches.len(), 1);
+    assert_eq!(listed.matches[0].match_id, created.match_id);
+
+    // Plain text gets no answer from a TLS server.
+    let plain = async {
+        let mut c = MatchServiceClient::connect(server.addr.clone()).await?;
+        c.list_matches(pb::ListMatchesRequest::default())
+            .await
+            .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
+    };
+    assert!(plain.await.is_err());
 }

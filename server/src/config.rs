@@ -23,6 +23,9 @@ pub struct ServerConfig {
     pub default_time_control: TimeControl,
     /// A match starts when every remote seat has joined, or this long after it was created.
     pub join_timeout: Duration,
+    /// Serve TLS (HTTP/2 and HTTP/1.1 over rustls) with this certificate and key instead of
+    /// plain TCP. `None` (the default) serves plain TCP.
+    pub tls: Option<TlsIdentity>,
     /// Ladder mode (`maumau serve --ladder`): the `LadderService` with its matchmaker, and the
     /// ladder's store in `<data_dir>/ladder`. `None` (the default) serves no ladder.
     pub ladder: Option<crate::ladder::LadderSettings>,
@@ -38,8 +41,29 @@ impl Default for ServerConfig {
             actions_per_second: 1_000,
             default_time_control: TimeControl::default(),
             join_timeout: Duration::from_secs(60),
+            tls: None,
             ladder: None,
         }
+    }
+}
+
+/// The server's TLS certificate chain and private key, in PEM (as `--tls-cert` and `--tls-key`
+/// files hold them).
+#[derive(Clone)]
+pub struct TlsIdentity {
+    /// The certificate chain: the server's certificate first, then any intermediates.
+    pub cert_pem: Vec<u8>,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsIdentity {
+    /// Never shows the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsIdentity")
+            .field("cert_pem", &format_args!("{} bytes", self.cert_pem.len()))
+            .field("key_pem", &format_args!("(hidden)"))
+            .finish()
     }
 }
 

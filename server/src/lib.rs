@@ -41,7 +41,7 @@ use std::future::Future;
 use maumau::pb;
 use tokio::net::TcpListener;
 
-pub use config::{GiveUp, ServerConfig, TimeControl};
+pub use config::{GiveUp, ServerConfig, TimeControl, TlsIdentity};
 pub use ladder::{
     LADDER_REASON_TRAILER, LadderSettings, default_formats as default_ladder_formats,
 };
@@ -63,6 +63,8 @@ pub enum ServerError {
     OpenToNetwork(std::net::SocketAddr),
     /// The operator token is empty or only whitespace: anyone could make operator calls.
     EmptyOperatorToken,
+    /// The TLS certificate or key could not be used.
+    Tls(String),
     /// Reflection could not be built from the descriptor set.
     Reflection(String),
     /// Serving failed.
@@ -87,6 +89,7 @@ impl std::fmt::Display for ServerError {
                 "the operator token is empty or only whitespace: anyone could make operator \
                  calls; give a secret, or leave it unset"
             ),
+            ServerError::Tls(e) => write!(f, "cannot serve TLS: {e}"),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
             ServerError::Serve(e) => write!(f, "cannot serve: {e}"),
             ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
@@ -127,6 +130,12 @@ pub async fn run_with_ready(
     if !addr.ip().is_loopback() && config.operator_token.is_none() {
         return Err(ServerError::OpenToNetwork(addr));
     }
+    let tls = config
+        .tls
+        .as_ref()
+        .map(serve::tls_acceptor)
+        .transpose()
+        .map_err(ServerError::Tls)?;
     let max_message = config.max_message_bytes;
     let ladder_settings = config.ladder.clone();
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
@@ -212,7 +221,7 @@ pub async fn run_with_ready(
     let stopping_hub = hub.clone();
     tracing::info!(%addr, "serving");
     ready(addr);
-    let result = serve::serve(listener, service, async move {
+    let result = serve::serve(listener, service, tls, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {
             tracing::info!("shutting down: draining the ladder");

@@ -379,8 +379,14 @@ impl<C> Drop for Driver<C> {
     }
 }
 
+/// A connection's byte stream: plain TCP, or TLS over TCP.
+enum Io {
+    Tcp(tokio::net::TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>),
+}
+
 /// A socket that does not offer vectored writes (see the module's documentation).
-struct Plain(tokio::net::TcpStream);
+struct Plain(Io);
 
 impl tokio::io::AsyncRead for Plain {
     fn poll_read(
@@ -388,7 +394,10 @@ impl tokio::io::AsyncRead for Plain {
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
+        match &mut self.0 {
+            Io::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
     }
 }
 
@@ -398,15 +407,24 @@ impl tokio::io::AsyncWrite for Plain {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
+        match &mut self.0 {
+            Io::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
+        match &mut self.0 {
+            Io::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
+        match &mut self.0 {
+            Io::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -414,11 +432,42 @@ impl tokio::io::AsyncWrite for Plain {
     }
 }
 
+/// How long a client has to complete the TLS handshake before its connection is closed.
+const TLS_HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A TLS acceptor for `identity` (rustls with the ring provider), offering HTTP/2 and
+/// HTTP/1.1 (grpc-web) by ALPN; or why the certificate or key cannot be used.
+pub(crate) fn tls_acceptor(
+    identity: &crate::config::TlsIdentity,
+) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls;
+    let certs = CertificateDer::pem_slice_iter(&identity.cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("the certificate is not PEM: {e}"))?;
+    if certs.is_empty() {
+        return Err("the certificate file holds no certificate".into());
+    }
+    let key = PrivateKeyDer::from_pem_slice(&identity.key_pem)
+        .map_err(|e| format!("the key is not a PEM private key: {e}"))?;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("the certificate and key do not go together: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
+}
+
 /// Accepts connections on `listener` and serves `service` on each until `shutdown` completes;
 /// then stops accepting, asks every connection to finish its streams, and waits for them.
 pub(crate) async fn serve<S>(
     listener: TcpListener,
     service: S,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()>
 where
@@ -449,8 +498,25 @@ where
         let _ = tcp.set_nodelay(true);
         let service = TowerToHyperService::new(service.clone());
         let mut stop = stop_rx.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let _open = crate::metrics::Open::connection();
+            let io = match tls {
+                None => Io::Tcp(tcp),
+                Some(acceptor) => {
+                    match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                        Ok(Ok(stream)) => Io::Tls(Box::new(stream)),
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!("TLS handshake timed out");
+                            return;
+                        }
+                    }
+                }
+            };
             let home = Home::default();
             let mut builder = auto::Builder::new(home.clone());
             // tonic's server settings: no limit on concurrent streams (hyper's default is 200;
@@ -462,7 +528,7 @@ where
                 .max_concurrent_streams(None)
                 .max_pending_accept_reset_streams(None)
                 .max_local_error_reset_streams(None);
-            let conn = builder.serve_connection(TokioIo::new(Plain(tcp)), service);
+            let conn = builder.serve_connection(TokioIo::new(Plain(io)), service);
             let mut driver = Driver::new(conn, home);
             let mut stopping = *stop.borrow();
             if stopping {
