@@ -101,6 +101,7 @@ pub async fn run(
     }
     let max_message = config.max_message_bytes;
     let ladder_settings = config.ladder.clone();
+    let limits = serve::Limits::from_config(&config);
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
     let hub = match ladder_settings {
         Some(settings) => Some(
@@ -183,7 +184,7 @@ pub async fn run(
     let service = ladder::WithPages::new(hub.clone(), service);
     let stopping = registry.clone();
     let stopping_hub = hub.clone();
-    let result = serve::serve(listener, service, async move {
+    let result = serve::serve(listener, service, limits, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {
             tracing::info!("shutting down: draining the ladder");
