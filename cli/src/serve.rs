@@ -71,12 +71,12 @@ pub(crate) struct ServeArgs {
     /// connection, bursts of twice this; more get RATE_LIMITED [default: 1000].
     #[arg(long, value_name = "N")]
     calls_per_second: Option<u32>,
-    /// Resumes (each re-sends the match's events) one seat may make per minute, bursts of twice
-    /// this; more get RATE_LIMITED [default: 60].
+    /// Resumes (each re-sends the match's events) one seat may make per minute, at most this
+    /// many at once; more get RATE_LIMITED [default: 60].
     #[arg(long, value_name = "N")]
     resumes_per_minute: Option<u32>,
-    /// Ladder registrations one client IP address may make per minute, bursts of twice this;
-    /// more get RATE_LIMITED [default: 10].
+    /// With --ladder: registrations one client IP address (IPv6: one /64) may make per minute,
+    /// at most this many at once; more get LADDER_ERROR_REASON_RATE_LIMITED [default: 30].
     #[arg(long, value_name = "N")]
     registrations_per_minute: Option<u32>,
 }
@@ -203,12 +203,6 @@ fn connection_limits(
     if let Some(v) = args.resumes_per_minute.or(file.resumes_per_minute) {
         config.resumes_per_minute = v;
     }
-    if let Some(v) = args
-        .registrations_per_minute
-        .or(file.registrations_per_minute)
-    {
-        config.registrations_per_minute = v;
-    }
     let positive = [
         ("handshake_timeout_ms", config.handshake_timeout.is_zero()),
         ("idle_timeout_ms", config.idle_timeout.is_zero()),
@@ -221,10 +215,6 @@ fn connection_limits(
         ("actions_per_second", config.actions_per_second == 0),
         ("calls_per_second", config.calls_per_second == 0),
         ("resumes_per_minute", config.resumes_per_minute == 0),
-        (
-            "registrations_per_minute",
-            config.registrations_per_minute == 0,
-        ),
     ];
     if let Some((name, _)) = positive.iter().find(|(_, zero)| *zero) {
         return Err(format!("{name} must be greater than 0"));
@@ -320,6 +310,15 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
                 .into());
             }
             l.store = Some(url);
+        }
+        if let Some(v) = args
+            .registrations_per_minute
+            .or(limits.registrations_per_minute)
+        {
+            if v == 0 {
+                return Err("registrations_per_minute must be greater than 0".into());
+            }
+            l.registrations_per_minute = v;
         }
         if let Some(v) = file.ladder_drain_timeout_ms {
             l.drain_timeout = ms(v);

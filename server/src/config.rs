@@ -48,9 +48,6 @@ pub struct ServerConfig {
     /// Resumes (a Join or Watch with `resume`, or a Resume message) one seat may make per
     /// minute, each of which sends the match's events again; bursts of twice this.
     pub resumes_per_minute: u32,
-    /// Ladder registrations (owners and bots) one client IP address may make per minute;
-    /// bursts of twice this.
-    pub registrations_per_minute: u32,
 }
 
 impl Default for ServerConfig {
@@ -72,7 +69,6 @@ impl Default for ServerConfig {
             max_streams_per_connection: 1_024,
             calls_per_second: 1_000,
             resumes_per_minute: 60,
-            registrations_per_minute: 10,
         }
     }
 }

@@ -52,6 +52,9 @@ struct HomeInner {
     /// Tables hosted or on their way (at most [`MAX_GUESTS`]).
     hosted: AtomicUsize,
     task: Mutex<Option<Waker>>,
+    /// The connection's budget of unary calls a seat repeats (SubmitAction); `None` outside the
+    /// server's connections.
+    calls: Mutex<Option<crate::play::RateLimit>>,
 }
 
 /// Most tables one connection's task hosts. A task runs on one core at a time: a connection that
@@ -93,6 +96,18 @@ impl Home {
     /// connections.
     pub(crate) fn current() -> Option<Home> {
         CURRENT.with(|c| c.borrow().clone())
+    }
+
+    /// A connection with a budget of `calls_per_second` unary calls (bursts of twice that).
+    fn with_calls(calls_per_second: u32) -> Home {
+        let home = Home::default();
+        *lock(&home.0.calls) = Some(crate::play::RateLimit::new(calls_per_second));
+        home
+    }
+
+    /// Takes one unary call from the connection's budget; false when it is spent.
+    pub(crate) fn allow_call(&self) -> bool {
+        lock(&self.0.calls).as_mut().is_none_or(|l| l.allow())
     }
 
     /// Whether `self` and `other` are the same connection.
@@ -430,6 +445,8 @@ pub(crate) struct Limits {
     pub(crate) max_connections: usize,
     /// Concurrent HTTP/2 streams one connection may open.
     pub(crate) max_streams: u32,
+    /// Unary calls a seat repeats (SubmitAction) one connection may make per second.
+    pub(crate) calls_per_second: u32,
 }
 
 impl Limits {
@@ -441,6 +458,7 @@ impl Limits {
             keepalive_timeout: c.keepalive_timeout,
             max_connections: c.max_connections,
             max_streams: c.max_streams_per_connection,
+            calls_per_second: c.calls_per_second,
         }
     }
 }
@@ -629,7 +647,7 @@ where
         tokio::spawn(async move {
             let _counted = counted;
             let accepted = Instant::now();
-            let home = Home::default();
+            let home = Home::with_calls(limits.calls_per_second);
             let mut builder = auto::Builder::new(home.clone());
             builder.http1().timer(TokioTimer::new());
             // Hundreds of concurrent streams (a bot host may run hundreds of seats over one
