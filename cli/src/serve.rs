@@ -67,8 +67,9 @@ pub(crate) struct ServeArgs {
     /// Actions one Play stream may send per second, bursts of twice this [default: 1000].
     #[arg(long, value_name = "N")]
     actions_per_second: Option<u32>,
-    /// SubmitAction calls, Pings and Resumes one seat may make per second, and again one
-    /// connection, bursts of twice this; more get RATE_LIMITED [default: 1000].
+    /// Actions one seat may send per second (streamed or by SubmitAction), SubmitAction calls
+    /// per connection, and Pings and Resumes per seat and per stream; bursts of twice this; more
+    /// get RATE_LIMITED [default: 1000].
     #[arg(long, value_name = "N")]
     calls_per_second: Option<u32>,
     /// Resumes (each re-sends the match's events) one seat may make per minute, at most this

@@ -41,9 +41,9 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// Most concurrent HTTP/2 streams (calls) on one connection.
     pub max_streams_per_connection: u32,
-    /// Unary `SubmitAction` calls, Pings and Resumes one seat (one token) may make per second,
-    /// over all its connections; bursts of twice this are allowed. Each connection has the same
-    /// budget of its own (`actions_per_second` for a Play stream).
+    /// Actions one seat (one token) may send per second over all its connections, streamed or by
+    /// `SubmitAction`; `SubmitAction` calls one connection may make per second; and, as a budget
+    /// apart, Pings and Resume messages per seat and per Play stream. Bursts of twice this.
     pub calls_per_second: u32,
     /// Resumes (a Join or Watch with `resume`, or a Resume message) one seat may make per
     /// minute, each of which sends the match's events again; bursts of twice this.
