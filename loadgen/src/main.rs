@@ -23,12 +23,14 @@
 //! match, server RSS, echo round trips per second, and the ratio decisions/s ÷ echo round trips/s.
 //!
 //! `--hold N` instead creates N matches that nobody joins and reports the server's memory per
-//! open match.
+//! open match. `--abuse N` runs honest matches quietly and then beside N connections of which a
+//! quarter misbehave, and prints the p99 ratio and the server's memory (`abuse.rs`).
 //!
 //! ```sh
 //! CARGO_TARGET_DIR=/tmp/target-loadgen cargo build --release -p maumau-cli -p maumau-loadgen
 //! /tmp/target-loadgen/release/maumau-loadgen                 # 16 and 256 streams, both ways
 //! /tmp/target-loadgen/release/maumau-loadgen --hold 10000    # memory per open match
+//! /tmp/target-loadgen/release/maumau-loadgen --abuse 1000 --streams 64   # honest p99 under abuse
 //! ```
 
 mod abuse;
