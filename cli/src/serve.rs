@@ -66,6 +66,43 @@ pub(crate) struct ServeArgs {
     /// 127.0.0.1:9090; unset: no metrics endpoint. Keep it off the public internet.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<SocketAddr>,
+    /// Close a connection that has made no request this long after it connected (a silent TCP
+    /// connection, an unfinished HTTP/2 handshake) [default: 10000].
+    #[arg(long, value_name = "MS")]
+    handshake_timeout_ms: Option<u64>,
+    /// Close a connection with no call or stream open for this long [default: 300000].
+    #[arg(long, value_name = "MS")]
+    idle_timeout_ms: Option<u64>,
+    /// Send an HTTP/2 keepalive ping on every connection this often; 0 sends none
+    /// [default: 30000].
+    #[arg(long, value_name = "MS")]
+    keepalive_interval_ms: Option<u64>,
+    /// Drop a peer that does not answer a keepalive ping within this long [default: 20000].
+    #[arg(long, value_name = "MS")]
+    keepalive_timeout_ms: Option<u64>,
+    /// Most connections open at once; more are closed as soon as they connect
+    /// [default: 10000].
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Most concurrent calls (HTTP/2 streams) on one connection [default: 1024].
+    #[arg(long, value_name = "N")]
+    max_streams_per_connection: Option<u32>,
+    /// Actions one Play stream may send per second, bursts of twice this [default: 1000].
+    #[arg(long, value_name = "N")]
+    actions_per_second: Option<u32>,
+    /// Actions one seat may send per second (streamed or by SubmitAction), SubmitAction calls
+    /// per connection, and Pings and Resumes per seat and per stream; bursts of twice this; more
+    /// get RATE_LIMITED [default: 1000].
+    #[arg(long, value_name = "N")]
+    calls_per_second: Option<u32>,
+    /// Resumes (each re-sends the match's events) one seat may make per minute, at most this
+    /// many at once; more get RATE_LIMITED [default: 60].
+    #[arg(long, value_name = "N")]
+    resumes_per_minute: Option<u32>,
+    /// With --ladder: registrations one client IP address (IPv6: one /64) may make per minute,
+    /// at most this many at once; more get LADDER_ERROR_REASON_RATE_LIMITED [default: 30].
+    #[arg(long, value_name = "N")]
+    registrations_per_minute: Option<u32>,
 }
 
 /// One `[[ladder_formats]]` entry of a configuration file.
@@ -114,6 +151,107 @@ struct FileConfig {
     ladder_validation: Option<bool>,
     /// Like `--metrics-listen`.
     metrics_listen: Option<SocketAddr>,
+    /// Like `--handshake-timeout-ms`.
+    handshake_timeout_ms: Option<u64>,
+    /// Like `--idle-timeout-ms`.
+    idle_timeout_ms: Option<u64>,
+    /// Like `--keepalive-interval-ms` (0: no pings).
+    keepalive_interval_ms: Option<u64>,
+    /// Like `--keepalive-timeout-ms`.
+    keepalive_timeout_ms: Option<u64>,
+    /// Like `--max-connections`.
+    max_connections: Option<usize>,
+    /// Like `--max-streams-per-connection`.
+    max_streams_per_connection: Option<u32>,
+    /// Like `--calls-per-second`.
+    calls_per_second: Option<u32>,
+    /// Like `--resumes-per-minute`.
+    resumes_per_minute: Option<u32>,
+    /// Like `--registrations-per-minute`.
+    registrations_per_minute: Option<u32>,
+}
+
+/// The connection and call limits a configuration file sets (its keys, copied out).
+#[derive(Clone, Copy)]
+struct FileLimits {
+    handshake_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
+    keepalive_interval_ms: Option<u64>,
+    keepalive_timeout_ms: Option<u64>,
+    max_connections: Option<usize>,
+    max_streams_per_connection: Option<u32>,
+    calls_per_second: Option<u32>,
+    resumes_per_minute: Option<u32>,
+    registrations_per_minute: Option<u32>,
+}
+
+impl FileLimits {
+    fn of(f: &FileConfig) -> FileLimits {
+        FileLimits {
+            handshake_timeout_ms: f.handshake_timeout_ms,
+            idle_timeout_ms: f.idle_timeout_ms,
+            keepalive_interval_ms: f.keepalive_interval_ms,
+            keepalive_timeout_ms: f.keepalive_timeout_ms,
+            max_connections: f.max_connections,
+            max_streams_per_connection: f.max_streams_per_connection,
+            calls_per_second: f.calls_per_second,
+            resumes_per_minute: f.resumes_per_minute,
+            registrations_per_minute: f.registrations_per_minute,
+        }
+    }
+}
+
+/// The connection and call limits: flags win over the file, which wins over the defaults.
+fn connection_limits(
+    args: &ServeArgs,
+    file: &FileLimits,
+    config: &mut ServerConfig,
+) -> Result<(), String> {
+    let ms = Duration::from_millis;
+    if let Some(v) = args.handshake_timeout_ms.or(file.handshake_timeout_ms) {
+        config.handshake_timeout = ms(v);
+    }
+    if let Some(v) = args.idle_timeout_ms.or(file.idle_timeout_ms) {
+        config.idle_timeout = ms(v);
+    }
+    if let Some(v) = args.keepalive_interval_ms.or(file.keepalive_interval_ms) {
+        config.keepalive_interval = (v > 0).then(|| ms(v));
+    }
+    if let Some(v) = args.keepalive_timeout_ms.or(file.keepalive_timeout_ms) {
+        config.keepalive_timeout = ms(v);
+    }
+    if let Some(v) = args.max_connections.or(file.max_connections) {
+        config.max_connections = v;
+    }
+    if let Some(v) = args
+        .max_streams_per_connection
+        .or(file.max_streams_per_connection)
+    {
+        config.max_streams_per_connection = v;
+    }
+    if let Some(v) = args.calls_per_second.or(file.calls_per_second) {
+        config.calls_per_second = v;
+    }
+    if let Some(v) = args.resumes_per_minute.or(file.resumes_per_minute) {
+        config.resumes_per_minute = v;
+    }
+    let positive = [
+        ("handshake_timeout_ms", config.handshake_timeout.is_zero()),
+        ("idle_timeout_ms", config.idle_timeout.is_zero()),
+        ("keepalive_timeout_ms", config.keepalive_timeout.is_zero()),
+        ("max_connections", config.max_connections == 0),
+        (
+            "max_streams_per_connection",
+            config.max_streams_per_connection == 0,
+        ),
+        ("actions_per_second", config.actions_per_second == 0),
+        ("calls_per_second", config.calls_per_second == 0),
+        ("resumes_per_minute", config.resumes_per_minute == 0),
+    ];
+    if let Some((name, _)) = positive.iter().find(|(_, zero)| *zero) {
+        return Err(format!("{name} must be greater than 0"));
+    }
+    Ok(())
 }
 
 fn load(path: &PathBuf) -> Result<FileConfig, String> {
@@ -175,6 +313,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         Some(p) => load(p)?,
         None => FileConfig::default(),
     };
+    let limits = FileLimits::of(&file);
     let defaults = ServerConfig::default();
     let operator_token = operator_token(args, &file)?;
     let tls = tls_identity(args, &file)?;
@@ -222,12 +361,13 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     if let Some(v) = file.max_message_bytes {
         config.max_message_bytes = v;
     }
-    if let Some(v) = file.actions_per_second {
+    if let Some(v) = args.actions_per_second.or(file.actions_per_second) {
         config.actions_per_second = v;
     }
     if let Some(v) = file.join_timeout_ms {
         config.join_timeout = ms(v);
     }
+    connection_limits(args, &limits, &mut config)?;
     if args.store.is_some() && !(args.ladder || file.ladder.unwrap_or(false)) {
         return Err("--store is the ladder's storage: give --ladder too".into());
     }
@@ -254,6 +394,15 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
                 .into());
             }
             l.store = Some(url);
+        }
+        if let Some(v) = args
+            .registrations_per_minute
+            .or(limits.registrations_per_minute)
+        {
+            if v == 0 {
+                return Err("registrations_per_minute must be greater than 0".into());
+            }
+            l.registrations_per_minute = v;
         }
         if let Some(v) = file.ladder_drain_timeout_ms {
             l.drain_timeout = ms(v);

@@ -23,14 +23,17 @@
 //! match, server RSS, echo round trips per second, and the ratio decisions/s ÷ echo round trips/s.
 //!
 //! `--hold N` instead creates N matches that nobody joins and reports the server's memory per
-//! open match.
+//! open match. `--abuse N` runs honest matches quietly and then beside N connections of which a
+//! quarter misbehave, and prints the p99 ratio and the server's memory (`abuse.rs`).
 //!
 //! ```sh
 //! CARGO_TARGET_DIR=/tmp/target-loadgen cargo build --release -p maumau-cli -p maumau-loadgen
 //! /tmp/target-loadgen/release/maumau-loadgen                 # 16 and 256 streams, both ways
 //! /tmp/target-loadgen/release/maumau-loadgen --hold 10000    # memory per open match
+//! /tmp/target-loadgen/release/maumau-loadgen --abuse 1000 --streams 64   # honest p99 under abuse
 //! ```
 
+mod abuse;
 mod echo;
 mod game;
 mod hold;
@@ -168,6 +171,12 @@ struct BenchArgs {
     /// per open match.
     #[arg(long, num_args = 0..=1, default_missing_value = "10000", value_name = "N")]
     hold: Option<usize>,
+    /// Instead of the load: run honest matches (the first `--streams` count, one connection per
+    /// stream) quietly and then beside N more connections of which a quarter misbehave, and print
+    /// the honest p99 decision latency of both runs as a ratio and the server's memory (issue 14
+    /// item 7). The server runs with its default limits.
+    #[arg(long, num_args = 0..=1, default_missing_value = "1000", value_name = "N")]
+    abuse: Option<usize>,
 }
 
 /// Opens `n` HTTP/2 connections to `url` (loopback only).
@@ -752,6 +761,22 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
         server.stop();
         print_hold(&result?);
         return Ok(());
+    }
+    if let Some(n) = args.abuse {
+        let streams = args.streams.first().copied().unwrap_or(64);
+        if streams == 0 || !streams.is_multiple_of(SEATS) {
+            return Err(format!("--streams {streams}: a multiple of {SEATS}"));
+        }
+        let server = start_game_server(
+            &bin,
+            "",
+            args.server_log.as_deref().or(Some("warn")),
+            args.data_parent.as_ref(),
+            args.server_threads.first().copied().unwrap_or(0),
+        )?;
+        let result = abuse::abuse(&server, n, streams, args.seed, args.warmup, args.duration).await;
+        server.stop();
+        return result;
     }
     if !(args.duration > 0.0 && args.duration <= 3600.0 && (0.0..=600.0).contains(&args.warmup)) {
         return Err("--duration must be in (0, 3600] s and --warmup in [0, 600] s".into());

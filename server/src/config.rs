@@ -29,6 +29,28 @@ pub struct ServerConfig {
     /// Ladder mode (`maumau serve --ladder`): the `LadderService` with its matchmaker, and the
     /// ladder's store in `<data_dir>/ladder`. `None` (the default) serves no ladder.
     pub ladder: Option<crate::ladder::LadderSettings>,
+    /// A connection that has made no request this long after it was accepted (a silent TCP
+    /// connection, an unfinished HTTP/2 handshake) is closed.
+    pub handshake_timeout: Duration,
+    /// A connection with no open request (no call or stream in progress) for this long is
+    /// closed.
+    pub idle_timeout: Duration,
+    /// HTTP/2 keepalive: the server pings every connection this often; `None` sends no pings.
+    pub keepalive_interval: Option<Duration>,
+    /// A peer that does not answer a keepalive ping within this long is dropped.
+    pub keepalive_timeout: Duration,
+    /// Most connections open at once; connections beyond it are closed as soon as they are
+    /// accepted (and counted in the log).
+    pub max_connections: usize,
+    /// Most concurrent HTTP/2 streams (calls) on one connection.
+    pub max_streams_per_connection: u32,
+    /// Actions one seat (one token) may send per second over all its connections, streamed or by
+    /// `SubmitAction`; `SubmitAction` calls one connection may make per second; and, as a budget
+    /// apart, Pings and Resume messages per seat and per Play stream. Bursts of twice this.
+    pub calls_per_second: u32,
+    /// Resumes (a Join or Watch with `resume`, or a Resume message) one seat may make per
+    /// minute, each of which sends the match's events again; bursts of twice this.
+    pub resumes_per_minute: u32,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +65,14 @@ impl Default for ServerConfig {
             join_timeout: Duration::from_secs(60),
             tls: None,
             ladder: None,
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            keepalive_interval: Some(Duration::from_secs(30)),
+            keepalive_timeout: Duration::from_secs(20),
+            max_connections: 10_000,
+            max_streams_per_connection: 1_024,
+            calls_per_second: 1_000,
+            resumes_per_minute: 60,
         }
     }
 }

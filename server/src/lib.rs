@@ -138,6 +138,7 @@ pub async fn run_with_ready(
         .map_err(ServerError::Tls)?;
     let max_message = config.max_message_bytes;
     let ladder_settings = config.ladder.clone();
+    let limits = serve::Limits::from_config(&config);
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
     let hub = match ladder_settings {
         Some(settings) => Some(
@@ -221,7 +222,7 @@ pub async fn run_with_ready(
     let stopping_hub = hub.clone();
     tracing::info!(%addr, "serving");
     ready(addr);
-    let result = serve::serve(listener, service, tls, async move {
+    let result = serve::serve(listener, service, tls, limits, async move {
         shutdown.await;
         if let Some(hub) = &stopping_hub {
             tracing::info!("shutting down: draining the ladder");

@@ -12,6 +12,7 @@
 //! | `maumau_rejections_total{reason}` | counter | seats' actions and messages refused, by `maumau-reason` |
 //! | `maumau_timeouts_total` | counter | decisions the clock took (the default action was played) |
 //! | `maumau_connections_open` | gauge | open client connections |
+//! | `maumau_connections_refused_total` | counter | connections closed at once: the server held `max_connections` |
 //! | `maumau_streams_open` | gauge | open Play and Watch streams |
 //! | `maumau_store_write_seconds` | summary | time to write and sync one batch of finished matches |
 //! | `maumau_store_write_failures_total` | counter | failed writes of finished matches (each retried) |
@@ -39,6 +40,10 @@ pub fn describe() {
     );
     describe_counter!("maumau_timeouts_total", "Decisions taken by the clock.");
     describe_gauge!("maumau_connections_open", "Open client connections.");
+    describe_counter!(
+        "maumau_connections_refused_total",
+        "Connections closed at once because the server held its maximum."
+    );
     describe_gauge!("maumau_streams_open", "Open Play and Watch streams.");
     describe_histogram!(
         "maumau_store_write_seconds",
@@ -78,6 +83,10 @@ pub(crate) fn rejection(reason: pb::ErrorReason) {
 
 pub(crate) fn timeout() {
     counter!("maumau_timeouts_total").increment(1);
+}
+
+pub(crate) fn connection_refused() {
+    counter!("maumau_connections_refused_total").increment(1);
 }
 
 pub(crate) fn store_written(took: Duration) {

@@ -72,27 +72,45 @@ fn resolve(
         .ok_or_else(|| wire::status(pb::ErrorReason::BadToken, "unknown token"))
 }
 
-/// A token bucket: `rate` actions per second, bursts of twice that.
+/// A token bucket: `rate` calls per second, bursts of twice that (or, [`RateLimit::per_minute`],
+/// `n` calls per minute, `n` at once).
 pub(crate) struct RateLimit {
     rate: f64,
+    burst: f64,
     tokens: f64,
     at: Instant,
 }
 
 impl RateLimit {
     pub(crate) fn new(rate: u32) -> RateLimit {
+        RateLimit::with(rate as f64, 2.0 * rate as f64)
+    }
+
+    /// `n` calls per minute, at most `n` at once.
+    pub(crate) fn per_minute(n: u32) -> RateLimit {
+        RateLimit::with(n as f64 / 60.0, n as f64)
+    }
+
+    fn with(rate: f64, burst: f64) -> RateLimit {
         RateLimit {
-            rate: rate as f64,
-            tokens: 2.0 * rate as f64,
+            rate,
+            burst,
+            tokens: burst,
             at: Instant::now(),
         }
+    }
+
+    /// Whether the bucket has refilled to its burst (it then holds no memory of past calls).
+    pub(crate) fn is_full(&self) -> bool {
+        let dt = Instant::now().duration_since(self.at).as_secs_f64();
+        self.tokens + dt * self.rate >= self.burst
     }
 
     pub(crate) fn allow(&mut self) -> bool {
         let now = Instant::now();
         let dt = now.duration_since(self.at).as_secs_f64();
         self.at = now;
-        self.tokens = (self.tokens + dt * self.rate).min(2.0 * self.rate);
+        self.tokens = (self.tokens + dt * self.rate).min(self.burst);
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
             true
@@ -352,6 +370,19 @@ impl PlayService for Play {
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
         let token = bearer(&req);
         let r = req.into_inner();
+        // The connection's budget first: a flood is refused before its token is even looked up.
+        if Home::current().is_some_and(|home| !home.allow_call()) {
+            return Ok(Response::new(pb::SubmitActionResponse {
+                result: Some(pb::submit_action_response::Result::Rejected(
+                    pb::ActionRejected {
+                        request_id: r.action.as_ref().map_or(0, |a| a.request_id),
+                        reason: pb::ErrorReason::RateLimited as i32,
+                        message: "too many SubmitAction calls on this connection; slow down".into(),
+                        state_id: 0,
+                    },
+                )),
+            }));
+        }
         let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token)?;
         let Role::Seat(seat) = role else {
             return Err(wire::status(

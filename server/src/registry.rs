@@ -737,7 +737,7 @@ impl Registry {
             &m.bots,
             m.clock,
             self.config.join_timeout,
-            self.config.actions_per_second,
+            crate::table::SeatLimits::from_config(&self.config),
         );
         let registry = self.clone();
         let mover = table.mover();

@@ -177,6 +177,34 @@ struct SeatState {
     held_accepted: Vec<pb::ActionAccepted>,
     /// The seat's Play stream, read by the table.
     inbound: Option<Inbound>,
+    /// The seat's (its token's) budget of actions over all its connections, streamed or unary.
+    calls: RateLimit,
+    /// The seat's budget of Pings and Resume messages, apart from its actions: a seat that
+    /// floods actions can still check its line.
+    control: RateLimit,
+    /// The seat's budget of resumes, each of which sends events again.
+    resumes: RateLimit,
+}
+
+/// The limits on what one seat may repeat (see [`crate::ServerConfig`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SeatLimits {
+    /// Messages one Play stream may send per second (bursts of twice this).
+    pub(crate) actions_per_second: u32,
+    /// Calls one seat may make per second over all its connections (bursts of twice this).
+    pub(crate) calls_per_second: u32,
+    /// Resumes one seat may make per minute (at most this many at once).
+    pub(crate) resumes_per_minute: u32,
+}
+
+impl SeatLimits {
+    pub(crate) fn from_config(c: &crate::ServerConfig) -> SeatLimits {
+        SeatLimits {
+            actions_per_second: c.actions_per_second,
+            calls_per_second: c.calls_per_second,
+            resumes_per_minute: c.resumes_per_minute,
+        }
+    }
 }
 
 /// Which seats' Play streams have signalled something to read, and the table task to wake when
@@ -234,6 +262,8 @@ struct Inbound {
     conn: u64,
     stream: Box<Streaming<pb::PlayRequest>>,
     limit: RateLimit,
+    /// The stream's budget of Pings and Resumes.
+    control: RateLimit,
 }
 
 /// The table task's state.
@@ -247,8 +277,8 @@ pub(crate) struct Table {
     log: Vec<Event>,
     state_id: u64,
     clock: TimeControl,
-    /// Actions per second one Play connection may send (bursts of twice this).
-    actions_per_second: u32,
+    /// What one seat, and one of its Play streams, may repeat.
+    limits: SeatLimits,
     /// The seat whose stream is read first next time (round robin).
     next_reader: usize,
     /// Which seats' streams have something to read.
@@ -303,6 +333,11 @@ fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(kind) }
 }
 
+/// Why a Resume was refused.
+fn too_many_resumes() -> String {
+    "too many resumes for this seat (each sends the events again); slow down".into()
+}
+
 /// The answer to a Ping.
 pub(crate) fn pong(nonce: u64) -> pb::ServerMessage {
     message(pb::server_message::Kind::Pong(pb::Pong {
@@ -322,7 +357,7 @@ impl Table {
         bots: &[Option<pb::BotKind>],
         clock: TimeControl,
         join_timeout: Duration,
-        actions_per_second: u32,
+        limits: SeatLimits,
     ) -> Table {
         let seed = game.rng_state().0;
         let seats = (0..game.seats())
@@ -351,6 +386,9 @@ impl Table {
                 held: Vec::new(),
                 held_accepted: Vec::new(),
                 inbound: None,
+                calls: RateLimit::new(limits.calls_per_second),
+                control: RateLimit::new(limits.calls_per_second),
+                resumes: RateLimit::per_minute(limits.resumes_per_minute),
             })
             .collect();
         let seats_n = game.seats() as usize;
@@ -372,7 +410,7 @@ impl Table {
             log,
             state_id: 1,
             clock,
-            actions_per_second,
+            limits,
             next_reader: 0,
             seat_wakers: (0..seats_n)
                 .map(|s| {
@@ -531,12 +569,27 @@ impl Table {
             let rejected = table.rejection(s, request_id, reason, why);
             table.answer(s, Reply::Stream { conn }, Err(rejected));
         };
+        // Every message costs one from the stream's budget and one from the seat's: actions
+        // from those of actions, Pings and Resumes from those of the rest.
+        let action = matches!(msg.kind, Some(pb::play_request::Kind::Action(_)));
+        let allowed = {
+            let seat = &mut self.seats[s as usize];
+            let stream = seat.inbound.as_mut().is_some_and(|i| {
+                if action {
+                    i.limit.allow()
+                } else {
+                    i.control.allow()
+                }
+            });
+            stream
+                && if action {
+                    seat.calls.allow()
+                } else {
+                    seat.control.allow()
+                }
+        };
         match msg.kind {
             Some(pb::play_request::Kind::Action(a)) => {
-                let allowed = self.seats[s as usize]
-                    .inbound
-                    .as_mut()
-                    .is_some_and(|i| i.limit.allow());
                 if !allowed {
                     let why = "too many actions; slow down".to_string();
                     return refuse(self, a.request_id, pb::ErrorReason::RateLimited, why);
@@ -552,7 +605,16 @@ impl Table {
                     Err(e) => refuse(self, a.request_id, e.reason(), e.to_string()),
                 }
             }
+            Some(pb::play_request::Kind::Ping(_)) if !allowed => {
+                let why = "too many Pings; slow down".to_string();
+                refuse(self, 0, pb::ErrorReason::RateLimited, why);
+            }
             Some(pb::play_request::Kind::Ping(p)) => self.send_seat(s, pong(p.nonce)),
+            Some(pb::play_request::Kind::Resume(_))
+                if !allowed || !self.seats[s as usize].resumes.allow() =>
+            {
+                refuse(self, 0, pb::ErrorReason::RateLimited, too_many_resumes());
+            }
             Some(pb::play_request::Kind::Resume(r)) => {
                 // The same connection attaches again: Welcome, then the feed from where asked.
                 if let Some((_, outbox)) = self.seats[s as usize].conn.clone() {
@@ -599,6 +661,15 @@ impl Table {
                 inbound,
                 attached,
             } => {
+                if let (Role::Seat(s), Some(_)) = (role, &resume)
+                    && !self.seats[s as usize].resumes.allow()
+                {
+                    // Refused before anything changes: the seat's connection stays as it was.
+                    let status = wire::status(pb::ErrorReason::RateLimited, too_many_resumes());
+                    let _ = outbox.send(Out::End(status));
+                    let _ = attached.send(());
+                    return;
+                }
                 self.attach(role, resume, name, delivery, outbox, conn, inbound);
                 self.follow_seats();
                 self.maybe_start();
@@ -618,6 +689,22 @@ impl Table {
                 }
                 Role::Spectator => self.spectators.retain(|(c, _)| *c != conn),
             },
+            Command::Act {
+                seat,
+                request_id,
+                reply: reply @ Reply::Unary(_),
+                ..
+            }
+            | Command::Refuse {
+                seat,
+                request_id,
+                reply: reply @ Reply::Unary(_),
+                ..
+            } if !self.seats[seat as usize].calls.allow() => {
+                let why = "too many SubmitAction calls for this seat; slow down".to_string();
+                let rejected = self.rejection(seat, request_id, pb::ErrorReason::RateLimited, why);
+                self.answer(seat, reply, Err(rejected));
+            }
             Command::Act {
                 seat,
                 state_id,
@@ -768,7 +855,8 @@ impl Table {
                     seat.inbound = Some(Inbound {
                         conn,
                         stream,
-                        limit: RateLimit::new(self.actions_per_second),
+                        limit: RateLimit::new(self.limits.actions_per_second),
+                        control: RateLimit::new(self.limits.calls_per_second),
                     });
                     self.readiness.mark(1 << s);
                 } else if seat.inbound.as_ref().is_some_and(|i| i.conn != conn) {

@@ -80,6 +80,10 @@ pub struct LadderSettings {
     /// Seeds the matchmaker's draws (tables and deals), for reproducible runs; `None` draws a
     /// seed from the operating system.
     pub seed: Option<u64>,
+    /// Registrations (RegisterOwner and RegisterBot) one client IP address (for IPv6, one /64
+    /// network) may make per minute, at most this many at once; more are refused with
+    /// `LADDER_ERROR_REASON_RATE_LIMITED`.
+    pub registrations_per_minute: u32,
 }
 
 impl Default for LadderSettings {
@@ -95,6 +99,7 @@ impl Default for LadderSettings {
             validation: ValidationPolicy::default(),
             drain_timeout: Duration::from_secs(60),
             seed: None,
+            registrations_per_minute: 30,
         }
     }
 }
@@ -159,6 +164,7 @@ pub(crate) fn refuse(
         R::State => tonic::Code::FailedPrecondition,
         R::Superseded => tonic::Code::Aborted,
         R::Storage => tonic::Code::Unavailable,
+        R::RateLimited => tonic::Code::ResourceExhausted,
         R::Unspecified => tonic::Code::Unknown,
     };
     let mut status = Status::new(code, message);
@@ -256,6 +262,54 @@ pub(crate) struct Hub {
     rng: Mutex<ChaCha20Rng>,
     /// With PostgreSQL: this node of a shared ladder.
     cluster: Option<nodes::Cluster>,
+    /// Each client address's budget of registrations.
+    registrations: Mutex<HashMap<std::net::IpAddr, crate::play::RateLimit>>,
+}
+
+/// Addresses whose registration budgets are kept before the full ones are forgotten.
+const REGISTRATION_ADDRESSES: usize = 10_000;
+
+impl Hub {
+    /// Takes one registration from the budget of the client at `peer` (its IPv6 /64 network);
+    /// refuses with `LADDER_ERROR_REASON_RATE_LIMITED` when it is spent. A call that did not come
+    /// through a TCP connection (no peer address) is not limited.
+    pub(crate) fn allow_registration(
+        &self,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Result<(), Status> {
+        let Some(peer) = peer else { return Ok(()) };
+        let ip = match peer.ip() {
+            std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+                let net = u128::from(v6) & !((1u128 << 64) - 1);
+                std::net::IpAddr::V6(net.into())
+            }
+            std::net::IpAddr::V6(v6) => std::net::IpAddr::V4(
+                v6.to_ipv4_mapped()
+                    .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+            ),
+            v4 => v4,
+        };
+        let per_minute = self.settings.registrations_per_minute;
+        let mut budgets = lock(&self.registrations);
+        if budgets.len() >= REGISTRATION_ADDRESSES {
+            budgets.retain(|_, b| !b.is_full());
+        }
+        let allowed = budgets
+            .entry(ip)
+            .or_insert_with(|| crate::play::RateLimit::per_minute(per_minute))
+            .allow();
+        if allowed {
+            return Ok(());
+        }
+        Err(refuse(
+            pb::LadderErrorReason::RateLimited,
+            Some(pb::ErrorReason::RateLimited),
+            format!(
+                "too many registrations from this address (at most {per_minute} a minute); \
+                 wait and retry"
+            ),
+        ))
+    }
 }
 
 impl Hub {
@@ -361,6 +415,7 @@ impl Hub {
             closed: AtomicBool::new(false),
             next_conn: AtomicU64::new(1),
             cluster,
+            registrations: Mutex::new(HashMap::new()),
         });
         tokio::spawn(matchmaker::run(hub.clone()));
         if hub.cluster.is_some() {

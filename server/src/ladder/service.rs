@@ -316,6 +316,7 @@ impl LadderService for LadderApi {
         &self,
         req: Request<pb::RegisterOwnerRequest>,
     ) -> Result<Response<pb::RegisterOwnerResponse>, Status> {
+        self.hub.allow_registration(req.remote_addr())?;
         let r = req.into_inner();
         let name = r.name.trim().to_string();
         if name.is_empty() || name.chars().count() > 64 {
@@ -336,6 +337,7 @@ impl LadderService for LadderApi {
         &self,
         req: Request<pb::RegisterBotRequest>,
     ) -> Result<Response<pb::RegisterBotResponse>, Status> {
+        self.hub.allow_registration(req.remote_addr())?;
         let key = key_of(&req)?;
         let name = req.into_inner().name.trim().to_string();
         if name.is_empty() || name.chars().count() > 64 {

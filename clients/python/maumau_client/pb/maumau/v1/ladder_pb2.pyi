@@ -21,6 +21,7 @@ class LadderErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LADDER_ERROR_REASON_SUPERSEDED: _ClassVar[LadderErrorReason]
     LADDER_ERROR_REASON_STORAGE: _ClassVar[LadderErrorReason]
     LADDER_ERROR_REASON_OPERATOR_ONLY: _ClassVar[LadderErrorReason]
+    LADDER_ERROR_REASON_RATE_LIMITED: _ClassVar[LadderErrorReason]
 
 class VersionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -60,6 +61,7 @@ LADDER_ERROR_REASON_NO_HELLO: LadderErrorReason
 LADDER_ERROR_REASON_SUPERSEDED: LadderErrorReason
 LADDER_ERROR_REASON_STORAGE: LadderErrorReason
 LADDER_ERROR_REASON_OPERATOR_ONLY: LadderErrorReason
+LADDER_ERROR_REASON_RATE_LIMITED: LadderErrorReason
 VERSION_STATUS_UNSPECIFIED: VersionStatus
 VERSION_STATUS_ACTIVE: VersionStatus
 VERSION_STATUS_HEALTH_PAUSED: VersionStatus
