@@ -593,6 +593,7 @@ mod tests {
         let config = maumau_server::ServerConfig {
             data_dir: data.path().to_path_buf(),
             actions_per_second: 1_000_000,
+            calls_per_second: 1_000_000,
             ..Default::default()
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

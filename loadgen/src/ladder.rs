@@ -213,10 +213,12 @@ impl LadderArgs {
 
 /// The server's configuration file: the same for both sides, plus the ladder's part.
 fn server_config(ladder: Option<(&LadderArgs, &str)>) -> String {
-    let mut c = String::from("actions_per_second = 1000000\nmax_open_matches = 100000\n");
+    let mut c = String::from(
+        "actions_per_second = 1000000\ncalls_per_second = 1000000\nmax_open_matches = 100000\n",
+    );
     if let Some((args, node_address)) = ladder {
         c.push_str(&format!(
-            "ladder = true\nladder_join_deadline_ms = {}\nladder_node_address = \"{node_address}\"\n\
+            "ladder = true\nregistrations_per_minute = 1000000\nladder_join_deadline_ms = {}\nladder_node_address = \"{node_address}\"\n\
              [[ladder_formats]]\nprofile = \"{}\"\nseats = {SEATS}\nweight = 1.0\n",
             args.join_deadline_ms,
             PROFILE.name()

@@ -133,7 +133,8 @@ struct BenchArgs {
     /// The `maumau` binary [default: `maumau` next to this executable].
     #[arg(long)]
     server_bin: Option<PathBuf>,
-    /// Actions per second a Play stream may send (the server's `actions_per_second`; its default,
+    /// Actions per second a Play stream and a seat may send (the server's `actions_per_second`
+    /// and `calls_per_second`; their default,
     /// 1000, can throttle a bot that answers at once when few matches run).
     #[arg(long, default_value_t = 1_000_000)]
     actions_per_second: u32,
@@ -357,7 +358,7 @@ async fn run_game(
     threads: u16,
 ) -> Result<Row, String> {
     let config = format!(
-        "actions_per_second = {}\nmax_open_matches = {}\n",
+        "actions_per_second = {0}\ncalls_per_second = {0}\nmax_open_matches = {1}\n",
         args.actions_per_second,
         streams * 4 + 100
     );

@@ -82,7 +82,8 @@ impl std::fmt::Display for ServerError {
             ServerError::OpenToNetwork(a) => write!(
                 f,
                 "listening on {a}, beyond loopback, needs an operator token \
-                 (--operator-token or MAUMAU_OPERATOR_TOKEN) so strangers cannot create matches"
+                 (--operator-token-file, MAUMAU_OPERATOR_TOKEN or --operator-token) so strangers \
+                 cannot create matches"
             ),
             ServerError::EmptyOperatorToken => write!(
                 f,
