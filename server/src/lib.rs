@@ -33,6 +33,7 @@ mod play;
 mod reasons;
 mod registry;
 mod serve;
+mod store;
 mod table;
 
 use std::future::Future;

@@ -31,9 +31,11 @@ impl Matches {
         }
     }
 
-    fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
+    /// A match, open or finished (a finished one is read from the store).
+    async fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
         self.registry
             .get(id)
+            .await
             .ok_or_else(|| wire::status(pb::ErrorReason::MatchNotFound, format!("no match `{id}`")))
     }
 }
@@ -150,7 +152,7 @@ impl MatchService for Matches {
     ) -> Result<Response<pb::AbortMatchResponse>, Status> {
         self.operator(&req)?;
         let r = req.into_inner();
-        let entry = self.entry(&r.match_id)?;
+        let entry = self.entry(&r.match_id).await?;
         if let Some(tx) = entry.sender() {
             let (reply, done) = oneshot::channel();
             let reason = if r.reason.is_empty() {
@@ -194,9 +196,9 @@ impl MatchService for Matches {
             pb::MatchStatus::Unspecified => None,
             s => Some(s),
         };
-        let (entries, next) = self.registry.list(start, size, status);
+        let (matches, next) = self.registry.list(start, size, status).await;
         Ok(Response::new(pb::ListMatchesResponse {
-            matches: entries.iter().map(|e| e.summary()).collect(),
+            matches,
             next_page_token: next.map(|n| n.to_string()).unwrap_or_default(),
         }))
     }
@@ -205,7 +207,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetMatchRequest>,
     ) -> Result<Response<pb::GetMatchResponse>, Status> {
-        let entry = self.entry(&req.into_inner().match_id)?;
+        let entry = self.entry(&req.into_inner().match_id).await?;
         Ok(Response::new(pb::GetMatchResponse {
             r#match: Some(entry.summary()),
         }))
@@ -215,7 +217,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetResultRequest>,
     ) -> Result<Response<pb::GetResultResponse>, Status> {
-        let entry = self.entry(&req.into_inner().match_id)?;
+        let entry = self.entry(&req.into_inner().match_id).await?;
         let report = entry.report().ok_or_else(|| {
             invalid(
                 pb::ErrorReason::MatchNotFinished,
@@ -231,7 +233,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetReplayRequest>,
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
-        let entry = self.entry(&req.into_inner().match_id)?;
+        let entry = self.entry(&req.into_inner().match_id).await?;
         if entry.replay_pruned() {
             return Err(wire::status(
                 pb::ErrorReason::ReplayPruned,

@@ -39,8 +39,8 @@ pub(crate) fn bearer<T>(req: &Request<T>) -> Option<String> {
 }
 
 /// Resolves the token of a request: from metadata or the message, which must agree.
-fn resolve(
-    registry: &Registry,
+async fn resolve(
+    registry: &Arc<Registry>,
     meta: Option<&str>,
     body: &str,
 ) -> Result<(Arc<MatchEntry>, Role), Status> {
@@ -62,6 +62,7 @@ fn resolve(
     }
     registry
         .by_token(token)
+        .await
         .ok_or_else(|| wire::status(pb::ErrorReason::BadToken, "unknown token"))
 }
 
@@ -181,7 +182,7 @@ async fn session(
         }
         _ => return,
     };
-    let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token) {
+    let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token).await {
         Ok(x) => x,
         Err(status) => {
             outbox.send(Out::End(status));
@@ -315,7 +316,7 @@ impl PlayService for Play {
     ) -> Result<Response<Self::WatchStream>, Status> {
         let token = bearer(&req);
         let w = req.into_inner();
-        let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
+        let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token).await?;
         let (tx, rx) = outbox(OUTBOX, Home::current());
         let conn = self.registry.next_conn();
         let (resume, name) = (w.resume, w.client_name);
@@ -342,7 +343,7 @@ impl PlayService for Play {
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
         let token = bearer(&req);
         let r = req.into_inner();
-        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token)?;
+        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token).await?;
         let Role::Seat(seat) = role else {
             return Err(wire::status(
                 pb::ErrorReason::NotSeated,
