@@ -54,7 +54,7 @@ pub(crate) struct SoakArgs {
     server_log: String,
 }
 
-/// Longest wait for one match, from CreateMatch to MatchFinished.
+/// Longest wait for one match's MatchFinished.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs the soak.
@@ -117,48 +117,72 @@ async fn serving(url: &str) -> Result<(), String> {
 
 /// Creates one bots-only match and watches it to its end.
 async fn play_one(channel: &Channel, seed: u64) -> Result<(), String> {
-    let created = MatchServiceClient::new(channel.clone())
-        .create_match(pb::CreateMatchRequest {
-            config: Some(pb::MatchConfig {
-                profile: pb::Profile::Classic as i32,
-                seats: 2,
-                options: Some(pb::ProfileOptions {
-                    single_round: true,
-                    ..Default::default()
-                }),
+    let mut matches = MatchServiceClient::new(channel.clone());
+    let create = matches.create_match(pb::CreateMatchRequest {
+        config: Some(pb::MatchConfig {
+            profile: pb::Profile::Classic as i32,
+            seats: 2,
+            options: Some(pb::ProfileOptions {
+                single_round: true,
                 ..Default::default()
             }),
-            seed: Some(seed),
-            bots: (0..2)
-                .map(|seat| pb::SeatBot {
-                    seat,
-                    kind: pb::BotKind::Random as i32,
-                })
-                .collect(),
-            label: "soak".into(),
             ..Default::default()
-        })
+        }),
+        seed: Some(seed),
+        bots: (0..2)
+            .map(|seat| pb::SeatBot {
+                seat,
+                kind: pb::BotKind::Random as i32,
+            })
+            .collect(),
+        label: "soak".into(),
+        ..Default::default()
+    });
+    let created = tokio::time::timeout(MATCH_TIMEOUT, create)
         .await
+        .map_err(|_| "CreateMatch took over a minute".to_string())?
         .map_err(|s| format!("CreateMatch: {s}"))?
         .into_inner();
-    let mut feed = PlayServiceClient::new(channel.clone())
-        .watch(pb::WatchRequest {
-            token: created.spectator_token,
-            ..Default::default()
-        })
+    let mut play = PlayServiceClient::new(channel.clone());
+    let watch = play.watch(pb::WatchRequest {
+        token: created.spectator_token,
+        ..Default::default()
+    });
+    let mut feed = tokio::time::timeout(MATCH_TIMEOUT, watch)
         .await
+        .map_err(|_| format!("Watch of {} took over a minute", created.match_id))?
         .map_err(|s| format!("Watch: {s}"))?
         .into_inner();
-    while let Some(m) = feed.next().await {
-        let m = m.map_err(|s| format!("Watch stream: {s}"))?;
-        if let Some(pb::server_message::Kind::Finished(_)) = m.message.and_then(|m| m.kind) {
-            return Ok(());
+    let watched = tokio::time::timeout(MATCH_TIMEOUT, async {
+        while let Some(m) = feed.next().await {
+            let m = m.map_err(|s| format!("Watch stream: {s}"))?;
+            if let Some(pb::server_message::Kind::Finished(_)) = m.message.and_then(|m| m.kind) {
+                return Ok(());
+            }
+        }
+        Err(format!(
+            "match {}: the feed ended before MatchFinished",
+            created.match_id
+        ))
+    })
+    .await;
+    match watched {
+        Ok(r) => r,
+        Err(_) => {
+            // Say what the server knows of it.
+            let known = MatchServiceClient::new(channel.clone())
+                .get_match(pb::GetMatchRequest {
+                    match_id: created.match_id.clone(),
+                })
+                .await
+                .map(|r| format!("{:?}", r.into_inner().r#match))
+                .unwrap_or_else(|s| s.to_string());
+            Err(format!(
+                "match {} saw no MatchFinished within a minute; GetMatch: {known}",
+                created.match_id
+            ))
         }
     }
-    Err(format!(
-        "match {}: the feed ended before MatchFinished",
-        created.match_id
-    ))
 }
 
 /// Least-squares slope of `y` over `x`.
@@ -203,21 +227,28 @@ async fn soak(args: SoakArgs) -> Result<(), String> {
 
     let next = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let workers: Vec<_> = (0..args.in_flight)
         .map(|_| {
-            let (next, done, channel) = (next.clone(), done.clone(), channel.clone());
+            let (next, done, failed, channel) =
+                (next.clone(), done.clone(), failed.clone(), channel.clone());
             let total = args.matches;
             tokio::spawn(async move {
+                let mut errors = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= total {
-                        return Ok::<(), String>(());
+                        return errors;
                     }
-                    tokio::time::timeout(MATCH_TIMEOUT, play_one(&channel, i as u64 + 1))
-                        .await
-                        .map_err(|_| format!("match {i} took over a minute"))??;
-                    done.fetch_add(1, Ordering::Relaxed);
+                    // A match that fails is reported at the end; the soak goes on.
+                    match play_one(&channel, i as u64 + 1).await {
+                        Ok(()) => done.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => {
+                            errors.push(e);
+                            failed.fetch_add(1, Ordering::Relaxed)
+                        }
+                    };
                 }
             })
         })
@@ -226,7 +257,8 @@ async fn soak(args: SoakArgs) -> Result<(), String> {
     let mut mark = args.every;
     loop {
         let finished = done.load(Ordering::Relaxed);
-        if finished >= mark || finished >= args.matches {
+        let ended = finished + failed.load(Ordering::Relaxed);
+        if finished >= mark || ended >= args.matches {
             let rss = server.rss_kb();
             println!(
                 "{:>9} {:>10} {:>9.1}",
@@ -237,21 +269,23 @@ async fn soak(args: SoakArgs) -> Result<(), String> {
             samples.push((finished as f64, rss as f64));
             mark = (finished / args.every + 1) * args.every;
         }
-        if finished >= args.matches || workers.iter().all(|w| w.is_finished()) {
+        if ended >= args.matches || workers.iter().all(|w| w.is_finished()) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let mut errors = Vec::new();
     for w in workers {
-        w.await.map_err(|e| e.to_string())??;
+        errors.extend(w.await.map_err(|e| e.to_string())?);
     }
+    let finished = done.load(Ordering::Relaxed);
     let seconds = started.elapsed().as_secs_f64();
     let per_match = slope(&samples) * 1024.0;
     let last = samples.last().map_or(0.0, |s| s.1);
     println!(
-        "played {} matches in {seconds:.1} s ({:.0}/s); RSS {rss0} -> {last:.0} kB, peak {} kB",
-        args.matches,
-        args.matches as f64 / seconds,
+        "played {finished} matches in {seconds:.1} s ({:.0}/s); RSS {rss0} -> {last:.0} kB, \
+         peak {} kB",
+        finished as f64 / seconds,
         server.peak_rss_kb()
     );
     println!("RSS growth per finished match (slope from the first sample): {per_match:.0} bytes");
@@ -283,17 +317,26 @@ async fn soak(args: SoakArgs) -> Result<(), String> {
         token = page.next_page_token;
     }
     println!(
-        "restart on {} records: SERVING after {restart:.2} s; RSS then {rss_serving} kB, after \
-         listing all {listed} matches {} kB, peak {} kB",
-        args.matches,
+        "restart on {finished} records: SERVING after {restart:.2} s; RSS then {rss_serving} kB, \
+         after listing all {listed} matches {} kB, peak {} kB",
         server.rss_kb(),
         server.peak_rss_kb()
     );
     server.stop();
-    if listed != args.matches {
+    for e in &errors {
+        eprintln!("maumau-loadgen soak: {e}");
+    }
+    if !errors.is_empty() {
         return Err(format!(
-            "ListMatches lists {listed} matches after the restart, not {}",
+            "{} of {} matches failed",
+            errors.len(),
             args.matches
+        ));
+    }
+    if listed < finished {
+        return Err(format!(
+            "ListMatches lists {listed} matches after the restart, fewer than the {finished} \
+             that finished"
         ));
     }
     Ok(())
