@@ -1,6 +1,8 @@
-//! End to end: finished matches survive a restart; a graceful shutdown records the matches still
-//! open (as aborted, with their report and replay), so none is lost silently; a damaged record in
-//! the data directory is skipped, not fatal.
+//! End to end: finished matches survive a restart (with their tokens: a seat that comes back
+//! after the restart still gets its final report); a graceful shutdown records the matches still
+//! open (as aborted, with their report and replay), so none is lost silently; a data directory
+//! of the file-per-match store is migrated (every match served as before, a damaged record
+//! skipped, not fatal).
 #![allow(missing_docs)]
 
 mod common;
@@ -144,11 +146,10 @@ async fn finished_matches_survive_a_restart() {
     drop(client);
 
     let dir = stop(server).await;
-    let files: Vec<_> = std::fs::read_dir(dir.path().join("matches"))
-        .expect("the matches directory")
-        .map(|e| e.expect("an entry").file_name())
-        .collect();
-    assert_eq!(files.len(), 2, "one record per finished match: {files:?}");
+    assert!(
+        dir.path().join("matches.sqlite").is_file() && !dir.path().join("matches").exists(),
+        "one database, no file per match"
+    );
 
     let server = TestServer::start_in(dir, |_| {}).await;
     let mut matches = server.matches().await;
@@ -174,9 +175,21 @@ async fn finished_matches_survive_a_restart() {
         .expect("verify")
         .into_inner();
     assert!(verdict.valid && verdict.finished, "{verdict:?}");
-    // A seat token of a finished match is not kept across restarts; the match id is.
+    // A seat token of a finished match still works after the restart: Join gets the welcome
+    // and the final report, an action is answered "the match is over".
     let mut client = server.play_client().await;
-    let status = client
+    let mut seat = Seat::join(&mut client, &played.seat_tokens[0].token, None).await;
+    let finished = seat
+        .until(|m| match &m.kind {
+            Some(Kind::Finished(f)) => f.report.clone(),
+            _ => None,
+        })
+        .await;
+    assert_eq!(
+        finished, before[0].report,
+        "the late seat gets the final report"
+    );
+    let answer = client
         .submit_action(pb::SubmitActionRequest {
             token: played.seat_tokens[0].token.clone(),
             action: Some(pb::ActionSubmission {
@@ -186,12 +199,30 @@ async fn finished_matches_survive_a_restart() {
             }),
         })
         .await
-        .expect_err("the old token is unknown");
+        .expect("the old token is known")
+        .into_inner();
+    let Some(pb::submit_action_response::Result::Rejected(rejected)) = answer.result else {
+        panic!("rejected expected: {answer:?}");
+    };
+    assert_eq!(
+        rejected.reason(),
+        pb::ErrorReason::MatchOver,
+        "{rejected:?}"
+    );
+    // A token that never existed is still refused.
+    let status = client
+        .submit_action(pb::SubmitActionRequest {
+            token: "0123456789abcdef0123456789abcdef".into(),
+            action: None,
+        })
+        .await
+        .expect_err("an unknown token");
     assert_eq!(
         maumau::wire::reason_of(&status),
         pb::ErrorReason::BadToken,
         "{status:?}"
     );
+    drop((seat, client));
     stop(server).await;
 }
 
@@ -312,28 +343,51 @@ async fn read_to_end(mut seat: Seat) -> pb::MatchReport {
     report
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_damaged_record_is_skipped_not_fatal() {
-    let server = TestServer::start().await;
-    let mut matches = server.matches().await;
-    let created = matches
-        .create_match(pb::CreateMatchRequest {
-            config: Some(config(pb::Profile::PenaltyPoints, 2)),
-            seed: Some(4),
-            bots: bots(0..2),
-            ..Default::default()
-        })
-        .await
-        .expect("create")
-        .into_inner();
-    feed::watch_to_end(&server, &created.spectator_token).await;
-    let good = record(&mut matches, &created.match_id).await;
-    drop(matches);
-    let dir = stop(server).await;
+/// Copies a directory tree.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read the fixture") {
+        let e = e.expect("an entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("a type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("copy");
+        }
+    }
+}
 
+/// A data directory written by the file-per-match server (tests/data/store-v0, with its own
+/// answers in `listed.pb`) opens: every match is listed and served as before, a second file of
+/// one match is skipped, damaged files are left alone and do not stop the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_per_match_data_directory_is_migrated() {
+    use prost::Message;
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/store-v0");
+    let old = pb::ListMatchesResponse::decode(
+        std::fs::read(fixture.join("listed.pb"))
+            .expect("the old server's list")
+            .as_slice(),
+    )
+    .expect("decode");
+    assert_eq!(old.matches.len(), 5);
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let store = dir.path().join("matches");
-    let original = std::fs::read(store.join(format!("{}.pb", created.match_id))).expect("record");
-    // Garbage, a truncated copy of a real record, an empty file, and a leftover temporary file.
+    copy_dir(&fixture.join("matches"), &store);
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&store)
+        .expect("read")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    let records: Vec<pb::StoredMatch> = files
+        .iter()
+        .map(|p| {
+            pb::StoredMatch::decode(std::fs::read(p).expect("read").as_slice()).expect("a record")
+        })
+        .collect();
+    // A second copy of one record, garbage, a truncated record, an empty file, a leftover
+    // temporary file and a directory.
+    let original = std::fs::read(&files[0]).expect("record");
+    std::fs::write(store.join("zz-copy.pb"), &original).expect("write");
     std::fs::write(store.join("garbage.pb"), [0xFF_u8; 37]).expect("write");
     std::fs::write(
         store.join("truncated.pb"),
@@ -346,16 +400,33 @@ async fn a_damaged_record_is_skipped_not_fatal() {
 
     let server = TestServer::start_in(dir, |_| {}).await;
     let mut matches = server.matches().await;
-    let listed = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
     assert_eq!(
-        listed.iter().map(|m| &m.match_id).collect::<Vec<_>>(),
-        vec![&created.match_id],
-        "only the good record is loaded"
+        list_all(&mut matches, pb::MatchStatus::Unspecified).await,
+        old.matches,
+        "listed as the old server listed them, in the same order, each once"
     );
-    assert_eq!(record(&mut matches, &created.match_id).await, good);
-    // The damaged files are left where they were, for the operator.
-    assert!(store.join("garbage.pb").exists() && store.join("truncated.pb").exists());
-    // The server still works.
+    for r in &records {
+        let report = r.report.clone().expect("a report");
+        let now = record(&mut matches, &report.match_id).await;
+        assert_eq!(now.report, report);
+        assert_eq!(Some(now.replay), r.replay.clone());
+        let was = old.matches.iter().find(|m| m.match_id == report.match_id);
+        assert_eq!(Some(&now.summary), was);
+    }
+    let aborted = list_all(&mut matches, pb::MatchStatus::Aborted).await;
+    assert_eq!(aborted.len(), 1, "{aborted:?}");
+    // The imported files moved out of the way; the damaged ones stay, for the operator; the
+    // partial file is gone.
+    let imported = server.data_dir.path().join("matches.imported");
+    assert_eq!(
+        std::fs::read_dir(&imported).expect("imported").count(),
+        files.len() + 1
+    );
+    for name in ["garbage.pb", "truncated.pb", "empty.pb"] {
+        assert!(store.join(name).exists(), "{name} is left in place");
+    }
+    assert!(!store.join("half-written.pb.tmp").exists());
+    // The server still works, and a restart reads the same (nothing is imported twice).
     let again = matches
         .create_match(pb::CreateMatchRequest {
             config: Some(config(pb::Profile::Classic, 2)),
@@ -367,67 +438,19 @@ async fn a_damaged_record_is_skipped_not_fatal() {
         .into_inner();
     let report = feed::watch_to_end(&server, &again.spectator_token).await;
     assert_eq!(report.status(), pb::MatchStatus::Finished);
-    stop(server).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_records_of_one_match_list_it_once() {
-    let server = TestServer::start().await;
-    let mut matches = server.matches().await;
-    let created = matches
-        .create_match(pb::CreateMatchRequest {
-            config: Some(config(pb::Profile::Classic, 2)),
-            seed: Some(12),
-            bots: bots(0..2),
-            label: "the original".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("create")
-        .into_inner();
-    feed::watch_to_end(&server, &created.spectator_token).await;
-    let good = record(&mut matches, &created.match_id).await;
-    drop(matches);
-    let dir = stop(server).await;
-
-    // Copies under other names: one as it is, one that claims to have ended later and carries
-    // another label. The record in `<id>.pb` is the one the server reads later: it wins.
-    let store = dir.path().join("matches");
-    let original = std::fs::read(store.join(format!("{}.pb", created.match_id))).expect("record");
-    std::fs::write(store.join("backup.pb"), &original).expect("write");
-    let mut changed =
-        <pb::StoredMatch as prost::Message>::decode(original.as_slice()).expect("a record");
-    changed.label = "a later copy".into();
-    changed.ended_unix_ms += 1_000;
-    std::fs::write(
-        store.join("copy.pb"),
-        prost::Message::encode_to_vec(&changed),
-    )
-    .expect("write");
-
-    let server = TestServer::start_in(dir, |_| {}).await;
-    let mut matches = server.matches().await;
     let listed = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
+    assert_eq!(listed.len(), 6);
     assert_eq!(
-        listed.iter().map(|m| &m.match_id).collect::<Vec<_>>(),
-        vec![&created.match_id],
-        "listed once"
+        listed[0].match_id, again.match_id,
+        "the new match is the newest"
     );
-    assert_eq!(listed[0].label, "the original");
-    assert_eq!(record(&mut matches, &created.match_id).await, good);
     drop(matches);
     let dir = stop(server).await;
-
-    // Without `<id>.pb`, the copy that ended last is kept.
-    std::fs::remove_file(store_path(&dir, &created.match_id)).expect("remove");
     let server = TestServer::start_in(dir, |_| {}).await;
     let mut matches = server.matches().await;
-    let listed = list_all(&mut matches, pb::MatchStatus::Unspecified).await;
-    assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0].label, "a later copy");
+    assert_eq!(
+        list_all(&mut matches, pb::MatchStatus::Unspecified).await,
+        listed
+    );
     stop(server).await;
-}
-
-fn store_path(dir: &tempfile::TempDir, id: &str) -> std::path::PathBuf {
-    dir.path().join("matches").join(format!("{id}.pb"))
 }

@@ -13,7 +13,8 @@ pub(crate) struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:50051].
     #[arg(long)]
     listen: Option<SocketAddr>,
-    /// Where finished matches are kept [default: ./maumau-data].
+    /// Where finished matches are kept, in `<data-dir>/matches.sqlite` (a file-per-match
+    /// `<data-dir>/matches/` of earlier versions is imported at start) [default: ./maumau-data].
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Token needed for operator calls (CreateMatch, AbortMatch, the ladder's operator calls);

@@ -7,7 +7,8 @@
 //!   refused with STORAGE_UNAVAILABLE; when space comes back the record is written, the seat gets
 //!   `MatchFinished`, health is SERVING again, and the result survives `kill -9`.
 //! - **A read-only data directory** stops the server at start, with a message that says so.
-//! - **Partial files** an interrupted write left are deleted at start.
+//! - **Partial files** an interrupted write of the old file-per-match store left are deleted at
+//!   start.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -187,10 +188,12 @@ fn fill(dir: &Path) -> PathBuf {
     path
 }
 
-/// The `.tmp` files in the store's directory.
+/// The `.tmp` files in the data directory and in the old file-per-match store's directory.
 fn partial_files(data: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(data.join("matches"))
-        .unwrap()
+    [data.to_path_buf(), data.join("matches")]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "tmp"))
         .collect()

@@ -22,6 +22,9 @@
 //! and prints decisions per second, decision latency percentiles, server CPU per decision and per
 //! match, server RSS, echo round trips per second, and the ratio decisions/s ÷ echo round trips/s.
 //!
+//! `soak` plays 20,000 short matches against one server and prints its memory per finished
+//! match, then its restart time and memory on that history.
+//!
 //! `--hold N` instead creates N matches that nobody joins and reports the server's memory per
 //! open match. `--abuse N` runs honest matches quietly and then beside N connections of which a
 //! quarter misbehave, and prints the p99 ratio and the server's memory (`abuse.rs`).
@@ -40,6 +43,7 @@ mod hold;
 mod ladder;
 mod lean;
 mod procs;
+mod soak;
 mod stats;
 
 use std::net::SocketAddr;
@@ -75,6 +79,9 @@ enum Cmd {
     },
     /// The ladder's rated matches per hour against the same matches created directly (issue 6).
     Ladder(ladder::LadderArgs),
+    /// Many short matches against one server: its memory per finished match, then its restart
+    /// time and memory on that history (issue 14).
+    Soak(soak::SoakArgs),
 }
 
 /// Which event deliveries the game load runs with.
@@ -874,6 +881,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Cmd::EchoServer { listen }) => echo::serve(listen).map_err(|e| e.to_string()),
         Some(Cmd::Ladder(args)) => return ladder::main(args),
+        Some(Cmd::Soak(args)) => return soak::main(args),
         None => {
             let threads = cli.bench.client_threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get)

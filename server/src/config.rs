@@ -9,7 +9,7 @@ use maumau::{pb, wire};
 /// bots on the same machine or network.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
-    /// Where finished matches are stored (`<data_dir>/matches`).
+    /// Where finished matches are stored (`<data_dir>/matches.sqlite`).
     pub data_dir: PathBuf,
     /// When set, CreateMatch and AbortMatch need `authorization: Bearer <operator token>`.
     pub operator_token: Option<String>,

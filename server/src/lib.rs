@@ -34,6 +34,7 @@ mod play;
 mod reasons;
 mod registry;
 mod serve;
+mod store;
 mod table;
 
 use std::future::Future;

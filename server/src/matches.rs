@@ -32,8 +32,9 @@ impl Matches {
         }
     }
 
-    fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
-        self.registry.get(id).ok_or_else(|| {
+    /// A match, open or finished (a finished one is read from the store).
+    async fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
+        self.registry.get(id).await.ok_or_else(|| {
             wire::status(
                 pb::ErrorReason::MatchNotFound,
                 format!("no match `{}`", echo(id)),
@@ -156,7 +157,7 @@ impl MatchService for Matches {
     ) -> Result<Response<pb::AbortMatchResponse>, Status> {
         self.operator(&req)?;
         let r = req.into_inner();
-        let entry = self.entry(&r.match_id)?;
+        let entry = self.entry(&r.match_id).await?;
         if let Some(tx) = entry.sender() {
             let (reply, done) = oneshot::channel();
             let reason = if r.reason.is_empty() {
@@ -209,9 +210,9 @@ impl MatchService for Matches {
                 ));
             }
         };
-        let (entries, next) = self.registry.list(start, size, status);
+        let (matches, next) = self.registry.list(start, size, status).await;
         Ok(Response::new(pb::ListMatchesResponse {
-            matches: entries.iter().map(|e| e.summary()).collect(),
+            matches,
             next_page_token: next.map(|n| n.to_string()).unwrap_or_default(),
         }))
     }
@@ -220,7 +221,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetMatchRequest>,
     ) -> Result<Response<pb::GetMatchResponse>, Status> {
-        let entry = self.entry(&req.into_inner().match_id)?;
+        let entry = self.entry(&req.into_inner().match_id).await?;
         Ok(Response::new(pb::GetMatchResponse {
             r#match: Some(entry.summary()),
         }))
@@ -230,7 +231,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetResultRequest>,
     ) -> Result<Response<pb::GetResultResponse>, Status> {
-        let entry = self.entry(&req.into_inner().match_id)?;
+        let entry = self.entry(&req.into_inner().match_id).await?;
         let report = entry.report().ok_or_else(|| {
             invalid(
                 pb::ErrorReason::MatchNotFinished,
@@ -246,7 +247,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetReplayRequest>,
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
-        let entry = self.entry(&req.into_inner().match_id)?;
+        let entry = self.entry(&req.into_inner().match_id).await?;
         if entry.replay_pruned() {
             return Err(wire::status(
                 pb::ErrorReason::ReplayPruned,

@@ -14,7 +14,7 @@
 //! | `maumau_connections_open` | gauge | open client connections |
 //! | `maumau_connections_refused_total` | counter | connections closed at once: the server held `max_connections` |
 //! | `maumau_streams_open` | gauge | open Play and Watch streams |
-//! | `maumau_store_write_seconds` | summary | time to write and sync one batch of finished matches |
+//! | `maumau_store_write_seconds` | summary | time to commit one batch of finished matches |
 //! | `maumau_store_write_failures_total` | counter | failed writes of finished matches (each retried) |
 //! | `maumau_storage_available` | gauge | 1 while the data directory can be written, 0 while not |
 
@@ -48,7 +48,7 @@ pub fn describe() {
     describe_histogram!(
         "maumau_store_write_seconds",
         metrics::Unit::Seconds,
-        "Time to write and sync one batch of finished matches."
+        "Time to commit one batch of finished matches."
     );
     describe_counter!(
         "maumau_store_write_failures_total",

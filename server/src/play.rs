@@ -46,8 +46,8 @@ pub(crate) fn operator_bearer<T>(req: &Request<T>, token: &str) -> bool {
 }
 
 /// Resolves the token of a request: from metadata or the message, which must agree.
-fn resolve(
-    registry: &Registry,
+async fn resolve(
+    registry: &Arc<Registry>,
     meta: Option<&str>,
     body: &str,
 ) -> Result<(Arc<MatchEntry>, Role), Status> {
@@ -69,6 +69,7 @@ fn resolve(
     }
     registry
         .by_token(token)
+        .await
         .ok_or_else(|| wire::status(pb::ErrorReason::BadToken, "unknown token"))
 }
 
@@ -206,7 +207,7 @@ async fn session(
         }
         _ => return,
     };
-    let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token) {
+    let (entry, role) = match resolve(&registry, meta_token.as_deref(), &join.token).await {
         Ok(x) => x,
         Err(status) => {
             outbox.send(Out::End(status));
@@ -343,7 +344,7 @@ impl PlayService for Play {
     ) -> Result<Response<Self::WatchStream>, Status> {
         let token = bearer(&req);
         let w = req.into_inner();
-        let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token)?;
+        let (entry, role) = resolve(&self.registry, token.as_deref(), &w.token).await?;
         let (tx, rx) = outbox(OUTBOX, Home::current());
         let conn = self.registry.next_conn();
         let (resume, name) = (w.resume, w.client_name);
@@ -383,7 +384,7 @@ impl PlayService for Play {
                 )),
             }));
         }
-        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token)?;
+        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token).await?;
         let Role::Seat(seat) = role else {
             return Err(wire::status(
                 pb::ErrorReason::NotSeated,

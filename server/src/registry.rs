@@ -1,24 +1,25 @@
-//! The matches a server knows: open ones (with their table task) and finished ones (with their
-//! report and replay on disk, so they survive a restart and cost the server's memory only a
-//! summary each).
+//! The matches a server knows: open ones in memory (with their table task), finished ones in
+//! the store (`store.rs`, one SQLite database in the data directory), read back when asked for.
+//! A match leaves memory as soon as its record is committed, so the server's memory is bounded
+//! by its open matches, not by its history.
 //!
-//! The maps sit behind plain `std::sync::Mutex`es that are never held across an `.await`.
+//! The maps sit behind plain `std::sync::Mutex`es that are never held across an `.await`; the
+//! store is read on tokio's blocking pool.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
 use maumau_engine::{Event, Game, MatchConfig, Seat};
-use prost::Message;
 use rand::RngExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
 use crate::config::{ServerConfig, TimeControl};
 use crate::serve::Roaming;
+use crate::store::{self, Store};
 use crate::table::{Command, Role, Table};
 
 /// How a match's first deal was made.
@@ -37,13 +38,15 @@ pub(crate) struct Info {
     pub(crate) actions: u32,
     pub(crate) totals: Vec<i32>,
     pub(crate) ended_unix_ms: u64,
-    /// Set when the match has ended and its record is stored.
+    /// Set when the match has ended and its record is stored (or, when the server was torn
+    /// down before, could not be).
     pub(crate) ended: bool,
-    /// The result, for summaries (the full report and replay are read from disk when asked for).
+    /// The result, for summaries.
     pub(crate) result: Option<pb::MatchResult>,
-    /// The record, kept in memory only if the store was gone when the match ended (the server
-    /// was being torn down); otherwise it is on disk.
-    pub(crate) unsaved: Option<Arc<pb::StoredMatch>>,
+    /// The record (report and replay), once the match has ended. An entry read back from the
+    /// store holds it while someone uses the entry; an open match's entry leaves the registry
+    /// when its record is committed.
+    pub(crate) record: Option<Arc<pb::StoredMatch>>,
     /// The operator pruned the replay (the stored record keeps the report).
     pub(crate) replay_pruned: bool,
 }
@@ -61,9 +64,13 @@ pub(crate) struct MatchEntry {
     /// salted commitments).
     pub(crate) seed_salt: Vec<u8>,
     pub(crate) created_unix_ms: u64,
+    /// Creation order: ListMatches lists newest first, and its page token is one of these.
+    pub(crate) seq: u64,
+    /// The match's tokens while it is open (kept as hashes with its record once it has ended).
+    tokens: Vec<(String, Role)>,
     tx: Mutex<Option<mpsc::Sender<Command>>>,
     info: Mutex<Info>,
-    registry: std::sync::Weak<Registry>,
+    registry: Weak<Registry>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -97,47 +104,70 @@ impl MatchEntry {
         lock(&self.info).replay_pruned
     }
 
-    /// When the match ended (milliseconds since the Unix epoch), once its record is on disk.
-    pub(crate) fn stored_end(&self) -> Option<u64> {
-        let info = lock(&self.info);
-        (info.ended && info.unsaved.is_none()).then_some(info.ended_unix_ms)
-    }
-
-    /// Deletes the replay's actions from the stored record, keeping the report and the replay's
-    /// header, and returns the bytes freed; `None` when there is nothing to prune (the match is
-    /// open, its record is not written yet, or its replay is already pruned). Blocking file I/O:
-    /// call it from a blocking thread.
-    pub(crate) fn prune_replay(&self) -> Option<u64> {
-        if self.replay_pruned() || self.stored_end().is_none() {
-            return None;
-        }
-        let registry = self.registry.upgrade()?;
-        let mut record = registry.store.read(&self.id)?;
-        let before = record.encoded_len();
-        if let Some(replay) = &mut record.replay {
-            replay.actions = Vec::new();
-        }
-        record.replay_pruned = true;
-        let after = record.encoded_len();
-        if !registry.store.save(&self.id, &record) {
-            return None;
-        }
-        lock(&self.info).replay_pruned = true;
-        Some(before.saturating_sub(after) as u64)
-    }
-
-    /// The stored record of an ended match, read from disk.
+    /// The record of an ended match.
     fn record(&self) -> Option<pb::StoredMatch> {
-        {
-            let info = lock(&self.info);
-            if !info.ended {
-                return None;
-            }
-            if let Some(r) = &info.unsaved {
-                return Some(pb::StoredMatch::clone(r));
-            }
-        }
-        self.registry.upgrade()?.store.read(&self.id)
+        let info = lock(&self.info);
+        let record = info.record.as_ref().filter(|_| info.ended)?;
+        Some(pb::StoredMatch::clone(record))
+    }
+
+    /// An ended match's entry, from its record (`None` when the record has no report, no replay
+    /// or an invalid configuration).
+    fn from_record(
+        seq: u64,
+        record: Arc<pb::StoredMatch>,
+        registry: Weak<Registry>,
+    ) -> Option<MatchEntry> {
+        let (Some(report), Some(replay)) = (&record.report, &record.replay) else {
+            return None;
+        };
+        let config = replay
+            .config
+            .as_ref()
+            .and_then(|c| MatchConfig::try_from(c).ok())?;
+        Some(MatchEntry {
+            id: report.match_id.clone(),
+            config,
+            start: match &replay.start {
+                None => Start::Seed,
+                Some(pb::replay::Start::DeckOrder(d)) => Start::Deck(d.clone()),
+                Some(pb::replay::Start::Position(p)) => Start::Position(p.clone()),
+            },
+            // A record this server wrote has a known policy; an unreadable one shows the
+            // defaults rather than hiding the match.
+            clock: TimeControl::from_wire(replay.time_control.as_ref(), &TimeControl::default())
+                .unwrap_or_default(),
+            rated: record.rated,
+            label: record.label.clone(),
+            seed_commitment: report.seed_commitment.clone(),
+            seed_salt: report.seed_salt.clone(),
+            created_unix_ms: record.created_unix_ms,
+            seq,
+            tokens: Vec::new(),
+            tx: Mutex::new(None),
+            info: Mutex::new(Info {
+                status: report.status(),
+                players: report.players.clone(),
+                round: report.rounds.len() as u32,
+                actions: report.actions,
+                totals: report
+                    .rounds
+                    .last()
+                    .map(|x| x.totals.clone())
+                    .unwrap_or_default(),
+                ended_unix_ms: record.ended_unix_ms,
+                ended: true,
+                result: report.result.clone(),
+                replay_pruned: record.replay_pruned,
+                record: Some(record.clone()),
+            }),
+            registry,
+        })
+    }
+
+    /// The summary ListMatches shows for a record (the store keeps it with the record).
+    pub(crate) fn summarize(seq: u64, record: Arc<pb::StoredMatch>) -> Option<pb::MatchSummary> {
+        Some(MatchEntry::from_record(seq, record, Weak::new())?.summary())
     }
 
     pub(crate) fn status(&self) -> pb::MatchStatus {
@@ -186,9 +216,10 @@ impl MatchEntry {
     }
 
     /// Records the end of the match (finished or aborted) and returns its report once the record
-    /// is durable: written, synced and renamed into place by the store. Until then the match
-    /// reads as still open (no report, no result), so no one is told it finished before a crash
-    /// could no longer lose it; a slow or failing disk makes this wait, as long as it takes.
+    /// is durable: committed to the store. Until then the match reads as still open (no report,
+    /// no result), so no one is told it finished before a crash could no longer lose it; a slow
+    /// or failing disk makes this wait, as long as it takes. Then the match leaves the
+    /// registry's memory: from there on it is read from the store.
     pub(crate) async fn finish(
         self: &Arc<Self>,
         report: pb::MatchReport,
@@ -205,329 +236,55 @@ impl MatchEntry {
             rated: self.rated,
             replay_pruned: false,
         });
-        let durable = self
-            .registry
-            .upgrade()
-            .map(|reg| reg.store.submit(&self.id, record.clone()));
+        // The registry is not held while waiting: a store that cannot write gives up once the
+        // server is torn down.
+        let durable = self.registry.upgrade().and_then(|reg| {
+            let summary = MatchEntry::summarize(self.seq, record.clone())?;
+            let tokens = self
+                .tokens
+                .iter()
+                .map(|(token, role)| {
+                    let seat = match role {
+                        Role::Seat(s) => Some(u32::from(*s)),
+                        Role::Spectator => None,
+                    };
+                    (store::token_hash(token), seat)
+                })
+                .collect();
+            Some(reg.store.submit(store::Row {
+                seq: self.seq,
+                id: self.id.clone(),
+                record: record.clone(),
+                summary,
+                tokens,
+            }))
+        });
         let saved = match durable {
             Some(done) => done.await.is_ok(),
             None => false,
         };
         crate::metrics::match_ended(report.status());
-        let mut info = lock(&self.info);
-        info.status = report.status();
-        info.ended_unix_ms = ended;
-        info.players = report.players.clone();
-        info.result = report.result.clone();
-        // Only when the store is gone (the server was torn down) does a record stay here.
-        info.unsaved = (!saved).then_some(record);
-        info.ended = true;
+        {
+            let mut info = lock(&self.info);
+            info.status = report.status();
+            info.ended_unix_ms = ended;
+            info.players = report.players.clone();
+            info.result = report.result.clone();
+            info.record = Some(record);
+            info.ended = true;
+        }
+        // Only when the store is gone (the server was torn down) does the match stay here.
+        if saved && let Some(reg) = self.registry.upgrade() {
+            reg.forget(self);
+        }
         report
     }
 }
 
-/// A record for the store to make durable, and the match table waiting for it.
-struct Job {
-    id: String,
-    record: Arc<pb::StoredMatch>,
-    done: oneshot::Sender<()>,
-}
-
-/// Finished matches on disk: `<data_dir>/matches/<id>.pb`, one encoded `StoredMatch` each.
-///
-/// A record is written to `<id>.pb.tmp`, synced, renamed into place, and the directory synced,
-/// so a crash leaves either the whole record or none, and a match is reported finished only
-/// after that (see [`MatchEntry::finish`]). A writer on tokio's blocking pool does the writing
-/// (creating and syncing a file takes milliseconds, which a table task must not spend on a
-/// runtime worker), in batches: the records that arrive while it syncs one batch share the next
-/// batch's directory sync. It runs while there is something to write, and ends when the queue
-/// is empty (so tests on tokio's paused clock see it as work in progress, not as idleness).
-///
-/// When a write fails (a full disk, an I/O error, a directory made read-only), the writer keeps
-/// the batch, deletes its partial files, reports the store unhealthy (health NOT_SERVING, and
-/// `CreateMatch` refused with STORAGE_UNAVAILABLE) and retries every few seconds; the first
-/// write that succeeds makes it healthy again.
-pub(crate) struct Store {
-    dir: PathBuf,
-    queue: Arc<Mutex<Queue>>,
-    /// Records handed over and not yet written.
-    writing: Arc<AtomicUsize>,
-    /// Whether the last write succeeded.
-    healthy: Arc<watch::Sender<bool>>,
-    runtime: tokio::runtime::Handle,
-}
-
-impl Drop for Store {
-    fn drop(&mut self) {
-        lock(&self.queue).closed = true;
-    }
-}
-
-/// Records waiting for the writer.
-#[derive(Default)]
-struct Queue {
-    jobs: Vec<Job>,
-    /// A writer is running (it takes every job queued before it ends).
-    writer: bool,
-    /// The store is gone: a writer that cannot write gives up instead of retrying.
-    closed: bool,
-}
-
-/// The longest pause between two tries to write after a failure.
-const RETRY_MAX: Duration = Duration::from_secs(5);
-
-impl Store {
-    /// Opens the store under `data_dir`: creates its directory, deletes partial files a crash
-    /// left behind, and checks that it can write there (a server that could not store results
-    /// must not start). Needs a tokio runtime.
-    fn open(data_dir: &Path) -> std::io::Result<Store> {
-        let dir = data_dir.join("matches");
-        let context = |what: &str, e: std::io::Error| {
-            std::io::Error::new(e.kind(), format!("{what} {}: {e}", dir.display()))
-        };
-        std::fs::create_dir_all(&dir).map_err(|e| context("cannot create", e))?;
-        let removed = remove_partial_files(&dir).map_err(|e| context("cannot read", e))?;
-        if removed > 0 {
-            tracing::warn!(dir = %dir.display(), removed, "deleted partial record files an interrupted write left");
-        }
-        write_synced(&dir, ".write-check", b"").map_err(|e| context("cannot write in", e))?;
-        std::fs::remove_file(dir.join(".write-check.pb"))
-            .map_err(|e| context("cannot write in", e))?;
-        Ok(Store {
-            dir,
-            queue: Arc::default(),
-            writing: Arc::default(),
-            healthy: Arc::new(watch::Sender::new(true)),
-            runtime: tokio::runtime::Handle::current(),
-        })
-    }
-
-    /// Queues an ended match's record; the receiver completes once it is durable.
-    fn submit(&self, id: &str, record: Arc<pb::StoredMatch>) -> oneshot::Receiver<()> {
-        let (done, durable) = oneshot::channel();
-        self.writing.fetch_add(1, Ordering::AcqRel);
-        let mut queue = lock(&self.queue);
-        queue.jobs.push(Job {
-            id: id.to_string(),
-            record,
-            done,
-        });
-        if !queue.writer {
-            queue.writer = true;
-            let (dir, queue, writing, healthy) = (
-                self.dir.clone(),
-                self.queue.clone(),
-                self.writing.clone(),
-                self.healthy.clone(),
-            );
-            self.runtime
-                .spawn_blocking(move || write_queued(&dir, &queue, &writing, &healthy));
-        }
-        durable
-    }
-
-    /// Records handed over and not yet written.
-    fn writing(&self) -> usize {
-        self.writing.load(Ordering::Acquire)
-    }
-
-    /// Whether the store can write (its last write succeeded).
-    pub(crate) fn healthy(&self) -> bool {
-        *self.healthy.borrow()
-    }
-
-    /// Follows [`Store::healthy`].
-    pub(crate) fn health(&self) -> watch::Receiver<bool> {
-        self.healthy.subscribe()
-    }
-
-    /// Rewrites one record durably; false (logged) when it could not be written.
-    fn save(&self, id: &str, record: &pb::StoredMatch) -> bool {
-        match write_synced(&self.dir, id, &record.encode_to_vec())
-            .and_then(|()| sync_dir(&self.dir))
-        {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::error!(match_id = id, error = %e, "could not rewrite a stored match record");
-                false
-            }
-        }
-    }
-
-    /// Reads the record of one match.
-    fn read(&self, id: &str) -> Option<pb::StoredMatch> {
-        let path = self.dir.join(format!("{id}.pb"));
-        match std::fs::read(&path).map(|b| pb::StoredMatch::decode(b.as_slice())) {
-            Ok(Ok(r)) => Some(r),
-            Ok(Err(e)) => {
-                tracing::error!(path = %path.display(), error = %e, "a stored match record is damaged");
-                None
-            }
-            Err(e) => {
-                tracing::error!(path = %path.display(), error = %e, "cannot read a stored match record");
-                None
-            }
-        }
-    }
-
-    /// Reads every stored record, oldest first.
-    ///
-    /// Two files with one match id (a copy made by hand, a restored backup) give one record: the
-    /// one in `<id>.pb`, which is the file the server reads the match's report and replay from
-    /// afterwards; among other names, the one that ended last. The other is logged and ignored.
-    fn load(&self) -> Vec<pb::StoredMatch> {
-        let Ok(dir) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut records: Vec<pb::StoredMatch> = Vec::new();
-        // Match id -> (index in `records`, its preference, its path).
-        let mut seen: HashMap<String, (usize, (bool, u64), PathBuf)> = HashMap::new();
-        for entry in dir.flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "pb") {
-                continue;
-            }
-            match std::fs::read(&path).map(|b| pb::StoredMatch::decode(b.as_slice())) {
-                Ok(Ok(r)) => {
-                    let id = r
-                        .report
-                        .as_ref()
-                        .map(|x| x.match_id.clone())
-                        .unwrap_or_default();
-                    let canonical = path.file_stem().is_some_and(|s| *s == *id.as_str());
-                    let preference = (canonical, r.ended_unix_ms);
-                    match seen.get_mut(&id) {
-                        Some((at, kept_preference, kept)) => {
-                            let (winner, loser) = if preference > *kept_preference {
-                                records[*at] = r;
-                                *kept_preference = preference;
-                                (path, std::mem::replace(kept, PathBuf::new()))
-                            } else {
-                                (kept.clone(), path)
-                            };
-                            tracing::warn!(
-                                match_id = %id,
-                                kept = %winner.display(),
-                                ignored = %loser.display(),
-                                "two match records with one match id: keeping one"
-                            );
-                            *kept = winner;
-                        }
-                        None => {
-                            seen.insert(id, (records.len(), preference, path));
-                            records.push(r);
-                        }
-                    }
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!(path = %path.display(), error = %e, "skipping a damaged match record")
-                }
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "cannot read a match record")
-                }
-            }
-        }
-        records.sort_by_key(|r| r.created_unix_ms);
-        records
-    }
-}
-
-/// The writer: writes the queued records in batches until the queue is empty, retrying a
-/// failed batch until it succeeds or the store is gone.
-fn write_queued(
-    dir: &Path,
-    queue: &Mutex<Queue>,
-    writing: &AtomicUsize,
-    healthy: &watch::Sender<bool>,
-) {
-    let mut batch: Vec<Job> = Vec::new();
-    let mut pause = Duration::from_millis(100);
-    loop {
-        {
-            let mut queue = lock(queue);
-            batch.append(&mut queue.jobs);
-            if batch.is_empty() {
-                queue.writer = false;
-                return;
-            }
-        }
-        let started = std::time::Instant::now();
-        let written = batch
-            .iter()
-            .try_for_each(|job| write_synced(dir, &job.id, &job.record.encode_to_vec()))
-            .and_then(|()| sync_dir(dir));
-        match written {
-            Ok(()) => {
-                crate::metrics::store_written(started.elapsed());
-                if healthy.send_if_modified(|h| !std::mem::replace(h, true)) {
-                    crate::metrics::storage_available(true);
-                    tracing::info!(dir = %dir.display(), "the data directory can be written again; taking new matches");
-                }
-                pause = Duration::from_millis(100);
-                for job in batch.drain(..) {
-                    writing.fetch_sub(1, Ordering::AcqRel);
-                    // The table may be gone (the server is stopping): the record is written all
-                    // the same.
-                    let _ = job.done.send(());
-                }
-            }
-            Err(e) => {
-                crate::metrics::store_failed();
-                if healthy.send_if_modified(|h| std::mem::replace(h, false)) {
-                    crate::metrics::storage_available(false);
-                    tracing::error!(dir = %dir.display(), error = %e, records = batch.len(),
-                        "cannot write finished matches; not taking new matches and retrying until it can");
-                }
-                if lock(queue).closed {
-                    tracing::error!(
-                        records = batch.len(),
-                        "the server stopped with finished matches it could not write"
-                    );
-                    lock(queue).writer = false;
-                    return;
-                }
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(RETRY_MAX);
-            }
-        }
-    }
-}
-
-/// Writes `<id>.pb` in `dir` durably (a synced temporary file renamed into place; the caller
-/// syncs the directory). A failed write leaves no temporary file behind.
-fn write_synced(dir: &Path, id: &str, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = dir.join(format!("{id}.pb.tmp"));
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, dir.join(format!("{id}.pb"))));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// Makes the renames in `dir` durable.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::File::open(dir)?.sync_all()
-}
-
-/// Deletes the `.tmp` files an interrupted write left in `dir`; how many.
-fn remove_partial_files(dir: &Path) -> std::io::Result<usize> {
-    let mut removed = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "tmp") {
-            std::fs::remove_file(&path)?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}
-
+/// The matches in memory: the open ones (and, while the server is torn down, ended ones whose
+/// record could not be stored).
 struct Inner {
     matches: HashMap<String, Arc<MatchEntry>>,
-    order: Vec<String>,
     tokens: HashMap<String, (Arc<MatchEntry>, Role)>,
     open: usize,
 }
@@ -538,6 +295,8 @@ pub(crate) struct Registry {
     store: Store,
     inner: Mutex<Inner>,
     next_conn: AtomicU64,
+    /// The next match's creation order.
+    next_seq: AtomicU64,
 }
 
 /// A fresh 128-bit secret, as 32 hex digits.
@@ -568,76 +327,22 @@ pub(crate) struct NewMatch {
 }
 
 impl Registry {
+    /// Opens the registry on the store in the configured data directory (migrating a
+    /// file-per-match store). Nothing finished is loaded into memory.
     pub(crate) fn open(config: ServerConfig) -> std::io::Result<Arc<Registry>> {
-        let store = Store::open(&config.data_dir)?;
-        let stored = store.load();
-        let registry = Arc::new_cyclic(|weak| {
-            let mut inner = Inner {
+        let store = Store::open(&config.data_dir, MatchEntry::summarize)?;
+        let next_seq = AtomicU64::new(store.last_seq() + 1);
+        Ok(Arc::new(Registry {
+            config,
+            store,
+            inner: Mutex::new(Inner {
                 matches: HashMap::new(),
-                order: Vec::new(),
                 tokens: HashMap::new(),
                 open: 0,
-            };
-            for r in stored {
-                let (Some(report), Some(replay)) = (r.report, r.replay) else {
-                    tracing::warn!("skipping a match record without a report or a replay");
-                    continue;
-                };
-                let Some(config) = replay
-                    .config
-                    .as_ref()
-                    .and_then(|c| MatchConfig::try_from(c).ok())
-                else {
-                    tracing::warn!(match_id = %report.match_id, "skipping a match record with an invalid configuration");
-                    continue;
-                };
-                let entry = Arc::new(MatchEntry {
-                    id: report.match_id.clone(),
-                    config,
-                    start: match &replay.start {
-                        None => Start::Seed,
-                        Some(pb::replay::Start::DeckOrder(d)) => Start::Deck(d.clone()),
-                        Some(pb::replay::Start::Position(p)) => Start::Position(p.clone()),
-                    },
-                    // A record this server wrote has a known policy; an unreadable one shows
-                    // the defaults rather than hiding the match.
-                    clock: TimeControl::from_wire(replay.time_control.as_ref(), &config_default())
-                        .unwrap_or_default(),
-                    rated: r.rated,
-                    label: r.label,
-                    seed_commitment: report.seed_commitment.clone(),
-                    seed_salt: report.seed_salt.clone(),
-                    created_unix_ms: r.created_unix_ms,
-                    tx: Mutex::new(None),
-                    info: Mutex::new(Info {
-                        status: report.status(),
-                        players: report.players.clone(),
-                        round: report.rounds.len() as u32,
-                        actions: report.actions,
-                        totals: report
-                            .rounds
-                            .last()
-                            .map(|x| x.totals.clone())
-                            .unwrap_or_default(),
-                        ended_unix_ms: r.ended_unix_ms,
-                        ended: true,
-                        result: report.result,
-                        unsaved: None,
-                        replay_pruned: r.replay_pruned,
-                    }),
-                    registry: weak.clone(),
-                });
-                inner.order.push(entry.id.clone());
-                inner.matches.insert(entry.id.clone(), entry);
-            }
-            Registry {
-                config,
-                store,
-                inner: Mutex::new(inner),
-                next_conn: AtomicU64::new(1),
-            }
-        });
-        Ok(registry)
+            }),
+            next_conn: AtomicU64::new(1),
+            next_seq,
+        }))
     }
 
     pub(crate) fn next_conn(&self) -> u64 {
@@ -670,6 +375,24 @@ impl Registry {
         let salt = seed_salt();
         let id = format!("m{}", &secret()[..16]);
         let (tx, rx) = mpsc::channel(256);
+        let mut tokens = Vec::new();
+        let mut response = pb::CreateMatchResponse {
+            match_id: id.clone(),
+            seat_tokens: Vec::new(),
+            spectator_token: secret(),
+            seed_commitment: Vec::new(),
+        };
+        for seat in 0..game.seats() {
+            if m.bots[seat as usize].is_none() {
+                let token = secret();
+                tokens.push((token.clone(), Role::Seat(seat)));
+                response.seat_tokens.push(pb::SeatToken {
+                    seat: seat.into(),
+                    token,
+                });
+            }
+        }
+        tokens.push((response.spectator_token.clone(), Role::Spectator));
         let entry = Arc::new(MatchEntry {
             id: id.clone(),
             config: *game.config(),
@@ -680,6 +403,8 @@ impl Registry {
             seed_commitment: wire::seed_commitment(&salt, seed).to_vec(),
             seed_salt: salt.to_vec(),
             created_unix_ms: now_ms(),
+            seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
+            tokens,
             tx: Mutex::new(Some(tx)),
             info: Mutex::new(Info {
                 status: pb::MatchStatus::Waiting,
@@ -690,17 +415,12 @@ impl Registry {
                 ended_unix_ms: 0,
                 ended: false,
                 result: None,
-                unsaved: None,
+                record: None,
                 replay_pruned: false,
             }),
             registry: Arc::downgrade(self),
         });
-        let mut response = pb::CreateMatchResponse {
-            match_id: id.clone(),
-            seat_tokens: Vec::new(),
-            spectator_token: secret(),
-            seed_commitment: entry.seed_commitment.clone(),
-        };
+        response.seed_commitment = entry.seed_commitment.clone();
         {
             let mut inner = lock(&self.inner);
             if inner.open >= self.config.max_open_matches {
@@ -711,25 +431,12 @@ impl Registry {
             }
             inner.open += 1;
             crate::metrics::match_opened();
-            for seat in 0..game.seats() {
-                if m.bots[seat as usize].is_none() {
-                    let token = secret();
-                    inner
-                        .tokens
-                        .insert(token.clone(), (entry.clone(), Role::Seat(seat)));
-                    response.seat_tokens.push(pb::SeatToken {
-                        seat: seat.into(),
-                        token,
-                    });
-                }
+            for (token, role) in &entry.tokens {
+                inner.tokens.insert(token.clone(), (entry.clone(), *role));
             }
-            inner.tokens.insert(
-                response.spectator_token.clone(),
-                (entry.clone(), Role::Spectator),
-            );
-            inner.order.push(id.clone());
             inner.matches.insert(id.clone(), entry.clone());
         }
+        let ended = entry.clone();
         let table = Table::new(
             entry,
             game,
@@ -746,60 +453,158 @@ impl Registry {
         tokio::spawn(Roaming::new(
             async move {
                 table.run(rx).await;
-                registry.closed(&id);
+                registry.closed(&ended);
             },
             mover,
         ));
         Ok(response)
     }
 
-    /// A table task ended: its slot is free. Its tokens keep working, so a seat that reconnects
-    /// late still receives the final report.
-    fn closed(&self, id: &str) {
+    /// A table task ended: its slot is free.
+    fn closed(&self, entry: &MatchEntry) {
         let mut inner = lock(&self.inner);
         inner.open = inner.open.saturating_sub(1);
         crate::metrics::match_closed();
-        if let Some(e) = inner.matches.get(id) {
-            *lock(&e.tx) = None;
+        *lock(&entry.tx) = None;
+    }
+
+    /// A match's record is committed: from now on it is read from the store. Its tokens keep
+    /// working (the store keeps their hashes), so a seat that reconnects late still receives
+    /// the final report.
+    fn forget(&self, entry: &MatchEntry) {
+        let mut inner = lock(&self.inner);
+        inner.matches.remove(&entry.id);
+        for (token, _) in &entry.tokens {
+            inner.tokens.remove(token);
         }
     }
 
-    pub(crate) fn by_token(&self, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
-        lock(&self.inner).tokens.get(token).cloned()
+    /// How many matches and tokens the registry holds in memory (the open matches').
+    #[cfg(test)]
+    pub(crate) fn in_memory(&self) -> (usize, usize) {
+        let inner = lock(&self.inner);
+        (inner.matches.len(), inner.tokens.len())
     }
 
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<MatchEntry>> {
+    /// An open match (in memory; `None` for a finished one).
+    pub(crate) fn open_match(&self, id: &str) -> Option<Arc<MatchEntry>> {
         lock(&self.inner).matches.get(id).cloned()
     }
 
-    /// Matches newest first (as the contract says), at most `limit`, optionally of one status,
-    /// from the cursor `start`: 0 for the newest, else the cursor the previous page returned (a
-    /// position in creation order, so matches created meanwhile do not shift later pages). The
+    /// A finished match, read from the store. Blocking.
+    fn stored(self: &Arc<Self>, id: &str) -> Option<Arc<MatchEntry>> {
+        let (seq, record) = self.store.read(id)?;
+        MatchEntry::from_record(seq, Arc::new(record), Arc::downgrade(self)).map(Arc::new)
+    }
+
+    /// The match and role a token belongs to: an open match's from memory, else a finished
+    /// match's from the store.
+    pub(crate) async fn by_token(self: &Arc<Self>, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
+        if let Some(found) = lock(&self.inner).tokens.get(token).cloned() {
+            return Some(found);
+        }
+        let (registry, token) = (self.clone(), token.to_string());
+        tokio::task::spawn_blocking(move || {
+            let (id, seat) = registry.store.token(&token)?;
+            let role = match seat {
+                Some(s) => Role::Seat(Seat::try_from(s).ok()?),
+                None => Role::Spectator,
+            };
+            Some((registry.get_blocking(&id)?, role))
+        })
+        .await
+        .ok()?
+    }
+
+    /// A match: an open one from memory, else a finished one from the store.
+    pub(crate) async fn get(self: &Arc<Self>, id: &str) -> Option<Arc<MatchEntry>> {
+        if let Some(e) = lock(&self.inner).matches.get(id).cloned() {
+            return Some(e);
+        }
+        let (registry, id) = (self.clone(), id.to_string());
+        tokio::task::spawn_blocking(move || registry.stored(&id))
+            .await
+            .ok()?
+    }
+
+    /// [`Registry::get`] for a caller on a blocking thread.
+    pub(crate) fn get_blocking(self: &Arc<Self>, id: &str) -> Option<Arc<MatchEntry>> {
+        if let Some(e) = lock(&self.inner).matches.get(id).cloned() {
+            return Some(e);
+        }
+        self.stored(id)
+    }
+
+    /// Summaries of matches newest first (as the contract says), at most `limit`, optionally of
+    /// one status, from the cursor `start`: 0 for the newest, else the cursor the previous page
+    /// returned (a creation order: matches created meanwhile do not shift later pages). The
     /// returned cursor is `None` when no further match would be listed.
-    pub(crate) fn list(
-        &self,
-        start: usize,
+    pub(crate) async fn list(
+        self: &Arc<Self>,
+        start: u64,
         limit: usize,
         status: Option<pb::MatchStatus>,
-    ) -> (Vec<Arc<MatchEntry>>, Option<usize>) {
-        let inner = lock(&self.inner);
-        let shown = |i: usize| {
-            inner
-                .matches
-                .get(&inner.order[i])
-                .filter(|e| status.is_none_or(|s| e.status() == s))
+    ) -> (Vec<pb::MatchSummary>, Option<u64>) {
+        let before = if start == 0 { u64::MAX } else { start };
+        // Memory first, then the store: a match that ends in between is in the store by then
+        // (it leaves memory only after its commit), and is listed once.
+        let mut open: Vec<(u64, pb::MatchSummary)> = lock(&self.inner)
+            .matches
+            .values()
+            .filter(|e| e.seq < before && status.is_none_or(|s| e.status() == s))
+            .map(|e| (e.seq, e.summary()))
+            .collect();
+        let registry = self.clone();
+        let want = limit.saturating_add(1);
+        let stored = tokio::task::spawn_blocking(move || {
+            registry.store.list(before, status.map(|s| s as i32), want)
+        })
+        .await
+        .unwrap_or_default();
+        open.retain(|(seq, _)| !stored.iter().any(|(s, _)| s == seq));
+        let mut all = stored;
+        all.append(&mut open);
+        all.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
+        let more = all.len() > limit;
+        all.truncate(limit);
+        let next = if more {
+            all.last().map(|(seq, _)| *seq)
+        } else {
+            None
         };
-        let mut out = Vec::new();
-        let mut i = match start {
-            0 => inner.order.len(),
-            n => n.min(inner.order.len()),
-        };
-        while i > 0 && out.len() < limit {
-            i -= 1;
-            out.extend(shown(i).cloned());
+        (all.into_iter().map(|(_, s)| s).collect(), next)
+    }
+
+    /// Labels and ids of the matches (open and finished) whose label starts with `prefix`, oldest
+    /// first. Blocking.
+    pub(crate) fn labelled(&self, prefix: &str) -> Vec<(String, String)> {
+        let mut open: Vec<(u64, String, String)> = lock(&self.inner)
+            .matches
+            .values()
+            .filter(|e| e.label.starts_with(prefix))
+            .map(|e| (e.seq, e.label.clone(), e.id.clone()))
+            .collect();
+        open.sort();
+        let mut all = self.store.labelled(prefix);
+        for (_, label, id) in open {
+            if !all.iter().any(|(_, i)| *i == id) {
+                all.push((label, id));
+            }
         }
-        let more = (0..i).any(|j| shown(j).is_some());
-        (out, more.then_some(i))
+        all
+    }
+
+    /// When a stored match ended and whether its replay is pruned; `None` while it is open or
+    /// its record is not committed yet. Blocking.
+    pub(crate) fn stored_end(&self, id: &str) -> Option<(u64, bool)> {
+        self.store.ended(id)
+    }
+
+    /// Deletes a stored match's replay actions, keeping its report and the replay's header, and
+    /// returns the bytes freed; `None` when there is nothing to prune or the write failed
+    /// (logged). Blocking.
+    pub(crate) fn prune_replay(&self, id: &str) -> Option<u64> {
+        self.store.prune(id)
     }
 
     /// Follows whether the store can write; health reports NOT_SERVING while it cannot.
@@ -841,10 +646,6 @@ impl Registry {
     }
 }
 
-fn config_default() -> TimeControl {
-    TimeControl::default()
-}
-
 /// Events of a finished match are not kept; this re-simulates a replay (see the match service).
 pub(crate) fn simulate(replay: &pb::Replay) -> Result<(Game, Vec<Event>, u32), (u32, String)> {
     let config = replay
@@ -881,4 +682,99 @@ pub(crate) fn simulate(replay: &pb::Replay) -> Result<(Game, Vec<Event>, u32), (
         })?;
     }
     Ok((game, events, replay.actions.len() as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A classic two-seat, one-round match; `bots` seats are the server's random bot.
+    fn new_match(seed: u64, bots: usize) -> NewMatch {
+        let config = MatchConfig::try_from(&pb::MatchConfig {
+            profile: pb::Profile::Classic as i32,
+            seats: 2,
+            options: Some(pb::ProfileOptions {
+                single_round: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut seats = vec![None; 2];
+        for s in seats.iter_mut().rev().take(bots) {
+            *s = Some(pb::BotKind::Random);
+        }
+        NewMatch {
+            config,
+            seed,
+            start: Start::Seed,
+            clock: TimeControl::default(),
+            bots: seats,
+            rated: false,
+            label: format!("m{seed}"),
+        }
+    }
+
+    /// Memory holds the open matches only: finished ones leave it once stored, and are read
+    /// back from the store (by id, by token and in the list, newest first).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn finished_matches_leave_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::open(ServerConfig {
+            data_dir: dir.path().to_path_buf(),
+            ..ServerConfig::default()
+        })
+        .unwrap();
+        // One open match, waiting for its remote seat.
+        let open = registry.create(new_match(0, 1)).unwrap();
+        const N: u64 = 60;
+        let mut created = Vec::new();
+        for seed in 1..=N {
+            created.push(registry.create(new_match(seed, 2)).unwrap());
+        }
+        // Wait until every bots-only table has ended (after its record was stored).
+        while lock(&registry.inner).open > 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            registry.in_memory(),
+            (1, 2),
+            "only the open match and its two tokens are in memory"
+        );
+        // Everything is read back from the store.
+        let mut listed = Vec::new();
+        let mut cursor = 0;
+        loop {
+            let (page, next) = registry.list(cursor, 7, None).await;
+            listed.extend(page);
+            match next {
+                Some(n) => cursor = n,
+                None => break,
+            }
+        }
+        let mut want: Vec<&str> = created.iter().map(|c| c.match_id.as_str()).collect();
+        want.insert(0, &open.match_id);
+        want.reverse();
+        assert_eq!(
+            listed
+                .iter()
+                .map(|s| s.match_id.as_str())
+                .collect::<Vec<_>>(),
+            want,
+            "newest first, each once"
+        );
+        let (finished, _) = registry.list(0, 500, Some(pb::MatchStatus::Finished)).await;
+        assert_eq!(finished.len() as u64, N);
+        let (entry, role) = registry
+            .by_token(&created[0].spectator_token)
+            .await
+            .unwrap();
+        assert_eq!(role, Role::Spectator);
+        assert_eq!(entry.id, created[0].match_id);
+        assert_eq!(entry.status(), pb::MatchStatus::Finished);
+        assert!(entry.report().is_some() && entry.replay().is_some());
+        assert_eq!(registry.in_memory(), (1, 2), "reading does not keep it");
+    }
 }

@@ -873,7 +873,7 @@ fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
         MatchState::Finished | MatchState::Aborted => true,
         MatchState::Void => hub
             .registry
-            .get(&hub.server_id(m.id))
+            .get_blocking(&hub.server_id(m.id))
             .is_none_or(|e| e.report().is_some()),
         _ => false,
     }
@@ -1003,7 +1003,10 @@ fn replay_file(hub: &Hub, ladder: &Ladder<dyn Store>, id: MatchId) -> Result<Pag
         )));
     }
     let server_id = hub.server_id(id);
-    let replay = hub.registry.get(&server_id).and_then(|e| e.replay());
+    let replay = hub
+        .registry
+        .get_blocking(&server_id)
+        .and_then(|e| e.replay());
     match replay {
         Some(r) => Ok(Page::File {
             name: format!("ladder-match-{id}.replay"),

@@ -384,7 +384,7 @@ struct Ended {
 async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
     let id = l.id;
     let version_seats = l.version_seats();
-    let Some(entry) = hub.registry.get(&match_id) else {
+    let Some(entry) = hub.registry.get(&match_id).await else {
         // Not expected (the table was just created), but a match must never stay scheduled.
         abort_unplayed(&hub, &l, "the server lost the table".into()).await;
         for (_, v) in &version_seats {

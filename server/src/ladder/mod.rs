@@ -386,14 +386,17 @@ impl Hub {
         .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
         // Ladder matches this server still knows, by their label.
         let mut server_ids = HashMap::new();
-        let (entries, _) = registry.list(0, usize::MAX, None);
-        for e in entries {
-            if let Some(id) = e
-                .label
+        let reader = registry.clone();
+        let labelled =
+            tokio::task::spawn_blocking(move || reader.labelled(matchmaker::LABEL_PREFIX))
+                .await
+                .unwrap_or_default();
+        for (label, server_id) in labelled {
+            if let Some(id) = label
                 .strip_prefix(matchmaker::LABEL_PREFIX)
                 .and_then(|n| n.parse().ok())
             {
-                server_ids.insert(MatchId(id), e.id.clone());
+                server_ids.insert(MatchId(id), server_id);
             }
         }
         // A configured seed makes runs reproducible (for tests and benchmarks only: anyone who
@@ -681,12 +684,12 @@ impl Hub {
     }
 
     /// Whether the operator pruned the replay of a ladder match (false when the server does not
-    /// know the match).
+    /// know the match). Blocking (it reads the store).
     pub(crate) fn replay_pruned(&self, id: MatchId) -> bool {
         let server_id = self.server_id(id);
         self.registry
-            .get(&server_id)
-            .is_some_and(|e| e.replay_pruned())
+            .stored_end(&server_id)
+            .is_some_and(|(_, pruned)| pruned)
     }
 
     /// Prunes the stored replays of ended ladder matches that ended more than `older_than` ago
@@ -698,38 +701,40 @@ impl Hub {
         dry_run: bool,
     ) -> Result<Pruned, Status> {
         let ids: Vec<String> = lock(&self.server_ids).values().cloned().collect();
-        let mut stored: Vec<(u64, Arc<crate::registry::MatchEntry>)> = ids
-            .iter()
-            .filter_map(|id| self.registry.get(id))
-            .filter(|e| !e.replay_pruned())
-            .filter_map(|e| Some((e.stored_end()?, e)))
-            .collect();
-        // Newest first; the match id breaks ties so the order does not depend on the map.
-        stored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        let registry = self.registry.clone();
         let now = now_ms().max(0) as u64;
         let cutoff = older_than
             .map(|age| now.saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX)));
-        let (doomed, kept): (Vec<_>, Vec<_>) =
-            stored.into_iter().enumerate().partition(|(i, (ended, _))| {
-                keep_newest.is_some_and(|k| *i >= k) || cutoff.is_some_and(|c| *ended < c)
-            });
-        let mut result = Pruned {
-            pruned: doomed.len() as u32,
-            kept: kept.len() as u32,
-            bytes_freed: 0,
-        };
-        if dry_run || doomed.is_empty() {
-            return Ok(result);
-        }
-        let (pruned, bytes) = tokio::task::spawn_blocking(move || {
+        let done = tokio::task::spawn_blocking(move || {
+            // Stored (finished, record committed) and not pruned yet.
+            let mut stored: Vec<(u64, String)> = ids
+                .into_iter()
+                .filter_map(|id| match registry.stored_end(&id) {
+                    Some((ended, false)) => Some((ended, id)),
+                    _ => None,
+                })
+                .collect();
+            // Newest first; the match id breaks ties so the order does not depend on the map.
+            stored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            let (doomed, kept): (Vec<_>, Vec<_>) =
+                stored.into_iter().enumerate().partition(|(i, (ended, _))| {
+                    keep_newest.is_some_and(|k| *i >= k) || cutoff.is_some_and(|c| *ended < c)
+                });
+            let counted = Pruned {
+                pruned: doomed.len() as u32,
+                kept: kept.len() as u32,
+                bytes_freed: 0,
+            };
             let (mut n, mut bytes) = (0u32, 0u64);
-            for (_, (_, entry)) in doomed {
-                if let Some(b) = entry.prune_replay() {
-                    n += 1;
-                    bytes += b;
+            if !dry_run {
+                for (_, (_, id)) in doomed {
+                    if let Some(b) = registry.prune_replay(&id) {
+                        n += 1;
+                        bytes += b;
+                    }
                 }
             }
-            (n, bytes)
+            (counted, n, bytes)
         })
         .await
         .map_err(|e| {
@@ -739,6 +744,10 @@ impl Hub {
                 format!("pruning failed: {e}"),
             )
         })?;
+        let (mut result, pruned, bytes) = done;
+        if dry_run || result.pruned == 0 {
+            return Ok(result);
+        }
         // A replay that could not be rewritten (logged) stays.
         result.kept += result.pruned - pruned;
         result.pruned = pruned;

@@ -329,7 +329,7 @@ fn stop_lost(hub: &Hub, c: &Cluster, renewed: &[MatchId]) {
     for id in lost {
         let Some(tx) = hub
             .registry
-            .get(&hub.server_id(id))
+            .open_match(&hub.server_id(id))
             .and_then(|e| e.sender())
         else {
             continue;
