@@ -11,21 +11,21 @@
 //!   start.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "common/process.rs"]
+mod process;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use maumau::pb;
 use maumau::pb::match_service_client::MatchServiceClient;
-use maumau::pb::play_service_client::PlayServiceClient;
 use pb::server_message::Kind;
+use process::{Server, action, create, join, serve_command, start};
 use tokio_stream::StreamExt;
-use tonic::transport::Channel;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
-
-const BIN: &str = env!("CARGO_BIN_EXE_maumau");
 
 /// A tmpfs of `size` mounted at a fresh directory, unmounted on drop.
 struct Tmpfs {
@@ -66,67 +66,13 @@ impl Drop for Tmpfs {
     }
 }
 
-/// A `maumau serve` process.
-struct Server {
-    child: Child,
-    url: String,
+/// What the fault tests ask a running server.
+trait Health {
+    async fn health(&self) -> ServingStatus;
+    async fn await_health(&self, want: ServingStatus);
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The `maumau serve` command on `data`, on a free loopback port.
-fn serve_command(data: &Path) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(data)
-        .env_remove("MAUMAU_OPERATOR_TOKEN")
-        .env("RUST_LOG", "warn,maumau_server=info");
-    cmd
-}
-
-/// Starts a server on `data` and waits until it serves; its log goes on to our stderr.
-fn start(data: &Path) -> Server {
-    let mut child = serve_command(data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server exited before serving")
-            .unwrap();
-        eprintln!("server: {line}");
-        if let Some(rest) = line.split("serving on ").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            eprintln!("server: {line}");
-        }
-    });
-    Server {
-        child,
-        url: format!("http://{addr}"),
-    }
-}
-
-impl Server {
-    async fn channel(&self) -> Channel {
-        Channel::from_shared(self.url.clone())
-            .unwrap()
-            .connect()
-            .await
-            .unwrap()
-    }
-
+impl Health for Server {
     async fn health(&self) -> ServingStatus {
         let response = HealthClient::new(self.channel().await)
             .check(tonic_health::pb::HealthCheckRequest {
@@ -147,28 +93,6 @@ impl Server {
         }
         panic!("health never became {want:?}");
     }
-}
-
-/// A two-seat classic match: seat 0 played by the test, seat 1 by the server's random bot.
-async fn create(
-    matches: &mut MatchServiceClient<Channel>,
-) -> Result<pb::CreateMatchResponse, tonic::Status> {
-    matches
-        .create_match(pb::CreateMatchRequest {
-            config: Some(pb::MatchConfig {
-                profile: pb::Profile::Classic as i32,
-                seats: 2,
-                ..Default::default()
-            }),
-            seed: Some(5),
-            bots: vec![pb::SeatBot {
-                seat: 1,
-                kind: pb::BotKind::Random as i32,
-            }],
-            ..Default::default()
-        })
-        .await
-        .map(tonic::Response::into_inner)
 }
 
 fn reason(status: &tonic::Status) -> Option<String> {
@@ -205,27 +129,13 @@ async fn a_full_disk_delays_the_end_of_a_match_and_loses_nothing() {
         return;
     };
     let data = fs.path().join("data");
-    let mut server = start(&data);
+    let mut server = start(serve_command(&data, &[]));
     let mut matches = MatchServiceClient::new(server.channel().await);
-    let created = create(&mut matches).await.expect("create the match");
+    let created = create(&mut matches, 5).await.expect("create the match");
     let filler = fill(fs.path());
 
     // Seat 0 plays the match to its end (random legal actions).
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    tx.send(pb::PlayRequest {
-        kind: Some(pb::play_request::Kind::Join(pb::Join {
-            token: created.seat_tokens[0].token.clone(),
-            client_name: "durability".into(),
-            ..Default::default()
-        })),
-    })
-    .await
-    .unwrap();
-    let mut stream = PlayServiceClient::new(server.channel().await)
-        .play(tokio_stream::wrappers::ReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
+    let (tx, mut stream) = join(server.channel().await, &created.seat_tokens[0].token).await;
     let mut rng = 7u64;
     let mut request = 0;
     loop {
@@ -237,15 +147,9 @@ async fn a_full_disk_delays_the_end_of_a_match_and_loses_nothing() {
                     .wrapping_add(1442695040888963407);
                 let pick = &p.legal_actions[(rng >> 33) as usize % p.legal_actions.len()];
                 request += 1;
-                tx.send(pb::PlayRequest {
-                    kind: Some(pb::play_request::Kind::Action(pb::ActionSubmission {
-                        state_id: p.state_id,
-                        choice: Some(pb::action_submission::Choice::ActionIndex(pick.index)),
-                        request_id: request,
-                    })),
-                })
-                .await
-                .unwrap();
+                tx.send(action(p.state_id, pick.index, request))
+                    .await
+                    .unwrap();
             }
             Some(Kind::Event(e))
                 if matches!(
@@ -287,7 +191,7 @@ async fn a_full_disk_delays_the_end_of_a_match_and_loses_nothing() {
         Some("ERROR_REASON_MATCH_NOT_FINISHED"),
         "{status:?}"
     );
-    let refused = create(&mut matches)
+    let refused = create(&mut matches, 5)
         .await
         .expect_err("no new match on a full disk");
     assert_eq!(refused.code(), tonic::Code::Unavailable);
@@ -314,12 +218,12 @@ async fn a_full_disk_delays_the_end_of_a_match_and_loses_nothing() {
     };
     let report = finished.report.expect("a report");
     server.await_health(ServingStatus::Serving).await;
-    create(&mut matches).await.expect("new matches again");
+    create(&mut matches, 5).await.expect("new matches again");
 
     // kill -9, restart: the acknowledged result is there.
     server.child.kill().unwrap();
     server.child.wait().unwrap();
-    let server = start(&data);
+    let server = start(serve_command(&data, &[]));
     let mut matches = MatchServiceClient::new(server.channel().await);
     let stored = matches
         .get_result(pb::GetResultRequest { match_id: id })
@@ -342,7 +246,7 @@ async fn a_read_only_data_directory_is_refused_at_start() {
         .status()
         .unwrap();
     assert!(remounted.success());
-    let mut child = serve_command(&data)
+    let mut child = serve_command(&data, &[])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -377,7 +281,7 @@ async fn partial_record_files_are_deleted_at_start() {
     let data = dir.path().join("data");
     std::fs::create_dir_all(data.join("matches")).unwrap();
     std::fs::write(data.join("matches/m0123456789abcdef.pb.tmp"), b"half a rec").unwrap();
-    let server = start(&data);
+    let server = start(serve_command(&data, &[]));
     assert_eq!(server.health().await, ServingStatus::Serving);
     assert!(
         partial_files(&data).is_empty(),

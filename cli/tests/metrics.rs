@@ -3,69 +3,23 @@
 //! HTTP GET, a real gRPC seat).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "common/process.rs"]
+mod process;
+
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use maumau::pb;
 use maumau::pb::match_service_client::MatchServiceClient;
-use maumau::pb::play_service_client::PlayServiceClient;
-use pb::server_message::Kind;
+use maumau::pb::server_message::Kind;
+use process::{action, create, join, serve_command, start};
 use tokio_stream::StreamExt;
-use tonic::transport::Channel;
-
-const BIN: &str = env!("CARGO_BIN_EXE_maumau");
-
-struct Server {
-    child: Child,
-    url: String,
-    metrics: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-}
-
-fn start(data: &std::path::Path) -> Server {
-    let metrics = free_port();
-    let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen"])
-        .arg(metrics.to_string())
-        .arg("--data-dir")
-        .arg(data)
-        .env_remove("MAUMAU_OPERATOR_TOKEN")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("the server exited before serving")
-            .unwrap();
-        if let Some(rest) = line.split("serving on ").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_string();
-        }
-    };
-    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-    Server {
-        child,
-        url: format!("http://{addr}"),
-        metrics,
-    }
 }
 
 /// `GET /metrics`: the body.
@@ -97,44 +51,16 @@ fn sample(body: &str, name: &str) -> Option<f64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_are_scraped_during_and_after_a_match() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(&dir.path().join("data"));
-    let channel = Channel::from_shared(server.url.clone())
-        .unwrap()
-        .connect()
+    let metrics = free_port();
+    let server = start(serve_command(
+        &dir.path().join("data"),
+        &["--metrics-listen", &metrics.to_string()],
+    ));
+    let channel = server.channel().await;
+    let created = create(&mut MatchServiceClient::new(channel.clone()), 3)
         .await
         .unwrap();
-    let created = MatchServiceClient::new(channel.clone())
-        .create_match(pb::CreateMatchRequest {
-            config: Some(pb::MatchConfig {
-                profile: pb::Profile::Classic as i32,
-                seats: 2,
-                ..Default::default()
-            }),
-            seed: Some(3),
-            bots: vec![pb::SeatBot {
-                seat: 1,
-                kind: pb::BotKind::Random as i32,
-            }],
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    tx.send(pb::PlayRequest {
-        kind: Some(pb::play_request::Kind::Join(pb::Join {
-            token: created.seat_tokens[0].token.clone(),
-            client_name: "metrics".into(),
-            ..Default::default()
-        })),
-    })
-    .await
-    .unwrap();
-    let mut stream = PlayServiceClient::new(channel)
-        .play(tokio_stream::wrappers::ReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
+    let (tx, mut stream) = join(channel, &created.seat_tokens[0].token).await;
 
     let mut during = None;
     let mut request = 0;
@@ -146,7 +72,7 @@ async fn metrics_are_scraped_during_and_after_a_match() {
                     // One stale action, refused, then the scrape in the middle of the match.
                     tx.send(action(p.state_id + 1000, 0, 1000)).await.unwrap();
                     let body = tokio::task::spawn_blocking({
-                        let addr = server.metrics;
+                        let addr = metrics;
                         move || scrape(addr)
                     });
                     during = Some(body.await.unwrap());
@@ -184,7 +110,7 @@ async fn metrics_are_scraped_during_and_after_a_match() {
     );
     assert!(during.contains("# HELP maumau_decisions_total"), "{during}");
 
-    let after = tokio::task::spawn_blocking(move || scrape(server.metrics))
+    let after = tokio::task::spawn_blocking(move || scrape(metrics))
         .await
         .unwrap();
     assert_eq!(sample(&after, "maumau_matches_open"), Some(0.0), "{after}");
@@ -208,14 +134,4 @@ async fn metrics_are_scraped_during_and_after_a_match() {
         sample(&after, "maumau_store_write_seconds_count").is_some_and(|n| n >= 1.0),
         "{after}"
     );
-}
-
-fn action(state_id: u64, index: u32, request_id: u64) -> pb::PlayRequest {
-    pb::PlayRequest {
-        kind: Some(pb::play_request::Kind::Action(pb::ActionSubmission {
-            state_id,
-            choice: Some(pb::action_submission::Choice::ActionIndex(index)),
-            request_id,
-        })),
-    }
 }
