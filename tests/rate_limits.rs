@@ -125,29 +125,52 @@ fn limited(answers: &[pb::SubmitActionResponse]) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_submit_action_flood_on_one_connection_is_rate_limited_and_changes_nothing() {
+async fn a_submit_action_flood_on_one_connection_is_rate_limited_then_closed() {
     let server = strict_server().await;
     let created = new_match(&mut server.matches().await).await;
     let (_a, _b) = started(&server, &created).await;
     let before = state_of(&server, &created).await;
     let mut client = server.play_client().await;
     let mut answers = Vec::new();
+    let mut closed = None;
     for i in 0..100 {
         // A stale state id: never a legal action, so only the limit can change the answer.
-        let r = client
+        match client
             .submit_action(pb::SubmitActionRequest {
                 token: created.seat_tokens[0].token.clone(),
                 action: Some(submission(1_000_000, i)),
             })
             .await
-            .expect("answered in-band")
-            .into_inner();
-        answers.push(r);
+        {
+            Ok(r) => answers.push(r.into_inner()),
+            Err(status) => {
+                closed = Some(status);
+                break;
+            }
+        }
     }
     let n = limited(&answers);
-    assert!(n > 0, "no RATE_LIMITED in a flood of 100 calls");
-    assert!(n < 100, "even the first calls were limited");
+    assert!(n > 0, "no RATE_LIMITED in the flood");
+    assert!(n < answers.len(), "even the first calls were limited");
+    // Calling on after RATE_LIMITED spends the connection's strikes (10 here): it is closed.
+    let closed = closed.expect("the flooding connection is closed");
+    assert!(
+        answers.len() < 100 && n >= 10,
+        "closed after its strikes: {} answers, {n} limited, then {closed:?}",
+        answers.len()
+    );
     assert_eq!(state_of(&server, &created).await, before);
+    // The seat itself is not shut out: a new connection is answered in-band (RATE_LIMITED
+    // while the seat's own budget refills is an answer too).
+    let r = server
+        .play_client()
+        .await
+        .submit_action(pb::SubmitActionRequest {
+            token: created.seat_tokens[0].token.clone(),
+            action: Some(submission(1_000_000, 1000)),
+        })
+        .await;
+    assert!(r.is_ok(), "a new connection is served: {r:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

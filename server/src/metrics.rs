@@ -13,6 +13,7 @@
 //! | `maumau_timeouts_total` | counter | decisions the clock took (the default action was played) |
 //! | `maumau_connections_open` | gauge | open client connections |
 //! | `maumau_connections_refused_total` | counter | connections closed at once: the server held `max_connections` |
+//! | `maumau_connections_flooding_total` | counter | connections closed for calling on after RATE_LIMITED |
 //! | `maumau_streams_open` | gauge | open Play and Watch streams |
 //! | `maumau_store_write_seconds` | summary | time to commit one batch of finished matches |
 //! | `maumau_store_write_failures_total` | counter | failed writes of finished matches (each retried) |
@@ -43,6 +44,10 @@ pub fn describe() {
     describe_counter!(
         "maumau_connections_refused_total",
         "Connections closed at once because the server held its maximum."
+    );
+    describe_counter!(
+        "maumau_connections_flooding_total",
+        "Connections closed for calling on after RATE_LIMITED."
     );
     describe_gauge!("maumau_streams_open", "Open Play and Watch streams.");
     describe_histogram!(
@@ -87,6 +92,10 @@ pub(crate) fn timeout() {
 
 pub(crate) fn connection_refused() {
     counter!("maumau_connections_refused_total").increment(1);
+}
+
+pub(crate) fn connection_flooding() {
+    counter!("maumau_connections_flooding_total").increment(1);
 }
 
 pub(crate) fn store_written(took: Duration) {

@@ -55,6 +55,14 @@ struct HomeInner {
     /// The connection's budget of unary calls a seat repeats (SubmitAction); `None` outside the
     /// server's connections.
     calls: Mutex<Option<crate::play::RateLimit>>,
+    /// Refusals the connection may collect before it is closed as a flood: a bucket of half
+    /// the call rate, bursts of one second's calls. An honest client that runs into the limit now
+    /// and then never empties it; one that keeps calling after RATE_LIMITED does, within a
+    /// second or two, and then costs the server one connection set-up per bucket instead of one
+    /// request per call (issue 14 item 7).
+    strikes: Mutex<Option<crate::play::RateLimit>>,
+    /// Told when the strikes are spent; the connection's task then closes it.
+    flooding: tokio::sync::Notify,
 }
 
 /// Most tables one connection's task hosts. A task runs on one core at a time: a connection that
@@ -102,12 +110,23 @@ impl Home {
     fn with_calls(calls_per_second: u32) -> Home {
         let home = Home::default();
         *lock(&home.0.calls) = Some(crate::play::RateLimit::new(calls_per_second));
+        *lock(&home.0.strikes) = Some(crate::play::RateLimit::new(calls_per_second.div_ceil(2)));
         home
     }
 
-    /// Takes one unary call from the connection's budget; false when it is spent.
+    /// Takes one unary call from the connection's budget; false when it is spent. A refusal
+    /// also takes a strike; when the strikes are spent, [`Home::flooding`] completes.
     pub(crate) fn allow_call(&self) -> bool {
-        lock(&self.0.calls).as_mut().is_none_or(|l| l.allow())
+        let allowed = lock(&self.0.calls).as_mut().is_none_or(|l| l.allow());
+        if !allowed && lock(&self.0.strikes).as_mut().is_some_and(|s| !s.allow()) {
+            self.0.flooding.notify_one();
+        }
+        allowed
+    }
+
+    /// Completes once the connection has kept calling after its budget was spent.
+    async fn flooding(&self) {
+        self.0.flooding.notified().await;
     }
 
     /// Whether `self` and `other` are the same connection.
@@ -728,6 +747,7 @@ where
                 .max_pending_accept_reset_streams(None)
                 .max_local_error_reset_streams(None);
             let conn = builder.serve_connection(TokioIo::new(Plain(io)), service);
+            let flood = home.clone();
             let mut driver = Driver::new(conn, home);
             let mut stopping = *stop.borrow();
             if stopping {
@@ -750,6 +770,11 @@ where
                     _ = stop.changed(), if !stopping => {
                         stopping = true;
                         driver.conn.as_mut().graceful_shutdown();
+                    }
+                    () = flood.flooding() => {
+                        crate::metrics::connection_flooding();
+                        tracing::debug!("closing a connection that kept calling after RATE_LIMITED");
+                        break;
                     }
                     () = &mut check => {
                         let now = Instant::now();
