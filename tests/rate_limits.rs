@@ -174,6 +174,43 @@ async fn a_submit_action_flood_on_one_connection_is_rate_limited_then_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_keeps_sending_unknown_tokens_is_closed() {
+    let server = TestServer::start().await;
+    let mut client = server.play_client().await;
+    let mut refused = 0;
+    let closed = loop {
+        let status = client
+            .submit_action(pb::SubmitActionRequest {
+                token: "a-made-up-token".into(),
+                action: Some(submission(1, refused)),
+            })
+            .await
+            .expect_err("an unknown token is refused");
+        if reason(&status) != Some(pb::ErrorReason::BadToken) {
+            break status;
+        }
+        refused += 1;
+        assert!(
+            refused < 1_000,
+            "still answering after {refused} unknown tokens"
+        );
+    };
+    // 20 at once, 10 a second: closed after about 20 (more if the calls were slow).
+    assert!(refused >= 20, "closed after only {refused}: {closed:?}");
+    // Another connection is served.
+    let other = server
+        .play_client()
+        .await
+        .submit_action(pb::SubmitActionRequest {
+            token: "a-made-up-token".into(),
+            action: Some(submission(1, 0)),
+        })
+        .await
+        .expect_err("refused");
+    assert_eq!(reason(&other), Some(pb::ErrorReason::BadToken));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submit_action_flood_over_many_connections_is_limited_per_token() {
     let server = strict_server().await;
     let created = new_match(&mut server.matches().await).await;

@@ -384,7 +384,15 @@ impl PlayService for Play {
                 )),
             }));
         }
-        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token).await?;
+        let (entry, role) = match resolve(&self.registry, token.as_deref(), &r.token).await {
+            Ok(found) => found,
+            Err(refused) => {
+                if let Some(home) = Home::current() {
+                    home.unknown_token();
+                }
+                return Err(refused);
+            }
+        };
         let Role::Seat(seat) = role else {
             return Err(wire::status(
                 pb::ErrorReason::NotSeated,

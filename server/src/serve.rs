@@ -61,9 +61,17 @@ struct HomeInner {
     /// second or two, and then costs the server one connection set-up per bucket instead of one
     /// request per call (issue 14 item 7).
     strikes: Mutex<Option<crate::play::RateLimit>>,
+    /// SubmitAction calls with a missing or unknown token the connection may make: 10 a second,
+    /// 20 at once. An honest client has its token; one that guesses or floods with a made-up
+    /// one is closed once it has spent them.
+    unknown_tokens: Mutex<Option<crate::play::RateLimit>>,
     /// Told when the strikes are spent; the connection's task then closes it.
     flooding: tokio::sync::Notify,
 }
+
+/// SubmitAction calls with an unknown token one connection may make per second (twice that at
+/// once) before it is closed.
+const UNKNOWN_TOKENS_PER_SECOND: u32 = 10;
 
 /// Most tables one connection's task hosts. A task runs on one core at a time: a connection that
 /// carries many matches (a bot host with hundreds of seats) keeps the rest of its tables on tasks
@@ -111,6 +119,8 @@ impl Home {
         let home = Home::default();
         *lock(&home.0.calls) = Some(crate::play::RateLimit::new(calls_per_second));
         *lock(&home.0.strikes) = Some(crate::play::RateLimit::new(calls_per_second.div_ceil(2)));
+        *lock(&home.0.unknown_tokens) =
+            Some(crate::play::RateLimit::new(UNKNOWN_TOKENS_PER_SECOND));
         home
     }
 
@@ -124,7 +134,19 @@ impl Home {
         allowed
     }
 
-    /// Completes once the connection has kept calling after its budget was spent.
+    /// Counts a SubmitAction call whose token was missing or unknown; when the connection has
+    /// made too many, [`Home::flooding`] completes.
+    pub(crate) fn unknown_token(&self) {
+        if lock(&self.0.unknown_tokens)
+            .as_mut()
+            .is_some_and(|s| !s.allow())
+        {
+            self.0.flooding.notify_one();
+        }
+    }
+
+    /// Completes once the connection has kept calling after its budget was spent, or kept
+    /// sending unknown tokens.
     async fn flooding(&self) {
         self.0.flooding.notified().await;
     }
