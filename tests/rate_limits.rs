@@ -133,7 +133,9 @@ async fn a_submit_action_flood_on_one_connection_is_rate_limited_then_closed() {
     let mut client = server.play_client().await;
     let mut answers = Vec::new();
     let mut closed = None;
-    for i in 0..100 {
+    // Until the connection is closed: how many calls that takes depends on how fast they are
+    // answered (refused calls must outrun the strikes' refill of 5 a second), not on a timer.
+    for i in 0..5_000 {
         // A stale state id: never a legal action, so only the limit can change the answer.
         match client
             .submit_action(pb::SubmitActionRequest {
@@ -155,7 +157,7 @@ async fn a_submit_action_flood_on_one_connection_is_rate_limited_then_closed() {
     // Calling on after RATE_LIMITED spends the connection's strikes (10 here): it is closed.
     let closed = closed.expect("the flooding connection is closed");
     assert!(
-        answers.len() < 100 && n >= 10,
+        n >= 10,
         "closed after its strikes: {} answers, {n} limited, then {closed:?}",
         answers.len()
     );
