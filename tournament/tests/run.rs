@@ -112,6 +112,8 @@ fn swiss_and_elimination_run_to_the_end() {
     );
     knockout.format = Format::SingleElimination;
     knockout.deals = 4;
+    // Who wins depends on the cards; a chosen seed keeps the test reproducible.
+    knockout.seed = 1;
     let r = knockout.run(None, &mut |_| {}).unwrap();
     // 5 entrants: 1 pairing in round 1 (3 byes), then 2, then 1.
     assert_eq!(r.games.len(), (1 + 2 + 1) * 4 * 2);
@@ -181,8 +183,10 @@ fn duplicate_deals_deal_the_same_cards_to_the_same_seats() {
 
 #[test]
 fn a_swiss_tournament_pairs_nobody_twice_while_it_can() {
-    // Six entrants, five rounds at tables of two: a schedule without repeats exists, so every
-    // pair meets exactly once.
+    // Six entrants, five rounds at tables of two. Whether every round can avoid repeats depends
+    // on the results (after three rounds the unmet pairs may form two triangles, which have no
+    // repeat-free pairing), so each round is checked, over twenty seeds: it repeats a pair only
+    // when no repeat-free pairing of all six existed.
     let mut t = tournament(
         "random,heuristic,random~0.5,heuristic~0.5,heuristic~0.2,random#2=random",
         ProfileId::Classic,
@@ -190,14 +194,56 @@ fn a_swiss_tournament_pairs_nobody_twice_while_it_can() {
     );
     t.format = Format::Swiss { rounds: 5 };
     t.deals = 1;
-    let r = t.run(None, &mut |_| {}).unwrap();
-    let mut met = std::collections::HashMap::new();
-    for g in r.games.iter().filter(|g| g.id.ends_with("-s0")) {
-        let p = (g.seats[0].min(g.seats[1]), g.seats[0].max(g.seats[1]));
-        *met.entry(p).or_insert(0) += 1;
+    let mut forced_repeats = 0;
+    for seed in 1..=20 {
+        t.seed = seed;
+        let r = t.run(None, &mut |_| {}).unwrap();
+        forced_repeats += swiss_rounds_repeat_only_when_forced(&r);
     }
-    assert_eq!(met.len(), 15, "{met:?}");
-    assert!(met.values().all(|&n| n == 1));
+    // Some seed reaches the two-triangle case, so the fallback is exercised too.
+    assert!(forced_repeats > 0);
+}
+
+/// Checks a five-round Swiss of six entrants round by round; returns how many rounds had to
+/// repeat a pair.
+fn swiss_rounds_repeat_only_when_forced(r: &maumau_tournament::Report) -> usize {
+    let pair = |s: &[usize]| (s[0].min(s[1]), s[0].max(s[1]));
+    let mut met = std::collections::HashSet::new();
+    let mut forced = 0;
+    for round in 0..5 {
+        let prefix = format!("r{round}-");
+        let pairs: Vec<(usize, usize)> = r
+            .games
+            .iter()
+            .filter(|g| g.id.starts_with(&prefix) && g.id.ends_with("-s0"))
+            .map(|g| pair(&g.seats))
+            .collect();
+        assert_eq!(pairs.len(), 3, "round {round}: {pairs:?}");
+        if pairs.iter().any(|p| met.contains(p)) {
+            assert!(
+                !repeat_free_pairing_exists(&[0, 1, 2, 3, 4, 5], &met),
+                "seed {}: round {round} repeats a pair needlessly: {pairs:?} after {met:?}",
+                r.description.seed
+            );
+            forced += 1;
+        }
+        met.extend(pairs);
+    }
+    forced
+}
+
+/// Whether `left` (an even number of entrants) can be paired without any pair in `met`.
+fn repeat_free_pairing_exists(
+    left: &[usize],
+    met: &std::collections::HashSet<(usize, usize)>,
+) -> bool {
+    let Some((&a, rest)) = left.split_first() else {
+        return true;
+    };
+    rest.iter().any(|&b| {
+        let others: Vec<usize> = rest.iter().copied().filter(|&x| x != b).collect();
+        !met.contains(&(a.min(b), a.max(b))) && repeat_free_pairing_exists(&others, met)
+    })
 }
 
 #[test]
@@ -209,6 +255,8 @@ fn double_elimination_runs_to_a_champion() {
     );
     t.format = Format::DoubleElimination;
     t.deals = 3;
+    // Who wins depends on the cards; a chosen seed keeps the test reproducible.
+    t.seed = 1;
     let r = t.run(None, &mut |_| {}).unwrap();
     // 5 entrants: 2·5 − 2 pairings, or one more after a reset final; each 3 deals × 2 seatings.
     let pairings = r.games.len() / 6;
