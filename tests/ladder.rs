@@ -10,13 +10,13 @@ mod ladder;
 
 use std::time::Duration;
 
-use common::{TestServer, with_bearer};
+use common::{Setup, TestServer, with_bearer};
 use ladder::{Entrant, classic_pairs, ladder_reason};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::LadderSettings;
+use maumau_ladder_service::LadderSettings;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -915,17 +915,20 @@ async fn the_ladder_survives_a_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_ladder_setup_or_a_second_process_is_refused_at_start() {
-    let start = |config: maumau_server::ServerConfig| async move {
+    let start = |config: Setup| async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         // An immediate shutdown: a server that starts returns Ok at once.
-        maumau_server::run(listener, config, async {}).await
+        config.run(listener, async {}).await
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let base = maumau_server::ServerConfig {
-        data_dir: dir.path().to_path_buf(),
-        ..Default::default()
+    let base = Setup {
+        server: maumau_server::ServerConfig {
+            data_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        },
+        ladder: None,
     };
 
     // The join deadline must be shorter than the join timeout.
@@ -953,5 +956,6 @@ async fn a_bad_ladder_setup_or_a_second_process_is_refused_at_start() {
     // Without the ladder the same directory is fine.
     let mut config = base;
     config.data_dir = server.data_dir.path().to_path_buf();
+    config.ladder = None;
     start(config).await.expect("no ladder, no lock");
 }

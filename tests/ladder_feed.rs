@@ -20,7 +20,7 @@ use tonic::transport::Channel;
 
 const OPERATOR: &str = "op-secret";
 
-fn tune(c: &mut maumau_server::ServerConfig) {
+fn tune(c: &mut common::Setup) {
     c.ladder = Some(classic_pairs(Duration::from_secs(10)));
     c.operator_token = Some(OPERATOR.into());
 }

@@ -21,7 +21,7 @@ use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::{HeuristicBot, SplitMix};
 use maumau_bot_sdk::engine::{ACTION_COUNT, Action, Event, Observation};
 use maumau_bot_sdk::runner::{RunOptions, run};
-use maumau_server::{LadderFormat, LadderSettings};
+use maumau_ladder_service::{LadderFormat, LadderSettings};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;

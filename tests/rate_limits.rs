@@ -16,7 +16,7 @@ use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau::pb::match_service_client::MatchServiceClient;
 use maumau::pb::play_service_client::PlayServiceClient;
-use maumau_server::LadderSettings;
+use maumau_ladder_service::LadderSettings;
 use pb::server_message::Kind;
 use tonic::transport::Channel;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
-use maumau_server::LADDER_REASON_TRAILER;
+use maumau_ladder_service::LADDER_REASON_TRAILER;
 use tonic::transport::Channel;
 
 /// Where the server is and the token its operator calls need.

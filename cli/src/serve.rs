@@ -4,7 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use maumau_server::{GiveUp, LadderFormat, LadderSettings, ServerConfig, TlsIdentity};
+use maumau_ladder_service::{LadderFormat, LadderSettings};
+use maumau_server::{GiveUp, ServerConfig, TlsIdentity};
 use serde::Deserialize;
 
 /// Start the game server.
@@ -372,6 +373,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     if args.store.is_some() && !(args.ladder || file.ladder.unwrap_or(false)) {
         return Err("--store is the ladder's storage: give --ladder too".into());
     }
+    let mut ladder = None;
     if args.ladder || file.ladder.unwrap_or(false) {
         let mut l = LadderSettings::default();
         if !args.ladder_invitation_code.is_empty() {
@@ -429,7 +431,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
             )
             .into());
         }
-        config.ladder = Some(l);
+        ladder = Some(l);
     }
     let runtime = match args.worker_threads {
         Some(1) => tokio::runtime::Builder::new_current_thread()
@@ -456,17 +458,19 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
         let data_dir = config.data_dir.display().to_string();
-        let ladder = if config.ladder.is_some() {
-            ", ladder on"
-        } else {
-            ""
-        };
+        let ladder_on = if ladder.is_some() { ", ladder on" } else { "" };
         let tls = if config.tls.is_some() { ", TLS" } else { "" };
         // Announced only once the server has opened everything and is about to accept.
         let ready = move |addr: SocketAddr| {
-            eprintln!("maumau: serving on {addr} (data in {data_dir}{ladder}{tls})");
+            eprintln!("maumau: serving on {addr} (data in {data_dir}{ladder_on}{tls})");
         };
-        maumau_server::run_with_ready(listener, config, ready, stop).await?;
+        match ladder {
+            // The ladder runs on the game server, through its host API.
+            Some(settings) => {
+                maumau_ladder_service::run(listener, config, settings, ready, stop).await?;
+            }
+            None => maumau_server::run_with_ready(listener, config, ready, stop).await?,
+        }
         Ok(())
     })
 }

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
-use maumau_server::{LadderFormat, LadderSettings, LadderValidation, ServerConfig};
+use maumau_ladder_service::{LadderFormat, LadderSettings, LadderValidation};
+use maumau_server::ServerConfig;
 use tonic::transport::Channel;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
@@ -21,29 +22,32 @@ fn start(runtime: &tokio::runtime::Runtime, dir: &std::path::Path, ladder: bool)
     let config = ServerConfig {
         data_dir: dir.to_path_buf(),
         operator_token: Some(TOKEN.into()),
-        ladder: ladder.then(|| LadderSettings {
-            formats: vec![LadderFormat {
-                profile: "classic".into(),
-                seats: 2,
-                weight: 1.0,
-            }],
-            tick: Duration::from_millis(100),
-            // Versions rated from their first match (validation is tested elsewhere).
-            validation: LadderValidation {
-                required: false,
-                ..LadderValidation::default()
-            },
-            ..LadderSettings::default()
-        }),
         ..ServerConfig::default()
     };
+    let ladder = ladder.then(|| LadderSettings {
+        formats: vec![LadderFormat {
+            profile: "classic".into(),
+            seats: 2,
+            weight: 1.0,
+        }],
+        tick: Duration::from_millis(100),
+        // Versions rated from their first match (validation is tested elsewhere).
+        validation: LadderValidation {
+            required: false,
+            ..LadderValidation::default()
+        },
+        ..LadderSettings::default()
+    });
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
-            maumau_server::run(listener, config, std::future::pending::<()>())
-                .await
-                .unwrap();
+            let forever = std::future::pending::<()>();
+            match ladder {
+                Some(l) => maumau_ladder_service::run(listener, config, l, |_| {}, forever).await,
+                None => maumau_server::run(listener, config, forever).await,
+            }
+            .unwrap();
         });
         addr
     })

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau::pb::match_service_client::MatchServiceClient;
-use maumau_server::LADDER_REASON_TRAILER;
+use maumau_ladder_service::LADDER_REASON_TRAILER;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
 const TOKEN: &str = "s3cret-operator";

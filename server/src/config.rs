@@ -26,9 +26,6 @@ pub struct ServerConfig {
     /// Serve TLS (HTTP/2 and HTTP/1.1 over rustls) with this certificate and key instead of
     /// plain TCP. `None` (the default) serves plain TCP.
     pub tls: Option<TlsIdentity>,
-    /// Ladder mode (`maumau serve --ladder`): the `LadderService` with its matchmaker, and the
-    /// ladder's store in `<data_dir>/ladder`. `None` (the default) serves no ladder.
-    pub ladder: Option<crate::ladder::LadderSettings>,
     /// A connection that has made no request this long after it was accepted (a silent TCP
     /// connection, an unfinished HTTP/2 handshake) is closed.
     pub handshake_timeout: Duration,
@@ -64,7 +61,6 @@ impl Default for ServerConfig {
             default_time_control: TimeControl::default(),
             join_timeout: Duration::from_secs(60),
             tls: None,
-            ladder: None,
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
             keepalive_interval: Some(Duration::from_secs(30)),

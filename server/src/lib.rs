@@ -8,7 +8,8 @@
 //! - `grpc.health.v1.Health` and server reflection (`v1` and `v1alpha`), so `grpcurl` and
 //!   `buf curl` work without the proto files;
 //! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`);
-//! - in ladder mode, the ladder's web pages (plain `GET`: leaderboard, bots, matches, replays).
+//! - and whatever an [`Extension`] adds (gRPC services, web pages): the ladder
+//!   (`maumau-ladder-service`) runs on the server this way, through [`Host`] alone.
 //!
 //! Each match is owned by one task (see `table.rs`); everything a seat receives is built there
 //! from the engine's per-seat view. Finished matches are written to `<data_dir>/matches` and read
@@ -26,7 +27,7 @@
 mod bots;
 mod config;
 mod frames;
-mod ladder;
+mod host;
 mod matches;
 pub mod metrics;
 mod outbox;
@@ -38,19 +39,16 @@ mod store;
 mod table;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use maumau::pb;
 use tokio::net::TcpListener;
 
 pub use config::{GiveUp, ServerConfig, TimeControl, TlsIdentity};
-pub use ladder::{
-    LADDER_REASON_TRAILER, LadderSettings, default_formats as default_ladder_formats,
-};
+pub use host::{BoxFuture, Extension, Host, HostedMatch, MatchHandle, PageResponse};
 pub use matches::verify as verify_replay;
-/// A ladder format: a profile and table size with the operator's weight.
-pub use maumau_ladder::matchmaking::Format as LadderFormat;
-/// Whether the ladder validates new versions, and what fails them.
-pub use maumau_ladder::validation::ValidationPolicy as LadderValidation;
+pub use play::{RateLimit, bearer, operator_bearer};
+pub use reasons::echo;
 pub use table::default_action;
 
 /// Why the server could not run.
@@ -70,9 +68,9 @@ pub enum ServerError {
     Reflection(String),
     /// Serving failed.
     Serve(std::io::Error),
-    /// The ladder could not start (its store is locked by another process, damaged, or a format
-    /// is invalid).
-    Ladder(maumau_ladder::LadderError),
+    /// An [`Extension`] could not start (for the ladder: its store is locked by another
+    /// process, damaged, or a format is invalid); the message says which and why.
+    Extension(String),
 }
 
 impl std::fmt::Display for ServerError {
@@ -94,15 +92,14 @@ impl std::fmt::Display for ServerError {
             ServerError::Tls(e) => write!(f, "cannot serve TLS: {e}"),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
             ServerError::Serve(e) => write!(f, "cannot serve: {e}"),
-            ServerError::Ladder(e) => write!(f, "cannot start the ladder: {e}"),
+            ServerError::Extension(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for ServerError {}
 
-/// Serves until `shutdown` completes, then (in ladder mode) drains the ladder, aborts and records
-/// every open match, and returns.
+/// Serves until `shutdown` completes, then aborts and records every open match, and returns.
 pub async fn run(
     listener: TcpListener,
     config: ServerConfig,
@@ -112,15 +109,34 @@ pub async fn run(
 }
 
 /// Like [`run`], and calls `ready` with the listening address once the server has checked its
-/// configuration, opened its data directory (and, in ladder mode, the ladder) and is about to
-/// accept connections: the moment to announce "serving on …". A server that cannot start
-/// returns its error without calling `ready`.
+/// configuration, opened its data directory and is about to accept connections: the moment to
+/// announce "serving on …". A server that cannot start returns its error without calling
+/// `ready`.
 pub async fn run_with_ready(
     listener: TcpListener,
     config: ServerConfig,
     ready: impl FnOnce(std::net::SocketAddr) + Send,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
+    run_extended(listener, config, |_, _| async { Ok(None) }, ready, shutdown).await
+}
+
+/// Like [`run_with_ready`], with an [`Extension`] served beside the game services: once the
+/// data directory is open, `extend` gets the [`Host`] and the listening address and returns the
+/// extension (or `None`, or why it cannot start). At shutdown the extension drains first, then
+/// the server aborts and records the open matches, then the extension closes what waits on
+/// them; it is released after the server stopped serving.
+pub async fn run_extended<E, F>(
+    listener: TcpListener,
+    config: ServerConfig,
+    extend: E,
+    ready: impl FnOnce(std::net::SocketAddr) + Send,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError>
+where
+    E: FnOnce(Host, std::net::SocketAddr) -> F + Send,
+    F: Future<Output = Result<Option<Arc<dyn Extension>>, ServerError>> + Send,
+{
     let addr = listener.local_addr().map_err(ServerError::Listener)?;
     if config
         .operator_token
@@ -139,17 +155,9 @@ pub async fn run_with_ready(
         .transpose()
         .map_err(ServerError::Tls)?;
     let max_message = config.max_message_bytes;
-    let ladder_settings = config.ladder.clone();
     let limits = serve::Limits::from_config(&config);
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
-    let hub = match ladder_settings {
-        Some(settings) => Some(
-            ladder::Hub::start(registry.clone(), settings, addr)
-                .await
-                .map_err(ServerError::Ladder)?,
-        ),
-        None => None,
-    };
+    let extension = extend(Host::new(registry.clone()), addr).await?;
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -202,11 +210,6 @@ pub async fn run_with_ready(
         .max_decoding_message_size(max_message),
     );
 
-    let ladder_service = hub.clone().map(|hub| {
-        pb::ladder_service_server::LadderServiceServer::new(ladder::LadderApi { hub })
-            .max_decoding_message_size(max_message)
-    });
-
     let mut routes = tonic::service::RoutesBuilder::default();
     routes
         .add_service(health_service)
@@ -214,31 +217,30 @@ pub async fn run_with_ready(
         .add_service(reflection_v1alpha)
         .add_service(play)
         .add_service(matches);
-    if let Some(ladder_service) = ladder_service {
-        routes.add_service(ladder_service);
+    if let Some(extension) = &extension {
+        extension.add_services(&mut routes, max_message);
     }
     let service = tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), routes.routes().prepare());
-    // In ladder mode, plain GET requests get the ladder's web pages.
-    let service = ladder::WithPages::new(hub.clone(), service);
+    // Plain GET requests go to the extension's web pages, if it has any.
+    let service = host::WithPages::new(extension.clone(), service);
     let stopping = registry.clone();
-    let stopping_hub = hub.clone();
+    let stopping_extension = extension.clone();
     tracing::info!(%addr, "serving");
     ready(addr);
     let result = serve::serve(listener, service, tls, limits, async move {
         shutdown.await;
-        if let Some(hub) = &stopping_hub {
-            tracing::info!("shutting down: draining the ladder");
-            hub.shutdown().await;
+        if let Some(extension) = &stopping_extension {
+            extension.drain().await;
         }
         tracing::info!("shutting down: recording open matches");
         stopping.shutdown().await;
-        if let Some(hub) = &stopping_hub {
-            hub.close_lobbies().await;
+        if let Some(extension) = &stopping_extension {
+            extension.matches_closed().await;
         }
     })
     .await;
-    if let Some(hub) = &hub {
-        hub.release().await;
+    if let Some(extension) = &extension {
+        extension.release().await;
     }
     result.map_err(ServerError::Serve)
 }

@@ -5,13 +5,11 @@ use std::sync::Arc;
 use maumau::pb::match_service_server::MatchService;
 use maumau::{pb, wire};
 use maumau_engine::{MatchConfig, Seat};
-use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
 
 use crate::config::TimeControl;
 use crate::reasons::{MESSAGE_CHARS, clip, echo};
 use crate::registry::{NewMatch, Registry, Start, simulate};
-use crate::table::Command;
 
 /// The match service.
 pub(crate) struct Matches {
@@ -146,7 +144,7 @@ impl MatchService for Matches {
     ) -> Result<Response<pb::CreateMatchResponse>, Status> {
         self.operator(&req)?;
         let m = new_match(req.into_inner(), &self.registry.config.default_time_control)?;
-        let response = self.registry.create(m)?;
+        let (response, _) = self.registry.create(m)?;
         tracing::info!(match_id = %response.match_id, "match created");
         Ok(Response::new(response))
     }
@@ -158,24 +156,15 @@ impl MatchService for Matches {
         self.operator(&req)?;
         let r = req.into_inner();
         let entry = self.entry(&r.match_id).await?;
-        if let Some(tx) = entry.sender() {
-            let (reply, done) = oneshot::channel();
-            let reason = if r.reason.is_empty() {
-                "aborted by the operator".into()
-            } else {
-                r.reason
-            };
-            if tx.send(Command::Abort { reason, reply }).await.is_ok() {
-                let _ = done.await;
-            }
-        }
-        // The table records the end before it stops; wait for that.
-        for _ in 0..100 {
-            if entry.report().is_some() {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let reason = if r.reason.is_empty() {
+            "aborted by the operator".into()
+        } else {
+            r.reason
+        };
+        entry.abort(reason).await;
+        // The table records the end before it stops; wait for that, but not for a disk that
+        // cannot be written (the answer then shows the match still open).
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), entry.ended()).await;
         Ok(Response::new(pb::AbortMatchResponse {
             status: entry.status() as i32,
         }))

@@ -33,14 +33,14 @@ pub(crate) struct Play {
 }
 
 /// The token from `authorization: Bearer TOKEN`, if any.
-pub(crate) fn bearer<T>(req: &Request<T>) -> Option<String> {
+pub fn bearer<T>(req: &Request<T>) -> Option<String> {
     let v = req.metadata().get("authorization")?.to_str().ok()?;
     v.strip_prefix("Bearer ").map(|t| t.trim().to_string())
 }
 
 /// Whether `req` carries `authorization: Bearer <token>` with the operator's `token`. An empty
 /// (or whitespace) token on either side never matches.
-pub(crate) fn operator_bearer<T>(req: &Request<T>, token: &str) -> bool {
+pub fn operator_bearer<T>(req: &Request<T>, token: &str) -> bool {
     let token = token.trim();
     !token.is_empty() && bearer(req).as_deref() == Some(token)
 }
@@ -75,7 +75,7 @@ async fn resolve(
 
 /// A token bucket: `rate` calls per second, bursts of twice that (or, [`RateLimit::per_minute`],
 /// `n` calls per minute, `n` at once).
-pub(crate) struct RateLimit {
+pub struct RateLimit {
     rate: f64,
     burst: f64,
     tokens: f64,
@@ -83,12 +83,13 @@ pub(crate) struct RateLimit {
 }
 
 impl RateLimit {
-    pub(crate) fn new(rate: u32) -> RateLimit {
+    /// `rate` calls per second, bursts of twice that.
+    pub fn new(rate: u32) -> RateLimit {
         RateLimit::with(rate as f64, 2.0 * rate as f64)
     }
 
     /// `n` calls per minute, at most `n` at once.
-    pub(crate) fn per_minute(n: u32) -> RateLimit {
+    pub fn per_minute(n: u32) -> RateLimit {
         RateLimit::with(n as f64 / 60.0, n as f64)
     }
 
@@ -102,12 +103,13 @@ impl RateLimit {
     }
 
     /// Whether the bucket has refilled to its burst (it then holds no memory of past calls).
-    pub(crate) fn is_full(&self) -> bool {
+    pub fn is_full(&self) -> bool {
         let dt = Instant::now().duration_since(self.at).as_secs_f64();
         self.tokens + dt * self.rate >= self.burst
     }
 
-    pub(crate) fn allow(&mut self) -> bool {
+    /// Takes one call from the bucket; false when it is empty (the call is refused).
+    pub fn allow(&mut self) -> bool {
         let now = Instant::now();
         let dt = now.duration_since(self.at).as_secs_f64();
         self.at = now;

@@ -109,7 +109,7 @@ pub(crate) const ECHO_CHARS: usize = 64;
 /// Every refusal that names what the client sent goes through this (or [`clip`]): an
 /// unbounded echo would let a 60,000-character match id turn `NOT_FOUND` into a status too large
 /// for the `grpc-message` header, which clients then see as `RESOURCE_EXHAUSTED` or `INTERNAL`.
-pub(crate) fn echo(input: &str) -> String {
+pub fn echo(input: &str) -> String {
     clip(input, ECHO_CHARS)
 }
 

@@ -69,6 +69,9 @@ pub(crate) struct MatchEntry {
     /// The match's tokens while it is open (kept as hashes with its record once it has ended).
     tokens: Vec<(String, Role)>,
     tx: Mutex<Option<mpsc::Sender<Command>>>,
+    /// Becomes true when the table task has stopped (at once for an entry read from the store):
+    /// what [`MatchEntry::ended`] awaits.
+    done: watch::Sender<bool>,
     info: Mutex<Info>,
     registry: Weak<Registry>,
 }
@@ -145,6 +148,7 @@ impl MatchEntry {
             seq,
             tokens: Vec::new(),
             tx: Mutex::new(None),
+            done: watch::Sender::new(true),
             info: Mutex::new(Info {
                 status: report.status(),
                 players: report.players.clone(),
@@ -177,6 +181,43 @@ impl MatchEntry {
     /// The table task's command channel, while the match is open.
     pub(crate) fn sender(&self) -> Option<mpsc::Sender<Command>> {
         lock(&self.tx).clone()
+    }
+
+    /// Asks the table to abort the match and waits until it has taken the command (nothing
+    /// happens to a match that has ended).
+    pub(crate) async fn abort(&self, reason: String) {
+        if let Some(tx) = self.sender() {
+            let (reply, taken) = oneshot::channel();
+            if tx.send(Command::Abort { reason, reply }).await.is_ok() {
+                let _ = taken.await;
+            }
+        }
+    }
+
+    /// Asks the table to abort the match without waiting.
+    pub(crate) fn abort_soon(&self, reason: String) {
+        if let Some(tx) = self.sender() {
+            let (reply, _) = oneshot::channel();
+            let _ = tx.try_send(Command::Abort { reason, reply });
+        }
+    }
+
+    /// Waits until the table has stopped (its record is stored by then, unless the server was
+    /// torn down first), then returns the final report.
+    pub(crate) async fn ended(&self) -> Option<pb::MatchReport> {
+        let mut done = self.done.subscribe();
+        // The table's channel closes when its task stops, even if it never got to say so.
+        let table = self.sender();
+        tokio::select! {
+            _ = done.wait_for(|d| *d) => {}
+            () = async move {
+                match table {
+                    Some(tx) => tx.closed().await,
+                    None => std::future::pending().await,
+                }
+            } => {}
+        }
+        self.report()
     }
 
     pub(crate) fn welcome(&self, seat: Option<Seat>) -> pb::Welcome {
@@ -349,8 +390,12 @@ impl Registry {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Deals the match, starts its table task and returns the response with the tokens.
-    pub(crate) fn create(self: &Arc<Self>, m: NewMatch) -> Result<pb::CreateMatchResponse, Status> {
+    /// Deals the match, starts its table task and returns the response with the tokens, and the
+    /// match.
+    pub(crate) fn create(
+        self: &Arc<Self>,
+        m: NewMatch,
+    ) -> Result<(pb::CreateMatchResponse, Arc<MatchEntry>), Status> {
         if !self.store.healthy() {
             return Err(wire::status(
                 pb::ErrorReason::StorageUnavailable,
@@ -406,6 +451,7 @@ impl Registry {
             seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
             tokens,
             tx: Mutex::new(Some(tx)),
+            done: watch::Sender::new(false),
             info: Mutex::new(Info {
                 status: pb::MatchStatus::Waiting,
                 players: Vec::new(),
@@ -437,6 +483,7 @@ impl Registry {
             inner.matches.insert(id.clone(), entry.clone());
         }
         let ended = entry.clone();
+        let created = entry.clone();
         let table = Table::new(
             entry,
             game,
@@ -457,7 +504,7 @@ impl Registry {
             },
             mover,
         ));
-        Ok(response)
+        Ok((response, created))
     }
 
     /// A table task ended: its slot is free.
@@ -466,6 +513,7 @@ impl Registry {
         inner.open = inner.open.saturating_sub(1);
         crate::metrics::match_closed();
         *lock(&entry.tx) = None;
+        entry.done.send_replace(true);
     }
 
     /// A match's record is committed: from now on it is read from the store. Its tokens keep
@@ -622,13 +670,7 @@ impl Registry {
             .cloned()
             .collect();
         for entry in open {
-            if let Some(tx) = entry.sender() {
-                let (reply, done) = oneshot::channel();
-                let reason = "the server shut down".to_string();
-                if tx.send(Command::Abort { reason, reply }).await.is_ok() {
-                    let _ = done.await;
-                }
-            }
+            entry.abort("the server shut down".into()).await;
         }
         // Wait for the tables to end and their records to be written.
         let until = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -728,11 +770,11 @@ mod tests {
         })
         .unwrap();
         // One open match, waiting for its remote seat.
-        let open = registry.create(new_match(0, 1)).unwrap();
+        let (open, _) = registry.create(new_match(0, 1)).unwrap();
         const N: u64 = 60;
         let mut created = Vec::new();
         for seed in 1..=N {
-            created.push(registry.create(new_match(seed, 2)).unwrap());
+            created.push(registry.create(new_match(seed, 2)).unwrap().0);
         }
         // Wait until every bots-only table has ended (after its record was stored).
         while lock(&registry.inner).open > 1 {

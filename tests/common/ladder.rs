@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
-use maumau_server::{LADDER_REASON_TRAILER, LadderFormat, LadderSettings, LadderValidation};
+use maumau_ladder_service::{
+    LADDER_REASON_TRAILER, LadderFormat, LadderSettings, LadderValidation,
+};
 use tonic::transport::Channel;
 
 use crate::common::with_bearer;

@@ -7,11 +7,48 @@ use std::time::Duration;
 use maumau::pb;
 use maumau::pb::match_service_client::MatchServiceClient;
 use maumau::pb::play_service_client::PlayServiceClient;
+use maumau_ladder_service::LadderSettings;
 use maumau_server::ServerConfig;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
+
+/// What a test server starts with: the game server's configuration (which `Setup` dereferences
+/// to, so tests tune it as `c.join_timeout = …`) and, for ladder tests, the ladder on it.
+#[derive(Clone)]
+pub struct Setup {
+    pub server: ServerConfig,
+    pub ladder: Option<LadderSettings>,
+}
+
+impl std::ops::Deref for Setup {
+    type Target = ServerConfig;
+
+    fn deref(&self) -> &ServerConfig {
+        &self.server
+    }
+}
+
+impl std::ops::DerefMut for Setup {
+    fn deref_mut(&mut self) -> &mut ServerConfig {
+        &mut self.server
+    }
+}
+
+impl Setup {
+    /// Serves on `listener` until `stop` completes: the game server, with the ladder if set.
+    pub async fn run(
+        self,
+        listener: tokio::net::TcpListener,
+        stop: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<(), maumau_server::ServerError> {
+        match self.ladder {
+            Some(l) => maumau_ladder_service::run(listener, self.server, l, |_| {}, stop).await,
+            None => maumau_server::run(listener, self.server, stop).await,
+        }
+    }
+}
 
 /// A running server; dropping it (or calling `stop`) shuts it down.
 pub struct TestServer {
@@ -26,18 +63,21 @@ impl TestServer {
         TestServer::start_with(|_| {}).await
     }
 
-    pub async fn start_with(tune: impl FnOnce(&mut ServerConfig)) -> TestServer {
+    pub async fn start_with(tune: impl FnOnce(&mut Setup)) -> TestServer {
         let data_dir = tempfile::tempdir().expect("a temporary directory");
         TestServer::start_in(data_dir, tune).await
     }
 
     pub async fn start_in(
         data_dir: tempfile::TempDir,
-        tune: impl FnOnce(&mut ServerConfig),
+        tune: impl FnOnce(&mut Setup),
     ) -> TestServer {
-        let mut config = ServerConfig {
-            data_dir: data_dir.path().to_path_buf(),
-            ..ServerConfig::default()
+        let mut config = Setup {
+            server: ServerConfig {
+                data_dir: data_dir.path().to_path_buf(),
+                ..ServerConfig::default()
+            },
+            ladder: None,
         };
         tune(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -46,11 +86,12 @@ impl TestServer {
         let addr = listener.local_addr().expect("addr");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            maumau_server::run(listener, config, async {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("the server runs");
+            config
+                .run(listener, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("the server runs");
         });
         TestServer {
             addr,

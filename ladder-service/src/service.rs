@@ -17,8 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::{Hub, check_format, now_ms, refuse, status_to_wire};
-use crate::play::bearer;
-use crate::reasons::echo;
+use maumau_server::{bearer, echo};
 
 /// Most matches one lobby may declare at once.
 const MAX_LOBBY_MATCHES: u32 = 64;
@@ -121,9 +120,9 @@ impl LadderApi {
     /// Operator calls need the operator token when the server has one. An empty bearer never
     /// passes, whatever the server was given.
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
-        match &self.hub.registry.config.operator_token {
+        match &self.hub.host.config().operator_token {
             None => Ok(()),
-            Some(t) if crate::play::operator_bearer(req, t) => Ok(()),
+            Some(t) if maumau_server::operator_bearer(req, t) => Ok(()),
             Some(_) => Err(refuse(
                 pb::LadderErrorReason::OperatorOnly,
                 Some(pb::ErrorReason::PermissionDenied),

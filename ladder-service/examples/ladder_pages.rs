@@ -9,7 +9,7 @@
 //! and for a page of 500 lines.
 //!
 //! ```sh
-//! cargo run --release -p maumau-server --example ladder_pages -- [VERSIONS] [MATCHES_PER_VERSION] [REQUESTS]
+//! cargo run --release -p maumau-ladder-service --example ladder_pages -- [VERSIONS] [MATCHES_PER_VERSION] [REQUESTS]
 //! ```
 
 use std::time::{Duration, Instant};
@@ -21,7 +21,8 @@ use maumau_ladder::keys::{KeyKind, SecretKey};
 use maumau_ladder::rating::RatingConfig;
 use maumau_ladder::store::NewMatch;
 use maumau_ladder::{SeatResult, SqliteStore, Store};
-use maumau_server::{LadderFormat, LadderSettings, ServerConfig};
+use maumau_ladder_service::{LadderFormat, LadderSettings};
+use maumau_server::ServerConfig;
 
 /// A small seeded generator (xorshift64*), enough to pick tables.
 struct Rng(u64);
@@ -148,21 +149,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = listener.local_addr()?;
     let config = ServerConfig {
         data_dir: data.path().to_path_buf(),
-        ladder: Some(LadderSettings {
-            formats: vec![LadderFormat {
-                profile: "classic".into(),
-                seats: 4,
-                weight: 1.0,
-            }],
-            tick: Duration::from_secs(60),
-            ..LadderSettings::default()
-        }),
         ..ServerConfig::default()
     };
+    let ladder = LadderSettings {
+        formats: vec![LadderFormat {
+            profile: "classic".into(),
+            seats: 4,
+            weight: 1.0,
+        }],
+        tick: Duration::from_secs(60),
+        ..LadderSettings::default()
+    };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(maumau_server::run(listener, config, async {
-        let _ = stopped.await;
-    }));
+    let server = tokio::spawn(maumau_ladder_service::run(
+        listener,
+        config,
+        ladder,
+        |_| {},
+        async {
+            let _ = stopped.await;
+        },
+    ));
 
     let tcp = loop {
         match tokio::net::TcpStream::connect(addr).await {

@@ -2,7 +2,7 @@
 //!
 //! Every node runs [`run`]: every [`POLL`] (or at once when kicked) it sends the lobby messages
 //! it queued, takes the ones queued for the lobbies open here and delivers them, claims up to
-//! [`CLAIM_BATCH`] scheduled matches and hosts them (a table in its registry, invitations to the
+//! [`CLAIM_BATCH`] scheduled matches and hosts them (a match on its game server, invitations to the
 //! seats' lobbies wherever they are, a watcher that records the end), and every [`HEARTBEAT`]
 //! publishes its open lobbies and renews the leases of the matches it hosts. A match whose lease
 //! was not renewed (this node stalled past [`LEASE_MS`] and the reaper settled it) has its table
@@ -26,12 +26,11 @@ use maumau_ladder::{MatchId, Millis, PgStore, VersionId};
 use prost::Message as _;
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 use tonic::Status;
 
 use super::matchmaker::{Launch, launch};
 use super::{Hub, lock, now_ms};
-use crate::table::Command;
 
 /// How often the matchmaker's node plans (and others try to take its lock).
 pub(super) const LEADER_TICK: Duration = Duration::from_millis(200);
@@ -327,18 +326,10 @@ fn stop_lost(hub: &Hub, c: &Cluster, renewed: &[MatchId]) {
             .collect()
     };
     for id in lost {
-        let Some(tx) = hub
-            .registry
-            .open_match(&hub.server_id(id))
-            .and_then(|e| e.sender())
-        else {
+        let Some(open) = hub.host.find_open(&hub.server_id(id)) else {
             continue;
         };
         tracing::warn!(ladder_match = %id, "lost the lease of a ladder match; stopping its table");
-        let (reply, _) = oneshot::channel();
-        let _ = tx.try_send(Command::Abort {
-            reason: "this server lost the ladder match's lease".into(),
-            reply,
-        });
+        open.abort_soon("this server lost the ladder match's lease".into());
     }
 }

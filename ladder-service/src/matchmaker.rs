@@ -1,14 +1,12 @@
 //! The matchmaker task and the watcher of each ladder match.
 //!
 //! A ladder match lives in two places: the ladder store (scheduled → running → finished or
-//! aborted) and the server's registry (a table task, labelled `ladder match N`). The matchmaker
+//! aborted) and the game server (a match it hosts, labelled `ladder match N`). The matchmaker
 //! schedules it in the store first, so the store's count of matches in flight always covers every
 //! table it created; the watcher then waits for the table to close (its command channel closes
 //! when the table task ends, after the report is recorded) and writes the end to the store.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use maumau::pb;
 use maumau_ladder::health::SeatOutcome;
@@ -20,13 +18,11 @@ use maumau_ladder::{
 };
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
-use tokio::sync::oneshot;
 
 use super::{Hub, check_format, now_ms};
-use crate::registry::{self, Start};
-use crate::table::Command;
+use maumau_server::{HostedMatch, MatchHandle};
 
-/// The label of a ladder match in the registry, before its ladder id.
+/// The label of a ladder match on the game server, before its ladder id.
 pub(crate) const LABEL_PREFIX: &str = "ladder match ";
 
 /// Recent tables the planner avoids repeating.
@@ -275,7 +271,7 @@ async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
         .await;
 }
 
-/// Creates the table in the registry, sends the invitations and starts the watcher.
+/// Creates the match on the game server, sends the invitations and starts the watcher.
 pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
     let id = l.id;
     if hub.is_closed() {
@@ -295,12 +291,10 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
         return;
     }
     let created = check_format(&l.profile, l.seats.len() as u8).and_then(|config| {
-        hub.registry
-            .create(registry::NewMatch {
+        hub.host
+            .create(HostedMatch {
                 config,
                 seed: l.seed,
-                start: Start::Seed,
-                clock: hub.registry.config.default_time_control,
                 bots: l
                     .seats
                     .iter()
@@ -314,8 +308,8 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
             })
             .map_err(|s| s.message().to_string())
     });
-    let response = match created {
-        Ok(r) => r,
+    let (response, handle) = match created {
+        Ok(created) => created,
         Err(why) => {
             tracing::warn!(ladder_match = %id, error = %why, "could not create a ladder table");
             if hub.cluster.is_none() {
@@ -362,11 +356,11 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
         );
     }
     tracing::info!(ladder_match = %id, match_id = %response.match_id, validation = l.validation, "ladder match created");
-    hub.watchers.fetch_add(1, Ordering::SeqCst);
+    let watching = hub.watching();
     let watched = hub.clone();
     tokio::spawn(async move {
-        watch(watched.clone(), l, response.match_id).await;
-        watched.watchers.fetch_sub(1, Ordering::SeqCst);
+        watch(watched, l, handle).await;
+        drop(watching);
     });
 }
 
@@ -381,64 +375,42 @@ struct Ended {
 }
 
 /// Waits for the join deadline and the end of the match, and records it.
-async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
+async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
     let id = l.id;
     let version_seats = l.version_seats();
-    let Some(entry) = hub.registry.get(&match_id).await else {
-        // Not expected (the table was just created), but a match must never stay scheduled.
-        abort_unplayed(&hub, &l, "the server lost the table".into()).await;
-        for (_, v) in &version_seats {
-            hub.ended(*v);
-        }
-        return;
-    };
     let mut joined = vec![true; l.seats.len()];
     let mut no_show = None;
-    if let Some(tx) = entry.sender() {
-        tokio::select! {
-            () = tx.closed() => {}
-            () = tokio::time::sleep(hub.settings.join_deadline) => {
-                // A table that started had every seat joined (the join deadline is shorter than
-                // the registry's join timeout); a seat briefly away from a running match is not a
-                // no-show.
-                let summary = entry.summary();
-                if summary.status() == pb::MatchStatus::Waiting {
-                    for &(s, _) in &version_seats {
-                        joined[s] = summary
-                            .players
-                            .iter()
-                            .any(|p| p.seat as usize == s && p.connected);
-                    }
+    let report = tokio::select! {
+        report = entry.ended() => report,
+        () = tokio::time::sleep(hub.settings.join_deadline) => {
+            // A table that started had every seat joined (the join deadline is shorter than the
+            // server's join timeout); a seat briefly away from a running match is not a no-show.
+            let summary = entry.summary();
+            if summary.status() == pb::MatchStatus::Waiting {
+                for &(s, _) in &version_seats {
+                    joined[s] = summary
+                        .players
+                        .iter()
+                        .any(|p| p.seat as usize == s && p.connected);
                 }
-                let missing: Vec<String> = joined
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, j)| !**j)
-                    .map(|(s, _)| s.to_string())
-                    .collect();
-                if missing.is_empty() {
-                    let _ = hub.store(move |l| l.store().start_match(id, now_ms())).await;
-                } else {
-                    let reason = format!("seat(s) {} did not join in time", missing.join(", "));
-                    let (reply, done) = oneshot::channel();
-                    if tx.send(Command::Abort { reason: reason.clone(), reply }).await.is_ok() {
-                        let _ = done.await;
-                    }
-                    no_show = Some(reason);
-                }
-                tx.closed().await;
             }
+            let missing: Vec<String> = joined
+                .iter()
+                .enumerate()
+                .filter(|(_, j)| !**j)
+                .map(|(s, _)| s.to_string())
+                .collect();
+            if missing.is_empty() {
+                let _ = hub.store(move |l| l.store().start_match(id, now_ms())).await;
+            } else {
+                let reason = format!("seat(s) {} did not join in time", missing.join(", "));
+                entry.abort(reason.clone()).await;
+                no_show = Some(reason);
+            }
+            // The table records its report before it stops.
+            entry.ended().await
         }
-    }
-    // The table records its report before it stops; wait briefly if it is not there yet.
-    let mut report = entry.report();
-    for _ in 0..100 {
-        if report.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        report = entry.report();
-    }
+    };
     if let Some(c) = &hub.cluster
         && c.lost(id)
     {
@@ -539,7 +511,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, match_id: String) {
         }
     };
     match recorded {
-        Ok(ended) => tell_end(&hub, &l, &match_id, &ended),
+        Ok(ended) => tell_end(&hub, &l, entry.id(), &ended),
         Err(e) => {
             tracing::error!(ladder_match = %id, error = %e.message(), "could not record a ladder match");
         }

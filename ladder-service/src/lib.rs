@@ -1,15 +1,18 @@
-//! Ladder mode (`maumau serve --ladder`): the `maumau.v1.LadderService` over the ladder core
-//! (`maumau-ladder`), a matchmaker task, and one watcher task per ladder match.
+//! The ladder as a service (`maumau serve --ladder`): the `maumau.v1.LadderService` over the
+//! ladder core (`maumau-ladder`), a matchmaker task, one watcher task per ladder match, and the
+//! web pages, all running on the game server through its host API (`maumau_server::Host` to
+//! create, await and abort matches; `maumau_server::Extension` to add the service, the pages and
+//! the shutdown steps). [`run`] serves a game server with a ladder on it.
 //!
 //! The parts:
 //!
-//! - [`Hub`] (here): the shared state. The ladder store (SQLite in `<data_dir>/ladder`, whose
+//! - `Hub` (here): the shared state. The ladder store (SQLite in `<data_dir>/ladder`, whose
 //!   own lock refuses a second process, or PostgreSQL with `LadderSettings::store`), the open lobbies (one per version, in memory), the
 //!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
 //!   Store calls are synchronous and run on blocking threads ([`Hub::store`]).
 //! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
 //!   the free capacity with the core's seeded planner, schedules them in the store, creates them
-//!   in the server's registry (rated, from the planned seed), sends the invitations, and watches
+//!   on the game server (rated, from the planned seed), sends the invitations, and watches
 //!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
 //!   finished match's placings are rated.
 //! - `service.rs`: the gRPC calls.
@@ -26,7 +29,7 @@ mod nodes;
 mod service;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -41,13 +44,83 @@ use maumau_ladder::{
 };
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tonic::Status;
 
-use crate::registry::Registry;
+use maumau_server::{Host, RateLimit, echo};
 
-pub(crate) use html::WithPages;
-pub(crate) use service::LadderApi;
+use service::LadderApi;
+
+/// A ladder format: a profile and table size with the operator's weight.
+pub use maumau_ladder::matchmaking::Format as LadderFormat;
+/// Whether the ladder validates new versions, and what fails them.
+pub use maumau_ladder::validation::ValidationPolicy as LadderValidation;
+
+/// Serves a game server with the ladder on it (`maumau serve --ladder`), until `shutdown`
+/// completes: the game services of [`maumau_server::run_with_ready`], plus the
+/// `LadderService`, its matchmaker and the ladder's web pages on the same port, with the store in
+/// `<data_dir>/ladder` (or PostgreSQL, [`LadderSettings::store`]). `ready` is called with the
+/// listening address once the ladder has started. At shutdown the ladder drains first (see
+/// [`LadderSettings::drain_timeout`]), then the server records the matches left.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    config: maumau_server::ServerConfig,
+    settings: LadderSettings,
+    ready: impl FnOnce(std::net::SocketAddr) + Send,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), maumau_server::ServerError> {
+    let extend = move |host: Host, addr: std::net::SocketAddr| async move {
+        let hub = Hub::start(host, settings, addr).await.map_err(|e| {
+            maumau_server::ServerError::Extension(format!("cannot start the ladder: {e}"))
+        })?;
+        let ladder = OnServer {
+            pages: html::Pages::new(hub.clone()),
+            hub,
+        };
+        Ok(Some(Arc::new(ladder) as Arc<dyn maumau_server::Extension>))
+    };
+    maumau_server::run_extended(listener, config, extend, ready, shutdown).await
+}
+
+/// The ladder as the game server runs it.
+struct OnServer {
+    hub: Arc<Hub>,
+    pages: html::Pages,
+}
+
+impl maumau_server::Extension for OnServer {
+    fn add_services(&self, routes: &mut tonic::service::RoutesBuilder, max_message_bytes: usize) {
+        routes.add_service(
+            pb::ladder_service_server::LadderServiceServer::new(LadderApi {
+                hub: self.hub.clone(),
+            })
+            .max_decoding_message_size(max_message_bytes),
+        );
+    }
+
+    fn page(
+        &self,
+        uri: &tonic::codegen::http::Uri,
+        head: bool,
+    ) -> Option<maumau_server::BoxFuture<'static, maumau_server::PageResponse>> {
+        Some(self.pages.answer(uri, head))
+    }
+
+    fn drain(&self) -> maumau_server::BoxFuture<'_, ()> {
+        Box::pin(async {
+            tracing::info!("shutting down: draining the ladder");
+            self.hub.shutdown().await;
+        })
+    }
+
+    fn matches_closed(&self) -> maumau_server::BoxFuture<'_, ()> {
+        Box::pin(self.hub.close_lobbies())
+    }
+
+    fn release(&self) -> maumau_server::BoxFuture<'_, ()> {
+        Box::pin(self.hub.release())
+    }
+}
 
 /// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
 #[derive(Clone, Debug)]
@@ -58,7 +131,7 @@ pub struct LadderSettings {
     /// Invitation codes; empty means anyone may register.
     pub invitation_codes: Vec<String>,
     /// How long an invited seat has to join before the match is aborted unrated. Keep it shorter
-    /// than [`ServerConfig::join_timeout`](crate::ServerConfig::join_timeout), which starts a
+    /// than [`ServerConfig::join_timeout`](maumau_server::ServerConfig::join_timeout), which starts a
     /// table without its missing seats.
     pub join_deadline: Duration,
     /// The address sent in invitations; empty means "this server".
@@ -125,7 +198,7 @@ pub fn default_formats() -> Vec<Format> {
 pub(crate) fn check_format(profile: &str, seats: u8) -> Result<MatchConfig, String> {
     let id: ProfileId = profile
         .parse()
-        .map_err(|_| format!("unknown profile {:?}", crate::reasons::echo(profile)))?;
+        .map_err(|_| format!("unknown profile {:?}", echo(profile)))?;
     let config = MatchConfig::new(id, seats);
     config
         .rules()
@@ -247,9 +320,10 @@ struct Lobbies {
 pub(crate) struct Hub {
     /// Taken out by [`Hub::release`] so that the store (and its lock) closes with the server.
     ladder: Mutex<Option<Arc<Ladder<dyn Store>>>>,
-    /// Watchers of matches in flight.
-    watchers: AtomicUsize,
-    registry: Arc<Registry>,
+    /// Watchers of matches in flight (a watch channel, so shutdown awaits zero instead of
+    /// polling).
+    watchers: watch::Sender<usize>,
+    host: Host,
     settings: LadderSettings,
     formats: Mutex<Vec<Format>>,
     lobbies: Mutex<Lobbies>,
@@ -263,7 +337,7 @@ pub(crate) struct Hub {
     /// With PostgreSQL: this node of a shared ladder.
     cluster: Option<nodes::Cluster>,
     /// Each client address's budget of registrations.
-    registrations: Mutex<HashMap<std::net::IpAddr, crate::play::RateLimit>>,
+    registrations: Mutex<HashMap<std::net::IpAddr, RateLimit>>,
 }
 
 /// Addresses whose registration budgets are kept before the full ones are forgotten.
@@ -296,7 +370,7 @@ impl Hub {
         }
         let allowed = budgets
             .entry(ip)
-            .or_insert_with(|| crate::play::RateLimit::per_minute(per_minute))
+            .or_insert_with(|| RateLimit::per_minute(per_minute))
             .allow();
         if allowed {
             return Ok(());
@@ -319,22 +393,22 @@ impl Hub {
     /// `addr` is where this server listens: with PostgreSQL and no
     /// [`LadderSettings::node_address`], invitations to its tables carry `http://addr`.
     pub(crate) async fn start(
-        registry: Arc<Registry>,
+        host: Host,
         settings: LadderSettings,
         addr: std::net::SocketAddr,
     ) -> Result<Arc<Hub>, LadderError> {
         for f in &settings.formats {
             check_format(&f.profile, f.seats).map_err(LadderError::Invalid)?;
         }
-        if settings.join_deadline >= registry.config.join_timeout {
+        if settings.join_deadline >= host.config().join_timeout {
             return Err(LadderError::Invalid(format!(
                 "the ladder's join deadline ({} ms) must be shorter than the server's join \
                  timeout ({} ms), which starts a table without its missing seats",
                 settings.join_deadline.as_millis(),
-                registry.config.join_timeout.as_millis()
+                host.config().join_timeout.as_millis()
             )));
         }
-        let dir = registry.config.data_dir.join("ladder");
+        let dir = host.config().data_dir.join("ladder");
         let codes = settings.invitation_codes.clone();
         let first_season = settings.first_season.clone();
         let store_url = settings.store.clone();
@@ -386,7 +460,7 @@ impl Hub {
         .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
         // Ladder matches this server still knows, by their label.
         let mut server_ids = HashMap::new();
-        let reader = registry.clone();
+        let reader = host.clone();
         let labelled =
             tokio::task::spawn_blocking(move || reader.labelled(matchmaker::LABEL_PREFIX))
                 .await
@@ -408,8 +482,8 @@ impl Hub {
         let hub = Arc::new(Hub {
             rng: Mutex::new(rng),
             ladder: Mutex::new(Some(ladder)),
-            watchers: AtomicUsize::new(0),
-            registry,
+            watchers: watch::Sender::new(0),
+            host,
             formats: Mutex::new(settings.formats.clone()),
             settings,
             lobbies: Mutex::new(Lobbies::default()),
@@ -472,11 +546,7 @@ impl Hub {
             }
         }
         self.wake.notify_one();
-        let deadline = tokio::time::Instant::now() + self.settings.drain_timeout;
-        while self.watchers.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let left = self.watchers.load(Ordering::SeqCst);
+        let left = self.watched_out(self.settings.drain_timeout).await;
         if left > 0 {
             tracing::warn!(
                 matches = left,
@@ -489,17 +559,26 @@ impl Hub {
     /// waits (a few seconds at most) for their watchers to record them, then closes every lobby
     /// still open with LobbyDrained, so that no stream holds up the server.
     pub(crate) async fn close_lobbies(&self) {
-        for _ in 0..500 {
-            if self.watchers.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        self.watched_out(RECORD_WAIT).await;
         let mut l = lock(&self.lobbies);
         let open: Vec<VersionId> = l.open.keys().copied().collect();
         for v in open {
             close_drained(&mut l, v);
         }
+    }
+
+    /// Counts a watcher of a match in flight until the returned guard is dropped.
+    fn watching(self: &Arc<Self>) -> Watching {
+        self.watchers.send_modify(|n| *n += 1);
+        Watching(self.clone())
+    }
+
+    /// Waits until no match is watched any more, for at most `limit`; returns how many still
+    /// are.
+    async fn watched_out(&self, limit: Duration) -> usize {
+        let mut watchers = self.watchers.subscribe();
+        let _ = tokio::time::timeout(limit, watchers.wait_for(|n| *n == 0)).await;
+        *self.watchers.borrow()
     }
 
     /// The next seed for the matchmaker.
@@ -511,13 +590,8 @@ impl Hub {
     /// matches the shutdown aborted, then closes the store, releasing its lock for the next
     /// process even while connections still hold the service.
     pub(crate) async fn release(&self) {
+        self.watched_out(RECORD_WAIT).await;
         let pause = Duration::from_millis(10);
-        for _ in 0..500 {
-            if self.watchers.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            tokio::time::sleep(pause).await;
-        }
         let ladder = lock(&self.ladder).take();
         if let Some(ladder) = ladder {
             // Store calls in flight hold a clone for a moment.
@@ -687,7 +761,7 @@ impl Hub {
     /// know the match). Blocking (it reads the store).
     pub(crate) fn replay_pruned(&self, id: MatchId) -> bool {
         let server_id = self.server_id(id);
-        self.registry
+        self.host
             .stored_end(&server_id)
             .is_some_and(|(_, pruned)| pruned)
     }
@@ -701,7 +775,7 @@ impl Hub {
         dry_run: bool,
     ) -> Result<Pruned, Status> {
         let ids: Vec<String> = lock(&self.server_ids).values().cloned().collect();
-        let registry = self.registry.clone();
+        let host = self.host.clone();
         let now = now_ms().max(0) as u64;
         let cutoff = older_than
             .map(|age| now.saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX)));
@@ -709,7 +783,7 @@ impl Hub {
             // Stored (finished, record committed) and not pruned yet.
             let mut stored: Vec<(u64, String)> = ids
                 .into_iter()
-                .filter_map(|id| match registry.stored_end(&id) {
+                .filter_map(|id| match host.stored_end(&id) {
                     Some((ended, false)) => Some((ended, id)),
                     _ => None,
                 })
@@ -728,7 +802,7 @@ impl Hub {
             let (mut n, mut bytes) = (0u32, 0u64);
             if !dry_run {
                 for (_, (_, id)) in doomed {
-                    if let Some(b) = registry.prune_replay(&id) {
+                    if let Some(b) = host.prune_replay(&id) {
                         n += 1;
                         bytes += b;
                     }
@@ -756,6 +830,18 @@ impl Hub {
             tracing::info!(pruned, bytes, "ladder replays pruned");
         }
         Ok(result)
+    }
+}
+
+/// How long shutdown waits for the watchers of aborted matches to record them.
+const RECORD_WAIT: Duration = Duration::from_secs(5);
+
+/// A watcher of a match in flight, counted while it lives.
+struct Watching(Arc<Hub>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.watchers.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 

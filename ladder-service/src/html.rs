@@ -1,7 +1,7 @@
 //! The ladder's web pages: server-rendered HTML that needs no JavaScript, on the gRPC port.
 //!
 //! In ladder mode every `GET` or `HEAD` request that is not gRPC (or grpc-web, which is always a
-//! `POST`) comes here instead of tonic's routes ([`WithPages`]):
+//! `POST`) comes here instead of tonic's routes ([`Pages`], through the server's `Extension`):
 //!
 //! - `/` and `/ladder`: the leaderboard of a season and profile (`?season=NAME&profile=NAME`,
 //!   defaults: the open season and the first format's profile), ranked bots first, then a
@@ -23,16 +23,11 @@
 //! thread from the store; the time spent is sent in a `Server-Timing` header (`render;dur=ms`).
 
 use std::collections::{HashMap, HashSet};
-use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures_util::future::Either;
 use maumau_engine::ProfileId;
 use maumau_ladder::store::{MatchRecord, MatchState, PlacingStats, Season};
 use maumau_ladder::{
@@ -40,7 +35,7 @@ use maumau_ladder::{
 };
 use prost::Message as _;
 use tokio::sync::Semaphore;
-use tonic::codegen::http::{self, HeaderValue, Method, StatusCode, header};
+use tonic::codegen::http::{self, HeaderValue, StatusCode, header};
 
 use super::{Hub, lock, status_to_wire};
 
@@ -58,71 +53,33 @@ const INTERNAL: &str = "the server could not build this page; the failure is in 
 /// How long a page view waits for a render slot before it gets 503.
 const RENDER_WAIT: Duration = Duration::from_secs(5);
 
-/// The server's routes with the ladder's pages in front of them (see the module docs). Without a
-/// ladder every request goes to the routes.
-#[derive(Clone)]
-pub(crate) struct WithPages<S> {
-    hub: Option<Arc<Hub>>,
+/// The ladder's web pages: what the server's page requests (plain `GET` and `HEAD`) get.
+pub(crate) struct Pages {
+    hub: Arc<Hub>,
     names: Arc<Names>,
     renders: Arc<Semaphore>,
-    inner: S,
 }
 
-impl<S> WithPages<S> {
-    /// Puts the pages of `hub`'s ladder (if any) in front of `inner`.
-    pub(crate) fn new(hub: Option<Arc<Hub>>, inner: S) -> WithPages<S> {
-        WithPages {
+impl Pages {
+    pub(crate) fn new(hub: Arc<Hub>) -> Pages {
+        Pages {
             hub,
             names: Arc::default(),
             renders: Arc::new(Semaphore::new(RENDERS)),
-            inner,
         }
     }
-}
 
-type PageFuture =
-    Pin<Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, Infallible>> + Send>>;
-
-impl<S, B> tower::Service<http::Request<B>> for WithPages<S>
-where
-    S: tower::Service<
-            http::Request<B>,
-            Response = http::Response<tonic::body::Body>,
-            Error = Infallible,
-        >,
-{
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = Either<S::Future, PageFuture>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+    /// The response to a page request for `uri`.
+    pub(crate) fn answer(
+        &self,
+        uri: &http::Uri,
+        head: bool,
+    ) -> maumau_server::BoxFuture<'static, http::Response<tonic::body::Body>> {
+        let (hub, names) = (self.hub.clone(), self.names.clone());
+        let renders = self.renders.clone();
+        let uri = uri.clone();
+        Box::pin(async move { respond(hub, names, &renders, &uri, head).await })
     }
-
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        match &self.hub {
-            Some(hub) if is_page_request(&req) => {
-                let (hub, names) = (hub.clone(), self.names.clone());
-                let renders = self.renders.clone();
-                let head = req.method() == Method::HEAD;
-                let uri = req.uri().clone();
-                Either::Right(Box::pin(async move {
-                    Ok(respond(hub, names, &renders, &uri, head).await)
-                }))
-            }
-            _ => Either::Left(self.inner.call(req)),
-        }
-    }
-}
-
-/// A `GET` or `HEAD` that is not gRPC.
-fn is_page_request<B>(req: &http::Request<B>) -> bool {
-    let grpc = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/grpc"));
-    !grpc && (req.method() == Method::GET || req.method() == Method::HEAD)
 }
 
 /// What a request gets.
@@ -872,8 +829,8 @@ fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
     match m.state {
         MatchState::Finished | MatchState::Aborted => true,
         MatchState::Void => hub
-            .registry
-            .get_blocking(&hub.server_id(m.id))
+            .host
+            .find_blocking(&hub.server_id(m.id))
             .is_none_or(|e| e.report().is_some()),
         _ => false,
     }
@@ -1003,10 +960,7 @@ fn replay_file(hub: &Hub, ladder: &Ladder<dyn Store>, id: MatchId) -> Result<Pag
         )));
     }
     let server_id = hub.server_id(id);
-    let replay = hub
-        .registry
-        .get_blocking(&server_id)
-        .and_then(|e| e.replay());
+    let replay = hub.host.find_blocking(&server_id).and_then(|e| e.replay());
     match replay {
         Some(r) => Ok(Page::File {
             name: format!("ladder-match-{id}.replay"),
