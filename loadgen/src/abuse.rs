@@ -7,7 +7,13 @@
 //! abusive quarter is split among silent TCP connections (never a byte), slow readers (Watch
 //! streams on busy all-bot matches, never read), floods (SubmitAction with a made-up token, as
 //! fast as answers come), and pending streams (Play streams that never send Join, 32 per
-//! connection).
+//! connection), or among the kinds `--abusers` names.
+//!
+//! The crowd runs in a process of its own (`maumau-loadgen crowd`) at the lowest priority
+//! (`nice -n 19`): on a machine of two cores its own work (a flood's client side, 1,000
+//! connections' handshakes) would otherwise delay the honest clients in this process and count
+//! as the server's latency. It leaves by being killed, so the kernel closes all its connections
+//! at once; the server's memory and open files are read 3 and 15 seconds later.
 
 use std::time::Duration;
 
@@ -20,6 +26,30 @@ use tonic::transport::Channel;
 use crate::game::{self, Decode, Delivery, Policy};
 use crate::procs::ChildServer;
 use crate::stats::Window;
+
+/// A kind of abusive connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Abuser {
+    /// A TCP connection that never sends a byte.
+    Silent,
+    /// A Watch stream on a busy all-bot match, never read.
+    SlowReader,
+    /// SubmitAction with a made-up token, as fast as the answers come.
+    Flood,
+    /// Play streams that never send Join.
+    Pending,
+}
+
+impl Abuser {
+    fn name(self) -> &'static str {
+        match self {
+            Abuser::Silent => "silent",
+            Abuser::SlowReader => "slow-reader",
+            Abuser::Flood => "flood",
+            Abuser::Pending => "pending",
+        }
+    }
+}
 
 /// Pending Play streams per abusive connection of that kind.
 const PENDING_PER_CONNECTION: usize = 32;
@@ -94,14 +124,22 @@ async fn busy_match(control: &mut MatchServiceClient<Channel>) -> Result<String,
 }
 
 /// Opens the crowd of `n` connections; they live until the returned set is dropped.
-async fn crowd(url: &str, n: usize, spectator_tokens: &[String]) -> Result<JoinSet<()>, String> {
+async fn crowd(
+    url: &str,
+    n: usize,
+    spectator_tokens: &[String],
+    abusers: &[Abuser],
+) -> Result<JoinSet<()>, String> {
     let addr = url.trim_start_matches("http://").to_string();
     let mut set = JoinSet::new();
-    let abusive = n / 4;
-    let kinds = 4;
+    let abusive = if abusers.is_empty() { 0 } else { n / 4 };
     for i in 0..n {
-        let kind = if i < abusive { i % kinds } else { kinds };
-        let channel = if kind == 0 {
+        let kind = if i < abusive {
+            Some(abusers[i % abusers.len()])
+        } else {
+            None
+        };
+        let channel = if kind == Some(Abuser::Silent) {
             // Silent TCP: connected, never a byte.
             let tcp = tokio::net::TcpStream::connect(&addr)
                 .await
@@ -115,7 +153,7 @@ async fn crowd(url: &str, n: usize, spectator_tokens: &[String]) -> Result<JoinS
             crate::connect(url, 1).await?.remove(0)
         };
         match kind {
-            1 => {
+            Some(Abuser::SlowReader) => {
                 // Slow reader: a feed of a busy match, never read.
                 let token = spectator_tokens[i % spectator_tokens.len()].clone();
                 set.spawn(async move {
@@ -129,7 +167,7 @@ async fn crowd(url: &str, n: usize, spectator_tokens: &[String]) -> Result<JoinS
                     std::future::pending::<()>().await;
                 });
             }
-            2 => {
+            Some(Abuser::Flood) => {
                 // Flood: SubmitAction with a made-up token, as fast as answers come.
                 set.spawn(async move {
                     let mut client = PlayServiceClient::new(channel);
@@ -148,7 +186,7 @@ async fn crowd(url: &str, n: usize, spectator_tokens: &[String]) -> Result<JoinS
                     }
                 });
             }
-            3 => {
+            Some(Abuser::Pending) => {
                 // Pending streams: Play streams that never Join.
                 set.spawn(async move {
                     let mut held = Vec::new();
@@ -163,7 +201,7 @@ async fn crowd(url: &str, n: usize, spectator_tokens: &[String]) -> Result<JoinS
                     std::future::pending::<()>().await;
                 });
             }
-            _ => {
+            Some(Abuser::Silent) | None => {
                 // Well-behaved but idle: one call, then nothing.
                 set.spawn(async move {
                     let mut client = MatchServiceClient::new(channel);
@@ -181,10 +219,75 @@ async fn crowd(url: &str, n: usize, spectator_tokens: &[String]) -> Result<JoinS
     Ok(set)
 }
 
+/// `maumau-loadgen crowd`: opens the crowd, says so on stdout, and holds it until killed.
+pub(crate) async fn hold_crowd(
+    url: &str,
+    n: usize,
+    spectator_tokens: &[String],
+    abusers: &[Abuser],
+) -> Result<(), String> {
+    let _crowd = crowd(url, n, spectator_tokens, abusers).await?;
+    println!("{CROWD_READY}");
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+/// What the crowd process prints once every connection is open.
+const CROWD_READY: &str = "crowd ready";
+
+/// The crowd, in a process of its own; killed (all its connections closed at once) on drop.
+struct CrowdProcess(std::process::Child);
+
+impl CrowdProcess {
+    fn start(
+        url: &str,
+        n: usize,
+        spectator_tokens: &[String],
+        abusers: &[Abuser],
+    ) -> Result<CrowdProcess, String> {
+        use std::io::BufRead as _;
+        let me = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+        let names: Vec<&str> = abusers.iter().map(|a| a.name()).collect();
+        let mut child = std::process::Command::new("nice")
+            .args(["-n", "19"])
+            .arg(me)
+            .args(["crowd", "--url", url, "--connections", &n.to_string()])
+            .args(["--watch", &spectator_tokens.join(",")])
+            .args(["--abusers", &names.join(",")])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the crowd process: {e}"))?;
+        crate::procs::live().push(child.id());
+        let stdout = child.stdout.take();
+        let crowd = CrowdProcess(child);
+        let ready = stdout.is_some_and(|out| {
+            std::io::BufReader::new(out)
+                .lines()
+                .map_while(Result::ok)
+                .any(|line| line == CROWD_READY)
+        });
+        if ready {
+            Ok(crowd)
+        } else {
+            Err("the crowd process stopped before its connections were open".into())
+        }
+    }
+}
+
+impl Drop for CrowdProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The whole `--abuse` run on `server`.
 pub(crate) async fn abuse(
     server: &ChildServer,
     n: usize,
+    abusers: &[Abuser],
     streams: usize,
     seed: u64,
     warmup: f64,
@@ -199,27 +302,44 @@ pub(crate) async fn abuse(
         spectator_tokens.push(busy_match(&mut control).await?);
     }
     eprintln!("loadgen: quiet run, {streams} honest streams");
+    let cpu = server.cpu_seconds();
     let quiet = honest(&url, streams, seed, warmup, duration).await?;
+    let cpu_quiet = server.cpu_seconds() - cpu;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_quiet = server.rss_kb();
-    eprintln!("loadgen: opening {n} connections, {} abusive", n / 4);
-    let crowd = crowd(&url, n, &spectator_tokens).await?;
+    let (rss_quiet, fds_quiet) = (server.rss_kb(), server.open_fds());
+    let names: Vec<&str> = abusers.iter().map(|a| a.name()).collect();
+    eprintln!(
+        "loadgen: opening {n} connections in a crowd process, {} abusive ({})",
+        if abusers.is_empty() { 0 } else { n / 4 },
+        names.join(", ")
+    );
+    let crowd = {
+        let (url, tokens, abusers) = (url.clone(), spectator_tokens.clone(), abusers.to_vec());
+        tokio::task::spawn_blocking(move || CrowdProcess::start(&url, n, &tokens, &abusers))
+            .await
+            .map_err(|e| e.to_string())??
+    };
     tokio::time::sleep(Duration::from_secs(1)).await;
     eprintln!("loadgen: run beside the crowd");
+    let cpu = server.cpu_seconds();
     let loud = honest(&url, streams, seed + 1, warmup, duration).await?;
-    let rss_crowd = server.rss_kb();
+    let cpu_loud = server.cpu_seconds() - cpu;
+    let (rss_crowd, fds_crowd) = (server.rss_kb(), server.open_fds());
     drop(crowd);
-    // The crowd's connections close; the server lets go of them.
+    // The crowd's connections are closed; the server lets go of them.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let rss_after = server.rss_kb();
+    let (rss_after, fds_after) = (server.rss_kb(), server.open_fds());
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let (rss_later, fds_later) = (server.rss_kb(), server.open_fds());
     println!(
-        "abuse: {n} connections beside {streams} honest Play streams ({} abusive: silent TCP, slow readers, SubmitAction floods, pending streams)",
-        n / 4
+        "abuse: {n} connections beside {streams} honest Play streams ({} abusive: {})",
+        if abusers.is_empty() { 0 } else { n / 4 },
+        names.join(", ")
     );
-    for (what, r) in [("quiet", &quiet), ("crowd", &loud)] {
+    for (what, r, cpu) in [("quiet", &quiet, cpu_quiet), ("crowd", &loud, cpu_loud)] {
         println!(
-            "{what:>6}: decisions {:>8}  matches finished {:>5}  p50 {:>8.0} µs  p99 {:>8.0} µs  errors {}",
-            r.decisions, r.finished, r.p50_us, r.p99_us, r.errors
+            "{what:>6}: decisions {:>8}  matches finished {:>5}  p50 {:>8.0} µs  p99 {:>8.0} µs  errors {}  server CPU {:.1} s",
+            r.decisions, r.finished, r.p50_us, r.p99_us, r.errors, cpu
         );
     }
     let ratio = loud.p99_us / quiet.p99_us;
@@ -228,8 +348,9 @@ pub(crate) async fn abuse(
         if ratio <= 1.5 { "met" } else { "MISSED" }
     );
     println!(
-        "server RSS: start {} kB, after the quiet run {} kB, with the crowd {} kB, after it left {} kB",
-        rss_start, rss_quiet, rss_crowd, rss_after
+        "server RSS (open files): start {rss_start} kB, after the quiet run {rss_quiet} kB \
+         ({fds_quiet}), with the crowd {rss_crowd} kB ({fds_crowd}), 3 s after it left \
+         {rss_after} kB ({fds_after}), 15 s after {rss_later} kB ({fds_later})"
     );
     Ok(())
 }

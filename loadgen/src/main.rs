@@ -82,6 +82,23 @@ enum Cmd {
     /// Many short matches against one server: its memory per finished match, then its restart
     /// time and memory on that history (issue 14).
     Soak(soak::SoakArgs),
+    /// Open the `--abuse` crowd against a server and hold it until killed (started by the load
+    /// generator itself, as a process of its own at the lowest priority).
+    #[command(hide = true)]
+    Crowd {
+        /// The server's `http://` loopback URL.
+        #[arg(long)]
+        url: String,
+        /// Connections in the crowd.
+        #[arg(long)]
+        connections: usize,
+        /// Spectator tokens of the matches slow readers watch.
+        #[arg(long, value_delimiter = ',')]
+        watch: Vec<String>,
+        /// The abusive kinds present.
+        #[arg(long, value_delimiter = ',')]
+        abusers: Vec<abuse::Abuser>,
+    },
 }
 
 /// Which event deliveries the game load runs with.
@@ -185,6 +202,14 @@ struct BenchArgs {
     /// item 7). The server runs with its default limits.
     #[arg(long, num_args = 0..=1, default_missing_value = "1000", value_name = "N")]
     abuse: Option<usize>,
+    /// With --abuse: the kinds of abusive connections (the abusive quarter is split evenly among
+    /// them), to find which one costs the honest matches.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "silent,slow-reader,flood,pending"
+    )]
+    abusers: Vec<abuse::Abuser>,
 }
 
 /// Opens `n` HTTP/2 connections to `url` (loopback only).
@@ -782,7 +807,16 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
             args.data_parent.as_ref(),
             args.server_threads.first().copied().unwrap_or(0),
         )?;
-        let result = abuse::abuse(&server, n, streams, args.seed, args.warmup, args.duration).await;
+        let result = abuse::abuse(
+            &server,
+            n,
+            &args.abusers,
+            streams,
+            args.seed,
+            args.warmup,
+            args.duration,
+        )
+        .await;
         server.stop();
         return result;
     }
@@ -882,6 +916,14 @@ fn main() -> ExitCode {
         Some(Cmd::EchoServer { listen }) => echo::serve(listen).map_err(|e| e.to_string()),
         Some(Cmd::Ladder(args)) => return ladder::main(args),
         Some(Cmd::Soak(args)) => return soak::main(args),
+        Some(Cmd::Crowd {
+            url,
+            connections,
+            watch,
+            abusers,
+        }) => tokio::runtime::Runtime::new()
+            .map_err(|e| format!("cannot start the runtime: {e}"))
+            .and_then(|rt| rt.block_on(abuse::hold_crowd(&url, connections, &watch, &abusers))),
         None => {
             let threads = cli.bench.client_threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get)

@@ -18,7 +18,7 @@ const TAIL_LINES: usize = 20;
 /// Process ids of the servers started and not yet stopped, killed by [`kill_all`].
 static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-fn live() -> std::sync::MutexGuard<'static, Vec<u32>> {
+pub(crate) fn live() -> std::sync::MutexGuard<'static, Vec<u32>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -247,6 +247,11 @@ impl ChildServer {
     /// Resident memory now, in kB.
     pub(crate) fn rss_kb(&self) -> u64 {
         status_kb(&self.pid, "VmRSS").unwrap_or(0)
+    }
+
+    /// File descriptors open now (listener, connections, store, pipes).
+    pub(crate) fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, Iterator::count)
     }
 
     /// Peak resident memory, in kB.
