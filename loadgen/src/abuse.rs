@@ -13,7 +13,7 @@
 //! (`nice -n 19`): on a machine of two cores its own work (a flood's client side, 1,000
 //! connections' handshakes) would otherwise delay the honest clients in this process and count
 //! as the server's latency. It leaves by being killed, so the kernel closes all its connections
-//! at once; the server's memory and open files are read 3 and 15 seconds later.
+//! at once; the server's memory and open files are read 3, 15 and 35 seconds later.
 
 use std::time::Duration;
 
@@ -331,6 +331,9 @@ pub(crate) async fn abuse(
     let (rss_after, fds_after) = (server.rss_kb(), server.open_fds());
     tokio::time::sleep(Duration::from_secs(12)).await;
     let (rss_later, fds_later) = (server.rss_kb(), server.open_fds());
+    // Past the 30 s a Play stream may take to send Join.
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let (rss_last, fds_last) = (server.rss_kb(), server.open_fds());
     println!(
         "abuse: {n} connections beside {streams} honest Play streams ({} abusive: {})",
         if abusers.is_empty() { 0 } else { n / 4 },
@@ -350,7 +353,8 @@ pub(crate) async fn abuse(
     println!(
         "server RSS (open files): start {rss_start} kB, after the quiet run {rss_quiet} kB \
          ({fds_quiet}), with the crowd {rss_crowd} kB ({fds_crowd}), 3 s after it left \
-         {rss_after} kB ({fds_after}), 15 s after {rss_later} kB ({fds_later})"
+         {rss_after} kB ({fds_after}), 15 s after {rss_later} kB ({fds_later}), 35 s after \
+         {rss_last} kB ({fds_last})"
     );
     Ok(())
 }
