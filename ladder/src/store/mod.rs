@@ -13,6 +13,7 @@
 
 mod nodes;
 mod postgres;
+mod rules;
 mod sqlite;
 
 pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Reaped};
