@@ -17,13 +17,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Transaction};
 
-use super::rules::{self, Ending, not_found};
+use super::rules::{self, Ending, Migration, not_found, require};
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
@@ -37,7 +36,7 @@ use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/postgres/`, which carry the same steps as `migrations/sqlite/`.
-const MIGRATIONS: &[(u32, &str, &str)] = &[
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         "0001_init.sql",
@@ -140,7 +139,7 @@ impl PgStore {
 
     /// The highest schema step this build knows.
     pub fn known_schema_step() -> u32 {
-        MIGRATIONS.last().map_or(0, |m| m.0)
+        rules::last_step(MIGRATIONS)
     }
 
     /// Closes the idle connections and the matchmaker's session (releasing its lock). Call it
@@ -243,12 +242,8 @@ fn migrate(c: &mut Client) -> Result<()> {
     let current: i64 = t
         .query_one("SELECT COALESCE(MAX(step), 0) FROM schema_migrations", &[])?
         .get(0);
-    let current = current as u32;
-    rules::check_schema_step(current, PgStore::known_schema_step())?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    for &(step, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+    let now = rules::wall_clock_ms();
+    for &(step, name, sql) in rules::pending_steps(MIGRATIONS, current as u32)? {
         t.batch_execute(sql)?;
         t.execute(
             "INSERT INTO schema_migrations (step, name, applied_ms) VALUES ($1, $2, $3)",
@@ -559,9 +554,7 @@ fn insert_key(
     now: Millis,
 ) -> Result<KeyId> {
     let (table, col, id) = rules::key_columns(subject);
-    if !exists(t, table, id)? {
-        return Err(rules::subject_not_found(subject));
-    }
+    rules::require_subject(exists(t, table, id)?, subject)?;
     let sql = format!(
         "INSERT INTO keys (kind, {col}, hash, created_ms) VALUES ($1, $2, $3, $4) RETURNING id"
     );
@@ -610,9 +603,7 @@ impl Store for PgStore {
     fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
         rules::check_name("bot", name)?;
         self.tx(|t| {
-            if !exists(t, "owners", owner.0)? {
-                return Err(not_found("owner", owner));
-            }
+            require(exists(t, "owners", owner.0)?, "owner", owner)?;
             let r = t
                 .query_one(
                     "INSERT INTO bots (owner_id, name, created_ms) VALUES ($1, $2, $3)
@@ -760,9 +751,7 @@ impl Store for PgStore {
 
     fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
         self.tx(|t| {
-            if !exists(t, "keys", id.0)? {
-                return Err(not_found("key", id));
-            }
+            require(exists(t, "keys", id.0)?, "key", id)?;
             t.execute(
                 "UPDATE keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL",
                 &[&now, &id.0],
@@ -816,9 +805,7 @@ impl Store for PgStore {
 
     fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
         self.tx(|t| {
-            if !exists(t, "seasons", id.0)? {
-                return Err(not_found("season", id));
-            }
+            require(exists(t, "seasons", id.0)?, "season", id)?;
             let n = t.execute(
                 "UPDATE seasons SET closed_ms = $1 WHERE id = $2 AND closed_ms IS NULL",
                 &[&now, &id.0],
@@ -1088,16 +1075,8 @@ impl Store for PgStore {
         profile: &str,
         version: VersionId,
     ) -> Result<Option<RatingRow>> {
-        self.tx(|t| {
-            Ok(
-                read_rating(t, season, profile, version)?.map(|state| RatingRow {
-                    season,
-                    profile: profile.to_string(),
-                    version,
-                    state,
-                }),
-            )
-        })
+        let state = self.tx(|t| read_rating(t, season, profile, version))?;
+        Ok(rules::rating_row(season, profile, version, state))
     }
 
     fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
@@ -1143,13 +1122,12 @@ impl Store for PgStore {
     ) -> Result<()> {
         self.tx(|t| {
             lock_ratings(t)?;
-            if !exists(t, "seasons", season.0)? {
-                return Err(not_found("season", season));
-            }
-            for ch in changes {
-                let stored = read_rating(t, season, &ch.profile, ch.version)?.unwrap_or_default();
-                rules::check_rating_unchanged(ch, stored)?;
-            }
+            require(exists(t, "seasons", season.0)?, "season", season)?;
+            let stored = changes
+                .iter()
+                .map(|ch| read_rating(t, season, &ch.profile, ch.version))
+                .collect::<Result<Vec<_>>>()?;
+            rules::check_ratings_unchanged(changes, &stored)?;
             write_changes(t, season, None, cause, changes, now)
         })
     }
@@ -1164,9 +1142,7 @@ impl Store for PgStore {
         rules::check_sanction_reason(reason)?;
         let (tname, tid) = target.parts();
         self.tx(|t| {
-            if !exists(t, target.table(), tid)? {
-                return Err(rules::target_not_found(target));
-            }
+            rules::require_target(exists(t, target.table(), tid)?, target)?;
             let r = t.query_one(
                 "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
                  VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -1178,9 +1154,7 @@ impl Store for PgStore {
 
     fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
         self.tx(|t| {
-            if !exists(t, "sanctions", id.0)? {
-                return Err(not_found("sanction", id));
-            }
+            require(exists(t, "sanctions", id.0)?, "sanction", id)?;
             let n = t.execute(
                 "UPDATE sanctions SET lifted_ms = $1, lifted_reason = $2
                  WHERE id = $3 AND lifted_ms IS NULL",

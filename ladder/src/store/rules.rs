@@ -7,6 +7,8 @@
 //! told (or returns the typed refusal) in that same transaction. So the backends hold only their
 //! SQL and their transactions, and a rule changes with one edit here.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use super::{
     KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, RatingChange, RatingRow,
     SanctionTarget, SeatRecord, SeatResult,
@@ -47,13 +49,40 @@ pub(super) fn duplicate<E: Into<LadderError>>(
     }
 }
 
-/// Refuses a database whose highest schema step (`found`) is beyond the `known` steps of this
-/// build.
-pub(super) fn check_schema_step(found: u32, known: u32) -> Result<()> {
-    if found > known {
-        return Err(LadderError::SchemaTooNew { found, known });
+/// The refusal for a change of a row that does not exist (`exists` says whether it does).
+pub(super) fn require(exists: bool, what: &'static str, id: impl ToString) -> Result<()> {
+    if !exists {
+        return Err(not_found(what, id));
     }
     Ok(())
+}
+
+/// A schema step as a backend lists it: (step, file name, SQL). Steps count from 1 without gaps.
+pub(super) type Migration = (u32, &'static str, &'static str);
+
+/// The highest schema step of `steps` (0 for none).
+pub(super) fn last_step(steps: &[Migration]) -> u32 {
+    steps.last().map_or(0, |m| m.0)
+}
+
+/// The steps a database at step `current` still lacks, in order. A database beyond the last of
+/// `steps` was written by a newer build and is refused.
+pub(super) fn pending_steps(steps: &[Migration], current: u32) -> Result<&[Migration]> {
+    let known = last_step(steps);
+    if current > known {
+        return Err(LadderError::SchemaTooNew {
+            found: current,
+            known,
+        });
+    }
+    Ok(&steps[steps.partition_point(|m| m.0 <= current)..])
+}
+
+/// The wall clock in milliseconds since the Unix epoch, for when a schema step was applied.
+pub(super) fn wall_clock_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 // ----- names, versions, keys -----
@@ -100,9 +129,9 @@ pub(super) fn key_columns(subject: KeySubject) -> (&'static str, &'static str, i
     }
 }
 
-/// The refusal for a key issued to a subject that does not exist.
-pub(super) fn subject_not_found(subject: KeySubject) -> LadderError {
-    not_found(subject.kind().as_str(), key_columns(subject).2)
+/// A key is issued only to a subject that exists (`exists` says whether it does).
+pub(super) fn require_subject(exists: bool, subject: KeySubject) -> Result<()> {
+    require(exists, subject.kind().as_str(), key_columns(subject).2)
 }
 
 /// The subject of a stored key, from its `kind` column and its owner and version columns;
@@ -436,16 +465,37 @@ pub(super) fn seat_record(
 
 // ----- ratings -----
 
-/// A rating change applies only over the rating it was computed from: `stored` is the current
-/// rating of its version (the default before its first match).
-pub(super) fn check_rating_unchanged(change: &RatingChange, stored: RatingState) -> Result<()> {
-    if stored != change.before {
-        return Err(LadderError::State(format!(
-            "the rating of version {} in {} changed meanwhile",
-            change.version, change.profile
-        )));
+/// Rating changes apply only over the ratings they were computed from: `stored[i]` is the
+/// current rating of `changes[i]`'s version (`None` before its first match, which is the
+/// default rating). The first change whose `before` differs is refused.
+pub(super) fn check_ratings_unchanged(
+    changes: &[RatingChange],
+    stored: &[Option<RatingState>],
+) -> Result<()> {
+    for (change, stored) in changes.iter().zip(stored) {
+        if stored.unwrap_or_default() != change.before {
+            return Err(LadderError::State(format!(
+                "the rating of version {} in {} changed meanwhile",
+                change.version, change.profile
+            )));
+        }
     }
     Ok(())
+}
+
+/// A version's current rating as the store answers it (`state` as read, if any).
+pub(super) fn rating_row(
+    season: SeasonId,
+    profile: &str,
+    version: VersionId,
+    state: Option<RatingState>,
+) -> Option<RatingRow> {
+    state.map(|state| RatingRow {
+        season,
+        profile: profile.to_string(),
+        version,
+        state,
+    })
 }
 
 // ----- pauses and bans -----
@@ -458,10 +508,10 @@ pub(super) fn check_sanction_reason(reason: &str) -> Result<()> {
     Ok(())
 }
 
-/// The refusal for a sanction of a target that does not exist.
-pub(super) fn target_not_found(target: SanctionTarget) -> LadderError {
+/// A pause or ban applies only to a target that exists (`exists` says whether it does).
+pub(super) fn require_target(exists: bool, target: SanctionTarget) -> Result<()> {
     let (what, id) = target.parts();
-    not_found(what, id)
+    require(exists, what, id)
 }
 
 /// The target of a stored sanction, from its `target` and `target_id` columns (see
@@ -483,4 +533,515 @@ pub(super) fn check_sanction_lifted_now(id: SanctionId, lifted: bool) -> Result<
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeyHash;
+
+    fn record(state: MatchState, rated: bool, seats: &[i64]) -> MatchRecord {
+        MatchRecord {
+            id: MatchId(7),
+            season: SeasonId(1),
+            profile: "classic".into(),
+            seed: 1,
+            rated,
+            state,
+            rated_seq: None,
+            created_ms: 0,
+            started_ms: None,
+            ended_ms: None,
+            reason: None,
+            seats: seats
+                .iter()
+                .map(|&v| seat_record(VersionId(v), None, None, 0))
+                .collect(),
+        }
+    }
+
+    fn new_match(rated: bool, seats: &[i64]) -> NewMatch {
+        NewMatch {
+            season: SeasonId(1),
+            profile: "classic".into(),
+            seed: 1,
+            rated,
+            seats: seats.iter().map(|&v| VersionId(v)).collect(),
+        }
+    }
+
+    fn results(placings: &[u8]) -> Vec<SeatResult> {
+        placings
+            .iter()
+            .map(|&placing| SeatResult {
+                placing,
+                timeouts: 0,
+            })
+            .collect()
+    }
+
+    fn message(r: Result<impl std::fmt::Debug>) -> String {
+        r.expect_err("a refusal").to_string()
+    }
+
+    fn state(mu: f64, matches: u32) -> RatingState {
+        RatingState {
+            rating: Rating { mu, sigma: 8.0 },
+            matches,
+        }
+    }
+
+    fn rated(id: i64, profile: &str, seats: &[(i64, u8)]) -> RatedMatch {
+        RatedMatch {
+            id: MatchId(id),
+            profile: profile.into(),
+            seats: seats.iter().map(|&(v, p)| (VersionId(v), p)).collect(),
+        }
+    }
+
+    #[test]
+    fn not_found_and_require_name_the_missing_row() {
+        assert_eq!(not_found("match", MatchId(3)).to_string(), "no match 3");
+        assert!(require(true, "key", 4).is_ok());
+        assert!(matches!(
+            require(false, "key", 4),
+            Err(LadderError::NotFound { what: "key", id }) if id == "4"
+        ));
+    }
+
+    #[test]
+    fn duplicate_maps_only_unique_violations() {
+        fn unique(e: &std::io::Error) -> bool {
+            e.kind() == std::io::ErrorKind::AlreadyExists
+        }
+        let taken = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+        assert!(matches!(
+            duplicate(unique, "bot", "b1")(taken),
+            LadderError::Duplicate { what: "bot", name } if name == "b1"
+        ));
+        let other = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(matches!(
+            duplicate(unique, "bot", "b1")(other),
+            LadderError::Io(_)
+        ));
+    }
+
+    #[test]
+    fn pending_steps_are_those_above_the_current_and_a_newer_database_is_refused() {
+        let steps: &[Migration] = &[(1, "0001_a.sql", "a"), (2, "0002_b.sql", "b")];
+        assert_eq!(last_step(steps), 2);
+        assert_eq!(last_step(&[]), 0);
+        assert_eq!(pending_steps(steps, 0).unwrap(), steps);
+        assert_eq!(pending_steps(steps, 1).unwrap(), &steps[1..]);
+        assert!(pending_steps(steps, 2).unwrap().is_empty());
+        assert!(matches!(
+            pending_steps(steps, 3),
+            Err(LadderError::SchemaTooNew { found: 3, known: 2 })
+        ));
+        assert!(wall_clock_ms() > 0);
+    }
+
+    #[test]
+    fn names_are_one_to_a_hundred_printable_characters() {
+        assert!(check_name("bot", "ada-bot").is_ok());
+        assert!(check_name("bot", &"x".repeat(100)).is_ok());
+        for bad in ["", "   ", "a\nb", &"x".repeat(101)] {
+            assert_eq!(
+                message(check_name("bot", bad)),
+                "invalid input: a bot needs a name of 1 to 100 printable characters"
+            );
+        }
+    }
+
+    #[test]
+    fn the_newest_versions_stay_active_and_the_rest_retire() {
+        assert!(check_keep_active(1).is_ok());
+        assert!(matches!(check_keep_active(0), Err(LadderError::Invalid(_))));
+        let active = [VersionId(9), VersionId(5), VersionId(2)];
+        assert_eq!(versions_to_retire(&active, 2), vec![VersionId(2)]);
+        assert_eq!(
+            versions_to_retire(&active, 1),
+            vec![VersionId(5), VersionId(2)]
+        );
+        assert!(versions_to_retire(&active, 3).is_empty());
+    }
+
+    #[test]
+    fn keys_name_their_subject_by_kind_and_column() {
+        assert_eq!(
+            key_columns(KeySubject::Owner(OwnerId(3))),
+            ("owners", "owner_id", 3)
+        );
+        assert_eq!(
+            key_columns(KeySubject::Version(VersionId(4))),
+            ("versions", "version_id", 4)
+        );
+        assert_eq!(
+            key_subject("owner", Some(3), None),
+            Some(KeySubject::Owner(OwnerId(3)))
+        );
+        assert_eq!(
+            key_subject("version", None, Some(4)),
+            Some(KeySubject::Version(VersionId(4)))
+        );
+        assert_eq!(key_subject("owner", None, Some(4)), None);
+        assert_eq!(key_subject("robot", Some(3), None), None);
+        assert!(require_subject(true, KeySubject::Owner(OwnerId(3))).is_ok());
+        assert_eq!(
+            message(require_subject(false, KeySubject::Version(VersionId(4)))),
+            "no version 4"
+        );
+    }
+
+    #[test]
+    fn only_a_live_key_rotates() {
+        let mut key = KeyRecord {
+            id: crate::ids::KeyId(5),
+            subject: KeySubject::Owner(OwnerId(1)),
+            hash: KeyHash([0; 32]),
+            created_ms: 0,
+            revoked_ms: None,
+        };
+        assert!(check_rotatable(&key).is_ok());
+        key.revoked_ms = Some(1);
+        assert_eq!(
+            message(check_rotatable(&key)),
+            "not now: key 5 is already revoked"
+        );
+    }
+
+    #[test]
+    fn one_season_is_open_at_a_time_and_closes_once() {
+        assert!(check_no_open_season(None).is_ok());
+        assert_eq!(
+            message(check_no_open_season(Some("s1"))),
+            "not now: season \"s1\" is still open; close it first"
+        );
+        assert!(check_season_closed_now(SeasonId(2), true).is_ok());
+        assert_eq!(
+            message(check_season_closed_now(SeasonId(2), false)),
+            "not now: season 2 is already closed"
+        );
+    }
+
+    #[test]
+    fn a_new_match_has_enough_distinct_seats_and_a_profile() {
+        assert!(check_new_match(&new_match(true, &[1, 2])).is_ok());
+        assert!(check_new_match(&new_match(false, &[1])).is_ok());
+        assert_eq!(
+            message(check_seat_count(&new_match(true, &[1]))),
+            "invalid input: a match needs at least 2 seats, not 1"
+        );
+        assert_eq!(
+            message(check_new_match(&new_match(false, &[]))),
+            "invalid input: a match needs at least 1 seats, not 0"
+        );
+        assert_eq!(
+            message(check_new_match(&new_match(true, &[1, 2, 1]))),
+            "invalid input: a version can hold only one seat of a match"
+        );
+        let mut m = new_match(true, &[1, 2]);
+        m.profile.clear();
+        assert_eq!(
+            message(check_new_match(&m)),
+            "invalid input: a match needs a profile"
+        );
+        // The seat count alone is what a laid-out match is checked for before its transaction.
+        assert!(check_seat_count(&new_match(true, &[1, 1])).is_ok());
+    }
+
+    #[test]
+    fn matches_go_to_open_seasons_and_active_versions() {
+        let s = SeasonId(4);
+        assert!(check_season_takes_matches(s, Some(None)).is_ok());
+        assert_eq!(
+            message(check_season_takes_matches(s, Some(Some(9)))),
+            "not now: season 4 is closed"
+        );
+        assert_eq!(message(check_season_takes_matches(s, None)), "no season 4");
+        let v = VersionId(6);
+        assert!(check_version_takes_seat(v, Some(None)).is_ok());
+        assert_eq!(
+            message(check_version_takes_seat(v, Some(Some(9)))),
+            "not now: version 6 is retired"
+        );
+        assert_eq!(message(check_version_takes_seat(v, None)), "no version 6");
+    }
+
+    #[test]
+    fn only_a_scheduled_match_starts() {
+        assert!(check_start(&record(MatchState::Scheduled, true, &[1, 2])).is_ok());
+        assert_eq!(
+            message(check_start(&record(MatchState::Running, true, &[1, 2]))),
+            "not now: match 7 is running, not scheduled"
+        );
+    }
+
+    #[test]
+    fn only_a_scheduled_or_running_match_ends() {
+        for state in [MatchState::Scheduled, MatchState::Running] {
+            assert!(check_can_end(&record(state, true, &[1, 2]), Ending::Finish).is_ok());
+        }
+        let done = record(MatchState::Finished, true, &[1, 2]);
+        assert_eq!(
+            message(check_can_end(&done, Ending::Finish)),
+            "not now: match 7 is finished, so it cannot finish"
+        );
+        let void = record(MatchState::Void, true, &[1, 2]);
+        assert_eq!(
+            message(check_can_end(&void, Ending::Abort)),
+            "not now: match 7 is void, so it cannot abort"
+        );
+    }
+
+    #[test]
+    fn a_finish_needs_one_standard_placing_per_seat() {
+        let m = record(MatchState::Running, true, &[1, 2, 3]);
+        assert_eq!(
+            check_finish(&m, &results(&[2, 1, 2])).unwrap(),
+            vec![2, 1, 2]
+        );
+        assert_eq!(
+            message(check_finish(&m, &results(&[1, 2]))),
+            "invalid input: 2 results for 3 seats"
+        );
+        assert!(matches!(
+            check_finish(&m, &results(&[1, 1, 2])),
+            Err(LadderError::Invalid(_))
+        ));
+        let aborted = record(MatchState::Aborted, true, &[1, 2, 3]);
+        assert!(matches!(
+            check_finish(&aborted, &results(&[1, 2, 3])),
+            Err(LadderError::State(_))
+        ));
+    }
+
+    #[test]
+    fn a_finish_is_rated_only_for_a_rated_match_of_an_open_season() {
+        let m = record(MatchState::Running, true, &[1, 2]);
+        assert!(finish_is_rated(&m, true));
+        assert!(!finish_is_rated(&m, false));
+        let unrated = record(MatchState::Running, false, &[1]);
+        assert!(!finish_is_rated(&unrated, true));
+    }
+
+    #[test]
+    fn the_rating_step_moves_each_seat_by_its_placing_and_counts_a_match() {
+        let config = RatingConfig::default();
+        let m = record(MatchState::Running, true, &[1, 2]);
+        let before = [RatingState::default(), state(30.0, 4)];
+        let changes = rate_finish(&config, &m, &[1, 2], &before).unwrap();
+        let expected = rate_table(&config, &[before[0].rating, before[1].rating], &[1, 2]).unwrap();
+        assert_eq!(changes.len(), 2);
+        for (i, ch) in changes.iter().enumerate() {
+            assert_eq!(ch.profile, "classic");
+            assert_eq!(ch.version, m.seats[i].version);
+            assert_eq!(ch.before, before[i]);
+            assert_eq!(ch.after.rating, expected[i]);
+            assert_eq!(ch.after.matches, before[i].matches + 1);
+        }
+        assert!(changes[0].after.rating.mu > before[0].rating.mu);
+        assert!(changes[1].after.rating.mu < before[1].rating.mu);
+    }
+
+    #[test]
+    fn an_abort_needs_one_outcome_per_seat() {
+        let m = record(MatchState::Scheduled, true, &[1, 2]);
+        let out = SeatOutcome {
+            joined: false,
+            timeouts: 0,
+        };
+        assert!(check_abort(&m, &[out, out]).is_ok());
+        assert_eq!(
+            message(check_abort(&m, &[out])),
+            "invalid input: 1 outcomes for 2 seats"
+        );
+        let done = record(MatchState::Aborted, true, &[1, 2]);
+        assert_eq!(
+            message(check_abort(&done, &[out, out])),
+            "not now: match 7 is aborted, so it cannot abort"
+        );
+    }
+
+    #[test]
+    fn a_validation_match_has_one_unrated_seat_and_its_verdict_round_trips() {
+        let m = record(MatchState::Running, false, &[8]);
+        assert_eq!(validation_version(&m).unwrap(), VersionId(8));
+        assert_eq!(
+            message(validation_version(&record(
+                MatchState::Running,
+                false,
+                &[8, 9]
+            ))),
+            "invalid input: match 7 has 2 seats; a validation match has one"
+        );
+        assert_eq!(
+            message(validation_version(&record(MatchState::Running, true, &[8]))),
+            "invalid input: match 7 is rated; a validation match is not"
+        );
+        assert_eq!(verdict_to_text(&[]), (true, String::new()));
+        let reasons = vec!["too slow".to_string(), "illegal move".to_string()];
+        let (passed, text) = verdict_to_text(&reasons);
+        assert!(!passed);
+        assert_eq!(reasons_from_text(&text), reasons);
+        assert!(reasons_from_text("").is_empty());
+    }
+
+    #[test]
+    fn voiding_needs_a_reason_and_recomputes_only_a_rated_finish() {
+        assert!(check_void_reason("cheating").is_ok());
+        assert_eq!(
+            message(check_void_reason(" ")),
+            "invalid input: voiding a match needs a reason"
+        );
+        let mut m = record(MatchState::Finished, true, &[1, 2]);
+        assert!(!check_voidable(&m).unwrap(), "finished but never rated");
+        m.rated_seq = Some(3);
+        assert!(check_voidable(&m).unwrap());
+        assert!(!check_voidable(&record(MatchState::Aborted, true, &[1, 2])).unwrap());
+        assert_eq!(
+            message(check_voidable(&record(MatchState::Void, true, &[1, 2]))),
+            "not now: match 7 is already void"
+        );
+    }
+
+    #[test]
+    fn a_void_replays_its_profile_without_the_match() {
+        let config = RatingConfig::default();
+        let voided = record(MatchState::Finished, true, &[1, 2]);
+        let kept = rated(3, "classic", &[(1, 1), (3, 2)]);
+        let matches = vec![
+            kept.clone(),
+            rated(7, "classic", &[(1, 1), (2, 2)]),
+            rated(8, "other", &[(1, 1), (2, 2)]),
+        ];
+        let replayed = replay(&config, std::slice::from_ref(&kept));
+        let current = |v: i64| RatingRow {
+            season: SeasonId(1),
+            profile: "classic".into(),
+            version: VersionId(v),
+            state: state(40.0, 2),
+        };
+        let unchanged = RatingRow {
+            state: replayed[&("classic".to_string(), VersionId(3))],
+            ..current(3)
+        };
+        let other_profile = RatingRow {
+            profile: "other".into(),
+            ..current(1)
+        };
+        let changes = void_changes(
+            &config,
+            &voided,
+            matches,
+            vec![current(1), current(2), unchanged, other_profile],
+        );
+        assert_eq!(changes.len(), 2, "{changes:?}");
+        assert_eq!(changes[0].version, VersionId(1));
+        assert_eq!(changes[0].before, state(40.0, 2));
+        assert_eq!(
+            changes[0].after,
+            replayed[&("classic".to_string(), VersionId(1))]
+        );
+        assert_eq!(changes[1].version, VersionId(2));
+        assert_eq!(changes[1].after, RatingState::default());
+    }
+
+    #[test]
+    fn rated_rows_group_by_match_and_a_seat_without_placing_is_refused() {
+        let row = |m: i64, p: &str, v: i64, placing: Option<u8>| {
+            (MatchId(m), p.to_string(), VersionId(v), placing)
+        };
+        let grouped = group_rated_matches([
+            row(4, "classic", 1, Some(1)),
+            row(4, "classic", 2, Some(2)),
+            row(2, "other", 2, Some(1)),
+            row(2, "other", 1, Some(1)),
+        ])
+        .unwrap();
+        assert_eq!(
+            grouped,
+            vec![
+                rated(4, "classic", &[(1, 1), (2, 2)]),
+                rated(2, "other", &[(2, 1), (1, 1)]),
+            ]
+        );
+        assert_eq!(
+            message(group_rated_matches([row(4, "classic", 1, None)])),
+            "not now: finished match 4 has a seat without a placing"
+        );
+    }
+
+    #[test]
+    fn a_seat_has_an_outcome_once_its_join_is_known() {
+        let open = seat_record(VersionId(1), None, None, 0);
+        assert_eq!(open.outcome, None);
+        let ended = seat_record(VersionId(1), Some(2), Some(true), 3);
+        assert_eq!(ended.placing, Some(2));
+        assert_eq!(
+            ended.outcome,
+            Some(SeatOutcome {
+                joined: true,
+                timeouts: 3
+            })
+        );
+    }
+
+    #[test]
+    fn rating_changes_apply_only_over_the_ratings_they_came_from() {
+        let change = |v: i64, before: RatingState| RatingChange {
+            profile: "classic".into(),
+            version: VersionId(v),
+            before,
+            after: state(30.0, before.matches + 1),
+        };
+        let changes = [change(1, RatingState::default()), change(2, state(25.0, 3))];
+        assert!(check_ratings_unchanged(&changes, &[None, Some(state(25.0, 3))]).is_ok());
+        assert_eq!(
+            message(check_ratings_unchanged(
+                &changes,
+                &[None, Some(state(26.0, 3))]
+            )),
+            "not now: the rating of version 2 in classic changed meanwhile"
+        );
+        assert!(check_ratings_unchanged(&changes, &[Some(state(1.0, 1)), None]).is_err());
+        assert_eq!(rating_row(SeasonId(1), "classic", VersionId(2), None), None);
+        assert_eq!(
+            rating_row(SeasonId(1), "classic", VersionId(2), Some(state(25.0, 3))),
+            Some(RatingRow {
+                season: SeasonId(1),
+                profile: "classic".into(),
+                version: VersionId(2),
+                state: state(25.0, 3),
+            })
+        );
+    }
+
+    #[test]
+    fn sanctions_need_a_reason_an_existing_target_and_lift_once() {
+        assert!(check_sanction_reason("spam").is_ok());
+        assert_eq!(
+            message(check_sanction_reason("")),
+            "invalid input: a pause or ban needs a reason"
+        );
+        assert!(require_target(true, SanctionTarget::Bot(BotId(2))).is_ok());
+        assert_eq!(
+            message(require_target(false, SanctionTarget::Bot(BotId(2)))),
+            "no bot 2"
+        );
+        for target in [
+            SanctionTarget::Owner(OwnerId(1)),
+            SanctionTarget::Bot(BotId(2)),
+            SanctionTarget::Version(VersionId(3)),
+        ] {
+            let (kind, id) = target.parts();
+            assert_eq!(sanction_target(kind, id), Some(target));
+        }
+        assert_eq!(sanction_target("team", 1), None);
+        assert!(check_sanction_lifted_now(SanctionId(5), true).is_ok());
+        assert_eq!(
+            message(check_sanction_lifted_now(SanctionId(5), false)),
+            "not now: sanction 5 is already lifted"
+        );
+    }
 }

@@ -11,14 +11,14 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
 };
 
-use super::rules::{self, Ending, not_found};
+use super::rules::{self, Ending, Migration, not_found, require};
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
@@ -35,7 +35,7 @@ const STATEMENT_CACHE: usize = 256;
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/sqlite/`.
-const MIGRATIONS: &[(u32, &str, &str)] = &[
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         "0001_init.sql",
@@ -126,7 +126,7 @@ impl SqliteStore {
 
     /// The highest schema step this build knows.
     pub fn known_schema_step() -> u32 {
-        MIGRATIONS.last().map_or(0, |m| m.0)
+        rules::last_step(MIGRATIONS)
     }
 
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
@@ -161,11 +161,8 @@ fn migrate(conn: &mut Connection) -> Result<()> {
         [],
         |r| r.get(0),
     )?;
-    rules::check_schema_step(current, SqliteStore::known_schema_step())?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    for &(step, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+    let now = rules::wall_clock_ms();
+    for &(step, name, sql) in rules::pending_steps(MIGRATIONS, current)? {
         tx.execute_batch(sql)?;
         tx.execute(
             "INSERT INTO schema_migrations (step, name, applied_ms) VALUES (?1, ?2, ?3)",
@@ -494,9 +491,7 @@ impl Store for SqliteStore {
     fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
         rules::check_name("bot", name)?;
         self.write(|tx| {
-            if !exists(tx, "owners", owner.0)? {
-                return Err(not_found("owner", owner));
-            }
+            require(exists(tx, "owners", owner.0)?, "owner", owner)?;
             tx.execute(
                 "INSERT INTO bots (owner_id, name, created_ms) VALUES (?1, ?2, ?3)",
                 params![owner.0, name, now],
@@ -540,9 +535,7 @@ impl Store for SqliteStore {
         rules::check_name("version", label)?;
         rules::check_keep_active(keep_active)?;
         self.write(|tx| {
-            if !exists(tx, "bots", bot.0)? {
-                return Err(not_found("bot", bot));
-            }
+            require(exists(tx, "bots", bot.0)?, "bot", bot)?;
             tx.execute(
                 "INSERT INTO versions (bot_id, label, created_ms) VALUES (?1, ?2, ?3)",
                 params![bot.0, label, now],
@@ -639,9 +632,7 @@ impl Store for SqliteStore {
 
     fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "keys", id.0)? {
-                return Err(not_found("key", id));
-            }
+            require(exists(tx, "keys", id.0)?, "key", id)?;
             tx.execute(
                 "UPDATE keys SET revoked_ms = ?1 WHERE id = ?2 AND revoked_ms IS NULL",
                 params![now, id.0],
@@ -688,9 +679,7 @@ impl Store for SqliteStore {
 
     fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "seasons", id.0)? {
-                return Err(not_found("season", id));
-            }
+            require(exists(tx, "seasons", id.0)?, "season", id)?;
             let n = tx.execute(
                 "UPDATE seasons SET closed_ms = ?1 WHERE id = ?2 AND closed_ms IS NULL",
                 params![now, id.0],
@@ -1034,16 +1023,8 @@ impl Store for SqliteStore {
         profile: &str,
         version: VersionId,
     ) -> Result<Option<RatingRow>> {
-        self.read(|c| {
-            Ok(
-                read_rating(c, season, profile, version)?.map(|state| RatingRow {
-                    season,
-                    profile: profile.to_string(),
-                    version,
-                    state,
-                }),
-            )
-        })
+        let state = self.read(|c| read_rating(c, season, profile, version))?;
+        Ok(rules::rating_row(season, profile, version, state))
     }
 
     fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
@@ -1099,13 +1080,12 @@ impl Store for SqliteStore {
         now: Millis,
     ) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "seasons", season.0)? {
-                return Err(not_found("season", season));
-            }
-            for ch in changes {
-                let stored = read_rating(tx, season, &ch.profile, ch.version)?.unwrap_or_default();
-                rules::check_rating_unchanged(ch, stored)?;
-            }
+            require(exists(tx, "seasons", season.0)?, "season", season)?;
+            let stored = changes
+                .iter()
+                .map(|ch| read_rating(tx, season, &ch.profile, ch.version))
+                .collect::<Result<Vec<_>>>()?;
+            rules::check_ratings_unchanged(changes, &stored)?;
             write_changes(tx, season, None, cause, changes, now)
         })
     }
@@ -1120,9 +1100,7 @@ impl Store for SqliteStore {
         rules::check_sanction_reason(reason)?;
         let (t, tid) = target.parts();
         self.write(|tx| {
-            if !exists(tx, target.table(), tid)? {
-                return Err(rules::target_not_found(target));
-            }
+            rules::require_target(exists(tx, target.table(), tid)?, target)?;
             tx.execute(
                 "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -1134,9 +1112,7 @@ impl Store for SqliteStore {
 
     fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "sanctions", id.0)? {
-                return Err(not_found("sanction", id));
-            }
+            require(exists(tx, "sanctions", id.0)?, "sanction", id)?;
             let n = tx.execute(
                 "UPDATE sanctions SET lifted_ms = ?1, lifted_reason = ?2
                  WHERE id = ?3 AND lifted_ms IS NULL",
@@ -1175,9 +1151,7 @@ impl Store for SqliteStore {
 
 fn insert_key(tx: &Connection, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
     let (table, col, id) = rules::key_columns(subject);
-    if !exists(tx, table, id)? {
-        return Err(rules::subject_not_found(subject));
-    }
+    rules::require_subject(exists(tx, table, id)?, subject)?;
     let sql = format!("INSERT INTO keys (kind, {col}, hash, created_ms) VALUES (?1, ?2, ?3, ?4)");
     tx.execute(&sql, params![subject.kind().as_str(), id, &hash.0[..], now])
         .map_err(duplicate("key", "(hash)"))?;
