@@ -13,6 +13,9 @@
 //!
 //! The client must not be used from an async task (it runs its own small runtime): call the store
 //! from blocking threads, and drop it on one.
+//!
+//! Only the SQL, the locks and the transactions are here; what each method checks and decides is
+//! in `rules.rs`, shared with the SQLite store.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,24 +199,13 @@ impl PgStore {
             "SELECT lease_owner, lease_epoch FROM matches WHERE id = $1",
             &[&id.0],
         )?;
-        let owner: Option<i64> = row.get(0);
-        let epoch: i64 = row.get(1);
-        let Some(owner) = owner else {
-            return Ok(());
-        };
         let held = self
             .held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&id.0)
             .copied();
-        if held == Some((owner, epoch)) {
-            Ok(())
-        } else {
-            Err(LadderError::State(format!(
-                "match {id} is leased to node {owner} (epoch {epoch}), not to this node"
-            )))
-        }
+        rules::check_lease_held(id, row.get(0), row.get(1), held)
     }
 
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
@@ -791,11 +783,8 @@ impl Store for PgStore {
                 )
                 .map_err(|e| {
                     // Two nodes opening a season at once: the one-open index refuses the second.
-                    let taken = t_is_name_taken(&e);
-                    match taken {
-                        Some(false) => {
-                            LadderError::State("another season was opened meanwhile".into())
-                        }
+                    match t_is_name_taken(&e) {
+                        Some(false) => rules::season_opened_meanwhile(),
                         _ => duplicate("season", name)(e),
                     }
                 })?;

@@ -171,6 +171,12 @@ pub(super) fn check_no_open_season(open: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+/// The refusal for a season opened while another store (another server node) opened one too:
+/// the database keeps one open season and refused the second.
+pub(super) fn season_opened_meanwhile() -> LadderError {
+    LadderError::State("another season was opened meanwhile".into())
+}
+
 /// Closing a season that exists: `closed` tells whether this call closed it (it was open).
 pub(super) fn check_season_closed_now(id: SeasonId, closed: bool) -> Result<()> {
     if !closed {
@@ -275,6 +281,27 @@ pub(super) fn check_can_end(m: &MatchRecord, ending: Ending) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Several server nodes on one ladder: the end of a match is recorded only by the node that holds
+/// its lease. `owner` and `epoch` are the match's stored lease (no owner: never claimed, anyone
+/// may record it); `held` is the (node, epoch) this process claimed it with, if it did.
+pub(super) fn check_lease_held(
+    id: MatchId,
+    owner: Option<i64>,
+    epoch: i64,
+    held: Option<(i64, i64)>,
+) -> Result<()> {
+    let Some(owner) = owner else {
+        return Ok(());
+    };
+    if held == Some((owner, epoch)) {
+        Ok(())
+    } else {
+        Err(LadderError::State(format!(
+            "match {id} is leased to node {owner} (epoch {epoch}), not to this node"
+        )))
+    }
 }
 
 /// Checks that a match can finish with these results (it is scheduled or running, one result per
@@ -766,6 +793,27 @@ mod tests {
             "not now: version 6 is retired"
         );
         assert_eq!(message(check_version_takes_seat(v, None)), "no version 6");
+    }
+
+    #[test]
+    fn a_concurrent_season_open_is_a_state_refusal() {
+        assert_eq!(
+            season_opened_meanwhile().to_string(),
+            "not now: another season was opened meanwhile"
+        );
+    }
+
+    #[test]
+    fn only_the_lease_holder_records_a_leased_match() {
+        let id = MatchId(7);
+        assert!(check_lease_held(id, None, 0, None).is_ok(), "never claimed");
+        assert!(check_lease_held(id, Some(2), 5, Some((2, 5))).is_ok());
+        assert_eq!(
+            message(check_lease_held(id, Some(2), 5, Some((2, 4)))),
+            "not now: match 7 is leased to node 2 (epoch 5), not to this node"
+        );
+        assert!(check_lease_held(id, Some(2), 5, None).is_err());
+        assert!(check_lease_held(id, Some(2), 5, Some((3, 5))).is_err());
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //! it until it is dropped; a second process (or a second store in the same process) on the same
 //! directory gets [`LadderError::Locked`]. The lock dies with the process, so a crash never leaves
 //! a stale lock behind.
+//!
+//! Only the SQL and the transactions are here; what each method checks and decides is in
+//! `rules.rs`, shared with the PostgreSQL store.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
