@@ -224,11 +224,7 @@ pub(super) fn check_season_takes_matches(
     season: SeasonId,
     closed_ms: Option<Option<Millis>>,
 ) -> Result<()> {
-    match closed_ms {
-        None => Err(not_found("season", season)),
-        Some(Some(_)) => Err(LadderError::State(format!("season {season} is closed"))),
-        Some(None) => Ok(()),
-    }
+    check_live("season", season, closed_ms, "closed")
 }
 
 /// A version takes a seat only while active. `retired_ms` is the version's row: `None` when
@@ -237,9 +233,20 @@ pub(super) fn check_version_takes_seat(
     version: VersionId,
     retired_ms: Option<Option<Millis>>,
 ) -> Result<()> {
-    match retired_ms {
-        None => Err(not_found("version", version)),
-        Some(Some(_)) => Err(LadderError::State(format!("version {version} is retired"))),
+    check_live("version", version, retired_ms, "retired")
+}
+
+/// A row that must exist and not have ended: `ended_ms` is `None` for no row, else when it ended
+/// (`ended`: closed, retired), if it did.
+fn check_live(
+    what: &'static str,
+    id: impl std::fmt::Display,
+    ended_ms: Option<Option<Millis>>,
+    ended: &str,
+) -> Result<()> {
+    match ended_ms {
+        None => Err(not_found(what, id)),
+        Some(Some(_)) => Err(LadderError::State(format!("{what} {id} is {ended}"))),
         Some(None) => Ok(()),
     }
 }
@@ -308,13 +315,7 @@ pub(super) fn check_lease_held(
 /// seat, standard competition placings) and returns the placings in seat order.
 pub(super) fn check_finish(m: &MatchRecord, results: &[SeatResult]) -> Result<Vec<u8>> {
     check_can_end(m, Ending::Finish)?;
-    if results.len() != m.seats.len() {
-        return Err(LadderError::Invalid(format!(
-            "{} results for {} seats",
-            results.len(),
-            m.seats.len()
-        )));
-    }
+    check_one_per_seat(m, results.len(), "results")?;
     let placings: Vec<u8> = results.iter().map(|r| r.placing).collect();
     check_placings(m.seats.len(), &placings)?;
     Ok(placings)
@@ -357,10 +358,14 @@ pub(super) fn rate_finish(
 /// seat.
 pub(super) fn check_abort(m: &MatchRecord, outcomes: &[SeatOutcome]) -> Result<()> {
     check_can_end(m, Ending::Abort)?;
-    if outcomes.len() != m.seats.len() {
+    check_one_per_seat(m, outcomes.len(), "outcomes")
+}
+
+/// One item (`what`: results, outcomes) given per seat of the match.
+fn check_one_per_seat(m: &MatchRecord, given: usize, what: &str) -> Result<()> {
+    if given != m.seats.len() {
         return Err(LadderError::Invalid(format!(
-            "{} outcomes for {} seats",
-            outcomes.len(),
+            "{given} {what} for {} seats",
             m.seats.len()
         )));
     }
