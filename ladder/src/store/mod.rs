@@ -8,11 +8,17 @@
 //! the store from blocking tasks (`tokio::task::spawn_blocking`); the PostgreSQL implementation
 //! keeps the same trait with row and advisory locks where SQLite has one writer.
 //!
+//! What a method checks and decides (its refusals and their messages, the rating of a finished
+//! match, the recomputation after a void) is written once, as pure functions in `rules.rs`. Each
+//! backend loads the rows a decision needs, asks the rule and writes the result inside its own
+//! transaction: `sqlite.rs` and `postgres.rs` hold only their SQL and their transactions.
+//!
 //! Schema changes are numbered steps in `migrations/sqlite/` and the same steps in
 //! `migrations/postgres/`, applied in order at open and recorded in `schema_migrations`.
 
 mod nodes;
 mod postgres;
+mod rules;
 mod sqlite;
 
 pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Reaped};

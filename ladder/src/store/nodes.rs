@@ -28,6 +28,7 @@ use std::sync::atomic::Ordering;
 use postgres::Transaction;
 
 use super::postgres::{MATCHMAKER_LOCK, abort_in, load_match, schedule_in};
+use super::rules;
 use super::{MatchRecord, MatchState, NewMatch, PgStore};
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
@@ -261,13 +262,7 @@ impl PgStore {
     /// Schedules a match (see [`super::Store::schedule_match`]) with its layout, in one
     /// transaction, so that no node claims it before the layout is there.
     pub fn schedule_laid_out(&self, m: &NewMatch, layout: Layout, now: Millis) -> Result<MatchId> {
-        let least = if m.rated { 2 } else { 1 };
-        if m.seats.len() < least {
-            return Err(LadderError::Invalid(format!(
-                "a match needs at least {least} seats, not {}",
-                m.seats.len()
-            )));
-        }
+        rules::check_seat_count(m)?;
         self.tx(|t| {
             let id = schedule_in(t, m, now)?;
             t.execute(

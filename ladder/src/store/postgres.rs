@@ -13,16 +13,19 @@
 //!
 //! The client must not be used from an async task (it runs its own small runtime): call the store
 //! from blocking threads, and drop it on one.
+//!
+//! Only the SQL, the locks and the transactions are here; what each method checks and decides is
+//! in `rules.rs`, shared with the SQLite store.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Transaction};
 
+use super::rules::{self, Ending, Migration, not_found, require};
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
@@ -31,14 +34,12 @@ use super::{
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
-use crate::keys::{KeyHash, KeyKind};
-use crate::rating::{
-    RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
-};
+use crate::keys::KeyHash;
+use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/postgres/`, which carry the same steps as `migrations/sqlite/`.
-const MIGRATIONS: &[(u32, &str, &str)] = &[
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         "0001_init.sql",
@@ -141,7 +142,7 @@ impl PgStore {
 
     /// The highest schema step this build knows.
     pub fn known_schema_step() -> u32 {
-        MIGRATIONS.last().map_or(0, |m| m.0)
+        rules::last_step(MIGRATIONS)
     }
 
     /// Closes the idle connections and the matchmaker's session (releasing its lock). Call it
@@ -198,24 +199,13 @@ impl PgStore {
             "SELECT lease_owner, lease_epoch FROM matches WHERE id = $1",
             &[&id.0],
         )?;
-        let owner: Option<i64> = row.get(0);
-        let epoch: i64 = row.get(1);
-        let Some(owner) = owner else {
-            return Ok(());
-        };
         let held = self
             .held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&id.0)
             .copied();
-        if held == Some((owner, epoch)) {
-            Ok(())
-        } else {
-            Err(LadderError::State(format!(
-                "match {id} is leased to node {owner} (epoch {epoch}), not to this node"
-            )))
-        }
+        rules::check_lease_held(id, row.get(0), row.get(1), held)
     }
 
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
@@ -244,18 +234,8 @@ fn migrate(c: &mut Client) -> Result<()> {
     let current: i64 = t
         .query_one("SELECT COALESCE(MAX(step), 0) FROM schema_migrations", &[])?
         .get(0);
-    let current = current as u32;
-    let known = PgStore::known_schema_step();
-    if current > known {
-        return Err(LadderError::SchemaTooNew {
-            found: current,
-            known,
-        });
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    for &(step, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+    let now = rules::wall_clock_ms();
+    for &(step, name, sql) in rules::pending_steps(MIGRATIONS, current as u32)? {
         t.batch_execute(sql)?;
         t.execute(
             "INSERT INTO schema_migrations (step, name, applied_ms) VALUES ($1, $2, $3)",
@@ -271,36 +251,11 @@ fn is_unique_violation(e: &postgres::Error) -> bool {
 }
 
 fn duplicate(what: &'static str, name: &str) -> impl FnOnce(postgres::Error) -> LadderError {
-    move |e| {
-        if is_unique_violation(&e) {
-            LadderError::Duplicate {
-                what,
-                name: name.to_string(),
-            }
-        } else {
-            e.into()
-        }
-    }
-}
-
-fn not_found(what: &'static str, id: impl ToString) -> LadderError {
-    LadderError::NotFound {
-        what,
-        id: id.to_string(),
-    }
+    rules::duplicate(is_unique_violation, what, name)
 }
 
 fn bad(what: &str, value: &str) -> LadderError {
     LadderError::Database(format!("unexpected {what} {value:?} in the database").into())
-}
-
-fn check_name(what: &str, name: &str) -> Result<()> {
-    if name.trim().is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
-        return Err(LadderError::Invalid(format!(
-            "a {what} needs a name of 1 to 100 printable characters"
-        )));
-    }
-    Ok(())
 }
 
 fn exists(t: &mut Transaction<'_>, table: &str, id: i64) -> Result<bool> {
@@ -319,11 +274,8 @@ const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, rev
 
 fn key_from_row(r: &Row) -> Result<KeyRecord> {
     let kind: String = r.get(1);
-    let subject = match KeyKind::from_str_opt(&kind) {
-        Some(KeyKind::Owner) => KeySubject::Owner(OwnerId(r.get(2))),
-        Some(KeyKind::Version) => KeySubject::Version(VersionId(r.get(3))),
-        None => return Err(bad("key kind", &kind)),
-    };
+    let subject =
+        rules::key_subject(&kind, r.get(2), r.get(3)).ok_or_else(|| bad("key kind", &kind))?;
     Ok(KeyRecord {
         id: KeyId(r.get(0)),
         subject,
@@ -368,13 +320,8 @@ const SANCTION_COLUMNS: &str =
 
 fn sanction_from_row(r: &Row) -> Result<Sanction> {
     let target: String = r.get(1);
-    let tid: i64 = r.get(2);
-    let target = match target.as_str() {
-        "owner" => SanctionTarget::Owner(OwnerId(tid)),
-        "bot" => SanctionTarget::Bot(BotId(tid)),
-        "version" => SanctionTarget::Version(VersionId(tid)),
-        other => return Err(bad("sanction target", other)),
-    };
+    let target =
+        rules::sanction_target(&target, r.get(2)).ok_or_else(|| bad("sanction target", &target))?;
     let kind: String = r.get(3);
     Ok(Sanction {
         id: SanctionId(r.get(0)),
@@ -415,22 +362,7 @@ fn load_seats(t: &mut Transaction<'_>, m: &mut MatchRecord) -> Result<()> {
          WHERE match_id = $1 ORDER BY seat",
         &[&m.id.0],
     )?;
-    m.seats = rows
-        .iter()
-        .map(|r| {
-            let joined: Option<bool> = r.get(2);
-            let timeouts: i64 = r.get(3);
-            let placing: Option<i32> = r.get(1);
-            SeatRecord {
-                version: VersionId(r.get(0)),
-                placing: placing.map(|p| p as u8),
-                outcome: joined.map(|joined| SeatOutcome {
-                    joined,
-                    timeouts: timeouts as u32,
-                }),
-            }
-        })
-        .collect();
+    m.seats = rows.iter().map(|r| seat_from(r, 0)).collect();
     Ok(())
 }
 
@@ -468,22 +400,23 @@ fn load_matches(t: &mut Transaction<'_>, sql: &str, p: &Params<'_>) -> Result<Ve
         &[&ids],
     )?;
     for r in &rows {
-        let Some(&i) = at.get(&r.get::<_, i64>(0)) else {
-            continue;
-        };
-        let joined: Option<bool> = r.get(3);
-        let timeouts: i64 = r.get(4);
-        let placing: Option<i32> = r.get(2);
-        ms[i].seats.push(SeatRecord {
-            version: VersionId(r.get(1)),
-            placing: placing.map(|p| p as u8),
-            outcome: joined.map(|joined| SeatOutcome {
-                joined,
-                timeouts: timeouts as u32,
-            }),
-        });
+        if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
+            ms[i].seats.push(seat_from(r, 1));
+        }
     }
     Ok(ms)
+}
+
+/// A seat from the columns `version_id, "placing", joined, timeouts` starting at `first`.
+fn seat_from(r: &Row, first: usize) -> SeatRecord {
+    let placing: Option<i32> = r.get(first + 1);
+    let timeouts: i64 = r.get(first + 3);
+    rules::seat_record(
+        VersionId(r.get(first)),
+        placing.map(|p| p as u8),
+        r.get(first + 2),
+        timeouts as u32,
+    )
 }
 
 fn state_from(r: &Row, first: usize) -> RatingState {
@@ -574,24 +507,15 @@ fn rated_matches_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<Rat
          ORDER BY m.rated_seq, s.seat",
         &[&season.0],
     )?;
-    let mut out: Vec<RatedMatch> = Vec::new();
-    for r in rows {
-        let id = MatchId(r.get(0));
-        let version = VersionId(r.get(2));
+    rules::group_rated_matches(rows.iter().map(|r| {
         let placing: Option<i32> = r.get(3);
-        let placing = placing.ok_or_else(|| {
-            LadderError::State(format!("finished match {id} has a seat without a placing"))
-        })? as u8;
-        match out.last_mut() {
-            Some(m) if m.id == id => m.seats.push((version, placing)),
-            _ => out.push(RatedMatch {
-                id,
-                profile: r.get(1),
-                seats: vec![(version, placing)],
-            }),
-        }
-    }
-    Ok(out)
+        (
+            MatchId(r.get(0)),
+            r.get(1),
+            VersionId(r.get(2)),
+            placing.map(|p| p as u8),
+        )
+    }))
 }
 
 fn ratings_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatingRow>> {
@@ -621,16 +545,8 @@ fn insert_key(
     hash: &KeyHash,
     now: Millis,
 ) -> Result<KeyId> {
-    let (table, col, id) = match subject {
-        KeySubject::Owner(o) => ("owners", "owner_id", o.0),
-        KeySubject::Version(v) => ("versions", "version_id", v.0),
-    };
-    if !exists(t, table, id)? {
-        return Err(LadderError::NotFound {
-            what: subject.kind().as_str(),
-            id: id.to_string(),
-        });
-    }
+    let (table, col, id) = rules::key_columns(subject);
+    rules::require_subject(exists(t, table, id)?, subject)?;
     let sql = format!(
         "INSERT INTO keys (kind, {col}, hash, created_ms) VALUES ($1, $2, $3, $4) RETURNING id"
     );
@@ -642,7 +558,7 @@ fn insert_key(
 
 impl Store for PgStore {
     fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
-        check_name("owner", name)?;
+        rules::check_name("owner", name)?;
         self.tx(|t| {
             let id: i64 = t
                 .query_one(
@@ -677,11 +593,9 @@ impl Store for PgStore {
     }
 
     fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
-        check_name("bot", name)?;
+        rules::check_name("bot", name)?;
         self.tx(|t| {
-            if !exists(t, "owners", owner.0)? {
-                return Err(not_found("owner", owner));
-            }
+            require(exists(t, "owners", owner.0)?, "owner", owner)?;
             let r = t
                 .query_one(
                     "INSERT INTO bots (owner_id, name, created_ms) VALUES ($1, $2, $3)
@@ -724,12 +638,8 @@ impl Store for PgStore {
         keep_active: usize,
         now: Millis,
     ) -> Result<(VersionId, Vec<VersionId>)> {
-        check_name("version", label)?;
-        if keep_active == 0 {
-            return Err(LadderError::Invalid(
-                "at least the newest version must stay active".into(),
-            ));
-        }
+        rules::check_name("version", label)?;
+        rules::check_keep_active(keep_active)?;
         self.tx(|t| {
             // Locks the bot, so that two new versions of one bot retire in turn.
             if t.query_opt("SELECT 1 FROM bots WHERE id = $1 FOR UPDATE", &[&bot.0])?
@@ -751,22 +661,21 @@ impl Store for PgStore {
                 &[&id, &&key.0[..], &now],
             )
             .map_err(duplicate("key", "(hash)"))?;
-            let active: Vec<i64> = t
+            let active: Vec<VersionId> = t
                 .query(
                     "SELECT id FROM versions WHERE bot_id = $1 AND retired_ms IS NULL
                      ORDER BY created_ms DESC, id DESC",
                     &[&bot.0],
                 )?
                 .iter()
-                .map(|r| r.get(0))
+                .map(|r| VersionId(r.get(0)))
                 .collect();
-            let mut retired = Vec::new();
-            for &old in active.iter().skip(keep_active) {
+            let retired = rules::versions_to_retire(&active, keep_active);
+            for old in &retired {
                 t.execute(
                     "UPDATE versions SET retired_ms = $1 WHERE id = $2",
-                    &[&now, &old],
+                    &[&now, &old.0],
                 )?;
-                retired.push(VersionId(old));
             }
             Ok((VersionId(id), retired))
         })
@@ -826,10 +735,7 @@ impl Store for PgStore {
 
     fn keys_of(&self, subject: KeySubject) -> Result<Vec<KeyRecord>> {
         self.tx(|t| {
-            let (col, id) = match subject {
-                KeySubject::Owner(o) => ("owner_id", o.0),
-                KeySubject::Version(v) => ("version_id", v.0),
-            };
+            let (_, col, id) = rules::key_columns(subject);
             let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = $1 ORDER BY id");
             t.query(&sql, &[&id])?.iter().map(key_from_row).collect()
         })
@@ -837,9 +743,7 @@ impl Store for PgStore {
 
     fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
         self.tx(|t| {
-            if !exists(t, "keys", id.0)? {
-                return Err(not_found("key", id));
-            }
+            require(exists(t, "keys", id.0)?, "key", id)?;
             t.execute(
                 "UPDATE keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL",
                 &[&now, &id.0],
@@ -856,9 +760,7 @@ impl Store for PgStore {
                 .map(|r| key_from_row(&r))
                 .transpose()?
                 .ok_or_else(|| not_found("key", old))?;
-            if rec.revoked_ms.is_some() {
-                return Err(LadderError::State(format!("key {old} is already revoked")));
-            }
+            rules::check_rotatable(&rec)?;
             t.execute(
                 "UPDATE keys SET revoked_ms = $1 WHERE id = $2",
                 &[&now, &old.0],
@@ -868,15 +770,12 @@ impl Store for PgStore {
     }
 
     fn open_season(&self, name: &str, now: Millis) -> Result<SeasonId> {
-        check_name("season", name)?;
+        rules::check_name("season", name)?;
         self.tx(|t| {
-            let open = t.query_opt("SELECT name FROM seasons WHERE closed_ms IS NULL", &[])?;
-            if let Some(open) = open {
-                let open: String = open.get(0);
-                return Err(LadderError::State(format!(
-                    "season {open:?} is still open; close it first"
-                )));
-            }
+            let open: Option<String> = t
+                .query_opt("SELECT name FROM seasons WHERE closed_ms IS NULL", &[])?
+                .map(|r| r.get(0));
+            rules::check_no_open_season(open.as_deref())?;
             let r = t
                 .query_one(
                     "INSERT INTO seasons (name, opened_ms) VALUES ($1, $2) RETURNING id",
@@ -884,11 +783,8 @@ impl Store for PgStore {
                 )
                 .map_err(|e| {
                     // Two nodes opening a season at once: the one-open index refuses the second.
-                    let taken = t_is_name_taken(&e);
-                    match taken {
-                        Some(false) => {
-                            LadderError::State("another season was opened meanwhile".into())
-                        }
+                    match t_is_name_taken(&e) {
+                        Some(false) => rules::season_opened_meanwhile(),
                         _ => duplicate("season", name)(e),
                     }
                 })?;
@@ -898,17 +794,12 @@ impl Store for PgStore {
 
     fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
         self.tx(|t| {
-            if !exists(t, "seasons", id.0)? {
-                return Err(not_found("season", id));
-            }
+            require(exists(t, "seasons", id.0)?, "season", id)?;
             let n = t.execute(
                 "UPDATE seasons SET closed_ms = $1 WHERE id = $2 AND closed_ms IS NULL",
                 &[&now, &id.0],
             )?;
-            if n == 0 {
-                return Err(LadderError::State(format!("season {id} is already closed")));
-            }
-            Ok(())
+            rules::check_season_closed_now(id, n > 0)
         })
     }
 
@@ -935,37 +826,13 @@ impl Store for PgStore {
     }
 
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
-        // A validation match (unrated) stores one seat: the version under test.
-        let least = if m.rated { 2 } else { 1 };
-        if m.seats.len() < least {
-            return Err(LadderError::Invalid(format!(
-                "a match needs at least {least} seats, not {}",
-                m.seats.len()
-            )));
-        }
-        let mut distinct = m.seats.clone();
-        distinct.sort();
-        distinct.dedup();
-        if distinct.len() != m.seats.len() {
-            return Err(LadderError::Invalid(
-                "a version can hold only one seat of a match".into(),
-            ));
-        }
-        if m.profile.is_empty() {
-            return Err(LadderError::Invalid("a match needs a profile".into()));
-        }
+        rules::check_new_match(m)?;
         self.tx(|t| schedule_in(t, m, now))
     }
 
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
         self.tx(|t| {
-            let m = load_match(t, id, true)?;
-            if m.state != MatchState::Scheduled {
-                return Err(LadderError::State(format!(
-                    "match {id} is {}, not scheduled",
-                    m.state.as_str()
-                )));
-            }
+            rules::check_start(&load_match(t, id, true)?)?;
             t.execute(
                 "UPDATE matches SET state = 'running', started_ms = $1 WHERE id = $2",
                 &[&now, &id.0],
@@ -1012,24 +879,10 @@ impl Store for PgStore {
     ) -> Result<()> {
         self.tx(|t| {
             let m = load_match(t, id, true)?;
-            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
-                return Err(LadderError::State(format!(
-                    "match {id} is {}, so it cannot finish",
-                    m.state.as_str()
-                )));
-            }
+            rules::check_can_end(&m, Ending::Finish)?;
             self.check_lease(t, id)?;
-            let [seat] = m.seats.as_slice() else {
-                return Err(LadderError::Invalid(format!(
-                    "match {id} has {} seats; a validation match has one",
-                    m.seats.len()
-                )));
-            };
-            if m.rated {
-                return Err(LadderError::Invalid(format!(
-                    "match {id} is rated; a validation match is not"
-                )));
-            }
+            let version = rules::validation_version(&m)?;
+            let (passed, reasons) = rules::verdict_to_text(reasons);
             t.execute(
                 "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3",
                 &[&outcome.joined, &i64::from(outcome.timeouts), &id.0],
@@ -1042,12 +895,7 @@ impl Store for PgStore {
             t.execute(
                 "INSERT INTO validations (match_id, version_id, passed, reasons)
                  VALUES ($1, $2, $3, $4)",
-                &[
-                    &id.0,
-                    &seat.version.0,
-                    &reasons.is_empty(),
-                    &reasons.join("\n"),
-                ],
+                &[&id.0, &version.0, &passed, &reasons],
             )?;
             Ok(())
         })
@@ -1070,11 +918,7 @@ impl Store for PgStore {
                         version,
                         profile: r.get(1),
                         passed: r.get(2),
-                        reasons: reasons
-                            .lines()
-                            .filter(|l| !l.is_empty())
-                            .map(str::to_string)
-                            .collect(),
+                        reasons: rules::reasons_from_text(&reasons),
                         ended_ms: r.get::<_, Option<Millis>>(4).unwrap_or(0),
                     }
                 })
@@ -1089,18 +933,11 @@ impl Store for PgStore {
         config: &RatingConfig,
         now: Millis,
     ) -> Result<Vec<RatingChange>> {
-        if reason.trim().is_empty() {
-            return Err(LadderError::Invalid(
-                "voiding a match needs a reason".into(),
-            ));
-        }
+        rules::check_void_reason(reason)?;
         self.tx(|t| {
             lock_ratings(t)?;
             let m = load_match(t, id, true)?;
-            if m.state == MatchState::Void {
-                return Err(LadderError::State(format!("match {id} is already void")));
-            }
-            let was_rated = m.state == MatchState::Finished && m.rated_seq.is_some();
+            let was_rated = rules::check_voidable(&m)?;
             t.execute(
                 "UPDATE matches SET state = 'void', reason = $1, ended_ms = COALESCE(ended_ms, $2)
                  WHERE id = $3",
@@ -1109,27 +946,9 @@ impl Store for PgStore {
             if !was_rated {
                 return Ok(Vec::new());
             }
-            let matches: Vec<RatedMatch> = rated_matches_of(t, m.season)?
-                .into_iter()
-                .filter(|r| r.profile == m.profile)
-                .collect();
-            let replayed = replay(config, &matches);
-            let changes: Vec<RatingChange> = ratings_of(t, m.season)?
-                .into_iter()
-                .filter(|row| row.profile == m.profile)
-                .filter_map(|row| {
-                    let after = replayed
-                        .get(&(row.profile.clone(), row.version))
-                        .copied()
-                        .unwrap_or_default();
-                    (after != row.state).then_some(RatingChange {
-                        profile: row.profile,
-                        version: row.version,
-                        before: row.state,
-                        after,
-                    })
-                })
-                .collect();
+            let matches = rated_matches_of(t, m.season)?;
+            let ratings = ratings_of(t, m.season)?;
+            let changes = rules::void_changes(config, &m, matches, ratings);
             write_changes(t, m.season, Some(id), RatingCause::Void, &changes, now)?;
             Ok(changes)
         })
@@ -1245,16 +1064,8 @@ impl Store for PgStore {
         profile: &str,
         version: VersionId,
     ) -> Result<Option<RatingRow>> {
-        self.tx(|t| {
-            Ok(
-                read_rating(t, season, profile, version)?.map(|state| RatingRow {
-                    season,
-                    profile: profile.to_string(),
-                    version,
-                    state,
-                }),
-            )
-        })
+        let state = self.tx(|t| read_rating(t, season, profile, version))?;
+        Ok(rules::rating_row(season, profile, version, state))
     }
 
     fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
@@ -1300,18 +1111,12 @@ impl Store for PgStore {
     ) -> Result<()> {
         self.tx(|t| {
             lock_ratings(t)?;
-            if !exists(t, "seasons", season.0)? {
-                return Err(not_found("season", season));
-            }
-            for ch in changes {
-                let stored = read_rating(t, season, &ch.profile, ch.version)?.unwrap_or_default();
-                if stored != ch.before {
-                    return Err(LadderError::State(format!(
-                        "the rating of version {} in {} changed meanwhile",
-                        ch.version, ch.profile
-                    )));
-                }
-            }
+            require(exists(t, "seasons", season.0)?, "season", season)?;
+            let stored = changes
+                .iter()
+                .map(|ch| read_rating(t, season, &ch.profile, ch.version))
+                .collect::<Result<Vec<_>>>()?;
+            rules::check_ratings_unchanged(changes, &stored)?;
             write_changes(t, season, None, cause, changes, now)
         })
     }
@@ -1323,18 +1128,10 @@ impl Store for PgStore {
         reason: &str,
         now: Millis,
     ) -> Result<SanctionId> {
-        if reason.trim().is_empty() {
-            return Err(LadderError::Invalid("a pause or ban needs a reason".into()));
-        }
+        rules::check_sanction_reason(reason)?;
         let (tname, tid) = target.parts();
-        let table = target.table();
         self.tx(|t| {
-            if !exists(t, table, tid)? {
-                return Err(LadderError::NotFound {
-                    what: tname,
-                    id: tid.to_string(),
-                });
-            }
+            rules::require_target(exists(t, target.table(), tid)?, target)?;
             let r = t.query_one(
                 "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
                  VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -1346,20 +1143,13 @@ impl Store for PgStore {
 
     fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
         self.tx(|t| {
-            if !exists(t, "sanctions", id.0)? {
-                return Err(not_found("sanction", id));
-            }
+            require(exists(t, "sanctions", id.0)?, "sanction", id)?;
             let n = t.execute(
                 "UPDATE sanctions SET lifted_ms = $1, lifted_reason = $2
                  WHERE id = $3 AND lifted_ms IS NULL",
                 &[&now, &reason, &id.0],
             )?;
-            if n == 0 {
-                return Err(LadderError::State(format!(
-                    "sanction {id} is already lifted"
-                )));
-            }
-            Ok(())
+            rules::check_sanction_lifted_now(id, n > 0)
         })
     }
 
@@ -1405,13 +1195,7 @@ pub(super) fn schedule_in(t: &mut Transaction<'_>, m: &NewMatch, now: Millis) ->
             &[&m.season.0],
         )?
         .map(|r| r.get(0));
-    match closed {
-        None => return Err(not_found("season", m.season)),
-        Some(Some(_)) => {
-            return Err(LadderError::State(format!("season {} is closed", m.season)));
-        }
-        Some(None) => {}
-    }
+    rules::check_season_takes_matches(m.season, closed)?;
     for v in &m.seats {
         let retired: Option<Option<Millis>> = t
             .query_opt(
@@ -1419,13 +1203,7 @@ pub(super) fn schedule_in(t: &mut Transaction<'_>, m: &NewMatch, now: Millis) ->
                 &[&v.0],
             )?
             .map(|r| r.get(0));
-        match retired {
-            None => return Err(not_found("version", v)),
-            Some(Some(_)) => {
-                return Err(LadderError::State(format!("version {v} is retired")));
-            }
-            Some(None) => {}
-        }
+        rules::check_version_takes_seat(*v, retired)?;
     }
     let id: i64 = t
         .query_one(
@@ -1452,28 +1230,14 @@ pub(crate) fn finish_in(
 ) -> Result<Vec<RatingChange>> {
     lock_ratings(t)?;
     let m = load_match(t, id, true)?;
-    if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
-        return Err(LadderError::State(format!(
-            "match {id} is {}, so it cannot finish",
-            m.state.as_str()
-        )));
-    }
-    if results.len() != m.seats.len() {
-        return Err(LadderError::Invalid(format!(
-            "{} results for {} seats",
-            results.len(),
-            m.seats.len()
-        )));
-    }
-    let placings: Vec<u8> = results.iter().map(|r| r.placing).collect();
-    check_placings(m.seats.len(), &placings)?;
+    let placings = rules::check_finish(&m, results)?;
     let season_open: bool = t
         .query_one(
             "SELECT closed_ms IS NULL FROM seasons WHERE id = $1",
             &[&m.season.0],
         )?
         .get(0);
-    let rated = m.rated && season_open;
+    let rated = rules::finish_is_rated(&m, season_open);
     let seat = t.prepare(
         "UPDATE match_seats SET \"placing\" = $1, joined = TRUE, timeouts = $2
          WHERE match_id = $3 AND seat = $4",
@@ -1496,19 +1260,7 @@ pub(crate) fn finish_in(
         for s in &m.seats {
             before.push(read_rating(t, m.season, &m.profile, s.version)?.unwrap_or_default());
         }
-        let ratings: Vec<Rating> = before.iter().map(|b| b.rating).collect();
-        let after = rate_table(config, &ratings, &placings)?;
-        for ((s, b), a) in m.seats.iter().zip(&before).zip(after) {
-            changes.push(RatingChange {
-                profile: m.profile.clone(),
-                version: s.version,
-                before: *b,
-                after: RatingState {
-                    rating: a,
-                    matches: b.matches + 1,
-                },
-            });
-        }
+        changes = rules::rate_finish(config, &m, &placings, &before)?;
         write_changes(t, m.season, Some(id), RatingCause::Match, &changes, now)?;
         seq = Some(
             t.query_one("SELECT COALESCE(MAX(rated_seq), 0) + 1 FROM matches", &[])?
@@ -1532,20 +1284,7 @@ pub(crate) fn abort_in(
     reason: &str,
     now: Millis,
 ) -> Result<()> {
-    let m = load_match(t, id, true)?;
-    if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
-        return Err(LadderError::State(format!(
-            "match {id} is {}, so it cannot abort",
-            m.state.as_str()
-        )));
-    }
-    if outcomes.len() != m.seats.len() {
-        return Err(LadderError::Invalid(format!(
-            "{} outcomes for {} seats",
-            outcomes.len(),
-            m.seats.len()
-        )));
-    }
+    rules::check_abort(&load_match(t, id, true)?, outcomes)?;
     let seat = t.prepare(
         "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3 AND seat = $4",
     )?;

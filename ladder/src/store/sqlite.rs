@@ -5,38 +5,40 @@
 //! it until it is dropped; a second process (or a second store in the same process) on the same
 //! directory gets [`LadderError::Locked`]. The lock dies with the process, so a crash never leaves
 //! a stale lock behind.
+//!
+//! Only the SQL and the transactions are here; what each method checks and decides is in
+//! `rules.rs`, shared with the PostgreSQL store.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
 };
 
+use super::rules::{self, Ending, Migration, not_found, require};
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
-    Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
+    Season, SeatHistory, SeatResult, Store, Validation, Version, VersionInfo,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
-use crate::keys::{KeyHash, KeyKind};
-use crate::rating::{
-    RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
-};
+use crate::keys::KeyHash;
+use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
 
 /// Prepared statements kept per connection: more than the store has.
 const STATEMENT_CACHE: usize = 256;
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/sqlite/`.
-const MIGRATIONS: &[(u32, &str, &str)] = &[
+const MIGRATIONS: &[Migration] = &[
     (
         1,
         "0001_init.sql",
@@ -127,7 +129,7 @@ impl SqliteStore {
 
     /// The highest schema step this build knows.
     pub fn known_schema_step() -> u32 {
-        MIGRATIONS.last().map_or(0, |m| m.0)
+        rules::last_step(MIGRATIONS)
     }
 
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
@@ -162,17 +164,8 @@ fn migrate(conn: &mut Connection) -> Result<()> {
         [],
         |r| r.get(0),
     )?;
-    let known = SqliteStore::known_schema_step();
-    if current > known {
-        return Err(LadderError::SchemaTooNew {
-            found: current,
-            known,
-        });
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    for &(step, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+    let now = rules::wall_clock_ms();
+    for &(step, name, sql) in rules::pending_steps(MIGRATIONS, current)? {
         tx.execute_batch(sql)?;
         tx.execute(
             "INSERT INTO schema_migrations (step, name, applied_ms) VALUES (?1, ?2, ?3)",
@@ -192,32 +185,7 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
 }
 
 fn duplicate(what: &'static str, name: &str) -> impl FnOnce(rusqlite::Error) -> LadderError {
-    move |e| {
-        if is_unique_violation(&e) {
-            LadderError::Duplicate {
-                what,
-                name: name.to_string(),
-            }
-        } else {
-            e.into()
-        }
-    }
-}
-
-fn not_found(what: &'static str, id: impl ToString) -> LadderError {
-    LadderError::NotFound {
-        what,
-        id: id.to_string(),
-    }
-}
-
-fn check_name(what: &str, name: &str) -> Result<()> {
-    if name.trim().is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
-        return Err(LadderError::Invalid(format!(
-            "a {what} needs a name of 1 to 100 printable characters"
-        )));
-    }
-    Ok(())
+    rules::duplicate(is_unique_violation, what, name)
 }
 
 fn exists(c: &Connection, table: &str, id: i64) -> Result<bool> {
@@ -240,11 +208,8 @@ const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, rev
 
 fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
     let kind: String = r.get(1)?;
-    let subject = match KeyKind::from_str_opt(&kind) {
-        Some(KeyKind::Owner) => KeySubject::Owner(OwnerId(r.get(2)?)),
-        Some(KeyKind::Version) => KeySubject::Version(VersionId(r.get(3)?)),
-        None => return Err(bad_text(1, "kind")),
-    };
+    let subject =
+        rules::key_subject(&kind, r.get(2)?, r.get(3)?).ok_or_else(|| bad_text(1, "kind"))?;
     Ok(KeyRecord {
         id: KeyId(r.get(0)?),
         subject,
@@ -287,13 +252,7 @@ const SANCTION_COLUMNS: &str =
 
 fn sanction_from_row(r: &Row<'_>) -> rusqlite::Result<Sanction> {
     let target: String = r.get(1)?;
-    let tid: i64 = r.get(2)?;
-    let target = match target.as_str() {
-        "owner" => SanctionTarget::Owner(OwnerId(tid)),
-        "bot" => SanctionTarget::Bot(BotId(tid)),
-        "version" => SanctionTarget::Version(VersionId(tid)),
-        _ => return Err(bad_text(1, "target")),
-    };
+    let target = rules::sanction_target(&target, r.get(2)?).ok_or_else(|| bad_text(1, "target"))?;
     let kind: String = r.get(3)?;
     Ok(Sanction {
         id: SanctionId(r.get(0)?),
@@ -335,13 +294,12 @@ fn load_seats(c: &Connection, m: &mut MatchRecord) -> Result<()> {
     )?;
     m.seats = st
         .query_map([m.id.0], |r| {
-            let joined: Option<bool> = r.get(2)?;
-            let timeouts: u32 = r.get(3)?;
-            Ok(SeatRecord {
-                version: VersionId(r.get(0)?),
-                placing: r.get(1)?,
-                outcome: joined.map(|joined| SeatOutcome { joined, timeouts }),
-            })
+            Ok(rules::seat_record(
+                VersionId(r.get(0)?),
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+            ))
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(())
@@ -375,14 +333,9 @@ fn load_matches(c: &Connection, sql: &str, p: impl rusqlite::Params) -> Result<V
     )?;
     let mut rows = st.query([format!("[{}]", ids.join(","))])?;
     while let Some(r) = rows.next()? {
-        let joined: Option<bool> = r.get(3)?;
-        let timeouts: u32 = r.get(4)?;
         if let Some(&i) = at.get(&r.get::<_, i64>(0)?) {
-            ms[i].seats.push(SeatRecord {
-                version: VersionId(r.get(1)?),
-                placing: r.get(2)?,
-                outcome: joined.map(|joined| SeatOutcome { joined, timeouts }),
-            });
+            let seat = rules::seat_record(VersionId(r.get(1)?), r.get(2)?, r.get(3)?, r.get(4)?);
+            ms[i].seats.push(seat);
         }
     }
     Ok(ms)
@@ -464,30 +417,17 @@ fn rated_matches_of(c: &Connection, season: SeasonId) -> Result<Vec<RatedMatch>>
            AND m.rated_seq IS NOT NULL
          ORDER BY m.rated_seq, s.seat",
     )?;
-    let mut out: Vec<RatedMatch> = Vec::new();
-    let rows = st.query_map([season.0], |r| {
-        Ok((
-            MatchId(r.get(0)?),
-            r.get::<_, String>(1)?,
-            VersionId(r.get(2)?),
-            r.get::<_, Option<u8>>(3)?,
-        ))
-    })?;
-    for row in rows {
-        let (id, profile, version, placing) = row?;
-        let placing = placing.ok_or_else(|| {
-            LadderError::State(format!("finished match {id} has a seat without a placing"))
-        })?;
-        match out.last_mut() {
-            Some(m) if m.id == id => m.seats.push((version, placing)),
-            _ => out.push(RatedMatch {
-                id,
-                profile,
-                seats: vec![(version, placing)],
-            }),
-        }
-    }
-    Ok(out)
+    let rows = st
+        .query_map([season.0], |r| {
+            Ok((
+                MatchId(r.get(0)?),
+                r.get::<_, String>(1)?,
+                VersionId(r.get(2)?),
+                r.get::<_, Option<u8>>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    rules::group_rated_matches(rows)
 }
 
 fn ratings_of(c: &Connection, season: SeasonId) -> Result<Vec<RatingRow>> {
@@ -516,7 +456,7 @@ fn ratings_of(c: &Connection, season: SeasonId) -> Result<Vec<RatingRow>> {
 
 impl Store for SqliteStore {
     fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
-        check_name("owner", name)?;
+        rules::check_name("owner", name)?;
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO owners (name, created_ms) VALUES (?1, ?2)",
@@ -552,11 +492,9 @@ impl Store for SqliteStore {
     }
 
     fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
-        check_name("bot", name)?;
+        rules::check_name("bot", name)?;
         self.write(|tx| {
-            if !exists(tx, "owners", owner.0)? {
-                return Err(not_found("owner", owner));
-            }
+            require(exists(tx, "owners", owner.0)?, "owner", owner)?;
             tx.execute(
                 "INSERT INTO bots (owner_id, name, created_ms) VALUES (?1, ?2, ?3)",
                 params![owner.0, name, now],
@@ -597,16 +535,10 @@ impl Store for SqliteStore {
         keep_active: usize,
         now: Millis,
     ) -> Result<(VersionId, Vec<VersionId>)> {
-        check_name("version", label)?;
-        if keep_active == 0 {
-            return Err(LadderError::Invalid(
-                "at least the newest version must stay active".into(),
-            ));
-        }
+        rules::check_name("version", label)?;
+        rules::check_keep_active(keep_active)?;
         self.write(|tx| {
-            if !exists(tx, "bots", bot.0)? {
-                return Err(not_found("bot", bot));
-            }
+            require(exists(tx, "bots", bot.0)?, "bot", bot)?;
             tx.execute(
                 "INSERT INTO versions (bot_id, label, created_ms) VALUES (?1, ?2, ?3)",
                 params![bot.0, label, now],
@@ -619,20 +551,19 @@ impl Store for SqliteStore {
                 params![id.0, &key.0[..], now],
             )
             .map_err(duplicate("key", "(hash)"))?;
-            let active: Vec<i64> = tx
+            let active: Vec<VersionId> = tx
                 .prepare(
                     "SELECT id FROM versions WHERE bot_id = ?1 AND retired_ms IS NULL
                      ORDER BY created_ms DESC, id DESC",
                 )?
-                .query_map([bot.0], |r| r.get(0))?
+                .query_map([bot.0], |r| Ok(VersionId(r.get(0)?)))?
                 .collect::<rusqlite::Result<_>>()?;
-            let mut retired = Vec::new();
-            for &old in active.iter().skip(keep_active) {
+            let retired = rules::versions_to_retire(&active, keep_active);
+            for old in &retired {
                 tx.execute(
                     "UPDATE versions SET retired_ms = ?1 WHERE id = ?2",
-                    params![now, old],
+                    params![now, old.0],
                 )?;
-                retired.push(VersionId(old));
             }
             Ok((id, retired))
         })
@@ -693,10 +624,7 @@ impl Store for SqliteStore {
 
     fn keys_of(&self, subject: KeySubject) -> Result<Vec<KeyRecord>> {
         self.read(|c| {
-            let (col, id) = match subject {
-                KeySubject::Owner(o) => ("owner_id", o.0),
-                KeySubject::Version(v) => ("version_id", v.0),
-            };
+            let (_, col, id) = rules::key_columns(subject);
             let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = ?1 ORDER BY id");
             let mut st = c.prepare_cached(&sql)?;
             Ok(st
@@ -707,9 +635,7 @@ impl Store for SqliteStore {
 
     fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "keys", id.0)? {
-                return Err(not_found("key", id));
-            }
+            require(exists(tx, "keys", id.0)?, "key", id)?;
             tx.execute(
                 "UPDATE keys SET revoked_ms = ?1 WHERE id = ?2 AND revoked_ms IS NULL",
                 params![now, id.0],
@@ -725,9 +651,7 @@ impl Store for SqliteStore {
                 .query_row(&sql, [old.0], key_from_row)
                 .optional()?
                 .ok_or_else(|| not_found("key", old))?;
-            if rec.revoked_ms.is_some() {
-                return Err(LadderError::State(format!("key {old} is already revoked")));
-            }
+            rules::check_rotatable(&rec)?;
             tx.execute(
                 "UPDATE keys SET revoked_ms = ?1 WHERE id = ?2",
                 params![now, old.0],
@@ -737,7 +661,7 @@ impl Store for SqliteStore {
     }
 
     fn open_season(&self, name: &str, now: Millis) -> Result<SeasonId> {
-        check_name("season", name)?;
+        rules::check_name("season", name)?;
         self.write(|tx| {
             let open: Option<String> = tx
                 .query_row(
@@ -746,11 +670,7 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .optional()?;
-            if let Some(open) = open {
-                return Err(LadderError::State(format!(
-                    "season {open:?} is still open; close it first"
-                )));
-            }
+            rules::check_no_open_season(open.as_deref())?;
             tx.execute(
                 "INSERT INTO seasons (name, opened_ms) VALUES (?1, ?2)",
                 params![name, now],
@@ -762,17 +682,12 @@ impl Store for SqliteStore {
 
     fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "seasons", id.0)? {
-                return Err(not_found("season", id));
-            }
+            require(exists(tx, "seasons", id.0)?, "season", id)?;
             let n = tx.execute(
                 "UPDATE seasons SET closed_ms = ?1 WHERE id = ?2 AND closed_ms IS NULL",
                 params![now, id.0],
             )?;
-            if n == 0 {
-                return Err(LadderError::State(format!("season {id} is already closed")));
-            }
-            Ok(())
+            rules::check_season_closed_now(id, n > 0)
         })
     }
 
@@ -798,25 +713,7 @@ impl Store for SqliteStore {
     }
 
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
-        // A validation match (unrated) stores one seat: the version under test.
-        let least = if m.rated { 2 } else { 1 };
-        if m.seats.len() < least {
-            return Err(LadderError::Invalid(format!(
-                "a match needs at least {least} seats, not {}",
-                m.seats.len()
-            )));
-        }
-        let mut distinct = m.seats.clone();
-        distinct.sort();
-        distinct.dedup();
-        if distinct.len() != m.seats.len() {
-            return Err(LadderError::Invalid(
-                "a version can hold only one seat of a match".into(),
-            ));
-        }
-        if m.profile.is_empty() {
-            return Err(LadderError::Invalid("a match needs a profile".into()));
-        }
+        rules::check_new_match(m)?;
         self.write(|tx| {
             let closed: Option<Option<Millis>> = tx
                 .query_row(
@@ -825,13 +722,7 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .optional()?;
-            match closed {
-                None => return Err(not_found("season", m.season)),
-                Some(Some(_)) => {
-                    return Err(LadderError::State(format!("season {} is closed", m.season)));
-                }
-                Some(None) => {}
-            }
+            rules::check_season_takes_matches(m.season, closed)?;
             for v in &m.seats {
                 let retired: Option<Option<Millis>> = tx
                     .query_row(
@@ -840,13 +731,7 @@ impl Store for SqliteStore {
                         |r| r.get(0),
                     )
                     .optional()?;
-                match retired {
-                    None => return Err(not_found("version", v)),
-                    Some(Some(_)) => {
-                        return Err(LadderError::State(format!("version {v} is retired")));
-                    }
-                    Some(None) => {}
-                }
+                rules::check_version_takes_seat(*v, retired)?;
             }
             tx.execute(
                 "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
@@ -866,13 +751,7 @@ impl Store for SqliteStore {
 
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
         self.write(|tx| {
-            let m = load_match(tx, id)?;
-            if m.state != MatchState::Scheduled {
-                return Err(LadderError::State(format!(
-                    "match {id} is {}, not scheduled",
-                    m.state.as_str()
-                )));
-            }
+            rules::check_start(&load_match(tx, id)?)?;
             tx.execute(
                 "UPDATE matches SET state = 'running', started_ms = ?1 WHERE id = ?2",
                 params![now, id.0],
@@ -890,27 +769,13 @@ impl Store for SqliteStore {
     ) -> Result<Vec<RatingChange>> {
         self.write(|tx| {
             let m = load_match(tx, id)?;
-            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
-                return Err(LadderError::State(format!(
-                    "match {id} is {}, so it cannot finish",
-                    m.state.as_str()
-                )));
-            }
-            if results.len() != m.seats.len() {
-                return Err(LadderError::Invalid(format!(
-                    "{} results for {} seats",
-                    results.len(),
-                    m.seats.len()
-                )));
-            }
-            let placings: Vec<u8> = results.iter().map(|r| r.placing).collect();
-            check_placings(m.seats.len(), &placings)?;
+            let placings = rules::check_finish(&m, results)?;
             let season_open: bool = tx.query_row(
                 "SELECT closed_ms IS NULL FROM seasons WHERE id = ?1",
                 [m.season.0],
                 |r| r.get(0),
             )?;
-            let rated = m.rated && season_open;
+            let rated = rules::finish_is_rated(&m, season_open);
             {
                 let mut seat = tx.prepare_cached(
                     "UPDATE match_seats SET placing = ?1, joined = 1, timeouts = ?2
@@ -929,19 +794,7 @@ impl Store for SqliteStore {
                         read_rating(tx, m.season, &m.profile, s.version)?.unwrap_or_default(),
                     );
                 }
-                let ratings: Vec<Rating> = before.iter().map(|b| b.rating).collect();
-                let after = rate_table(config, &ratings, &placings)?;
-                for ((s, b), a) in m.seats.iter().zip(&before).zip(after) {
-                    changes.push(RatingChange {
-                        profile: m.profile.clone(),
-                        version: s.version,
-                        before: *b,
-                        after: RatingState {
-                            rating: a,
-                            matches: b.matches + 1,
-                        },
-                    });
-                }
+                changes = rules::rate_finish(config, &m, &placings, &before)?;
                 write_changes(tx, m.season, Some(id), RatingCause::Match, &changes, now)?;
                 seq = Some(tx.query_row(
                     "SELECT COALESCE(MAX(rated_seq), 0) + 1 FROM matches",
@@ -967,20 +820,7 @@ impl Store for SqliteStore {
         now: Millis,
     ) -> Result<()> {
         self.write(|tx| {
-            let m = load_match(tx, id)?;
-            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
-                return Err(LadderError::State(format!(
-                    "match {id} is {}, so it cannot abort",
-                    m.state.as_str()
-                )));
-            }
-            if outcomes.len() != m.seats.len() {
-                return Err(LadderError::Invalid(format!(
-                    "{} outcomes for {} seats",
-                    outcomes.len(),
-                    m.seats.len()
-                )));
-            }
+            rules::check_abort(&load_match(tx, id)?, outcomes)?;
             let mut seat = tx.prepare_cached(
                 "UPDATE match_seats SET joined = ?1, timeouts = ?2 WHERE match_id = ?3 AND seat = ?4",
             )?;
@@ -1004,23 +844,9 @@ impl Store for SqliteStore {
     ) -> Result<()> {
         self.write(|tx| {
             let m = load_match(tx, id)?;
-            if !matches!(m.state, MatchState::Scheduled | MatchState::Running) {
-                return Err(LadderError::State(format!(
-                    "match {id} is {}, so it cannot finish",
-                    m.state.as_str()
-                )));
-            }
-            let [seat] = m.seats.as_slice() else {
-                return Err(LadderError::Invalid(format!(
-                    "match {id} has {} seats; a validation match has one",
-                    m.seats.len()
-                )));
-            };
-            if m.rated {
-                return Err(LadderError::Invalid(format!(
-                    "match {id} is rated; a validation match is not"
-                )));
-            }
+            rules::check_can_end(&m, Ending::Finish)?;
+            let version = rules::validation_version(&m)?;
+            let (passed, reasons) = rules::verdict_to_text(reasons);
             tx.execute(
                 "UPDATE match_seats SET joined = ?1, timeouts = ?2 WHERE match_id = ?3",
                 params![outcome.joined, outcome.timeouts, id.0],
@@ -1033,7 +859,7 @@ impl Store for SqliteStore {
             tx.execute(
                 "INSERT INTO validations (match_id, version_id, passed, reasons)
                  VALUES (?1, ?2, ?3, ?4)",
-                params![id.0, seat.version.0, reasons.is_empty(), reasons.join("\n")],
+                params![id.0, version.0, passed, reasons],
             )?;
             Ok(())
         })
@@ -1054,11 +880,7 @@ impl Store for SqliteStore {
                         version,
                         profile: r.get(1)?,
                         passed: r.get(2)?,
-                        reasons: reasons
-                            .lines()
-                            .filter(|l| !l.is_empty())
-                            .map(str::to_string)
-                            .collect(),
+                        reasons: rules::reasons_from_text(&reasons),
                         ended_ms: r.get::<_, Option<Millis>>(4)?.unwrap_or(0),
                     })
                 })?
@@ -1073,17 +895,10 @@ impl Store for SqliteStore {
         config: &RatingConfig,
         now: Millis,
     ) -> Result<Vec<RatingChange>> {
-        if reason.trim().is_empty() {
-            return Err(LadderError::Invalid(
-                "voiding a match needs a reason".into(),
-            ));
-        }
+        rules::check_void_reason(reason)?;
         self.write(|tx| {
             let m = load_match(tx, id)?;
-            if m.state == MatchState::Void {
-                return Err(LadderError::State(format!("match {id} is already void")));
-            }
-            let was_rated = m.state == MatchState::Finished && m.rated_seq.is_some();
+            let was_rated = rules::check_voidable(&m)?;
             tx.execute(
                 "UPDATE matches SET state = 'void', reason = ?1, ended_ms = COALESCE(ended_ms, ?2)
                  WHERE id = ?3",
@@ -1092,27 +907,12 @@ impl Store for SqliteStore {
             if !was_rated {
                 return Ok(Vec::new());
             }
-            let matches: Vec<RatedMatch> = rated_matches_of(tx, m.season)?
-                .into_iter()
-                .filter(|r| r.profile == m.profile)
-                .collect();
-            let replayed = replay(config, &matches);
-            let changes: Vec<RatingChange> = ratings_of(tx, m.season)?
-                .into_iter()
-                .filter(|row| row.profile == m.profile)
-                .filter_map(|row| {
-                    let after = replayed
-                        .get(&(row.profile.clone(), row.version))
-                        .copied()
-                        .unwrap_or_default();
-                    (after != row.state).then_some(RatingChange {
-                        profile: row.profile,
-                        version: row.version,
-                        before: row.state,
-                        after,
-                    })
-                })
-                .collect();
+            let changes = rules::void_changes(
+                config,
+                &m,
+                rated_matches_of(tx, m.season)?,
+                ratings_of(tx, m.season)?,
+            );
             write_changes(tx, m.season, Some(id), RatingCause::Void, &changes, now)?;
             Ok(changes)
         })
@@ -1226,16 +1026,8 @@ impl Store for SqliteStore {
         profile: &str,
         version: VersionId,
     ) -> Result<Option<RatingRow>> {
-        self.read(|c| {
-            Ok(
-                read_rating(c, season, profile, version)?.map(|state| RatingRow {
-                    season,
-                    profile: profile.to_string(),
-                    version,
-                    state,
-                }),
-            )
-        })
+        let state = self.read(|c| read_rating(c, season, profile, version))?;
+        Ok(rules::rating_row(season, profile, version, state))
     }
 
     fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
@@ -1291,18 +1083,12 @@ impl Store for SqliteStore {
         now: Millis,
     ) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "seasons", season.0)? {
-                return Err(not_found("season", season));
-            }
-            for ch in changes {
-                let stored = read_rating(tx, season, &ch.profile, ch.version)?.unwrap_or_default();
-                if stored != ch.before {
-                    return Err(LadderError::State(format!(
-                        "the rating of version {} in {} changed meanwhile",
-                        ch.version, ch.profile
-                    )));
-                }
-            }
+            require(exists(tx, "seasons", season.0)?, "season", season)?;
+            let stored = changes
+                .iter()
+                .map(|ch| read_rating(tx, season, &ch.profile, ch.version))
+                .collect::<Result<Vec<_>>>()?;
+            rules::check_ratings_unchanged(changes, &stored)?;
             write_changes(tx, season, None, cause, changes, now)
         })
     }
@@ -1314,18 +1100,10 @@ impl Store for SqliteStore {
         reason: &str,
         now: Millis,
     ) -> Result<SanctionId> {
-        if reason.trim().is_empty() {
-            return Err(LadderError::Invalid("a pause or ban needs a reason".into()));
-        }
+        rules::check_sanction_reason(reason)?;
         let (t, tid) = target.parts();
-        let table = target.table();
         self.write(|tx| {
-            if !exists(tx, table, tid)? {
-                return Err(LadderError::NotFound {
-                    what: t,
-                    id: tid.to_string(),
-                });
-            }
+            rules::require_target(exists(tx, target.table(), tid)?, target)?;
             tx.execute(
                 "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -1337,20 +1115,13 @@ impl Store for SqliteStore {
 
     fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
         self.write(|tx| {
-            if !exists(tx, "sanctions", id.0)? {
-                return Err(not_found("sanction", id));
-            }
+            require(exists(tx, "sanctions", id.0)?, "sanction", id)?;
             let n = tx.execute(
                 "UPDATE sanctions SET lifted_ms = ?1, lifted_reason = ?2
                  WHERE id = ?3 AND lifted_ms IS NULL",
                 params![now, reason, id.0],
             )?;
-            if n == 0 {
-                return Err(LadderError::State(format!(
-                    "sanction {id} is already lifted"
-                )));
-            }
-            Ok(())
+            rules::check_sanction_lifted_now(id, n > 0)
         })
     }
 
@@ -1382,16 +1153,8 @@ impl Store for SqliteStore {
 }
 
 fn insert_key(tx: &Connection, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
-    let (table, col, id) = match subject {
-        KeySubject::Owner(o) => ("owners", "owner_id", o.0),
-        KeySubject::Version(v) => ("versions", "version_id", v.0),
-    };
-    if !exists(tx, table, id)? {
-        return Err(LadderError::NotFound {
-            what: subject.kind().as_str(),
-            id: id.to_string(),
-        });
-    }
+    let (table, col, id) = rules::key_columns(subject);
+    rules::require_subject(exists(tx, table, id)?, subject)?;
     let sql = format!("INSERT INTO keys (kind, {col}, hash, created_ms) VALUES (?1, ?2, ?3, ?4)");
     tx.execute(&sql, params![subject.kind().as_str(), id, &hash.0[..], now])
         .map_err(duplicate("key", "(hash)"))?;
