@@ -348,23 +348,10 @@ impl Game {
         avail & self.matching()
     }
 
-    /// The distinct cards that match the top now, whoever holds them.
+    /// The distinct cards that match the top now, whoever holds them ([`Rules::matching`]).
     #[inline]
     fn matching(&self) -> u64 {
-        if self.debt > 0 {
-            return Rank::Seven.mask();
-        }
-        // The masks come straight from the top card's bit position (suit * 16 + rank).
-        let at = self.top().bit().trailing_zeros();
-        let suit = match self.named {
-            Some(s) => s.mask(),
-            None => 0x1FFF << (at & 0x30),
-        };
-        let mut m = suit | (Rank::Two.mask() << (at & 15));
-        if at & 15 != Rank::Seven as u32 || self.rules.jack_wild_on_paid_seven {
-            m |= Rank::Jack.mask();
-        }
-        m
+        self.rules.matching(self.top(), self.named, self.debt)
     }
 
     /// Cards that could still be drawn: the stock plus the discard pile below its top.
