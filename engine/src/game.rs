@@ -970,7 +970,7 @@ impl Game {
     /// The generator for the next shuffle or draw of lots: a fresh PCG seeded from the match
     /// seed and the shuffle count, so the whole generator state is two numbers.
     fn rng(&mut self) -> Pcg64Mcg {
-        let k = (self.shuffles as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let k = (self.shuffles as u64 + 1).wrapping_mul(crate::seed::GAMMA);
         self.shuffles += 1;
         Pcg64Mcg::seed_from_u64(self.seed ^ k)
     }
