@@ -35,6 +35,7 @@ mod reasons;
 mod registry;
 mod serve;
 mod store;
+pub mod sync;
 mod table;
 
 use std::future::Future;
