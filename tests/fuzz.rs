@@ -15,6 +15,7 @@ use common::{
     Seat, TestServer, config, create_match, join_request, play_to_end, summary, with_bearer,
 };
 use maumau::{pb, wire};
+use maumau_engine::seed::SplitMix64;
 use pb::server_message::Kind;
 use prost::Message;
 use tokio::sync::mpsc;
@@ -25,15 +26,12 @@ use tonic::transport::Channel;
 
 // ----- a seeded generator -------------------------------------------------------------------
 
-struct Rng(u64);
+/// The engine's SplitMix64 with the draws the fuzzer needs.
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -340,7 +338,7 @@ fn note_legal(legal: &mut Vec<u32>, m: &pb::ServerMessage) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_messages_and_bytes_get_typed_refusals_and_change_nothing() {
     count_panics();
-    let mut rng = Rng(0x5EED_F022);
+    let mut rng = Rng(SplitMix64::new(0x5EED_F022));
     let server = TestServer::start().await;
     let mut matches = server.matches().await;
     let created = create_match(

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use maumau_engine::outcome::MAX_SEATS;
 use maumau_engine::profile::{Effect, Rules};
+use maumau_engine::seed::SplitMix64;
 use maumau_engine::{Action, Call, Game, Hand, Observation, ProfileId, Rank, Seat, Suit};
 
 use crate::Bot;
@@ -13,29 +14,47 @@ use crate::Bot;
 mod search;
 pub use search::SearchBot;
 
-/// SplitMix64: a tiny, fast, seeded generator, so bots need no dependency and replay exactly.
+/// The engine's SplitMix64 ([`maumau_engine::seed`]) with a bounded draw: a tiny, fast, seeded
+/// generator, so bots need no dependency and replay exactly.
 #[derive(Clone, Debug)]
-pub struct SplitMix(u64);
+pub struct SplitMix(SplitMix64);
 
 impl SplitMix {
     /// A generator from a seed.
     pub fn new(seed: u64) -> SplitMix {
-        SplitMix(seed)
+        SplitMix(SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
+}
+
+/// The seed of the built-in bot at `seat` in a game dealt from `game_seed`: the first 8 bytes
+/// (big-endian) of SHA-256("maumau bot seed" ‖ game seed ‖ seat, both as 8 big-endian bytes).
+///
+/// The one derivation for every place that seats built-in bots (the server's tables, the
+/// tournament in process and over gRPC), so the same match seed plays the same game whoever seats
+/// the bots. One-way on purpose: an external program may receive such a seed (`MAUMAU_SEED`)
+/// before its game ends, and an invertible mix would hand it the game's seed and with it every
+/// deal.
+pub fn bot_seed(game_seed: u64, seat: usize) -> u64 {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"maumau bot seed");
+    h.update(game_seed.to_be_bytes());
+    h.update((seat as u64).to_be_bytes());
+    let digest = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
 }
 
 /// The reference bots by name.

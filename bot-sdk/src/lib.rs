@@ -27,6 +27,12 @@ pub use maumau_engine as engine;
 use maumau_engine::{Action, Event, MatchResult, Observation};
 
 /// A Mau Mau player.
+///
+/// Implement [`Bot::name`] and [`Bot::decide`]; [`Bot::react`] (out-of-turn actions),
+/// [`Bot::on_event`] (what the seat sees happen) and [`Bot::on_match_end`] have defaults that do
+/// nothing, and are what a bot that remembers or challenges overrides. The two methods after
+/// them, [`Bot::quick_decide`] and [`Bot::listens`], are optional performance hooks for
+/// in-process runners; a bot that leaves them alone plays exactly the same.
 pub trait Bot: Send {
     /// A short name for reports.
     fn name(&self) -> &str;
@@ -34,13 +40,6 @@ pub trait Bot: Send {
     /// Chooses the action to take when the seat must act. `obs.legal` is never empty and the
     /// answer must be one of its entries.
     fn decide(&mut self, obs: &Observation) -> Action;
-
-    /// A bot that needs nothing but its legal actions may choose here, and runners then skip
-    /// building the observation (the fast path of in-process tournaments). Must agree with
-    /// [`Bot::decide`] on the same state. The default returns `None`.
-    fn quick_decide(&mut self, _legal: &[Action]) -> Option<Action> {
-        None
-    }
 
     /// Offered when the seat may act out of turn (a challenge, or a romanian late cure):
     /// `obs.legal` lists those actions. `None` lets the moment pass. The default declines.
@@ -51,14 +50,25 @@ pub trait Bot: Send {
     /// Called with every event the seat sees, in order (already redacted for the seat).
     fn on_event(&mut self, _event: &Event) {}
 
-    /// False for a bot that ignores [`Bot::on_event`], so in-process runners can skip building
-    /// its events. The default is true.
+    /// Called once when the match ends.
+    fn on_match_end(&mut self, _result: Option<&MatchResult>) {}
+
+    // ----- optional: performance hooks for in-process runners -----------------------------
+    // Nothing above depends on them; override them only to make in-process matches faster.
+
+    /// Optional, for speed: a bot that needs nothing but its legal actions may choose here, and
+    /// runners then skip building the observation (the fast path of in-process tournaments).
+    /// Must agree with [`Bot::decide`] on the same state. The default returns `None` (always
+    /// ask [`Bot::decide`]).
+    fn quick_decide(&mut self, _legal: &[Action]) -> Option<Action> {
+        None
+    }
+
+    /// Optional, for speed: false for a bot that ignores [`Bot::on_event`], so in-process
+    /// runners can skip building its events. The default is true (always deliver events).
     fn listens(&self) -> bool {
         true
     }
-
-    /// Called once when the match ends.
-    fn on_match_end(&mut self, _result: Option<&MatchResult>) {}
 }
 
 /// A boxed bot is a bot, so a table may mix kinds (`Vec<Box<dyn Bot>>`).
@@ -71,10 +81,6 @@ impl<B: Bot + ?Sized> Bot for Box<B> {
         (**self).decide(obs)
     }
 
-    fn quick_decide(&mut self, legal: &[Action]) -> Option<Action> {
-        (**self).quick_decide(legal)
-    }
-
     fn react(&mut self, obs: &Observation) -> Option<Action> {
         (**self).react(obs)
     }
@@ -83,12 +89,16 @@ impl<B: Bot + ?Sized> Bot for Box<B> {
         (**self).on_event(event)
     }
 
-    fn listens(&self) -> bool {
-        (**self).listens()
-    }
-
     fn on_match_end(&mut self, result: Option<&MatchResult>) {
         (**self).on_match_end(result)
+    }
+
+    fn quick_decide(&mut self, legal: &[Action]) -> Option<Action> {
+        (**self).quick_decide(legal)
+    }
+
+    fn listens(&self) -> bool {
+        (**self).listens()
     }
 }
 

@@ -31,6 +31,7 @@ use tonic::transport::Channel;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::trial::{Route, Trial};
+use maumau_server::sync::lock;
 
 type Feed<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -255,10 +256,6 @@ impl Proxy {
             () = &mut from_server_to_bot => {}
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn action_request(a: pb::ActionSubmission) -> pb::PlayRequest {

@@ -262,7 +262,7 @@ async fn lobby(
                     } else {
                         inv.node_address.clone()
                     };
-                    let bot_seed = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let bot_seed = seed ^ n.wrapping_mul(maumau_engine::seed::GAMMA);
                     let heuristic = seed.is_multiple_of(2);
                     plays.spawn(async move {
                         let inner: Box<dyn Bot> = if heuristic {

@@ -348,23 +348,10 @@ impl Game {
         avail & self.matching()
     }
 
-    /// The distinct cards that match the top now, whoever holds them.
+    /// The distinct cards that match the top now, whoever holds them ([`Rules::matching`]).
     #[inline]
     fn matching(&self) -> u64 {
-        if self.debt > 0 {
-            return Rank::Seven.mask();
-        }
-        // The masks come straight from the top card's bit position (suit * 16 + rank).
-        let at = self.top().bit().trailing_zeros();
-        let suit = match self.named {
-            Some(s) => s.mask(),
-            None => 0x1FFF << (at & 0x30),
-        };
-        let mut m = suit | (Rank::Two.mask() << (at & 15));
-        if at & 15 != Rank::Seven as u32 || self.rules.jack_wild_on_paid_seven {
-            m |= Rank::Jack.mask();
-        }
-        m
+        self.rules.matching(self.top(), self.named, self.debt)
     }
 
     /// Cards that could still be drawn: the stock plus the discard pile below its top.
@@ -983,7 +970,7 @@ impl Game {
     /// The generator for the next shuffle or draw of lots: a fresh PCG seeded from the match
     /// seed and the shuffle count, so the whole generator state is two numbers.
     fn rng(&mut self) -> Pcg64Mcg {
-        let k = (self.shuffles as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let k = (self.shuffles as u64 + 1).wrapping_mul(crate::seed::GAMMA);
         self.shuffles += 1;
         Pcg64Mcg::seed_from_u64(self.seed ^ k)
     }

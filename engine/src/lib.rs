@@ -24,6 +24,7 @@
 //! - [`view`]: what a seat may see (the observation) and how events are redacted for it.
 //! - [`position`]: the position notation, one line of text per state.
 //! - [`event`] and [`outcome`]: what happened, and how rounds and matches are scored.
+//! - [`seed`]: SplitMix64, the seed mixer every crate of the workspace uses.
 
 pub mod action;
 pub mod card;
@@ -33,6 +34,7 @@ mod game;
 pub mod outcome;
 pub mod position;
 pub mod profile;
+pub mod seed;
 pub mod view;
 
 pub use action::{ACTION_COUNT, Action, ActionList, Call};

@@ -387,7 +387,7 @@ impl Game {
     fn check_consistent(&self) -> Result<(), String> {
         let top = self.top();
         let hand = &self.hands[self.current as usize];
-        if self.debt > 0 && top.rank() != Rank::Seven {
+        if self.debt > 0 && self.rules.debt_cards() & top.bit() == 0 {
             return Err("a debt is owed only while a 7 is on top".into());
         }
         if self.debt % 2 == 1 {

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::card::Rank;
+use crate::card::{Card, Rank, Suit};
 
 /// The four rule profiles of RULES.md.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -479,6 +479,9 @@ pub struct Rules {
     pub max_turns_per_round: u16,
     /// Round limit per match (see [`MatchConfig::max_rounds`]).
     pub max_rounds: u16,
+    /// [`Rules::debt_cards`], worked out once from `effects` when the rules are built: the
+    /// matching rule asks for it on every decision with a debt.
+    debt_cards: u64,
 }
 
 impl Rules {
@@ -520,6 +523,7 @@ impl Rules {
             tie_break: TieBreak::Share,
             max_turns_per_round: c.max_turns_per_round,
             max_rounds: c.max_rounds,
+            debt_cards: 0,
         };
         match c.profile {
             ProfileId::Classic => {
@@ -584,6 +588,13 @@ impl Rules {
         if c.calls == CallsMode::Off {
             r.call_rule = CallRule::None;
         }
+        let mut ranks = 0u64;
+        for (i, e) in r.effects.iter().enumerate() {
+            if *e == DrawTwo {
+                ranks |= 1 << i;
+            }
+        }
+        r.debt_cards = ranks * 0x0001_0001_0001_0001;
         r
     }
 
@@ -606,6 +617,38 @@ impl Rules {
     /// Number of cards in the full deck.
     pub const fn deck_len(&self) -> usize {
         self.deck_mask().count_ones() as usize * self.copies as usize
+    }
+
+    /// The distinct cards that make a debt when played ([`Effect::DrawTwo`]: the 7s in every
+    /// profile). They are also the only cards that answer one: a seat that owes cards may play
+    /// nothing else.
+    pub const fn debt_cards(&self) -> u64 {
+        self.debt_cards
+    }
+
+    /// The distinct cards that may be played on `top` (with `named` the suit a J named, if any)
+    /// while `debt` cards are owed, before the hand is looked at: the one matching rule of the
+    /// engine, for [`crate::Game::playable`] and for bots that reason about hands they cannot see.
+    ///
+    /// With a debt only [`Rules::debt_cards`] answer it. Otherwise a card matches the named suit
+    /// (or the top's suit) or the top's rank, and a J is wild, except on a debt card whose debt is
+    /// paid where [`Rules::jack_wild_on_paid_seven`] says no.
+    #[inline]
+    pub fn matching(&self, top: Card, named: Option<Suit>, debt: u8) -> u64 {
+        if debt > 0 {
+            return self.debt_cards();
+        }
+        // The masks come straight from the top card's bit position (suit * 16 + rank).
+        let at = top.bit().trailing_zeros();
+        let suit = match named {
+            Some(s) => s.mask(),
+            None => 0x1FFF << (at & 0x30),
+        };
+        let mut m = suit | (Rank::Two.mask() << (at & 15));
+        if self.debt_cards & top.bit() == 0 || self.jack_wild_on_paid_seven {
+            m |= Rank::Jack.mask();
+        }
+        m
     }
 
     /// True when challenges may open windows (the `challenge` setting and a call rule in force).
@@ -665,6 +708,26 @@ mod tests {
         assert_eq!(Options::from_words(&o.to_words()), Ok(o));
         assert_eq!(Options::from_words("-"), Ok(Options::default()));
         assert!(Options::from_words("bogus").is_err());
+    }
+
+    #[test]
+    fn only_sevens_make_and_answer_a_debt() {
+        use crate::card::{Card, Suit};
+        let card = |s: &str| s.parse::<Card>().unwrap();
+        for p in ProfileId::ALL {
+            let seats = if p == ProfileId::Brazilian { 4 } else { 2 };
+            let rules = MatchConfig::new(p, seats).rules().unwrap();
+            assert_eq!(rules.debt_cards(), Rank::Seven.mask(), "{p}");
+            assert_eq!(rules.matching(card("7H"), None, 2), Rank::Seven.mask());
+            let on_paid_seven = rules.matching(card("7H"), None, 0);
+            assert_eq!(
+                on_paid_seven & card("JS").bit() != 0,
+                rules.jack_wild_on_paid_seven,
+                "{p}"
+            );
+            let on_named = rules.matching(card("JH"), Some(Suit::Spades), 0);
+            assert_eq!(on_named, Suit::Spades.mask() | Rank::Jack.mask());
+        }
     }
 
     #[test]

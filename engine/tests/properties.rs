@@ -48,6 +48,7 @@
 
 use std::collections::HashSet;
 
+use maumau_engine::seed::SplitMix64;
 use maumau_engine::{
     ACTION_COUNT, Action, Call, CallsMode, Card, DeckSize, Event, Game, MatchConfig, Options,
     Phase, ProfileId, Rank, RoundEnd, Seat, Suit, event_for,
@@ -57,17 +58,13 @@ use proptest::test_runner::TestCaseError;
 
 // ----- a small seeded generator ------------------------------------------------------------
 
-/// SplitMix64: a tiny seeded generator, so the tests depend on no generator crate.
+/// The engine's SplitMix64 with the draws these tests need.
 #[derive(Clone, Debug)]
-struct SplitMix(u64);
+struct SplitMix(SplitMix64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (`n > 0`).
@@ -833,11 +830,11 @@ fn run_case_inner(case: &Case) -> Result<Stats, String> {
     let mut g = Game::new_with(config, case.seed, &mut all_events)
         .map_err(|e| format!("Game::new refused the config: {e}"))?;
     let mut chooser = Chooser {
-        rng: SplitMix(case.chooser),
+        rng: SplitMix(SplitMix64::new(case.chooser)),
         // Only with few rounds: romanian-32 repeats its BLOCKED rounds, which score nothing.
         hoarder: case.chooser.is_multiple_of(4) && config.max_rounds <= 6,
     };
-    let mut check_rng = SplitMix(case.chooser ^ 0x5EED);
+    let mut check_rng = SplitMix(SplitMix64::new(case.chooser ^ 0x5EED));
     let mut stats = Stats::default();
     all_events.iter().for_each(|e| stats.note(e));
     let mut replay: Vec<(Seat, Action)> = Vec::new();
@@ -1027,7 +1024,7 @@ fn every_profile_seat_count_and_calls_mode() {
             for seats in lo..=hi {
                 for calls in 0..3 {
                     k += 1;
-                    let mut mix = SplitMix(k.wrapping_mul(0xA076_1D64_78BD_642F));
+                    let mut mix = SplitMix(SplitMix64::new(k.wrapping_mul(0xA076_1D64_78BD_642F)));
                     // Options: the deck bit, plus a rotating sample of the others.
                     let bits = deck_bit | ((mix.next() as u8) & !1);
                     let bits = if profile == ProfileId::PenaltyPoints {
@@ -1147,7 +1144,7 @@ fn own_window_position(profile: usize, option_bits: u8, seat_pick: u8, seed: u64
     let printed = start.position();
     let option_words = field(&printed, "options").expect("a printed position has options");
 
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix(SplitMix64::new(seed));
     let deck = expected_deck(&config);
     let mut cards: Vec<Card> = (0..52u8)
         .filter(|&i| deck[i as usize] > 0)

@@ -13,8 +13,12 @@
 
 use std::collections::BTreeMap;
 
-use skillratings::MultiTeamOutcome;
-use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+use skillratings::weng_lin::{WengLinRating, weng_lin, weng_lin_multi_team};
+use skillratings::{MultiTeamOutcome, Outcomes};
+
+/// skillratings' Weng-Lin constants (β and the uncertainty tolerance), for callers of
+/// [`update_table`] and [`update_two`]: `WengLinConfig::new()` is the model's own β = 25/6.
+pub use skillratings::weng_lin::WengLinConfig;
 
 use crate::error::{LadderError, Result};
 use crate::ids::{MatchId, VersionId};
@@ -90,7 +94,8 @@ impl Default for RatingConfig {
 }
 
 impl RatingConfig {
-    fn weng_lin(&self) -> WengLinConfig {
+    /// The skillratings constants of this configuration, for [`update_table`].
+    pub fn weng_lin(&self) -> WengLinConfig {
         WengLinConfig {
             beta: self.beta,
             uncertainty_tolerance: self.uncertainty_tolerance,
@@ -148,31 +153,78 @@ pub fn rate_table(
     placings: &[u8],
 ) -> Result<Vec<Rating>> {
     check_placings(ratings.len(), placings)?;
-    let teams: Vec<[WengLinRating; 1]> = ratings
-        .iter()
-        .map(|r| {
-            [WengLinRating {
-                rating: r.mu,
-                uncertainty: r.sigma,
-            }]
-        })
-        .collect();
-    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
-        .iter()
-        .zip(placings)
-        .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(usize::from(p))))
-        .collect();
-    let out = weng_lin_multi_team(&input, &config.weng_lin());
-    Ok(out
-        .iter()
-        .zip(ratings)
-        .map(|(team, before)| {
-            team.first().map_or(*before, |r| Rating {
-                mu: r.rating,
-                sigma: r.uncertainty,
-            })
-        })
-        .collect())
+    let mut after = ratings.to_vec();
+    update_table(&config.weng_lin(), &mut after, placings);
+    Ok(after)
+}
+
+/// Tables up to this many seats are rated without allocating the update's input (the engine's
+/// largest table has 8).
+const STACK_SEATS: usize = 8;
+
+fn to_weng_lin(r: &Rating) -> WengLinRating {
+    WengLinRating {
+        rating: r.mu,
+        uncertainty: r.sigma,
+    }
+}
+
+fn from_weng_lin(r: &WengLinRating) -> Rating {
+    Rating {
+        mu: r.rating,
+        sigma: r.uncertainty,
+    }
+}
+
+/// The Weng-Lin update of one table, in place: each seat a one-player team ranked by its
+/// placing (`placings[i]` for `ratings[i]`; 1 is best, equal placings tie), rated with
+/// skillratings' `weng_lin_multi_team`. Seats past the shorter of the two slices are left as
+/// they are. Placings are not checked here ([`check_placings`] does that).
+///
+/// The one wrapper of skillratings' Weng-Lin in the workspace: the ladder ([`rate_table`]) and
+/// the tournament's standings both rate through it (and [`update_two`]), each with its own β.
+/// It lives in the ladder because the ladder crate depends on nothing of the game, so the
+/// tournament can depend on it without a cycle, and the rules engine stays free of rating code.
+pub fn update_table(config: &WengLinConfig, ratings: &mut [Rating], placings: &[u8]) {
+    let n = ratings.len().min(placings.len());
+    let place = |i: usize| placings.get(i).map_or(usize::MAX, |&p| usize::from(p));
+    let updated = if n <= STACK_SEATS {
+        let teams: [[WengLinRating; 1]; STACK_SEATS] =
+            std::array::from_fn(|i| [ratings.get(i).map_or(WengLinRating::new(), to_weng_lin)]);
+        let input: [(&[WengLinRating], MultiTeamOutcome); STACK_SEATS] =
+            std::array::from_fn(|i| (&teams[i][..], MultiTeamOutcome::new(place(i))));
+        weng_lin_multi_team(&input[..n], config)
+    } else {
+        let teams: Vec<[WengLinRating; 1]> =
+            ratings[..n].iter().map(|r| [to_weng_lin(r)]).collect();
+        let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (&t[..], MultiTeamOutcome::new(place(i))))
+            .collect();
+        weng_lin_multi_team(&input, config)
+    };
+    for (r, team) in ratings.iter_mut().zip(&updated) {
+        if let Some(after) = team.first() {
+            *r = from_weng_lin(after);
+        }
+    }
+}
+
+/// The Weng-Lin update of a table of two, in place: skillratings' one-on-one `weng_lin`, which
+/// allocates nothing. The same model as [`update_table`] with two seats, but its floating-point
+/// operations come in another order, so the figures agree to about 1e-12, not to the last bit: a
+/// caller that must replay ratings exactly keeps to one of the two (the ladder uses
+/// [`update_table`] only; the tournament this for two seats).
+pub fn update_two(config: &WengLinConfig, a: &mut Rating, b: &mut Rating, placings: [u8; 2]) {
+    let outcome = match placings[0].cmp(&placings[1]) {
+        std::cmp::Ordering::Less => Outcomes::WIN,
+        std::cmp::Ordering::Equal => Outcomes::DRAW,
+        std::cmp::Ordering::Greater => Outcomes::LOSS,
+    };
+    let (x, y) = weng_lin(&to_weng_lin(a), &to_weng_lin(b), &outcome, config);
+    *a = from_weng_lin(&x);
+    *b = from_weng_lin(&y);
 }
 
 /// A finished, rated match as the rating model sees it.
@@ -225,6 +277,47 @@ pub fn replay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_seat_tables_rate_alike_one_on_one_and_as_a_free_for_all() {
+        // The one-on-one shortcut must agree with the multi-team update it stands in for.
+        let (a, b) = (
+            Rating {
+                mu: 31.0,
+                sigma: 4.0,
+            },
+            Rating {
+                mu: 22.5,
+                sigma: 7.5,
+            },
+        );
+        let config = WengLinConfig::new();
+        for placings in [[1, 2], [1, 1], [2, 1]] {
+            let (mut x, mut y) = (a, b);
+            update_two(&config, &mut x, &mut y, placings);
+            let mut multi = [a, b];
+            update_table(&config, &mut multi, &placings);
+            assert!(x.close_to(&multi[0], 1e-9), "{placings:?}");
+            assert!(y.close_to(&multi[1], 1e-9), "{placings:?}");
+        }
+    }
+
+    #[test]
+    fn large_tables_rate_as_on_the_stack() {
+        // Past STACK_SEATS the input is allocated: every seat is still rated, last down, first up.
+        let ratings: Vec<Rating> = (0..10)
+            .map(|i| Rating {
+                mu: 20.0 + f64::from(i),
+                sigma: 8.0 - 0.5 * f64::from(i),
+            })
+            .collect();
+        let placings: Vec<u8> = (1..=10).rev().collect();
+        let config = WengLinConfig::new();
+        let mut all = ratings.clone();
+        update_table(&config, &mut all, &placings);
+        assert!(all.iter().zip(&ratings).all(|(a, b)| a != b));
+        assert!(all[0].mu < ratings[0].mu && all[9].mu > ratings[9].mu);
+    }
 
     #[test]
     fn winner_rises_loser_falls_and_sigma_shrinks() {

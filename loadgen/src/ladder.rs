@@ -583,7 +583,7 @@ async fn lobby_inner(
                     } else {
                         inv.node_address.clone()
                     };
-                    let bot_seed = seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let bot_seed = seed ^ n.wrapping_mul(maumau_engine::seed::GAMMA);
                     let tally = tally.clone();
                     plays.spawn(async move {
                         let start = Instant::now();

@@ -137,7 +137,7 @@ mod tests {
         let mut bots: Vec<BuiltinBot> = kinds
             .iter()
             .enumerate()
-            .map(|(s, k)| BuiltinBot::new(Some(*k), seed ^ s as u64))
+            .map(|(s, k)| BuiltinBot::new(Some(*k), maumau_bot_sdk::bots::bot_seed(seed, s)))
             .collect();
         let mut actions = Vec::new();
         while let Some(s) = game.to_act() {

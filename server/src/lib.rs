@@ -36,6 +36,7 @@ mod reasons;
 mod registry;
 mod serve;
 mod store;
+pub mod sync;
 mod table;
 
 use std::future::Future;

@@ -9,13 +9,14 @@
 //! all of them queued when it runs, and writes them at once.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use tonic::Status;
 
 use crate::frames::Frame;
 use crate::serve::Home;
+use crate::sync::lock;
 
 /// One item of a connection's outgoing queue.
 pub(crate) enum Out {
@@ -33,10 +34,6 @@ struct Queue {
     /// The reader went away: nothing more can be delivered.
     reader_gone: bool,
     reader: Option<Waker>,
-}
-
-fn lock(q: &Shared) -> MutexGuard<'_, Queue> {
-    q.queue.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The queue and the connection it belongs to.
@@ -78,7 +75,7 @@ impl Outbox {
     /// (`Ok(None)`: the reader is not waiting). Refused when the queue is full or the reader
     /// is gone.
     pub(crate) fn put(&self, out: Out) -> Result<Option<Waker>, Out> {
-        let mut q = lock(&self.0);
+        let mut q = lock(&self.0.queue);
         if q.reader_gone || q.items.len() >= q.capacity {
             return Err(out);
         }
@@ -102,7 +99,7 @@ impl Outbox {
 
 impl Clone for Outbox {
     fn clone(&self) -> Outbox {
-        lock(&self.0).writers += 1;
+        lock(&self.0.queue).writers += 1;
         Outbox(self.0.clone())
     }
 }
@@ -110,7 +107,7 @@ impl Clone for Outbox {
 impl Drop for Outbox {
     fn drop(&mut self) {
         let waker = {
-            let mut q = lock(&self.0);
+            let mut q = lock(&self.0.queue);
             q.writers -= 1;
             if q.writers > 0 {
                 return;
@@ -126,7 +123,7 @@ impl Drop for Outbox {
 impl Inbox {
     /// The next item; `None` once every writer is gone and the queue is empty.
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>> {
-        let mut q = lock(&self.0);
+        let mut q = lock(&self.0.queue);
         if let Some(out) = q.items.pop_front() {
             return Poll::Ready(Some(out));
         }
@@ -142,7 +139,7 @@ impl Inbox {
 
 impl Drop for Inbox {
     fn drop(&mut self) {
-        let mut q = lock(&self.0);
+        let mut q = lock(&self.0.queue);
         q.reader_gone = true;
         q.items.clear();
     }

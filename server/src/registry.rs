@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
@@ -20,6 +20,7 @@ use tonic::Status;
 use crate::config::{ServerConfig, TimeControl};
 use crate::serve::Roaming;
 use crate::store::{self, Store};
+use crate::sync::lock;
 use crate::table::{Command, Role, Table};
 
 /// How a match's first deal was made.
@@ -74,10 +75,6 @@ pub(crate) struct MatchEntry {
     done: watch::Sender<bool>,
     info: Mutex<Info>,
     registry: Weak<Registry>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn now_ms() -> u64 {

@@ -23,7 +23,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -34,11 +34,9 @@ use tokio::net::TcpListener;
 use tokio::time::Instant;
 use tonic::codegen::http;
 
-type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+use crate::sync::lock;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// One connection's task, as a place futures can run: the futures hyper spawns for the
 /// connection (its streams), and the tables it hosts ([`Home::adopt`]).

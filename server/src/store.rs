@@ -23,13 +23,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use maumau::pb;
 use prost::Message;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::{oneshot, watch};
+
+use crate::sync::lock;
 
 /// The database's file name in the data directory.
 pub(crate) const FILE: &str = "matches.sqlite";
@@ -98,10 +100,6 @@ struct Queue {
 
 /// The longest pause between two tries to write after a failure.
 const RETRY_MAX: Duration = Duration::from_secs(5);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// The finished matches of one server.
 pub(crate) struct Store {

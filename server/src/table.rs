@@ -379,7 +379,10 @@ impl Table {
                 think_ms: Vec::new(),
                 gave_up: false,
                 forfeited: false,
-                bot: BuiltinBot::new(bots[s as usize], seed ^ (0xB07 + s as u64)),
+                bot: BuiltinBot::new(
+                    bots[s as usize],
+                    maumau_bot_sdk::bots::bot_seed(seed, s as usize),
+                ),
                 optional_prompted: 0,
                 staged: Vec::new(),
                 delivery: Delivery::AsTheyHappen,

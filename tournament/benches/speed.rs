@@ -35,6 +35,7 @@
 
 use std::time::Instant;
 
+use maumau_engine::seed::SplitMix64;
 use maumau_engine::{ActionList, CallsMode, Game, MatchConfig, ProfileId};
 use maumau_tournament::{Entrant, Tournament};
 
@@ -91,16 +92,12 @@ fn bare(seeds: &[u64], threads: usize) -> u64 {
                     let mut checksum = 0u64;
                     for &seed in chunk {
                         let mut game = Game::new(config(), seed).expect("valid");
-                        let mut rng: [u64; 4] =
-                            std::array::from_fn(|s| maumau_tournament::schedule::bot_seed(seed, s));
+                        let mut rng: [SplitMix64; 4] = std::array::from_fn(|s| {
+                            SplitMix64::new(maumau_tournament::schedule::bot_seed(seed, s))
+                        });
                         while let Some(seat) = game.to_act() {
                             game.legal_actions_into(seat, &mut list);
-                            let r = &mut rng[seat as usize & 3];
-                            *r = r.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                            let mut z = *r;
-                            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                            z ^= z >> 31;
+                            let z = rng[seat as usize & 3].next_u64();
                             let pick = (((z >> 32) * list.len() as u64) >> 32) as usize;
                             let _ = game.apply_with(seat, list[pick], &mut ());
                         }

@@ -18,16 +18,12 @@ pub struct Fixture {
     pub seed: u64,
 }
 
-/// Mixes numbers into a seed (SplitMix64 finaliser).
+/// Mixes numbers into a seed (the SplitMix64 finaliser, [`maumau_engine::seed::mix64`]).
 pub fn mix(parts: &[u64]) -> u64 {
-    let mut h = 0x6A09_E667_F3BC_C909u64;
-    for &p in parts {
-        let mut z = h ^ p.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        h = z ^ (z >> 31);
-    }
-    h
+    use maumau_engine::seed::{GAMMA, mix64};
+    parts.iter().fold(0x6A09_E667_F3BC_C909u64, |h, &p| {
+        mix64(h ^ p.wrapping_add(GAMMA))
+    })
 }
 
 /// A game's seed from the tournament seed and its place in the schedule (or a deal's seed and a
@@ -50,22 +46,11 @@ pub fn game_seed(parts: &[u64]) -> u64 {
     u64::from_be_bytes(first)
 }
 
-/// The seed of the bot at `seat` in a game dealt from `game_seed`: the first 8 bytes
-/// (big-endian) of SHA-256("maumau bot seed" ‖ game seed ‖ seat, both as 8 big-endian bytes).
-///
-/// One-way on purpose: an external program receives it (`MAUMAU_SEED`) before its game ends, and
-/// an invertible mix (such as [`mix`]) would hand it the game's seed and with it every deal.
-pub fn bot_seed(game_seed: u64, seat: usize) -> u64 {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    h.update(b"maumau bot seed");
-    h.update(game_seed.to_be_bytes());
-    h.update((seat as u64).to_be_bytes());
-    let digest = h.finalize();
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    u64::from_be_bytes(first)
-}
+/// The seed of the bot at `seat` in a game dealt from `game_seed`: the SDK's
+/// [`maumau_bot_sdk::bots::bot_seed`], the derivation the server uses for the bots it seats, so a
+/// game plays the same whether the tournament or the server seats its built-in bots. One-way, so
+/// `MAUMAU_SEED` tells an external program nothing about the deal.
+pub use maumau_bot_sdk::bots::bot_seed;
 
 /// A tournament seed drawn from the operating system's generator (through the thread-local
 /// generator it seeds, should the system call fail): secret until the tournament reveals it.

@@ -2,9 +2,10 @@
 //! with a 95% confidence interval, and which entrants cannot be told apart.
 
 use maumau_engine::outcome::MAX_SEATS;
+// The ladder's Weng-Lin wrapper: one place where skillratings is called, for the ladder and the
+// tournament alike (the ladder crate depends on nothing of the game, so no cycle).
+use maumau_ladder::rating::{Rating, WengLinConfig, update_table, update_two};
 use serde::{Deserialize, Serialize};
-use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin, weng_lin_multi_team};
-use skillratings::{MultiTeamOutcome, Outcomes};
 
 /// The result of one finished game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -161,7 +162,7 @@ pub fn standings(names: &[String], games: &[GameRecord]) -> (Vec<Standing>, Vec<
 pub struct Tally {
     n: usize,
     config: WengLinConfig,
-    ratings: Vec<WengLinRating>,
+    ratings: Vec<Rating>,
     wins: Vec<Moments>,
     placings: Vec<Moments>,
     scores: Vec<Moments>,
@@ -177,7 +178,7 @@ impl Tally {
         Tally {
             n,
             config: WengLinConfig::new(),
-            ratings: vec![WengLinRating::new(); n],
+            ratings: vec![Rating::default(); n],
             wins: vec![Moments::default(); n],
             placings: vec![Moments::default(); n],
             scores: vec![Moments::default(); n],
@@ -197,28 +198,19 @@ impl Tally {
         }
         if k == 2 {
             // Two seats: the one-on-one update, the same figures without the allocations.
-            let outcome = match places[0].cmp(&places[1]) {
-                std::cmp::Ordering::Less => Outcomes::WIN,
-                std::cmp::Ordering::Equal => Outcomes::DRAW,
-                std::cmp::Ordering::Greater => Outcomes::LOSS,
-            };
-            let (a, b) = weng_lin(&ratings[seats[0]], &ratings[seats[1]], &outcome, config);
+            let (mut a, mut b) = (ratings[seats[0]], ratings[seats[1]]);
+            update_two(config, &mut a, &mut b, [places[0], places[1]]);
             ratings[seats[0]] = a;
             ratings[seats[1]] = b;
         } else if k > 2 {
-            let teams: [[WengLinRating; 1]; MAX_SEATS] = std::array::from_fn(|i| {
-                [seats.get(i).map_or(WengLinRating::new(), |&e| ratings[e])]
-            });
-            let input: [(&[WengLinRating], MultiTeamOutcome); MAX_SEATS] =
-                std::array::from_fn(|i| {
-                    let place = places.get(i).map_or(usize::MAX, |&p| p as usize);
-                    (&teams[i][..], MultiTeamOutcome::new(place))
-                });
-            let updated = weng_lin_multi_team(&input[..k.min(MAX_SEATS)], config);
-            for (seat, &e) in seats.iter().enumerate() {
-                if let Some(r) = updated.get(seat).and_then(|t| t.first()) {
-                    ratings[e] = *r;
-                }
+            let mut table = [Rating::default(); MAX_SEATS];
+            let k = k.min(MAX_SEATS);
+            for (r, &e) in table.iter_mut().zip(seats) {
+                *r = ratings[e];
+            }
+            update_table(config, &mut table[..k], &places[..k]);
+            for (r, &e) in table.iter().zip(seats) {
+                ratings[e] = *r;
             }
         }
         let firsts = places.iter().filter(|&&p| p == 1).count().max(1) as f64;
@@ -266,10 +258,10 @@ impl Tally {
                 name: names[e].clone(),
                 games: placings[e].n,
                 rating: Estimate {
-                    mean: ratings[e].rating,
-                    ci95: 1.96 * ratings[e].uncertainty,
+                    mean: ratings[e].mu,
+                    ci95: 1.96 * ratings[e].sigma,
                 },
-                conservative: ratings[e].rating - 3.0 * ratings[e].uncertainty,
+                conservative: ratings[e].mu - 3.0 * ratings[e].sigma,
                 win_share: wins[e].estimate(),
                 placing: placings[e].estimate(),
                 score: scores[e].estimate(),
@@ -334,8 +326,8 @@ mod tests {
         assert!((up - down).abs() < 1e-9 && up > 0.0);
         // skillratings' own two-player Weng-Lin gives the same numbers.
         let (a, b) = skillratings::weng_lin::weng_lin(
-            &WengLinRating::new(),
-            &WengLinRating::new(),
+            &skillratings::weng_lin::WengLinRating::new(),
+            &skillratings::weng_lin::WengLinRating::new(),
             &skillratings::Outcomes::WIN,
             &WengLinConfig::new(),
         );
@@ -418,39 +410,34 @@ mod tests {
     }
 
     #[test]
-    fn two_seat_games_rate_as_a_two_team_free_for_all_would() {
-        // The one-on-one shortcut must agree with the multi-team update it stands in for.
-        let (a, b) = (
-            WengLinRating {
-                rating: 31.0,
-                uncertainty: 4.0,
-            },
-            WengLinRating {
-                rating: 22.5,
-                uncertainty: 7.5,
-            },
-        );
-        let config = WengLinConfig::new();
-        for (outcome, ranks) in [
-            (Outcomes::WIN, [1, 2]),
-            (Outcomes::DRAW, [1, 1]),
-            (Outcomes::LOSS, [2, 1]),
-        ] {
-            let (x, y) = weng_lin(&a, &b, &outcome, &config);
-            let multi = weng_lin_multi_team(
-                &[
-                    (&[a][..], MultiTeamOutcome::new(ranks[0])),
-                    (&[b][..], MultiTeamOutcome::new(ranks[1])),
-                ],
-                &config,
-            );
-            for (one, many) in [(x, multi[0][0]), (y, multi[1][0])] {
-                assert!((one.rating - many.rating).abs() < 1e-9, "{outcome:?}");
-                assert!(
-                    (one.uncertainty - many.uncertainty).abs() < 1e-9,
-                    "{outcome:?}"
-                );
+    fn tables_rate_as_the_ladder_rates_them_with_the_tournament_beta() {
+        // One Weng-Lin wrapper: the ladder's rate_table, given the model's own β (the
+        // tournament's), gives the tournament's figures to the last bit.
+        use maumau_ladder::rating::{RatingConfig, rate_table};
+        let w = WengLinConfig::new();
+        let config = RatingConfig {
+            beta: w.beta,
+            uncertainty_tolerance: w.uncertainty_tolerance,
+            ..RatingConfig::default()
+        };
+        let names: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        let games = [
+            game(&[0, 1, 2, 3], &[2, 1, 4, 2]),
+            game(&[3, 1, 0], &[1, 3, 2]),
+        ];
+        let (rows, _) = standings(&names, &games);
+        let mut ladder = [Rating::default(); 4];
+        for g in &games {
+            let before: Vec<Rating> = g.seats.iter().map(|&e| ladder[e]).collect();
+            let after = rate_table(&config, &before, &g.placings).unwrap();
+            for (&e, r) in g.seats.iter().zip(after) {
+                ladder[e] = r;
             }
+        }
+        for (e, name) in names.iter().enumerate() {
+            let row = rows.iter().find(|r| &r.name == name).unwrap();
+            assert_eq!(row.rating.mean, ladder[e].mu, "{name}");
+            assert_eq!(row.rating.ci95, 1.96 * ladder[e].sigma, "{name}");
         }
     }
 

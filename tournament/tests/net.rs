@@ -133,6 +133,117 @@ fn the_same_seeds_give_the_same_games_in_process_and_over_grpc() {
     }
 }
 
+/// A match whose seats are all built-in bots seated by the server itself (`CreateMatch` with
+/// `bots`) plays, action for action, the tournament's in-process game with the same seed and the
+/// same bots: both give the bot at a seat the seed `bot_seed(match seed, seat)`.
+#[test]
+fn built_in_bots_seated_by_the_server_play_as_in_the_tournament() {
+    use maumau::pb;
+    use maumau_bot_sdk::bots::BotKind;
+    use maumau_engine::Action;
+
+    let server = Server::start(Duration::from_secs(10));
+    let config = MatchConfig {
+        max_rounds: 1,
+        ..MatchConfig::new(ProfileId::Classic, 3)
+    };
+    let mut t = Tournament::new(
+        Entrant::parse_list("random,heuristic,search").unwrap(),
+        config,
+    );
+    t.deals = 1;
+    t.threads = 1;
+    let dir = tempfile::tempdir().unwrap();
+    let local = t.run(Some(dir.path()), &mut |_| {}).unwrap();
+    let replays = std::fs::read_to_string(dir.path().join("replays.jsonl")).unwrap();
+    let url = format!("http://{}", server.addr);
+    let mut games = 0;
+    for line in replays.lines() {
+        let game: serde_json::Value = serde_json::from_str(line).unwrap();
+        let seed = game["seed"].as_u64().unwrap();
+        let bots = game["entrants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(seat, name)| {
+                let kind = match name.as_str().unwrap().parse::<BotKind>().unwrap() {
+                    BotKind::Random => pb::BotKind::Random,
+                    BotKind::Heuristic => pb::BotKind::Heuristic,
+                    BotKind::Search => pb::BotKind::Search,
+                };
+                pb::SeatBot {
+                    seat: seat as u32,
+                    kind: kind as i32,
+                }
+            })
+            .collect();
+        let in_process: Vec<String> = game["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        let on_server: Vec<String> = server.runtime.block_on(async {
+            let mut matches = pb::match_service_client::MatchServiceClient::connect(url.clone())
+                .await
+                .unwrap();
+            let created = matches
+                .create_match(pb::CreateMatchRequest {
+                    config: Some(pb::MatchConfig::from(&config)),
+                    seed: Some(seed),
+                    bots,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert!(
+                created.seat_tokens.is_empty(),
+                "every seat is a built-in bot"
+            );
+            // A match of built-in bots plays by itself: poll until it has a result.
+            let id = created.match_id;
+            let mut finished = false;
+            for _ in 0..1200 {
+                let result = matches
+                    .get_result(pb::GetResultRequest {
+                        match_id: id.clone(),
+                    })
+                    .await;
+                if result.is_ok() {
+                    finished = true;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert!(finished, "match {id} did not finish within a minute");
+            let replay = matches
+                .get_replay(pb::GetReplayRequest { match_id: id })
+                .await
+                .unwrap()
+                .into_inner()
+                .replay
+                .unwrap();
+            replay
+                .actions
+                .iter()
+                .map(|a| {
+                    let action = Action::from_index(a.index as usize).unwrap();
+                    format!("{} {action}", a.seat)
+                })
+                .collect()
+        });
+        assert_eq!(
+            on_server, in_process,
+            "seed {seed}: the server's bots played another game"
+        );
+        games += 1;
+    }
+    assert_eq!(games, local.games.len());
+    assert!(games >= 3, "every rotation of the three bots");
+}
+
 #[test]
 fn a_crashing_program_forfeits_and_the_tournament_carries_on() {
     // The server starts a match without a seat that never joins after 200 ms; the seat forfeits

@@ -141,14 +141,10 @@ struct Inference {
 }
 
 impl Inference {
-    /// The cards that would have matched the top now, with no debt owed.
-    fn matching(&self) -> u64 {
-        let Some(top) = self.top else { return 0 };
-        let mut m = self.named.unwrap_or(top.suit()).mask() | top.rank().mask();
-        if top.rank() != Rank::Seven || self.rules.is_some_and(|r| r.jack_wild_on_paid_seven) {
-            m |= Rank::Jack.mask();
-        }
-        m
+    /// The cards that would have matched the top now, with no debt owed (the engine's rule,
+    /// [`Rules::matching`]).
+    fn matching(&self, rules: &Rules) -> u64 {
+        self.top.map_or(0, |top| rules.matching(top, self.named, 0))
     }
 
     fn observe(&mut self, event: &Event) {
@@ -194,7 +190,7 @@ impl Inference {
             }
             Event::Drew { seat, cause, .. } if Some(seat) != self.me => {
                 let shield = self.turn == Some(seat) && !rules.penalty_cards_playable;
-                let matching = self.matching();
+                let matching = self.matching(&rules);
                 let cards = &mut self.seats[seat as usize];
                 match cause {
                     DrawCause::Deal => cards.add(false),
@@ -207,7 +203,7 @@ impl Inference {
                     DrawCause::Debt => {
                         if self.paying != Some(seat) {
                             self.paying = Some(seat);
-                            cards.avoid_all(Rank::Seven.mask());
+                            cards.avoid_all(rules.debt_cards());
                         }
                         cards.add(false);
                     }
@@ -220,7 +216,7 @@ impl Inference {
             } if Some(seat) != self.me => {
                 // No play was permitted after the draw: the drawn card (the newest group) does
                 // not match; where any card may follow a draw, no card in the hand does.
-                let m = self.matching();
+                let m = self.matching(&rules);
                 let any = rules.play_after_draw == PlayAfterDraw::AnyLegal;
                 let cards = &mut self.seats[seat as usize];
                 if any {
