@@ -81,19 +81,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         report.status(),
         report.actions
     )?;
-    for (s, player) in report
-        .result
-        .iter()
-        .flat_map(|r| &r.standings)
-        .zip(&report.players)
-    {
+    for s in report.result.iter().flat_map(|r| &r.standings) {
+        let player = report.players.iter().find(|p| p.seat == s.seat);
+        let bot = player.map_or(pb::BotKind::Unspecified, |p| p.bot());
+        let (placing, total) = (s.placing, s.total);
         writeln!(
             out,
-            "  seat {} ({:?}): placing {}, total {}",
-            s.seat,
-            player.bot(),
-            s.placing,
-            s.total
+            "  seat {} ({bot:?}): placing {placing}, total {total}",
+            s.seat
         )?;
     }
     drop(out);
