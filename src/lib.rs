@@ -38,6 +38,8 @@
 //!   ([`pb::play_service_server`], [`pb::match_service_server`]).
 //! - [`wire`]: the one module that converts between engine values and `pb` values; incoming
 //!   values are checked there, with typed errors that name the [`pb::ErrorReason`] to report.
+//! - [`replay`]: re-simulating and verifying a [`pb::Replay`] with the engine alone (what
+//!   `MatchService.VerifyReplay` answers and `maumau replay FILE` prints).
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors of every proto file, for gRPC server
 //!   reflection.
 //!
@@ -48,6 +50,7 @@
 //! - `transport` (default): `connect` constructors on the generated clients, and tonic's HTTP/2
 //!   transport. Turn default features off to keep only the messages, codecs and service traits.
 
+pub mod replay;
 pub mod wire;
 
 /// Everything `build.rs` generates, under one set of lint exemptions.

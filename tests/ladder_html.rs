@@ -222,7 +222,7 @@ async fn check_replay(server: &TestServer, href: &str) {
         got.disposition
     );
     let replay = pb::Replay::decode(got.body.as_slice()).expect("a replay message");
-    let verdict = maumau_server::verify_replay(&replay);
+    let verdict = maumau::replay::verify(&replay);
     assert!(verdict.valid, "the downloaded replay verifies: {verdict:?}");
     // A match aborted before anyone acted (a seat that missed its join deadline on a loaded
     // machine) has an empty replay; one that was played has its actions.

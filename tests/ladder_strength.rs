@@ -423,7 +423,7 @@ async fn the_ladder_orders_bots_by_strength() {
         .into_inner()
         .replay
         .expect("a replay");
-    assert!(maumau_server::verify_replay(&replay).valid);
+    assert!(maumau::replay::verify(&replay).valid);
     let result = matches
         .get_result(pb::GetResultRequest {
             match_id: failed.match_id.clone(),
@@ -671,7 +671,7 @@ async fn the_ladder_orders_bots_by_strength() {
         .into_inner()
         .replay
         .expect("a replay");
-    assert!(maumau_server::verify_replay(&replay).valid);
+    assert!(maumau::replay::verify(&replay).valid);
     // Not the exact order: after ~50 classic matches each, σ is still 2-3 while neighbours
     // differ by a point or two of μ, and the tables depend on timing as well as the seed, so
     // neighbours swap from run to run; in classic Mau Mau luck weighs heavily, and even the

@@ -23,7 +23,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
             args.file.display()
         )
     })?;
-    let verdict = maumau_server::verify_replay(&replay);
+    let verdict = maumau::replay::verify(&replay);
     println!(
         "match {}: {} actions, {} applied, {} rounds",
         if replay.match_id.is_empty() {

@@ -30,7 +30,7 @@ mod service;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::pb;
@@ -214,9 +214,7 @@ pub(crate) fn now_ms() -> Millis {
         .as_millis() as Millis
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use maumau_server::sync::lock;
 
 /// The trailer naming a [`pb::LadderErrorReason`].
 pub const LADDER_REASON_TRAILER: &str = "maumau-ladder-reason";

@@ -47,7 +47,6 @@ use tokio::net::TcpListener;
 
 pub use config::{GiveUp, ServerConfig, TimeControl, TlsIdentity};
 pub use host::{BoxFuture, Extension, Host, HostedMatch, MatchHandle, PageResponse};
-pub use matches::verify as verify_replay;
 pub use play::{RateLimit, bearer, operator_bearer};
 pub use reasons::echo;
 pub use table::default_action;

@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 
 use crate::config::TimeControl;
 use crate::reasons::{MESSAGE_CHARS, clip, echo};
-use crate::registry::{NewMatch, Registry, Start, simulate};
+use crate::registry::{NewMatch, Registry, Start};
 
 /// The match service.
 pub(crate) struct Matches {
@@ -263,84 +263,6 @@ impl MatchService for Matches {
             .into_inner()
             .replay
             .ok_or_else(|| invalid(pb::ErrorReason::InvalidReplay, "no replay"))?;
-        Ok(Response::new(verify(&replay)))
-    }
-}
-
-/// Re-simulates a replay and compares the result it records.
-pub fn verify(replay: &pb::Replay) -> pb::VerifyReplayResponse {
-    // The seed and salt must be the ones committed to before play (when the replay carries the
-    // commitment): otherwise the deals it re-simulates are not the ones that were promised.
-    if !replay.seed_commitment.is_empty()
-        && wire::seed_commitment(&replay.seed_salt, replay.seed)[..] != replay.seed_commitment[..]
-    {
-        return pb::VerifyReplayResponse {
-            valid: false,
-            result: None,
-            rounds: Vec::new(),
-            actions_applied: 0,
-            failed_action: None,
-            error: Some(pb::ErrorDetail {
-                reason: pb::ErrorReason::ReplayMismatch as i32,
-                message: "the seed and salt do not match the seed commitment: \
-                          SHA-256(seed_salt ‖ seed as 8 bytes, big-endian) differs"
-                    .into(),
-            }),
-            finished: false,
-        };
-    }
-    match simulate(replay) {
-        Err((at, why)) => pb::VerifyReplayResponse {
-            valid: false,
-            result: None,
-            rounds: Vec::new(),
-            actions_applied: at,
-            failed_action: Some(at),
-            error: Some(pb::ErrorDetail {
-                reason: pb::ErrorReason::InvalidReplay as i32,
-                message: why,
-            }),
-            finished: false,
-        },
-        Ok((game, events, applied)) => {
-            let seats = game.seats();
-            let rounds = events
-                .iter()
-                .filter_map(|e| match e {
-                    maumau_engine::Event::RoundEnded(r) => {
-                        Some(wire::round_result_to_wire(r, seats))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let result = game.match_result().map(|r| pb::MatchResult::from(&r));
-            // A recorded result may place forfeited seats last; compare totals and rounds only.
-            let mismatch = match (&replay.result, &result) {
-                (Some(want), Some(got)) => {
-                    let key = |r: &pb::MatchResult| {
-                        (
-                            r.rounds,
-                            r.standings.iter().map(|s| s.total).collect::<Vec<_>>(),
-                        )
-                    };
-                    key(want) != key(got)
-                }
-                (Some(_), None) => true,
-                _ => false,
-            };
-            pb::VerifyReplayResponse {
-                valid: !mismatch,
-                finished: result.is_some(),
-                result,
-                rounds,
-                actions_applied: applied,
-                failed_action: None,
-                error: mismatch.then(|| pb::ErrorDetail {
-                    reason: pb::ErrorReason::ReplayMismatch as i32,
-                    message: "re-simulation gives a different result than the replay records"
-                        .into(),
-                }),
-            }
-        }
+        Ok(Response::new(maumau::replay::verify(&replay)))
     }
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
-use maumau_engine::{Event, Game, MatchConfig, Seat};
+use maumau_engine::{Game, MatchConfig, Seat};
 use rand::RngExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
@@ -683,44 +683,6 @@ impl Registry {
             "stopping with matches not recorded: the data directory cannot be written"
         );
     }
-}
-
-/// Events of a finished match are not kept; this re-simulates a replay (see the match service).
-pub(crate) fn simulate(replay: &pb::Replay) -> Result<(Game, Vec<Event>, u32), (u32, String)> {
-    let config = replay
-        .config
-        .as_ref()
-        .ok_or((0, "the replay has no configuration".to_string()))
-        .and_then(|c| MatchConfig::try_from(c).map_err(|e| (0, e.to_string())))?;
-    let mut events = Vec::new();
-    let mut game = match &replay.start {
-        None => Game::new_with(config, replay.seed, &mut events).map_err(|e| (0, e.to_string()))?,
-        Some(pb::replay::Start::DeckOrder(d)) => {
-            let (dealer, deck) = wire::deck_order_from_wire(d).map_err(|e| (0, e.to_string()))?;
-            Game::from_deck(config, replay.seed, dealer, &deck, &mut events)
-                .map_err(|e| (0, e.to_string()))?
-        }
-        Some(pb::replay::Start::Position(p)) => {
-            Game::from_position(p).map_err(|e| (0, e.to_string()))?
-        }
-    };
-    for (i, a) in replay.actions.iter().enumerate() {
-        let seat = Seat::try_from(a.seat).map_err(|_| (i as u32, "bad seat".to_string()))?;
-        let action = a
-            .action
-            .as_ref()
-            .ok_or((i as u32, "an action is missing".to_string()))
-            .and_then(|w| {
-                maumau_engine::Action::try_from(w).map_err(|e| (i as u32, e.to_string()))
-            })?;
-        game.apply_with(seat, action, &mut events).map_err(|r| {
-            (
-                i as u32,
-                format!("action {i} ({action}) by seat {seat} was rejected: {r}"),
-            )
-        })?;
-    }
-    Ok((game, events, replay.actions.len() as u32))
 }
 
 #[cfg(test)]
