@@ -75,6 +75,11 @@ pub struct SqliteStore {
     _lock: File,
 }
 
+/// How long opening waits for the directory lock before it reports it held.
+const LOCK_PATIENCE: Duration = Duration::from_secs(1);
+/// Tries within [`LOCK_PATIENCE`].
+const LOCK_RETRIES: u32 = 20;
+
 impl SqliteStore {
     /// Opens (creating if needed) the ladder in `dir`: takes the directory lock, opens the
     /// database and applies any schema steps it lacks.
@@ -87,10 +92,22 @@ impl SqliteStore {
             .read(true)
             .write(true)
             .open(&lock_path)?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Err(LadderError::Locked { path: lock_path }),
-            Err(TryLockError::Error(e)) => return Err(e.into()),
+        // A lock held a moment longer than its store: a child this process forks (a bot, a
+        // database server) shares the lock's open file until it execs, which under load takes
+        // a while. Another process's lock is still refused, after LOCK_PATIENCE.
+        let mut tries = 0;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if tries < LOCK_RETRIES => {
+                    tries += 1;
+                    std::thread::sleep(LOCK_PATIENCE / LOCK_RETRIES);
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(LadderError::Locked { path: lock_path });
+                }
+                Err(TryLockError::Error(e)) => return Err(e.into()),
+            }
         }
         // For a person wondering who holds the directory; the lock itself is what counts.
         lock.set_len(0)?;
