@@ -459,25 +459,7 @@ fn season_board(
             );
         }
     }
-    let mut board = Leaderboard::default();
-    for (provisional, s) in best.into_values() {
-        if provisional {
-            board.provisional.push(s);
-        } else {
-            board.ranked.push(s);
-        }
-    }
-    for list in [&mut board.ranked, &mut board.provisional] {
-        list.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.bot_name.cmp(&b.bot_name))
-        });
-        for (i, s) in list.iter_mut().enumerate() {
-            s.rank = i + 1;
-        }
-    }
-    Ok(board)
+    Ok(Leaderboard::rank(best.into_values()))
 }
 
 fn leaderboard_url(season: &str, profile: &str, page: usize, per_page: usize) -> String {

@@ -153,6 +153,32 @@ pub struct Leaderboard {
     pub provisional: Vec<Standing>,
 }
 
+impl Leaderboard {
+    /// The board of each bot's best line, `(provisional, standing)`: ranked and provisional
+    /// lines apart, each best score first (ties by bot name), numbered from 1.
+    pub fn rank(lines: impl IntoIterator<Item = (bool, Standing)>) -> Leaderboard {
+        let mut board = Leaderboard::default();
+        for (provisional, s) in lines {
+            if provisional {
+                board.provisional.push(s);
+            } else {
+                board.ranked.push(s);
+            }
+        }
+        for list in [&mut board.ranked, &mut board.provisional] {
+            list.sort_by(|a, b| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| a.bot_name.cmp(&b.bot_name))
+            });
+            for (i, s) in list.iter_mut().enumerate() {
+                s.rank = i + 1;
+            }
+        }
+        board
+    }
+}
+
 /// The ladder core over one store.
 ///
 /// The store may be chosen at run time: a `Box<Ladder<SqliteStore>>` coerces to
@@ -795,25 +821,7 @@ impl<S: Store + ?Sized> Ladder<S> {
                 best.insert(info.bot, (provisional, standing));
             }
         }
-        let mut board = Leaderboard::default();
-        for (provisional, s) in best.into_values() {
-            if provisional {
-                board.provisional.push(s);
-            } else {
-                board.ranked.push(s);
-            }
-        }
-        for list in [&mut board.ranked, &mut board.provisional] {
-            list.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| a.bot_name.cmp(&b.bot_name))
-            });
-            for (i, s) in list.iter_mut().enumerate() {
-                s.rank = i + 1;
-            }
-        }
-        Ok(board)
+        Ok(Leaderboard::rank(best.into_values()))
     }
 
     // ----- matchmaking input -----
