@@ -95,14 +95,8 @@ pub fn simulate(replay: &pb::Replay) -> Result<Simulation, ReplayError> {
         .ok_or_else(|| at_start("the replay has no configuration"))
         .and_then(|c| MatchConfig::try_from(c).map_err(at_start))?;
     let mut events = Vec::new();
-    let mut game = match &replay.start {
-        None => Game::new_with(config, replay.seed, &mut events).map_err(at_start)?,
-        Some(pb::replay::Start::DeckOrder(d)) => {
-            let (dealer, deck) = wire::deck_order_from_wire(d).map_err(at_start)?;
-            Game::from_deck(config, replay.seed, dealer, &deck, &mut events).map_err(at_start)?
-        }
-        Some(pb::replay::Start::Position(p)) => Game::from_position(p).map_err(at_start)?,
-    };
+    let mut game =
+        start_game(config, replay.seed, replay.start.as_ref(), &mut events).map_err(at_start)?;
     for (i, a) in replay.actions.iter().enumerate() {
         let at = |message: String| ReplayError {
             action: i as u32,
@@ -125,6 +119,29 @@ pub fn simulate(replay: &pb::Replay) -> Result<Simulation, ReplayError> {
         events,
         actions_applied: replay.actions.len() as u32,
     })
+}
+
+/// Deals a match's start: from `seed` when `start` is `None`, else from the given deck order
+/// (shuffled afterwards from `seed`) or position. The one place the three starts are told apart:
+/// the server creates matches with it and [`simulate`] replays them.
+///
+/// # Errors
+///
+/// Why the configuration, deck order or position cannot start a match.
+pub fn start_game(
+    config: MatchConfig,
+    seed: u64,
+    start: Option<&pb::replay::Start>,
+    events: &mut impl maumau_engine::EventSink,
+) -> Result<Game, String> {
+    match start {
+        None => Game::new_with(config, seed, events).map_err(|e| e.to_string()),
+        Some(pb::replay::Start::DeckOrder(d)) => {
+            let (dealer, deck) = wire::deck_order_from_wire(d).map_err(|e| e.to_string())?;
+            Game::from_deck(config, seed, dealer, &deck, events).map_err(|e| e.to_string())
+        }
+        Some(pb::replay::Start::Position(p)) => Game::from_position(p).map_err(|e| e.to_string()),
+    }
 }
 
 /// Verifies a replay: checks its seed commitment, plays it again and compares the result.

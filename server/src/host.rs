@@ -14,7 +14,7 @@ use tonic::Status;
 use tonic::codegen::http;
 
 use crate::config::ServerConfig;
-use crate::registry::{self, MatchEntry, Registry, Start};
+use crate::registry::{self, MatchEntry, Registry};
 
 /// A boxed future, as extensions return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -66,7 +66,7 @@ impl Host {
         let (response, entry) = self.registry.create(registry::NewMatch {
             config: m.config,
             seed: m.seed,
-            start: Start::Seed,
+            start: None,
             clock: self.registry.config.default_time_control,
             bots: m.bots,
             rated: m.rated,

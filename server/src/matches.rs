@@ -49,13 +49,13 @@ fn invalid(reason: pb::ErrorReason, message: impl Into<String>) -> Status {
 
 /// Checks a CreateMatch request and turns it into what the registry needs.
 fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMatch, Status> {
-    let start = match r.start {
-        None => Start::Seed,
-        Some(pb::create_match_request::Start::DeckOrder(d)) => Start::Deck(d),
-        Some(pb::create_match_request::Start::Position(p)) => Start::Position(p),
-    };
+    // The request's start as the replay will record it.
+    let start: Start = r.start.map(|s| match s {
+        pb::create_match_request::Start::DeckOrder(d) => pb::replay::Start::DeckOrder(d),
+        pb::create_match_request::Start::Position(p) => pb::replay::Start::Position(p),
+    });
     let config = match (&start, r.config.as_ref()) {
-        (Start::Position(p), given) => {
+        (Some(pb::replay::Start::Position(p)), given) => {
             let game = maumau_engine::Game::from_position(p)
                 .map_err(|e| invalid(pb::ErrorReason::InvalidSetup, e.to_string()))?;
             if let Some(c) = given {
@@ -79,7 +79,7 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
             ));
         }
     };
-    if r.rated && !matches!(start, Start::Seed) {
+    if r.rated && start.is_some() {
         return Err(invalid(
             pb::ErrorReason::InvalidSetup,
             "a rated match starts from a seed, never from a deck order or a position",

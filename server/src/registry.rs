@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
-use maumau_engine::{Game, MatchConfig, Seat};
+use maumau_engine::{MatchConfig, Seat};
 use rand::RngExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
@@ -23,13 +23,9 @@ use crate::store::{self, Store};
 use crate::sync::lock;
 use crate::table::{Command, Role, Table};
 
-/// How a match's first deal was made.
-#[derive(Clone, Debug)]
-pub(crate) enum Start {
-    Seed,
-    Deck(pb::DeckOrder),
-    Position(String),
-}
+/// How a match's first deal was made: `None` from its seed, else a deck order or a position
+/// (as the replay records it; [`maumau::replay::start_game`] deals it).
+pub(crate) type Start = Option<pb::replay::Start>;
 
 /// What the match service reports about a match; updated by its table.
 pub(crate) struct Info {
@@ -128,11 +124,7 @@ impl MatchEntry {
         Some(MatchEntry {
             id: report.match_id.clone(),
             config,
-            start: match &replay.start {
-                None => Start::Seed,
-                Some(pb::replay::Start::DeckOrder(d)) => Start::Deck(d.clone()),
-                Some(pb::replay::Start::Position(p)) => Start::Position(p.clone()),
-            },
+            start: replay.start.clone(),
             // A record this server wrote has a known policy; an unreadable one shows the
             // defaults rather than hiding the match.
             clock: TimeControl::from_wire(replay.time_control.as_ref(), &TimeControl::default())
@@ -401,18 +393,15 @@ impl Registry {
             ));
         }
         let mut log = Vec::new();
-        let game = match &m.start {
-            Start::Seed => Game::new_with(m.config, m.seed, &mut log)
-                .map_err(|e| wire::status(pb::ErrorReason::InvalidConfig, e.to_string()))?,
-            Start::Deck(d) => {
-                let (dealer, deck) = wire::deck_order_from_wire(d)
-                    .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?;
-                Game::from_deck(m.config, m.seed, dealer, &deck, &mut log)
-                    .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?
-            }
-            Start::Position(text) => Game::from_position(text)
-                .map_err(|e| wire::status(pb::ErrorReason::InvalidSetup, e.to_string()))?,
-        };
+        let game = maumau::replay::start_game(m.config, m.seed, m.start.as_ref(), &mut log)
+            .map_err(|e| {
+                // A seeded deal fails only on its configuration; a deck or position on itself.
+                let reason = match m.start {
+                    None => pb::ErrorReason::InvalidConfig,
+                    Some(_) => pb::ErrorReason::InvalidSetup,
+                };
+                wire::status(reason, e)
+            })?;
         let seed = game.rng_state().0;
         let salt = seed_salt();
         let id = format!("m{}", &secret()[..16]);
@@ -710,7 +699,7 @@ mod tests {
         NewMatch {
             config,
             seed,
-            start: Start::Seed,
+            start: None,
             clock: TimeControl::default(),
             bots: seats,
             rated: false,

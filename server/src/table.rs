@@ -43,7 +43,7 @@ use crate::config::{GiveUp, TimeControl};
 use crate::frames::{Prompt, SharedParts, Staged, numbered_event};
 use crate::outbox::{Out, Outbox};
 use crate::play::RateLimit;
-use crate::registry::{MatchEntry, Start};
+use crate::registry::MatchEntry;
 use crate::serve::Mover;
 
 /// What a seat's Play stream yields.
@@ -1422,11 +1422,7 @@ impl Table {
             match_id: self.entry.id.clone(),
             config: Some((&self.entry.config).into()),
             seed,
-            start: match &self.entry.start {
-                Start::Seed => None,
-                Start::Deck(d) => Some(pb::replay::Start::DeckOrder(d.clone())),
-                Start::Position(p) => Some(pb::replay::Start::Position(p.clone())),
-            },
+            start: self.entry.start.clone(),
             actions: std::mem::take(&mut self.actions),
             players: self.players(),
             time_control: Some(self.clock.to_wire()),
