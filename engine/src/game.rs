@@ -3,7 +3,8 @@
 //! [`Game`] holds everything RULES.md §1.3 lists, and nothing derivable: the pending-out seat is
 //! the offender of the open offence while its hand is empty. Every action goes through
 //! [`Game::apply_with`], which checks the action completely before it changes anything, so a
-//! rejected action leaves the state exactly as it was.
+//! rejected action leaves the state exactly as it was: this is where every player's (and bot's)
+//! action is applied. A card's effect (a 7 adding 2 to the debt, …) is `Game::resolve_effect`.
 
 use rand::RngExt;
 use rand::SeedableRng;

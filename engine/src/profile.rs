@@ -3,7 +3,9 @@
 //! A [`MatchConfig`] is what a user chooses: a [`ProfileId`], its [`Options`], the seat count and
 //! the network settings of RULES.md Appendix B. [`MatchConfig::rules`] validates it and expands it
 //! into [`Rules`], a plain struct with one field per row of the §3 comparison table. The engine
-//! reads only [`Rules`]; no rule is decided by comparing profile names.
+//! reads only [`Rules`]; no rule is decided by comparing profile names. Which rank has which
+//! effect (a 7 makes a debt of two, an 8 skips, a jack is wild) is set here, in `Rules::build`;
+//! what an effect does is `Game::resolve_effect` in `game.rs`.
 
 use std::fmt;
 use std::str::FromStr;

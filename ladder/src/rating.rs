@@ -1,4 +1,5 @@
-//! Weng-Lin (OpenSkill) ratings from placings: pure functions over copyable ratings.
+//! Weng-Lin (OpenSkill) ratings from placings: pure functions over copyable ratings. Every rating
+//! update of the project happens here ([`update_table`]): the ladder's and the tournament's.
 //!
 //! Each seat of a table is a one-player team ranked by its placing (1 is best, equal placings
 //! tie), rated with `skillratings`' `weng_lin_multi_team`, the same crate and model as the
