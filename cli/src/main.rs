@@ -101,6 +101,39 @@ struct PlayArgs {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Called when a server worker thread goes idle: at most once a second per thread, has mimalloc
+/// collect that thread's heap (memory other threads freed into it, pages left empty) and return
+/// what is free to the system. Without it, memory freed while a thread was busy (a crowd of
+/// connections that has left) stays counted against the process until that thread allocates
+/// again, which an idle server may not do (issue 14 item 7).
+pub(crate) fn return_freed_memory() {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+    thread_local! {
+        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+    let now = Instant::now();
+    let due = LAST.with(|last| {
+        let due = last
+            .get()
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1));
+        if due {
+            last.set(Some(now));
+        }
+        due
+    });
+    if due {
+        // SAFETY: `mi_collect` takes no pointers and only touches mimalloc's own state for the
+        // calling thread (and pages it may reclaim); it is safe to call at any time on a thread
+        // that uses mimalloc, which every thread of this process does (it is the global
+        // allocator).
+        #[allow(unsafe_code)]
+        unsafe {
+            libmimalloc_sys::mi_collect(true);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.unwrap_or_else(|| {

@@ -433,16 +433,21 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         }
         ladder = Some(l);
     }
-    let runtime = match args.worker_threads {
-        Some(1) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?,
-        Some(n) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(n.into())
-            .enable_all()
-            .build()?,
-        None => tokio::runtime::Runtime::new()?,
+    let mut builder = match args.worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(n) => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n.into());
+            b
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
     };
+    // A worker that goes idle hands the memory freed on it back to the system (see
+    // `crate::return_freed_memory`): after a crowd of connections leaves, the server shrinks.
+    let runtime = builder
+        .enable_all()
+        .on_thread_park(crate::return_freed_memory)
+        .build()?;
     runtime.block_on(async move {
         if let Some(addr) = metrics_listen {
             metrics_exporter_prometheus::PrometheusBuilder::new()
