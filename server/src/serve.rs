@@ -65,45 +65,11 @@ struct HomeInner {
     unknown_tokens: Mutex<Option<crate::play::RateLimit>>,
     /// Told when the strikes are spent; the connection's task then closes it.
     flooding: tokio::sync::Notify,
-    /// The connection comes from an address that flooded a moment ago ([`Penalties`]): its
-    /// first refused call or unknown token closes it.
-    strict: bool,
 }
 
 /// SubmitAction calls with an unknown token one connection may make per second (twice that at
 /// once) before it is closed.
 const UNKNOWN_TOKENS_PER_SECOND: u32 = 10;
-
-/// How long after a connection was closed for flooding its address gets no second chance: each
-/// new connection from it is closed at its first refused call or unknown token, so a flooder that
-/// reconnects costs one call per connection, not a budget's worth (issue 14 item 7).
-const FLOOD_PENALTY: Duration = Duration::from_secs(10);
-
-/// Addresses whose penalties are kept before the expired ones are forgotten.
-const PENALIZED_ADDRESSES: usize = 10_000;
-
-/// The client addresses that flooded within [`FLOOD_PENALTY`], and until when.
-#[derive(Default)]
-struct Penalties(Mutex<std::collections::HashMap<std::net::IpAddr, Instant>>);
-
-impl Penalties {
-    /// Whether `ip` flooded a moment ago.
-    fn active(&self, ip: std::net::IpAddr) -> bool {
-        lock(&self.0)
-            .get(&ip)
-            .is_some_and(|until| *until > Instant::now())
-    }
-
-    /// `ip` flooded now.
-    fn punish(&self, ip: std::net::IpAddr) {
-        let now = Instant::now();
-        let mut all = lock(&self.0);
-        if all.len() >= PENALIZED_ADDRESSES {
-            all.retain(|_, until| *until > now);
-        }
-        all.insert(ip, now + FLOOD_PENALTY);
-    }
-}
 
 /// Most tables one connection's task hosts. A task runs on one core at a time: a connection that
 /// carries many matches (a bot host with hundreds of seats) keeps the rest of its tables on tasks
@@ -146,13 +112,9 @@ impl Home {
         CURRENT.with(|c| c.borrow().clone())
     }
 
-    /// A connection with a budget of `calls_per_second` unary calls (bursts of twice that);
-    /// `strict` for one from an address that flooded a moment ago.
-    fn with_calls(calls_per_second: u32, strict: bool) -> Home {
-        let home = Home(Arc::new(HomeInner {
-            strict,
-            ..HomeInner::default()
-        }));
+    /// A connection with a budget of `calls_per_second` unary calls (bursts of twice that).
+    fn with_calls(calls_per_second: u32) -> Home {
+        let home = Home::default();
         *lock(&home.0.calls) = Some(crate::play::RateLimit::new(calls_per_second));
         *lock(&home.0.strikes) = Some(crate::play::RateLimit::new(calls_per_second.div_ceil(2)));
         *lock(&home.0.unknown_tokens) =
@@ -164,8 +126,7 @@ impl Home {
     /// also takes a strike; when the strikes are spent, [`Home::flooding`] completes.
     pub(crate) fn allow_call(&self) -> bool {
         let allowed = lock(&self.0.calls).as_mut().is_none_or(|l| l.allow());
-        if !allowed && (self.0.strict || lock(&self.0.strikes).as_mut().is_some_and(|s| !s.allow()))
-        {
+        if !allowed && lock(&self.0.strikes).as_mut().is_some_and(|s| !s.allow()) {
             self.0.flooding.notify_one();
         }
         allowed
@@ -174,10 +135,9 @@ impl Home {
     /// Counts a SubmitAction call whose token was missing or unknown; when the connection has
     /// made too many, [`Home::flooding`] completes.
     pub(crate) fn unknown_token(&self) {
-        if self.0.strict
-            || lock(&self.0.unknown_tokens)
-                .as_mut()
-                .is_some_and(|s| !s.allow())
+        if lock(&self.0.unknown_tokens)
+            .as_mut()
+            .is_some_and(|s| !s.allow())
         {
             self.0.flooding.notify_one();
         }
@@ -725,7 +685,6 @@ where
     let open = Arc::new(AtomicUsize::new(0));
     let mut refused: u64 = 0;
     let local = listener.local_addr().ok();
-    let penalties = Arc::new(Penalties::default());
     loop {
         let (tcp, peer) = tokio::select! {
             () = &mut shutdown => break,
@@ -772,7 +731,6 @@ where
         let mut stop = stop_rx.clone();
         let tls = tls.clone();
         let limits = limits.clone();
-        let penalties = penalties.clone();
         tokio::spawn(async move {
             let _counted = counted;
             let _open = crate::metrics::Open::connection();
@@ -795,7 +753,7 @@ where
                     }
                 }
             };
-            let home = Home::with_calls(limits.calls_per_second, penalties.active(peer.ip()));
+            let home = Home::with_calls(limits.calls_per_second);
             let mut builder = auto::Builder::new(home.clone());
             builder.http1().timer(TokioTimer::new());
             // Hundreds of concurrent streams (a bot host may run hundreds of seats over one
@@ -835,7 +793,6 @@ where
                     }
                     () = flood.flooding() => {
                         crate::metrics::connection_flooding();
-                        penalties.punish(peer.ip());
                         tracing::debug!("closing a connection that kept calling after RATE_LIMITED");
                         break;
                     }
