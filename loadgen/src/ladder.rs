@@ -28,7 +28,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -144,7 +144,7 @@ pub(crate) struct LadderArgs {
     data_parent: Option<PathBuf>,
     /// Worker threads of this process's runtime (the bots) [default: one per CPU].
     #[arg(long)]
-    client_threads: Option<usize>,
+    pub(crate) client_threads: Option<usize>,
 }
 
 impl LadderArgs {
@@ -1107,7 +1107,8 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
     }
 }
 
-async fn bench(args: LadderArgs) -> Result<(), String> {
+/// Runs the ladder benchmark (`maumau-loadgen ladder`).
+pub(crate) async fn bench(args: LadderArgs) -> Result<(), String> {
     args.check()?;
     let loadavg_before = crate::loadavg();
     let bin = crate::server_bin(args.server_bin.as_ref())?;
@@ -1129,36 +1130,6 @@ async fn bench(args: LadderArgs) -> Result<(), String> {
     }
     print_report(&args, &sides, &loadavg_before);
     Ok(())
-}
-
-/// Runs `maumau-loadgen ladder`.
-pub(crate) fn main(args: LadderArgs) -> ExitCode {
-    let threads = args
-        .client_threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, std::num::NonZero::get));
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads.max(1))
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))
-        .and_then(|rt| {
-            rt.block_on(async {
-                tokio::select! {
-                    r = bench(args) => r,
-                    why = crate::interrupted() => {
-                        crate::procs::kill_all();
-                        Err(format!("{why}: servers killed"))
-                    }
-                }
-            })
-        });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("maumau-loadgen ladder: {e}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 #[cfg(test)]

@@ -914,37 +914,22 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Cmd::EchoServer { listen }) => echo::serve(listen).map_err(|e| e.to_string()),
-        Some(Cmd::Ladder(args)) => return ladder::main(args),
-        Some(Cmd::Soak(args)) => return soak::main(args),
+        Some(Cmd::Ladder(args)) => {
+            let threads = args.client_threads;
+            interruptible(threads, |_| ladder::bench(args))
+        }
+        Some(Cmd::Soak(args)) => interruptible(None, |_| soak::soak(args)),
         Some(Cmd::Crowd {
             url,
             connections,
             watch,
             abusers,
-        }) => tokio::runtime::Runtime::new()
-            .map_err(|e| format!("cannot start the runtime: {e}"))
-            .and_then(|rt| rt.block_on(abuse::hold_crowd(&url, connections, &watch, &abusers))),
-        None => {
-            let threads = cli.bench.client_threads.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
-            });
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(threads.max(1))
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the runtime: {e}"))
-                .and_then(|rt| {
-                    rt.block_on(async {
-                        tokio::select! {
-                            r = bench(cli.bench, threads) => r,
-                            why = interrupted() => {
-                                procs::kill_all();
-                                Err(format!("{why}: servers killed"))
-                            }
-                        }
-                    })
-                })
-        }
+        }) => interruptible(None, |_| async move {
+            abuse::hold_crowd(&url, connections, &watch, &abusers).await
+        }),
+        None => interruptible(cli.bench.client_threads, |threads| {
+            bench(cli.bench, threads)
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -953,4 +938,29 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs `job` on a runtime of `threads` workers (default: one per core), which it is told; on
+/// Ctrl-C or SIGTERM the servers it started are killed first.
+fn interruptible<F>(threads: Option<usize>, job: impl FnOnce(usize) -> F) -> Result<(), String>
+where
+    F: std::future::Future<Output = Result<(), String>>,
+{
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, std::num::NonZero::get))
+        .max(1);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        tokio::select! {
+            r = job(threads) => r,
+            why = interrupted() => {
+                procs::kill_all();
+                Err(format!("{why}: servers killed"))
+            }
+        }
+    })
 }

@@ -57,32 +57,6 @@ pub(crate) struct SoakArgs {
 /// Longest wait for one match's MatchFinished.
 const MATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs the soak.
-pub(crate) fn main(args: SoakArgs) -> std::process::ExitCode {
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))
-        .and_then(|rt| {
-            rt.block_on(async {
-                tokio::select! {
-                    r = soak(args) => r,
-                    why = crate::interrupted() => {
-                        crate::procs::kill_all();
-                        Err(format!("{why}: servers killed"))
-                    }
-                }
-            })
-        });
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("maumau-loadgen soak: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
 /// Starts `maumau serve` on `data`.
 fn start(bin: &PathBuf, data: &std::path::Path, log: &str) -> Result<ChildServer, String> {
     let mut cmd = Command::new(bin);
@@ -197,7 +171,8 @@ fn slope(points: &[(f64, f64)]) -> f64 {
     if den == 0.0 { 0.0 } else { num / den }
 }
 
-async fn soak(args: SoakArgs) -> Result<(), String> {
+/// Runs the soak (`maumau-loadgen soak`).
+pub(crate) async fn soak(args: SoakArgs) -> Result<(), String> {
     if args.matches == 0 || args.every == 0 || args.in_flight == 0 {
         return Err("--matches, --every and --in-flight must be positive".into());
     }
