@@ -11,9 +11,9 @@
 //! - and whatever an [`Extension`] adds (gRPC services, web pages): the ladder
 //!   (`maumau-ladder-service`) runs on the server this way, through [`Host`] alone.
 //!
-//! Each match is owned by one task (see `table.rs`); everything a seat receives is built there
-//! from the engine's per-seat view. Finished matches are written to `<data_dir>/matches` and read
-//! back at start.
+//! Each match is owned by one task (see `table/`); everything a seat receives is built there
+//! from the engine's per-seat view. Finished matches are kept in `<data_dir>/matches.sqlite`
+//! (`store.rs`); a restart reads back only the highest creation number.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,10 +34,10 @@ mod outbox;
 mod play;
 mod reasons;
 mod registry;
-mod serve;
 mod store;
 pub mod sync;
 mod table;
+mod transport;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -151,11 +151,11 @@ where
     let tls = config
         .tls
         .as_ref()
-        .map(serve::tls_acceptor)
+        .map(transport::tls_acceptor)
         .transpose()
         .map_err(ServerError::Tls)?;
     let max_message = config.max_message_bytes;
-    let limits = serve::Limits::from_config(&config);
+    let limits = transport::Limits::from_config(&config);
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
     let extension = extend(Host::new(registry.clone()), addr).await?;
 
@@ -227,7 +227,7 @@ where
     let stopping_extension = extension.clone();
     tracing::info!(%addr, "serving");
     ready(addr);
-    let result = serve::serve(listener, service, tls, limits, async move {
+    let result = transport::serve(listener, service, tls, limits, async move {
         shutdown.await;
         if let Some(extension) = &stopping_extension {
             extension.drain().await;

@@ -15,8 +15,8 @@ use std::task::{Context, Poll, Waker};
 use tonic::Status;
 
 use crate::frames::Frame;
-use crate::serve::Home;
 use crate::sync::lock;
+use crate::transport::Home;
 
 /// One item of a connection's outgoing queue.
 pub(crate) enum Out {

@@ -20,8 +20,8 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::frames::{Frame, Staged};
 use crate::outbox::{Inbox, Out, Outbox, outbox};
 use crate::registry::{MatchEntry, Registry};
-use crate::serve::Home;
 use crate::table::{Command, Delivery, Reply, Role, Verdict, drain, unreadable};
+use crate::transport::Home;
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
 /// as too slow and is dropped (it can resume from its last event number).

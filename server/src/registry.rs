@@ -18,10 +18,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
 use crate::config::{ServerConfig, TimeControl};
-use crate::serve::Roaming;
 use crate::store::{self, Store};
 use crate::sync::lock;
 use crate::table::{Command, Role, Table};
+use crate::transport::Roaming;
 
 /// How a match's first deal was made: `None` from its seed, else a deck order or a position
 /// (as the replay records it; [`maumau::replay::start_game`] deals it).
@@ -482,7 +482,7 @@ impl Registry {
         let registry = self.clone();
         let mover = table.mover();
         // The table starts on a task of its own and moves to its seats' connection once they
-        // all play through one (see `serve::Roaming` and `Table::follow_seats`).
+        // all play through one (see `transport::Roaming` and `Table::follow_seats`).
         tokio::spawn(Roaming::new(
             async move {
                 table.run(rx).await;

@@ -1,0 +1,449 @@
+//! Delivery: what one step of the table makes for each connection. Events are redacted for each
+//! viewer (encoded once per way of seeing them), staged per connection and queued as one item of
+//! its [`Outbox`] at the end of the step; under [`Delivery::WithPrompt`] a seat's events and
+//! accepted answers are held and go out in one `EventBatch` with its next prompt (or before a
+//! Pong, a rejection or MatchFinished).
+
+use std::task::Waker;
+use std::time::Duration;
+
+use bytes::Bytes;
+use maumau::{pb, wire};
+use maumau_engine::{Event, Seat, event_for};
+use tokio::time::Instant;
+
+use super::Table;
+use super::seat::unix_ms;
+use crate::frames::{Prompt, Staged, numbered_event};
+use crate::outbox::{Out, Outbox};
+
+/// How a seat's connection receives events (`Join.event_delivery`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Each event as its own message, as it happens.
+    #[default]
+    AsTheyHappen,
+    /// Events and accepted answers held and sent in one `EventBatch` with the next prompt, or
+    /// before a Pong, a rejection or MatchFinished.
+    WithPrompt,
+}
+
+impl Delivery {
+    /// The delivery a Join asks for; `None` for a value the server does not know.
+    pub(crate) fn from_wire(v: i32) -> Option<Delivery> {
+        match pb::EventDelivery::try_from(v).ok()? {
+            pb::EventDelivery::Unspecified | pb::EventDelivery::AsTheyHappen => {
+                Some(Delivery::AsTheyHappen)
+            }
+            pb::EventDelivery::WithPrompt => Some(Delivery::WithPrompt),
+        }
+    }
+}
+
+/// A seat's connection and what waits to go out on it: the messages staged this step, and
+/// under [`Delivery::WithPrompt`] the events and accepted answers held for its next batch.
+#[derive(Default)]
+pub(super) struct Feed {
+    /// The connection's number and queue; `None` while the seat is away.
+    pub(super) conn: Option<(u64, Outbox)>,
+    /// Messages for the connection, queued as one item at the end of the table's step.
+    pub(super) staged: Vec<Staged>,
+    /// How the connection receives events.
+    pub(super) delivery: Delivery,
+    /// Events held for the connection until its next prompt, Pong, rejection or MatchFinished
+    /// ([`Delivery::WithPrompt`]).
+    pub(super) held: Vec<Bytes>,
+    /// Answers to the connection's accepted actions, held with the events.
+    pub(super) held_accepted: Vec<pb::ActionAccepted>,
+}
+
+/// What became of a feed's staged messages when the step ended (see [`Feed::queue`]).
+#[derive(Debug)]
+pub(super) enum Queued {
+    /// Queued (or nothing to queue); the connection's task to wake, if it sleeps.
+    Done(Option<Waker>),
+    /// The connection's queue was full or closed: the connection is dropped (its client resumes
+    /// from its last event number), so the seat is away from now on.
+    Lost,
+}
+
+impl Feed {
+    /// Whether connection `conn` is the seat's current one.
+    pub(super) fn is_on(&self, conn: u64) -> bool {
+        self.conn.as_ref().is_some_and(|(c, _)| *c == conn)
+    }
+
+    /// Stages `m` (not a prompt: see [`Feed::prompt`]). Under [`Delivery::WithPrompt`] a Pong, a
+    /// rejection or MatchFinished has the held answers and events sent just before it.
+    pub(super) fn send(&mut self, m: pb::ServerMessage) {
+        if self.conn.is_none() {
+            return;
+        }
+        if self.delivery == Delivery::WithPrompt
+            && (!self.held.is_empty() || !self.held_accepted.is_empty())
+        {
+            self.staged.push(Staged::Batch {
+                events: std::mem::take(&mut self.held),
+                prompt: None,
+                accepted: std::mem::take(&mut self.held_accepted),
+            });
+        }
+        self.staged.push(Staged::Message(m));
+    }
+
+    /// Stages a prompt: under [`Delivery::WithPrompt`] in an `EventBatch` with the held answers
+    /// and events.
+    pub(super) fn prompt(&mut self, prompt: Prompt) {
+        let staged = match self.delivery {
+            Delivery::WithPrompt => Staged::Batch {
+                events: std::mem::take(&mut self.held),
+                prompt: Some(prompt),
+                accepted: std::mem::take(&mut self.held_accepted),
+            },
+            Delivery::AsTheyHappen => Staged::Prompt(prompt),
+        };
+        self.staged.push(staged);
+    }
+
+    /// An event, already redacted for this seat and encoded: staged, or held for the next batch.
+    pub(super) fn event(&mut self, event: Bytes) {
+        if self.conn.is_none() {
+            return;
+        }
+        match self.delivery {
+            Delivery::AsTheyHappen => self.staged.push(Staged::Event(event)),
+            Delivery::WithPrompt => self.held.push(event),
+        }
+    }
+
+    /// Holds the answer to an accepted action for the next `EventBatch`: the one this step
+    /// staged already (the action gave the seat its next prompt at once), or a later one.
+    pub(super) fn hold_accepted(&mut self, a: pb::ActionAccepted) {
+        let staged = self.staged.iter_mut().rev().find_map(|m| match m {
+            Staged::Batch {
+                prompt: Some(_),
+                accepted,
+                ..
+            } => Some(accepted),
+            _ => None,
+        });
+        match staged {
+            Some(accepted) => accepted.push(a),
+            None => self.held_accepted.push(a),
+        }
+    }
+
+    /// Queues what was staged as one item of the connection's queue.
+    pub(super) fn queue(&mut self) -> Queued {
+        if self.staged.is_empty() {
+            return Queued::Done(None);
+        }
+        let batch = std::mem::take(&mut self.staged);
+        let Some((_, outbox)) = self.conn.as_ref() else {
+            return Queued::Done(None);
+        };
+        match outbox.put(Out::Frames(batch.iter().map(Staged::encode).collect())) {
+            Ok(waker) => Queued::Done(waker),
+            Err(_) => {
+                self.disconnect();
+                Queued::Lost
+            }
+        }
+    }
+
+    /// Forgets the connection and everything waiting for it: held events and answers belong to
+    /// the connection, and a new one resumes from the number its client names.
+    pub(super) fn disconnect(&mut self) {
+        self.conn = None;
+        self.staged.clear();
+        self.held.clear();
+        self.held_accepted.clear();
+    }
+}
+
+/// Event `i` of the log (numbered from 1) as a viewer sees it (`view`).
+pub(super) fn numbered(i: usize, view: &Event, seats: u8) -> pb::NumberedEvent {
+    pb::NumberedEvent {
+        number: i as u64 + 1,
+        event: Some(wire::event_to_wire(view, seats)),
+    }
+}
+
+pub(super) fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
+    pb::ServerMessage { kind: Some(kind) }
+}
+
+impl Table {
+    pub(super) fn numbered_event(
+        &self,
+        i: usize,
+        e: &Event,
+        viewer: Option<Seat>,
+    ) -> pb::NumberedEvent {
+        numbered(i, &event_for(e, viewer), self.game.seats())
+    }
+
+    pub(super) fn snapshot(&self, viewer: Option<Seat>) -> pb::Snapshot {
+        let observation = match viewer {
+            Some(s) => wire::observation_to_wire(&self.game.observation(s)),
+            None => wire::spectator_observation_to_wire(&self.game.spectator_observation()),
+        };
+        pb::Snapshot {
+            state_id: self.state_id,
+            last_event_number: self.log.len() as u64,
+            observation: Some(observation),
+        }
+    }
+
+    /// Stages `m` for seat `s`'s connection (see [`Feed::send`] and [`Table::flush`]).
+    pub(super) fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
+        self.seats[s as usize].feed.send(m);
+    }
+
+    /// Queues what was staged for a seat as one item and wakes its connection; a full or closed
+    /// queue drops the connection (the client resumes from its last event number).
+    pub(super) fn flush_seat(&mut self, s: Seat) {
+        if let Some(w) = self.queue_seat(s) {
+            w.wake();
+        }
+    }
+
+    /// Queues what was staged for a seat as one item; returns the connection's waker, to wake
+    /// when the step's messages are all queued. A lost connection leaves the seat away.
+    pub(super) fn queue_seat(&mut self, s: Seat) -> Option<Waker> {
+        let seat = &mut self.seats[s as usize];
+        match seat.feed.queue() {
+            Queued::Done(waker) => waker,
+            Queued::Lost => {
+                seat.away_since = Some(Instant::now());
+                None
+            }
+        }
+    }
+
+    /// Queues everything staged for every connection, then wakes them: a connection that
+    /// carries several seats finds all of their messages when it runs, and writes them at once.
+    pub(super) fn flush(&mut self) {
+        let mut wake = Vec::new();
+        for s in 0..self.game.seats() {
+            wake.extend(self.queue_seat(s));
+        }
+        if !self.spectators_staged.is_empty() {
+            // Encoded once for every spectator.
+            let frames: Vec<_> = std::mem::take(&mut self.spectators_staged)
+                .iter()
+                .map(Staged::encode)
+                .collect();
+            self.spectators
+                .retain(|(_, o)| match o.put(Out::Frames(frames.clone())) {
+                    Ok(w) => {
+                        wake.extend(w);
+                        true
+                    }
+                    Err(_) => false,
+                });
+        }
+        for w in wake {
+            w.wake();
+        }
+    }
+
+    /// Stages the events from `from` on for every connection, each redacted for its viewer.
+    /// Each event is encoded once per way of seeing it: viewers that see it alike share the
+    /// bytes.
+    pub(super) fn broadcast(&mut self, from: usize) {
+        // The event as some viewer sees it, and its encoding.
+        let mut seen: Vec<(Event, Bytes)> = Vec::with_capacity(2);
+        let seats = self.game.seats();
+        for i in from..self.log.len() {
+            let e = self.log[i];
+            seen.clear();
+            let mut encoded = |viewer: Option<Seat>| -> Bytes {
+                let view = event_for(&e, viewer);
+                if let Some((_, b)) = seen.iter().find(|(v, _)| *v == view) {
+                    return b.clone();
+                }
+                let b = numbered_event(&numbered(i, &view, seats));
+                seen.push((view, b.clone()));
+                b
+            };
+            for s in 0..seats {
+                let feed = &mut self.seats[s as usize].feed;
+                if feed.conn.is_some() {
+                    feed.event(encoded(Some(s)));
+                }
+            }
+            if !self.spectators.is_empty() {
+                let b = encoded(None);
+                self.spectators_staged.push(Staged::Event(b));
+            }
+        }
+    }
+
+    /// Stages a prompt for seat `s` (see [`Feed::prompt`]), if it is connected.
+    pub(super) fn send_prompt(&mut self, s: Seat, required: bool) {
+        if self.seats[s as usize].feed.conn.is_none() {
+            return;
+        }
+        let prompt = self.prompt_for(s, required);
+        self.seats[s as usize].feed.prompt(prompt);
+    }
+
+    /// Seat `s`'s prompt for the current state; `required` for the seat to move, which is
+    /// told its deadline and bank.
+    pub(super) fn prompt_for(&mut self, s: Seat, required: bool) -> Prompt {
+        let obs = self.game.observation(s);
+        let seat = &self.seats[s as usize];
+        let started = self.decision_started.unwrap_or_else(Instant::now);
+        let (deadline, left) = if required {
+            let deadline = started + self.clock.decision + seat.bank;
+            (
+                unix_ms(deadline),
+                deadline.saturating_duration_since(Instant::now()),
+            )
+        } else {
+            (0, Duration::ZERO)
+        };
+        let prompt = pb::DecisionPrompt {
+            state_id: self.state_id,
+            legal_actions: wire::legal_actions_to_wire(&obs),
+            required,
+            deadline_unix_ms: deadline,
+            time_left_ms: left.as_millis() as u32,
+            time_bank_ms: seat.bank.as_millis() as u32,
+            observation: None,
+            last_event_number: self.log.len() as u64,
+        };
+        self.shared.prompt(prompt, &obs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use maumau_engine::{Game, MatchConfig, ProfileId};
+
+    use super::*;
+    use crate::frames::SharedParts;
+    use crate::outbox::{Inbox, outbox};
+
+    fn accepted(request_id: u64) -> pb::ActionAccepted {
+        pb::ActionAccepted {
+            request_id,
+            state_id: request_id + 1,
+            action_index: 0,
+        }
+    }
+
+    fn pong() -> pb::ServerMessage {
+        message(pb::server_message::Kind::Pong(pb::Pong::default()))
+    }
+
+    /// A prompt for the seat to move in a fresh classic game.
+    fn a_prompt() -> Prompt {
+        let config = MatchConfig::new(ProfileId::Classic, 3);
+        let game = Game::new(config, 1).expect("a valid config");
+        let seat = game.to_act().expect("a seat to move");
+        let obs = game.observation(seat);
+        SharedParts::new(&config).prompt(pb::DecisionPrompt::default(), &obs)
+    }
+
+    fn connected(delivery: Delivery, capacity: usize) -> (Feed, Inbox) {
+        let (tx, rx) = outbox(capacity, None);
+        let feed = Feed {
+            conn: Some((7, tx)),
+            delivery,
+            ..Feed::default()
+        };
+        (feed, rx)
+    }
+
+    /// The shape of what is staged: M message, E event, P prompt, B(events, prompt?, answers).
+    fn shape(feed: &Feed) -> Vec<String> {
+        feed.staged
+            .iter()
+            .map(|m| match m {
+                Staged::Message(_) => "M".to_string(),
+                Staged::Event(_) => "E".to_string(),
+                Staged::Prompt(_) => "P".to_string(),
+                Staged::Batch {
+                    events,
+                    prompt,
+                    accepted,
+                } => format!(
+                    "B({},{},{})",
+                    events.len(),
+                    prompt.is_some(),
+                    accepted.len()
+                ),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn as_they_happen_stages_each_event_and_prompt_in_order() {
+        let (mut feed, _rx) = connected(Delivery::AsTheyHappen, 4);
+        feed.event(Bytes::from_static(b"e1"));
+        feed.event(Bytes::from_static(b"e2"));
+        feed.prompt(a_prompt());
+        feed.send(pong());
+        assert_eq!(shape(&feed), ["E", "E", "P", "M"]);
+        assert!(feed.held.is_empty());
+    }
+
+    #[test]
+    fn with_prompt_holds_events_and_answers_for_one_batch_with_the_prompt() {
+        let (mut feed, _rx) = connected(Delivery::WithPrompt, 4);
+        feed.hold_accepted(accepted(1));
+        feed.event(Bytes::from_static(b"e1"));
+        feed.event(Bytes::from_static(b"e2"));
+        assert!(feed.staged.is_empty(), "nothing goes out before the prompt");
+        feed.prompt(a_prompt());
+        assert_eq!(shape(&feed), ["B(2,true,1)"]);
+        // An answer accepted after the prompt was staged joins that batch.
+        feed.hold_accepted(accepted(2));
+        assert_eq!(shape(&feed), ["B(2,true,2)"]);
+        assert!(feed.held.is_empty() && feed.held_accepted.is_empty());
+    }
+
+    #[test]
+    fn with_prompt_releases_what_it_holds_before_any_other_message() {
+        let (mut feed, _rx) = connected(Delivery::WithPrompt, 4);
+        feed.send(pong());
+        assert_eq!(shape(&feed), ["M"], "nothing held: no empty batch");
+        feed.event(Bytes::from_static(b"e1"));
+        feed.hold_accepted(accepted(3));
+        feed.send(pong());
+        assert_eq!(shape(&feed), ["M", "B(1,false,1)", "M"]);
+    }
+
+    #[test]
+    fn a_seat_away_gets_nothing_staged() {
+        let mut feed = Feed::default();
+        feed.event(Bytes::from_static(b"e1"));
+        feed.send(pong());
+        assert!(feed.staged.is_empty() && feed.held.is_empty());
+        assert!(matches!(feed.queue(), Queued::Done(None)));
+        assert!(!feed.is_on(0));
+    }
+
+    #[test]
+    fn a_full_queue_loses_the_connection_and_everything_held_for_it() {
+        let (mut feed, _rx) = connected(Delivery::WithPrompt, 1);
+        assert!(feed.is_on(7) && !feed.is_on(8));
+        feed.send(pong());
+        assert!(matches!(feed.queue(), Queued::Done(_)));
+        assert!(
+            feed.staged.is_empty(),
+            "the step's messages went as one item"
+        );
+        feed.event(Bytes::from_static(b"e1"));
+        feed.hold_accepted(accepted(4));
+        feed.send(pong());
+        assert!(
+            matches!(feed.queue(), Queued::Lost),
+            "the queue holds one item"
+        );
+        assert!(feed.conn.is_none());
+        assert!(feed.staged.is_empty() && feed.held.is_empty() && feed.held_accepted.is_empty());
+    }
+}

@@ -1,0 +1,386 @@
+//! The accept loop and each connection's life: TLS, the connection cap, handshake and idle
+//! timeouts, keepalive pings, closing a connection that floods, and graceful shutdown.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+use tonic::codegen::http;
+
+use super::driver::{Driver, Io, Plain};
+use super::home::Home;
+use crate::sync::lock;
+
+/// A TLS acceptor for `identity` (rustls with the ring provider), offering HTTP/2 and
+/// HTTP/1.1 (grpc-web) by ALPN; or why the certificate or key cannot be used.
+pub(crate) fn tls_acceptor(
+    identity: &crate::config::TlsIdentity,
+) -> Result<tokio_rustls::TlsAcceptor, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls;
+    let certs = CertificateDer::pem_slice_iter(&identity.cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("the certificate is not PEM: {e}"))?;
+    if certs.is_empty() {
+        return Err("the certificate file holds no certificate".into());
+    }
+    let key = PrivateKeyDer::from_pem_slice(&identity.key_pem)
+        .map_err(|e| format!("the key is not a PEM private key: {e}"))?;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("the certificate and key do not go together: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
+}
+
+/// What a connection may hold and how long it may stay silent (see [`crate::ServerConfig`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    /// A connection that has made no request this long after it was accepted is closed.
+    pub(crate) handshake_timeout: Duration,
+    /// A connection with no open request for this long is closed.
+    pub(crate) idle_timeout: Duration,
+    /// HTTP/2 pings this often (when set); a peer that does not answer one within
+    /// `keepalive_timeout` is dropped.
+    pub(crate) keepalive_interval: Option<Duration>,
+    pub(crate) keepalive_timeout: Duration,
+    /// Open connections beyond this are closed as soon as they are accepted.
+    pub(crate) max_connections: usize,
+    /// Concurrent HTTP/2 streams one connection may open.
+    pub(crate) max_streams: u32,
+    /// Unary calls a seat repeats (SubmitAction) one connection may make per second.
+    pub(crate) calls_per_second: u32,
+}
+
+impl Limits {
+    pub(crate) fn from_config(c: &crate::ServerConfig) -> Limits {
+        Limits {
+            handshake_timeout: c.handshake_timeout,
+            idle_timeout: c.idle_timeout,
+            keepalive_interval: c.keepalive_interval,
+            keepalive_timeout: c.keepalive_timeout,
+            max_connections: c.max_connections,
+            max_streams: c.max_streams_per_connection,
+            calls_per_second: c.calls_per_second,
+        }
+    }
+}
+
+/// How long a connection asked to close (idle, or the server stopping) has to say goodbye to a
+/// peer that does not answer before it is dropped.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// Pause of the accept loop after an error such as running out of file descriptors (EMFILE):
+/// accepting again at once would fail again at once, burning a core. Existing connections run on
+/// their own tasks meanwhile.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The requests open on one connection, and since when it has had none.
+#[derive(Default)]
+struct Activity {
+    open: AtomicUsize,
+    /// A request has been made on the connection.
+    served: AtomicBool,
+    idle_since: Mutex<Option<Instant>>,
+}
+
+/// Holds a request open in its connection's [`Activity`] until its response has been sent (or
+/// abandoned).
+struct Open(Arc<Activity>);
+
+impl Open {
+    fn new(activity: &Arc<Activity>) -> Open {
+        activity.served.store(true, Ordering::SeqCst);
+        activity.open.fetch_add(1, Ordering::SeqCst);
+        Open(activity.clone())
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        let mut idle = lock(&self.0.idle_since);
+        if self.0.open.fetch_sub(1, Ordering::SeqCst) == 1 {
+            *idle = Some(Instant::now());
+        }
+    }
+}
+
+/// A response body that keeps its request open (see [`Open`]) until it is dropped.
+struct Tracked {
+    body: tonic::body::Body,
+    _open: Open,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = <tonic::body::Body as hyper::body::Body>::Data;
+    type Error = <tonic::body::Body as hyper::body::Body>::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The service of one connection: counts its open requests and tells each request its peer's
+/// address (`Request::remote_addr` in tonic).
+struct Counted<S> {
+    service: S,
+    activity: Arc<Activity>,
+    peer: std::net::SocketAddr,
+    local: Option<std::net::SocketAddr>,
+}
+
+impl<S> hyper::service::Service<http::Request<hyper::body::Incoming>> for Counted<S>
+where
+    S: tower::Service<
+            http::Request<hyper::body::Incoming>,
+            Response = http::Response<tonic::body::Body>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxResponse;
+
+    fn call(&self, mut req: http::Request<hyper::body::Incoming>) -> Self::Future {
+        let open = Open::new(&self.activity);
+        req.extensions_mut()
+            .insert(tonic::transport::server::TcpConnectInfo {
+                local_addr: self.local,
+                remote_addr: Some(self.peer),
+            });
+        let service = self.service.clone();
+        Box::pin(async move {
+            let Ok(response) = tower::ServiceExt::oneshot(service, req).await;
+            Ok(response.map(|body| tonic::body::Body::new(Tracked { body, _open: open })))
+        })
+    }
+}
+
+type BoxResponse =
+    Pin<Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, Infallible>> + Send>>;
+
+/// Whether an accept error means the process or system is out of a resource (file descriptors,
+/// buffers, memory), so that accepting again at once would only fail again.
+fn out_of_resources(e: &std::io::Error) -> bool {
+    // EMFILE, ENFILE, ENOBUFS, ENOMEM on Linux.
+    matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
+}
+
+/// Accepts connections on `listener` and serves `service` on each until `shutdown` completes;
+/// then stops accepting, asks every connection to finish its streams, and waits for them.
+pub(crate) async fn serve<S>(
+    listener: TcpListener,
+    service: S,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    S: tower::Service<
+            http::Request<hyper::body::Incoming>,
+            Response = http::Response<tonic::body::Body>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    let open = Arc::new(AtomicUsize::new(0));
+    let mut refused: u64 = 0;
+    let local = listener.local_addr().ok();
+    loop {
+        let (tcp, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                Err(e) if out_of_resources(&e) => {
+                    tracing::warn!(error = %e, "accept failed; pausing before the next accept");
+                    tokio::select! {
+                        () = &mut shutdown => break,
+                        () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        if open.load(Ordering::SeqCst) >= limits.max_connections {
+            refused += 1;
+            crate::metrics::connection_refused();
+            if refused.is_power_of_two() {
+                tracing::warn!(
+                    refused,
+                    max_connections = limits.max_connections,
+                    "connection limit reached: refusing connections"
+                );
+            }
+            drop(tcp);
+            continue;
+        }
+        open.fetch_add(1, Ordering::SeqCst);
+        let counted = OpenConnection(open.clone());
+        // Small messages in both directions: without TCP_NODELAY every reply waits for a
+        // delayed ACK.
+        let _ = tcp.set_nodelay(true);
+        let activity = Arc::new(Activity::default());
+        let service = Counted {
+            service: service.clone(),
+            activity: activity.clone(),
+            peer,
+            local,
+        };
+        let mut stop = stop_rx.clone();
+        let tls = tls.clone();
+        let limits = limits.clone();
+        tokio::spawn(async move {
+            let _counted = counted;
+            let _open = crate::metrics::Open::connection();
+            let accepted = Instant::now();
+            // The TLS handshake counts against the handshake timeout, like HTTP/2's.
+            let io = match tls {
+                None => Io::Tcp(tcp),
+                Some(acceptor) => {
+                    match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await
+                    {
+                        Ok(Ok(stream)) => Io::Tls(Box::new(stream)),
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!("TLS handshake timed out");
+                            return;
+                        }
+                    }
+                }
+            };
+            let home = Home::with_calls(limits.calls_per_second);
+            let mut builder = auto::Builder::new(home.clone());
+            builder.http1().timer(TokioTimer::new());
+            // Hundreds of concurrent streams (a bot host may run hundreds of seats over one
+            // connection) up to the configured cap; pings that drop a peer gone silent.
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(limits.max_streams)
+                .keep_alive_interval(limits.keepalive_interval)
+                .keep_alive_timeout(limits.keepalive_timeout)
+                .max_pending_accept_reset_streams(None)
+                .max_local_error_reset_streams(None);
+            let conn = builder.serve_connection(TokioIo::new(Plain(io)), service);
+            let flood = home.clone();
+            let mut driver = Driver::new(conn, home);
+            let mut stopping = *stop.borrow();
+            if stopping {
+                driver.conn.as_mut().graceful_shutdown();
+            }
+            // Closing for silence: when the connection must be gone by.
+            let mut closing: Option<Instant> = None;
+            // Looked at again at least every idle timeout: a connection may make its first
+            // request, and finish it, long before its handshake timeout.
+            let check = tokio::time::sleep(limits.handshake_timeout.min(limits.idle_timeout));
+            let mut check = std::pin::pin!(check);
+            loop {
+                tokio::select! {
+                    done = &mut driver => {
+                        if let Err(e) = done {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    _ = stop.changed(), if !stopping => {
+                        stopping = true;
+                        driver.conn.as_mut().graceful_shutdown();
+                    }
+                    () = flood.flooding() => {
+                        crate::metrics::connection_flooding();
+                        tracing::debug!("closing a connection that kept calling after RATE_LIMITED");
+                        break;
+                    }
+                    () = &mut check => {
+                        let now = Instant::now();
+                        let idle = if activity.open.load(Ordering::SeqCst) == 0 {
+                            *lock(&activity.idle_since)
+                        } else {
+                            None
+                        };
+                        if let Some(by) = closing {
+                            if idle.is_some() && now >= by {
+                                // The peer did not finish the goodbye: drop it.
+                                break;
+                            }
+                            check.as_mut().reset(now + CLOSE_GRACE);
+                            continue;
+                        }
+                        let (since, limit) = if activity.served.load(Ordering::SeqCst) {
+                            (idle, limits.idle_timeout)
+                        } else {
+                            (Some(accepted), limits.handshake_timeout)
+                        };
+                        match since {
+                            Some(t) if now >= t + limit => {
+                                tracing::debug!(%peer, "closing a silent connection");
+                                if !stopping {
+                                    stopping = true;
+                                    driver.conn.as_mut().graceful_shutdown();
+                                }
+                                closing = Some(now + CLOSE_GRACE);
+                                check.as_mut().reset(now + CLOSE_GRACE);
+                            }
+                            Some(t) => check
+                                .as_mut()
+                                .reset((t + limit).min(now + limits.idle_timeout)),
+                            None => check.as_mut().reset(now + limits.idle_timeout),
+                        }
+                    }
+                }
+            }
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    drop(stop_rx);
+    // Every connection holds a receiver until it has closed.
+    stop_tx.closed().await;
+    Ok(())
+}
+
+/// One open connection in the server's count, until dropped.
+struct OpenConnection(Arc<AtomicUsize>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
