@@ -212,6 +212,37 @@ async fn a_connection_that_keeps_sending_unknown_tokens_is_closed() {
     assert_eq!(reason(&other), Some(pb::ErrorReason::BadToken));
 }
 
+/// A token that is not an open match's costs the server a look in its store of finished
+/// matches (on the blocking pool): the connection pays for that look before it is made, so
+/// calls sent all at once cannot run up more looks than its budget (20 at once, 10 a second).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_tokens_sent_all_at_once_get_no_more_store_looks_than_the_budget() {
+    let server = TestServer::start().await;
+    let client = server.play_client().await;
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let mut client = client.clone();
+        calls.spawn(async move {
+            client
+                .submit_action(pb::SubmitActionRequest {
+                    token: format!("a-made-up-token-{i}"),
+                    action: Some(submission(1, i)),
+                })
+                .await
+        });
+    }
+    let answers = calls.join_all().await;
+    let looked_up = answers
+        .iter()
+        .filter(|r| matches!(r, Err(s) if reason(s) == Some(pb::ErrorReason::BadToken)))
+        .count();
+    assert!(looked_up >= 1, "the first unknown tokens are answered: {answers:?}");
+    assert!(
+        looked_up <= 30,
+        "{looked_up} of 200 unknown tokens sent at once were looked up in the store"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submit_action_flood_over_many_connections_is_limited_per_token() {
     let server = strict_server().await;

@@ -62,13 +62,28 @@ async fn resolve(
         (None, b) => b,
     };
     if token.is_empty() {
+        if let Some(home) = Home::current() {
+            home.store_look();
+        }
         return Err(wire::status(
             pb::ErrorReason::BadToken,
             "no token: send `authorization: Bearer TOKEN` or set the token field",
         ));
     }
+    if let Some(found) = registry.open_by_token(token) {
+        return Ok(found);
+    }
+    // Not an open match's token: a finished match's, or none. Looking in the store costs the
+    // server a task on the blocking pool, so the connection pays for the look first; one that
+    // keeps sending such tokens is closed (see `Home::store_look`).
+    if Home::current().is_some_and(|home| !home.store_look()) {
+        return Err(wire::status(
+            pb::ErrorReason::RateLimited,
+            "too many tokens of finished or unknown matches on this connection; slow down",
+        ));
+    }
     registry
-        .by_token(token)
+        .stored_by_token(token)
         .await
         .ok_or_else(|| wire::status(pb::ErrorReason::BadToken, "unknown token"))
 }
@@ -386,15 +401,7 @@ impl PlayService for Play {
                 )),
             }));
         }
-        let (entry, role) = match resolve(&self.registry, token.as_deref(), &r.token).await {
-            Ok(found) => found,
-            Err(refused) => {
-                if let Some(home) = Home::current() {
-                    home.unknown_token();
-                }
-                return Err(refused);
-            }
-        };
+        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token).await?;
         let Role::Seat(seat) = role else {
             return Err(wire::status(
                 pb::ErrorReason::NotSeated,

@@ -531,12 +531,17 @@ impl Registry {
         MatchEntry::from_record(seq, Arc::new(record), Arc::downgrade(self)).map(Arc::new)
     }
 
-    /// The match and role a token belongs to: an open match's from memory, else a finished
-    /// match's from the store.
-    pub(crate) async fn by_token(self: &Arc<Self>, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
-        if let Some(found) = lock(&self.inner).tokens.get(token).cloned() {
-            return Some(found);
-        }
+    /// The open match a token belongs to, and its role there, from memory.
+    pub(crate) fn open_by_token(&self, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
+        lock(&self.inner).tokens.get(token).cloned()
+    }
+
+    /// The finished match a token belongs to, from the store (a look on the blocking pool: see
+    /// `Home::store_look` for what a connection may spend on these).
+    pub(crate) async fn stored_by_token(
+        self: &Arc<Self>,
+        token: &str,
+    ) -> Option<(Arc<MatchEntry>, Role)> {
         let (registry, token) = (self.clone(), token.to_string());
         tokio::task::spawn_blocking(move || {
             let (id, seat) = registry.store.token(&token)?;
@@ -758,7 +763,7 @@ mod tests {
         let (finished, _) = registry.list(0, 500, Some(pb::MatchStatus::Finished)).await;
         assert_eq!(finished.len() as u64, N);
         let (entry, role) = registry
-            .by_token(&created[0].spectator_token)
+            .stored_by_token(&created[0].spectator_token)
             .await
             .unwrap();
         assert_eq!(role, Role::Spectator);

@@ -32,16 +32,17 @@ struct HomeInner {
     /// second or two, and then costs the server one connection set-up per bucket instead of one
     /// request per call (issue 14 item 7).
     strikes: Mutex<Option<crate::play::RateLimit>>,
-    /// SubmitAction calls with a missing or unknown token the connection may make: 10 a second,
-    /// 20 at once. An honest client has its token; one that guesses or floods with a made-up
-    /// one is closed once it has spent them.
+    /// Calls with a missing token, or one that is no open match's (each costs a look in the
+    /// store of finished matches), the connection may make: 10 a second, 20 at once. An honest
+    /// client has its token; one that guesses or floods with a made-up one is closed once it
+    /// has spent them.
     unknown_tokens: Mutex<Option<crate::play::RateLimit>>,
     /// Told when the strikes are spent; the connection's task then closes it.
     flooding: tokio::sync::Notify,
 }
 
-/// SubmitAction calls with an unknown token one connection may make per second (twice that at
-/// once) before it is closed.
+/// Calls with a missing token or one that is no open match's one connection may make per second
+/// (twice that at once) before it is closed.
 const UNKNOWN_TOKENS_PER_SECOND: u32 = 10;
 
 /// Most tables one connection's task hosts. A task runs on one core at a time: a connection that
@@ -105,15 +106,18 @@ impl Home {
         allowed
     }
 
-    /// Counts a SubmitAction call whose token was missing or unknown; when the connection has
-    /// made too many, [`Home::flooding`] completes.
-    pub(crate) fn unknown_token(&self) {
-        if lock(&self.0.unknown_tokens)
+    /// Takes a call with a missing token, or one look in the store of finished matches (for a
+    /// token that is no open match's), from the connection's budget; false when it is spent,
+    /// and then [`Home::flooding`] completes. Paid before the look, so calls in flight at once
+    /// cannot overspend it.
+    pub(crate) fn store_look(&self) -> bool {
+        let allowed = lock(&self.0.unknown_tokens)
             .as_mut()
-            .is_some_and(|s| !s.allow())
-        {
+            .is_none_or(|s| s.allow());
+        if !allowed {
             self.0.flooding.notify_one();
         }
+        allowed
     }
 
     /// Completes once the connection has kept calling after its budget was spent, or kept
