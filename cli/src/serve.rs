@@ -173,40 +173,10 @@ struct FileConfig {
     registrations_per_minute: Option<u32>,
 }
 
-/// The connection and call limits a configuration file sets (its keys, copied out).
-#[derive(Clone, Copy)]
-struct FileLimits {
-    handshake_timeout_ms: Option<u64>,
-    idle_timeout_ms: Option<u64>,
-    keepalive_interval_ms: Option<u64>,
-    keepalive_timeout_ms: Option<u64>,
-    max_connections: Option<usize>,
-    max_streams_per_connection: Option<u32>,
-    calls_per_second: Option<u32>,
-    resumes_per_minute: Option<u32>,
-    registrations_per_minute: Option<u32>,
-}
-
-impl FileLimits {
-    fn of(f: &FileConfig) -> FileLimits {
-        FileLimits {
-            handshake_timeout_ms: f.handshake_timeout_ms,
-            idle_timeout_ms: f.idle_timeout_ms,
-            keepalive_interval_ms: f.keepalive_interval_ms,
-            keepalive_timeout_ms: f.keepalive_timeout_ms,
-            max_connections: f.max_connections,
-            max_streams_per_connection: f.max_streams_per_connection,
-            calls_per_second: f.calls_per_second,
-            resumes_per_minute: f.resumes_per_minute,
-            registrations_per_minute: f.registrations_per_minute,
-        }
-    }
-}
-
 /// The connection and call limits: flags win over the file, which wins over the defaults.
 fn connection_limits(
     args: &ServeArgs,
-    file: &FileLimits,
+    file: &FileConfig,
     config: &mut ServerConfig,
 ) -> Result<(), String> {
     let ms = Duration::from_millis;
@@ -315,7 +285,6 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         Some(p) => load(p)?,
         None => FileConfig::default(),
     };
-    let limits = FileLimits::of(&file);
     let defaults = ServerConfig::default();
     let operator_token = operator_token(args, &file)?;
     let tls = tls_identity(args, &file)?;
@@ -323,7 +292,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         data_dir: args
             .data_dir
             .clone()
-            .or(file.data_dir)
+            .or(file.data_dir.clone())
             .unwrap_or(defaults.data_dir),
         operator_token,
         tls,
@@ -348,7 +317,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     if let Some(v) = file.disconnect_grace_ms {
         t.disconnect_grace = ms(v);
     }
-    if let Some(v) = file.give_up {
+    if let Some(v) = &file.give_up {
         t.give_up = match v.as_str() {
             "bot" => GiveUp::Bot,
             "forfeit" => GiveUp::Forfeit,
@@ -369,7 +338,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     if let Some(v) = file.join_timeout_ms {
         config.join_timeout = ms(v);
     }
-    connection_limits(args, &limits, &mut config)?;
+    connection_limits(args, &file, &mut config)?;
     if args.store.is_some() && !(args.ladder || file.ladder.unwrap_or(false)) {
         return Err("--store is the ladder's storage: give --ladder too".into());
     }
@@ -400,7 +369,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         }
         if let Some(v) = args
             .registrations_per_minute
-            .or(limits.registrations_per_minute)
+            .or(file.registrations_per_minute)
         {
             if v == 0 {
                 return Err("registrations_per_minute must be greater than 0".into());
