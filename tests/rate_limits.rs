@@ -236,11 +236,54 @@ async fn unknown_tokens_sent_all_at_once_get_no_more_store_looks_than_the_budget
         .iter()
         .filter(|r| matches!(r, Err(s) if reason(s) == Some(pb::ErrorReason::BadToken)))
         .count();
-    assert!(looked_up >= 1, "the first unknown tokens are answered: {answers:?}");
+    assert!(
+        looked_up >= 1,
+        "the first unknown tokens are answered: {answers:?}"
+    );
     assert!(
         looked_up <= 30,
         "{looked_up} of 200 unknown tokens sent at once were looked up in the store"
     );
+}
+
+/// A connection closed for flooding is held unread first (a tarpit): a flooder that waits for
+/// its answers waits there, instead of reconnecting at once with a fresh budget. Its next call is
+/// still unanswered after another connection has been answered, then fails: it never gets an
+/// answer, and the server stays responsive to everyone else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_connection_is_held_unanswered_before_it_is_closed() {
+    let server = TestServer::start().await;
+    let mut client = server.play_client().await;
+    let unknown = |i: u64| pb::SubmitActionRequest {
+        token: "a-made-up-token".into(),
+        action: Some(submission(1, i)),
+    };
+    let mut i = 0;
+    loop {
+        let status = client.submit_action(unknown(i)).await.expect_err("refused");
+        if reason(&status) == Some(pb::ErrorReason::RateLimited) {
+            break;
+        }
+        assert_eq!(reason(&status), Some(pb::ErrorReason::BadToken), "{status:?}");
+        i += 1;
+        assert!(i < 1_000, "never limited");
+    }
+    let mut held = client.clone();
+    let next = tokio::spawn(async move { held.submit_action(unknown(0)).await });
+    // Another connection is answered meanwhile, in-band.
+    let other = server
+        .play_client()
+        .await
+        .submit_action(unknown(1))
+        .await
+        .expect_err("refused");
+    assert_eq!(reason(&other), Some(pb::ErrorReason::BadToken));
+    assert!(
+        !next.is_finished(),
+        "the flooding connection answered (or was closed) at once"
+    );
+    let ended = next.await.expect("the call's task").expect_err("never answered");
+    assert_eq!(reason(&ended), None, "ended by the connection's close: {ended:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -151,17 +151,25 @@ impl<C: Future> Future for Driver<C> {
     }
 }
 
-impl<C> Drop for Driver<C> {
-    /// The hosted tables, and those handed over meanwhile, go on as tasks of their own.
-    fn drop(&mut self) {
+impl<C> Driver<C> {
+    /// The hosted tables, and those handed over meanwhile, go on as tasks of their own; the
+    /// connection takes no more.
+    pub(super) fn release_tables(&mut self) {
         let arrived = self.home.close();
         let tables = std::mem::take(&mut self.tables);
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
         for table in tables.into_iter().chain(arrived) {
+            self.home.table_left();
             rt.spawn(table);
         }
+    }
+}
+
+impl<C> Drop for Driver<C> {
+    fn drop(&mut self) {
+        self.release_tables();
     }
 }
 

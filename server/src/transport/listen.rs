@@ -83,6 +83,14 @@ impl Limits {
 /// peer that does not answer before it is dropped.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a connection that floods (keeps calling after its budget of calls, or of unknown
+/// tokens, is spent) is held unread before it is closed. Closing it at once let a flooder that
+/// reconnects 100 ms later cost the server a connection set-up and a fresh budget of refused
+/// calls ten times a second; held, it costs an open socket, like a silent connection (which the
+/// abuse benchmark measured as free), and its calls wait. Shorter than the handshake timeout, so
+/// a flooder holds no socket longer than one that never speaks.
+const TARPIT: Duration = Duration::from_secs(5);
+
 /// Pause of the accept loop after an error such as running out of file descriptors (EMFILE):
 /// accepting again at once would fail again at once, burning a core. Existing connections run on
 /// their own tasks meanwhile.
@@ -325,7 +333,15 @@ where
                     }
                     () = flood.flooding() => {
                         crate::metrics::connection_flooding();
-                        tracing::debug!("closing a connection that kept calling after RATE_LIMITED");
+                        tracing::debug!(%peer, "tarpitting a connection that kept calling after its budget");
+                        // Held, unread, before it is closed: a flooder that waits for its
+                        // answers waits here instead of reconnecting at once (see TARPIT). Its
+                        // tables go on elsewhere meanwhile.
+                        driver.release_tables();
+                        tokio::select! {
+                            () = tokio::time::sleep(TARPIT) => {}
+                            _ = stop.changed(), if !stopping => {}
+                        }
                         break;
                     }
                     () = &mut check => {
