@@ -264,7 +264,11 @@ async fn a_flooding_connection_is_held_unanswered_before_it_is_closed() {
         if reason(&status) == Some(pb::ErrorReason::RateLimited) {
             break;
         }
-        assert_eq!(reason(&status), Some(pb::ErrorReason::BadToken), "{status:?}");
+        assert_eq!(
+            reason(&status),
+            Some(pb::ErrorReason::BadToken),
+            "{status:?}"
+        );
         i += 1;
         assert!(i < 1_000, "never limited");
     }
@@ -282,8 +286,15 @@ async fn a_flooding_connection_is_held_unanswered_before_it_is_closed() {
         !next.is_finished(),
         "the flooding connection answered (or was closed) at once"
     );
-    let ended = next.await.expect("the call's task").expect_err("never answered");
-    assert_eq!(reason(&ended), None, "ended by the connection's close: {ended:?}");
+    let ended = next
+        .await
+        .expect("the call's task")
+        .expect_err("never answered");
+    assert_eq!(
+        reason(&ended),
+        None,
+        "ended by the connection's close: {ended:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
