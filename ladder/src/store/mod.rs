@@ -16,9 +16,11 @@
 //! Schema changes are numbered steps in `migrations/sqlite/` and the same steps in
 //! `migrations/postgres/`, applied in order at open and recorded in `schema_migrations`.
 
+mod backend;
 mod nodes;
 mod postgres;
 mod rules;
+mod sql;
 mod sqlite;
 
 pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Reaped};

@@ -21,21 +21,24 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use bytes::BytesMut;
 use postgres::error::SqlState;
-use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Transaction};
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, NoTls, Row, Statement, Transaction};
 
+use super::backend::{self, Dialect, Taken, Tx, Value, numbered_to_dollar};
 use super::rules::{self, Ending, Migration, not_found, require};
+use super::sql;
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
-    Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
+    Season, SeatHistory, SeatResult, Store, Validation, Version, VersionInfo,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::KeyHash;
-use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
+use crate::rating::{RatedMatch, RatingConfig, RatingState};
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/postgres/`, which carry the same steps as `migrations/sqlite/`.
@@ -72,8 +75,6 @@ pub(super) const MATCHMAKER_LOCK: i32 = 0x6d6d_0003;
 
 /// Connections kept idle at most; more may be open while many calls run at once.
 const IDLE_CONNECTIONS: usize = 8;
-
-type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 /// The ladder kept in PostgreSQL. See the module docs. Clones share the connections and the
 /// leases this node holds (see `nodes.rs`).
@@ -263,27 +264,7 @@ fn exists(t: &mut Transaction<'_>, table: &str, id: i64) -> Result<bool> {
     Ok(t.query_one(&sql, &[&id])?.get(0))
 }
 
-fn hash_from(bytes: &[u8]) -> Result<KeyHash> {
-    let arr: [u8; 32] = bytes
-        .try_into()
-        .map_err(|_| bad("key hash length", &bytes.len().to_string()))?;
-    Ok(KeyHash(arr))
-}
-
-const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
-
-fn key_from_row(r: &Row) -> Result<KeyRecord> {
-    let kind: String = r.get(1);
-    let subject =
-        rules::key_subject(&kind, r.get(2), r.get(3)).ok_or_else(|| bad("key kind", &kind))?;
-    Ok(KeyRecord {
-        id: KeyId(r.get(0)),
-        subject,
-        hash: hash_from(r.get(4))?,
-        created_ms: r.get(5),
-        revoked_ms: r.get(6),
-    })
-}
+use sql::{KEY_COLUMNS, MATCH_COLUMNS, SANCTION_COLUMNS, key_from_row, sanction_from_row};
 
 const VERSION_COLUMNS: &str = "id, bot_id, label, created_ms, retired_ms";
 
@@ -315,119 +296,13 @@ fn season_from_row(r: &Row) -> Season {
     }
 }
 
-const SANCTION_COLUMNS: &str =
-    "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
-
-fn sanction_from_row(r: &Row) -> Result<Sanction> {
-    let target: String = r.get(1);
-    let target =
-        rules::sanction_target(&target, r.get(2)).ok_or_else(|| bad("sanction target", &target))?;
-    let kind: String = r.get(3);
-    Ok(Sanction {
-        id: SanctionId(r.get(0)),
-        target,
-        kind: SanctionKind::from_str_opt(&kind).ok_or_else(|| bad("sanction kind", &kind))?,
-        reason: r.get(4),
-        created_ms: r.get(5),
-        lifted_ms: r.get(6),
-        lifted_reason: r.get(7),
-    })
-}
-
-const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, created_ms, \
-                             started_ms, ended_ms, reason";
-
-fn match_from_row(r: &Row) -> Result<MatchRecord> {
-    let state: String = r.get(5);
-    let seed: i64 = r.get(3);
-    Ok(MatchRecord {
-        id: MatchId(r.get(0)),
-        season: SeasonId(r.get(1)),
-        profile: r.get(2),
-        seed: seed as u64,
-        rated: r.get(4),
-        state: MatchState::from_str_opt(&state).ok_or_else(|| bad("match state", &state))?,
-        rated_seq: r.get(6),
-        created_ms: r.get(7),
-        started_ms: r.get(8),
-        ended_ms: r.get(9),
-        reason: r.get(10),
-        seats: Vec::new(),
-    })
-}
-
-fn load_seats(t: &mut Transaction<'_>, m: &mut MatchRecord) -> Result<()> {
-    let rows = t.query(
-        "SELECT version_id, \"placing\", joined, timeouts FROM match_seats
-         WHERE match_id = $1 ORDER BY seat",
-        &[&m.id.0],
-    )?;
-    m.seats = rows.iter().map(|r| seat_from(r, 0)).collect();
-    Ok(())
-}
-
 /// Loads a match; with `lock`, locks its row until the transaction ends.
 pub(super) fn load_match(t: &mut Transaction<'_>, id: MatchId, lock: bool) -> Result<MatchRecord> {
-    let sql = format!(
-        "SELECT {MATCH_COLUMNS} FROM matches WHERE id = $1{}",
-        if lock { " FOR UPDATE" } else { "" }
-    );
-    let row = t
-        .query_opt(&sql, &[&id.0])?
-        .ok_or_else(|| not_found("match", id))?;
-    let mut m = match_from_row(&row)?;
-    load_seats(t, &mut m)?;
-    Ok(m)
+    sql::load_match(&mut PgTx::new(t), id, lock)
 }
 
-fn load_matches(t: &mut Transaction<'_>, sql: &str, p: &Params<'_>) -> Result<Vec<MatchRecord>> {
-    let rows = t.query(sql, p)?;
-    let mut ms = rows
-        .iter()
-        .map(match_from_row)
-        .collect::<Result<Vec<_>>>()?;
-    if ms.is_empty() {
-        return Ok(ms);
-    }
-    // The seats of all of them in one query, not one per match (the matchmaker reads dozens
-    // of matches every round).
-    let ids: Vec<i64> = ms.iter().map(|m| m.id.0).collect();
-    let at: std::collections::HashMap<i64, usize> =
-        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let rows = t.query(
-        "SELECT match_id, version_id, \"placing\", joined, timeouts FROM match_seats
-         WHERE match_id = ANY($1) ORDER BY match_id, seat",
-        &[&ids],
-    )?;
-    for r in &rows {
-        if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
-            ms[i].seats.push(seat_from(r, 1));
-        }
-    }
-    Ok(ms)
-}
-
-/// A seat from the columns `version_id, "placing", joined, timeouts` starting at `first`.
-fn seat_from(r: &Row, first: usize) -> SeatRecord {
-    let placing: Option<i32> = r.get(first + 1);
-    let timeouts: i64 = r.get(first + 3);
-    rules::seat_record(
-        VersionId(r.get(first)),
-        placing.map(|p| p as u8),
-        r.get(first + 2),
-        timeouts as u32,
-    )
-}
-
-fn state_from(r: &Row, first: usize) -> RatingState {
-    let matches: i64 = r.get(first + 2);
-    RatingState {
-        rating: Rating {
-            mu: r.get(first),
-            sigma: r.get(first + 1),
-        },
-        matches: matches as u32,
-    }
+fn load_matches(t: &mut Transaction<'_>, sql: &str, p: &[Value<'_>]) -> Result<Vec<MatchRecord>> {
+    sql::load_matches(&mut PgTx::new(t), sql, p)
 }
 
 fn read_rating(
@@ -436,12 +311,7 @@ fn read_rating(
     profile: &str,
     version: VersionId,
 ) -> Result<Option<RatingState>> {
-    Ok(t.query_opt(
-        "SELECT mu, sigma, matches FROM ratings
-         WHERE season_id = $1 AND profile = $2 AND version_id = $3",
-        &[&season.0, &profile, &version.0],
-    )?
-    .map(|r| state_from(&r, 0)))
+    sql::read_rating(&mut PgTx::new(t), season, profile, version)
 }
 
 fn write_changes(
@@ -452,91 +322,19 @@ fn write_changes(
     changes: &[RatingChange],
     now: Millis,
 ) -> Result<()> {
-    let event = t.prepare(
-        "INSERT INTO rating_events (season_id, profile, version_id, match_id, cause, mu_before,
-             sigma_before, matches_before, mu_after, sigma_after, matches_after, created_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )?;
-    let row = t.prepare(
-        "INSERT INTO ratings (season_id, profile, version_id, mu, sigma, matches)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (season_id, profile, version_id)
-         DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, matches = excluded.matches",
-    )?;
-    for ch in changes {
-        let before_matches = i64::from(ch.before.matches);
-        let after_matches = i64::from(ch.after.matches);
-        t.execute(
-            &event,
-            &[
-                &season.0,
-                &ch.profile,
-                &ch.version.0,
-                &match_id.map(|m| m.0),
-                &cause.as_str(),
-                &ch.before.rating.mu,
-                &ch.before.rating.sigma,
-                &before_matches,
-                &ch.after.rating.mu,
-                &ch.after.rating.sigma,
-                &after_matches,
-                &now,
-            ],
-        )?;
-        t.execute(
-            &row,
-            &[
-                &season.0,
-                &ch.profile,
-                &ch.version.0,
-                &ch.after.rating.mu,
-                &ch.after.rating.sigma,
-                &after_matches,
-            ],
-        )?;
-    }
-    Ok(())
+    sql::write_changes(&mut PgTx::new(t), season, match_id, cause, changes, now)
 }
 
 fn rated_matches_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatedMatch>> {
-    let rows = t.query(
-        "SELECT m.id, m.profile, s.version_id, s.\"placing\"
-         FROM matches m JOIN match_seats s ON s.match_id = m.id
-         WHERE m.season_id = $1 AND m.state = 'finished' AND m.rated
-           AND m.rated_seq IS NOT NULL
-         ORDER BY m.rated_seq, s.seat",
-        &[&season.0],
-    )?;
-    rules::group_rated_matches(rows.iter().map(|r| {
-        let placing: Option<i32> = r.get(3);
-        (
-            MatchId(r.get(0)),
-            r.get(1),
-            VersionId(r.get(2)),
-            placing.map(|p| p as u8),
-        )
-    }))
+    sql::rated_matches_of(&mut PgTx::new(t), season)
 }
 
 fn ratings_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatingRow>> {
-    Ok(t.query(
-        "SELECT profile, version_id, mu, sigma, matches FROM ratings
-         WHERE season_id = $1 ORDER BY profile, version_id",
-        &[&season.0],
-    )?
-    .iter()
-    .map(|r| RatingRow {
-        season,
-        profile: r.get(0),
-        version: VersionId(r.get(1)),
-        state: state_from(r, 2),
-    })
-    .collect())
+    sql::ratings_of(&mut PgTx::new(t), season)
 }
 
 fn lock_ratings(t: &mut Transaction<'_>) -> Result<()> {
-    t.execute("SELECT pg_advisory_xact_lock($1)", &[&RATINGS_LOCK])?;
-    Ok(())
+    PgTx::new(t).lock_ratings()
 }
 
 fn insert_key(
@@ -545,15 +343,7 @@ fn insert_key(
     hash: &KeyHash,
     now: Millis,
 ) -> Result<KeyId> {
-    let (table, col, id) = rules::key_columns(subject);
-    rules::require_subject(exists(t, table, id)?, subject)?;
-    let sql = format!(
-        "INSERT INTO keys (kind, {col}, hash, created_ms) VALUES ($1, $2, $3, $4) RETURNING id"
-    );
-    let row = t
-        .query_one(&sql, &[&subject.kind().as_str(), &id, &&hash.0[..], &now])
-        .map_err(duplicate("key", "(hash)"))?;
-    Ok(KeyId(row.get(0)))
+    sql::insert_key(&mut PgTx::new(t), subject, hash, now)
 }
 
 impl Store for PgStore {
@@ -737,7 +527,10 @@ impl Store for PgStore {
         self.tx(|t| {
             let (_, col, id) = rules::key_columns(subject);
             let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = $1 ORDER BY id");
-            t.query(&sql, &[&id])?.iter().map(key_from_row).collect()
+            t.query(&sql, &[&id])?
+                .iter()
+                .map(|r| key_from_row(r))
+                .collect()
         })
     }
 
@@ -961,14 +754,14 @@ impl Store for PgStore {
     fn matches_in_state(&self, state: MatchState) -> Result<Vec<MatchRecord>> {
         self.tx(|t| {
             let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE state = $1 ORDER BY id");
-            load_matches(t, &sql, &[&state.as_str()])
+            load_matches(t, &sql, &[state.as_str().into()])
         })
     }
 
     fn recent_matches(&self, limit: usize) -> Result<Vec<MatchRecord>> {
         self.tx(|t| {
             let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT $1");
-            load_matches(t, &sql, &[&(limit as i64)])
+            load_matches(t, &sql, &[limit.into()])
         })
     }
 
@@ -1088,8 +881,8 @@ impl Store for PgStore {
                     change: RatingChange {
                         profile: r.get(1),
                         version: VersionId(r.get(2)),
-                        before: state_from(r, 5),
-                        after: state_from(r, 8),
+                        before: sql::rating_from(r, 5)?,
+                        after: sql::rating_from(r, 8)?,
                     },
                     created_ms: r.get(11),
                 })
@@ -1158,7 +951,10 @@ impl Store for PgStore {
             let sql = format!(
                 "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE lifted_ms IS NULL ORDER BY id"
             );
-            t.query(&sql, &[])?.iter().map(sanction_from_row).collect()
+            t.query(&sql, &[])?
+                .iter()
+                .map(|r| sanction_from_row(r))
+                .collect()
         })
     }
 
@@ -1171,7 +967,7 @@ impl Store for PgStore {
             );
             t.query(&sql, &[&tname, &tid])?
                 .iter()
-                .map(sanction_from_row)
+                .map(|r| sanction_from_row(r))
                 .collect()
         })
     }
@@ -1189,35 +985,7 @@ fn t_is_name_taken(e: &postgres::Error) -> Option<bool> {
 
 /// Schedules a match inside `t` (see [`Store::schedule_match`]; the caller checked its seats).
 pub(super) fn schedule_in(t: &mut Transaction<'_>, m: &NewMatch, now: Millis) -> Result<MatchId> {
-    let closed: Option<Option<Millis>> = t
-        .query_opt(
-            "SELECT closed_ms FROM seasons WHERE id = $1 FOR SHARE",
-            &[&m.season.0],
-        )?
-        .map(|r| r.get(0));
-    rules::check_season_takes_matches(m.season, closed)?;
-    for v in &m.seats {
-        let retired: Option<Option<Millis>> = t
-            .query_opt(
-                "SELECT retired_ms FROM versions WHERE id = $1 FOR SHARE",
-                &[&v.0],
-            )?
-            .map(|r| r.get(0));
-        rules::check_version_takes_seat(*v, retired)?;
-    }
-    let id: i64 = t
-        .query_one(
-            "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
-                 VALUES ($1, $2, $3, $4, 'scheduled', $5) RETURNING id",
-            &[&m.season.0, &m.profile, &(m.seed as i64), &m.rated, &now],
-        )?
-        .get(0);
-    let seat =
-        t.prepare("INSERT INTO match_seats (match_id, seat, version_id) VALUES ($1, $2, $3)")?;
-    for (i, v) in m.seats.iter().enumerate() {
-        t.execute(&seat, &[&id, &(i as i32), &v.0])?;
-    }
-    Ok(MatchId(id))
+    sql::schedule_in(&mut PgTx::new(t), m, now)
 }
 
 /// Finishes a match inside `t` (see [`Store::finish_match`]).
@@ -1228,52 +996,7 @@ pub(crate) fn finish_in(
     config: &RatingConfig,
     now: Millis,
 ) -> Result<Vec<RatingChange>> {
-    lock_ratings(t)?;
-    let m = load_match(t, id, true)?;
-    let placings = rules::check_finish(&m, results)?;
-    let season_open: bool = t
-        .query_one(
-            "SELECT closed_ms IS NULL FROM seasons WHERE id = $1",
-            &[&m.season.0],
-        )?
-        .get(0);
-    let rated = rules::finish_is_rated(&m, season_open);
-    let seat = t.prepare(
-        "UPDATE match_seats SET \"placing\" = $1, joined = TRUE, timeouts = $2
-         WHERE match_id = $3 AND seat = $4",
-    )?;
-    for (i, r) in results.iter().enumerate() {
-        t.execute(
-            &seat,
-            &[
-                &i32::from(r.placing),
-                &i64::from(r.timeouts),
-                &id.0,
-                &(i as i32),
-            ],
-        )?;
-    }
-    let mut changes = Vec::new();
-    let mut seq: Option<i64> = None;
-    if rated {
-        let mut before = Vec::with_capacity(m.seats.len());
-        for s in &m.seats {
-            before.push(read_rating(t, m.season, &m.profile, s.version)?.unwrap_or_default());
-        }
-        changes = rules::rate_finish(config, &m, &placings, &before)?;
-        write_changes(t, m.season, Some(id), RatingCause::Match, &changes, now)?;
-        seq = Some(
-            t.query_one("SELECT COALESCE(MAX(rated_seq), 0) + 1 FROM matches", &[])?
-                .get(0),
-        );
-    }
-    t.execute(
-        "UPDATE matches SET state = 'finished', rated = $1, rated_seq = $2,
-             started_ms = COALESCE(started_ms, $3), ended_ms = $3
-         WHERE id = $4",
-        &[&rated, &seq, &now, &id.0],
-    )?;
-    Ok(changes)
+    sql::finish_in(&mut PgTx::new(t), id, results, config, now)
 }
 
 /// Aborts a match inside `t` (see [`Store::abort_match`]).
@@ -1284,21 +1007,138 @@ pub(crate) fn abort_in(
     reason: &str,
     now: Millis,
 ) -> Result<()> {
-    rules::check_abort(&load_match(t, id, true)?, outcomes)?;
-    let seat = t.prepare(
-        "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3 AND seat = $4",
-    )?;
-    for (i, o) in outcomes.iter().enumerate() {
-        t.execute(
-            &seat,
-            &[&o.joined, &i64::from(o.timeouts), &id.0, &(i as i32)],
-        )?;
+    sql::abort_in(&mut PgTx::new(t), id, outcomes, reason, now)
+}
+
+/// A PostgreSQL transaction as the shared code sees it (see `backend.rs`): placeholders are
+/// rewritten to `$1` and each statement is prepared once per transaction.
+pub(super) struct PgTx<'c, 't> {
+    t: &'c mut Transaction<'t>,
+    statements: HashMap<String, Statement>,
+}
+
+impl<'c, 't> PgTx<'c, 't> {
+    /// The handle over an open transaction (or savepoint).
+    pub(super) fn new(t: &'c mut Transaction<'t>) -> PgTx<'c, 't> {
+        PgTx {
+            t,
+            statements: HashMap::new(),
+        }
     }
-    t.execute(
-        "UPDATE matches SET state = 'aborted', ended_ms = $1, reason = $2 WHERE id = $3",
-        &[&now, &reason, &id.0],
-    )?;
-    Ok(())
+
+    fn statement(&mut self, sql: &str) -> Result<Statement> {
+        let sql = numbered_to_dollar(sql);
+        if let Some(st) = self.statements.get(&sql) {
+            return Ok(st.clone());
+        }
+        let st = self.t.prepare(&sql)?;
+        self.statements.insert(sql, st.clone());
+        Ok(st)
+    }
+}
+
+fn refs<'a>(params: &'a [Value<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+impl Tx for PgTx<'_, '_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+        each: &mut dyn FnMut(&dyn backend::Row) -> Result<()>,
+    ) -> Result<()> {
+        let st = self.statement(sql)?;
+        for r in self.t.query(&st, &refs(params))? {
+            each(&r)?;
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64> {
+        let st = self.statement(sql)?;
+        Ok(self.t.execute(&st, &refs(params))?)
+    }
+
+    fn insert(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Result<i64, Taken>> {
+        let st = self.statement(&format!("{sql} RETURNING id"))?;
+        match self.t.query_one(&st, &refs(params)) {
+            Ok(r) => Ok(Ok(r.try_get(0)?)),
+            Err(e) => match e.as_db_error() {
+                Some(db) if db.code() == &SqlState::UNIQUE_VIOLATION => {
+                    Ok(Err(Taken(db.constraint().map(str::to_string))))
+                }
+                _ => Err(e.into()),
+            },
+        }
+    }
+
+    fn lock_ratings(&mut self) -> Result<()> {
+        self.t
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&RATINGS_LOCK])?;
+        Ok(())
+    }
+}
+
+impl ToSql for Value<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match *self {
+            Value::Null => Ok(IsNull::Yes),
+            // An integer at the column's width.
+            Value::Int(v) if *ty == Type::INT2 => i16::try_from(v)?.to_sql_checked(ty, out),
+            Value::Int(v) if *ty == Type::INT4 => i32::try_from(v)?.to_sql_checked(ty, out),
+            Value::Int(v) => v.to_sql_checked(ty, out),
+            Value::Real(v) => v.to_sql_checked(ty, out),
+            Value::Bool(v) => v.to_sql_checked(ty, out),
+            Value::Text(v) => v.to_sql_checked(ty, out),
+            Value::Blob(v) => v.to_sql_checked(ty, out),
+            Value::Ids(v) => v.to_sql_checked(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        // Checked per value in `to_sql`.
+        true
+    }
+
+    to_sql_checked!();
+}
+
+impl backend::Row for Row {
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        let ty = self.columns()[i].type_();
+        Ok(if *ty == Type::INT2 {
+            self.try_get::<_, Option<i16>>(i)?.map(i64::from)
+        } else if *ty == Type::INT4 {
+            self.try_get::<_, Option<i32>>(i)?.map(i64::from)
+        } else {
+            self.try_get(i)?
+        })
+    }
+
+    fn f64(&self, i: usize) -> Result<f64> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn opt_bool(&self, i: usize) -> Result<Option<bool>> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn opt_string(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.try_get(i)?)
+    }
+
+    fn blob(&self, i: usize) -> Result<Vec<u8>> {
+        Ok(self.try_get(i)?)
+    }
 }
 
 #[cfg(test)]

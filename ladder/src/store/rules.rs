@@ -30,6 +30,14 @@ pub(super) fn not_found(what: &'static str, id: impl ToString) -> LadderError {
     }
 }
 
+/// A unique value (`what` named `name`) already taken: [`LadderError::Duplicate`].
+pub(super) fn taken(what: &'static str, name: &str) -> LadderError {
+    LadderError::Duplicate {
+        what,
+        name: name.to_string(),
+    }
+}
+
 /// A mapper for a failed insert: [`LadderError::Duplicate`] when `is_unique` says the database
 /// refused it for a taken unique value (`what` named `name`), the database error otherwise.
 pub(super) fn duplicate<E: Into<LadderError>>(
@@ -39,10 +47,7 @@ pub(super) fn duplicate<E: Into<LadderError>>(
 ) -> impl FnOnce(E) -> LadderError {
     move |e| {
         if is_unique(&e) {
-            LadderError::Duplicate {
-                what,
-                name: name.to_string(),
-            }
+            taken(what, name)
         } else {
             e.into()
         }

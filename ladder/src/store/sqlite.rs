@@ -9,7 +9,6 @@
 //! Only the SQL and the transactions are here; what each method checks and decides is in
 //! `rules.rs`, shared with the PostgreSQL store.
 
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,11 +16,15 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
+use rusqlite::types::ToSqlOutput;
 use rusqlite::{
-    Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior, params,
+    Connection, ErrorCode, OptionalExtension, ToSql, Transaction, TransactionBehavior, params,
+    params_from_iter,
 };
 
+use super::backend::{Dialect, Row, Taken, Tx, Value};
 use super::rules::{self, Ending, Migration, not_found, require};
+use super::sql::{self, MATCH_COLUMNS};
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
@@ -223,7 +226,7 @@ fn bad_text(col: usize, what: &str) -> rusqlite::Error {
 
 const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
 
-fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
+fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
     let kind: String = r.get(1)?;
     let subject =
         rules::key_subject(&kind, r.get(2)?, r.get(3)?).ok_or_else(|| bad_text(1, "kind"))?;
@@ -236,7 +239,7 @@ fn key_from_row(r: &Row<'_>) -> rusqlite::Result<KeyRecord> {
     })
 }
 
-fn version_from_row(r: &Row<'_>) -> rusqlite::Result<Version> {
+fn version_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     Ok(Version {
         id: VersionId(r.get(0)?),
         bot: BotId(r.get(1)?),
@@ -246,7 +249,7 @@ fn version_from_row(r: &Row<'_>) -> rusqlite::Result<Version> {
     })
 }
 
-fn bot_from_row(r: &Row<'_>) -> rusqlite::Result<Bot> {
+fn bot_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Bot> {
     Ok(Bot {
         id: BotId(r.get(0)?),
         owner: OwnerId(r.get(1)?),
@@ -255,7 +258,7 @@ fn bot_from_row(r: &Row<'_>) -> rusqlite::Result<Bot> {
     })
 }
 
-fn season_from_row(r: &Row<'_>) -> rusqlite::Result<Season> {
+fn season_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Season> {
     Ok(Season {
         id: SeasonId(r.get(0)?),
         name: r.get(1)?,
@@ -267,7 +270,7 @@ fn season_from_row(r: &Row<'_>) -> rusqlite::Result<Season> {
 const SANCTION_COLUMNS: &str =
     "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
 
-fn sanction_from_row(r: &Row<'_>) -> rusqlite::Result<Sanction> {
+fn sanction_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Sanction> {
     let target: String = r.get(1)?;
     let target = rules::sanction_target(&target, r.get(2)?).ok_or_else(|| bad_text(1, "target"))?;
     let kind: String = r.get(3)?;
@@ -282,80 +285,12 @@ fn sanction_from_row(r: &Row<'_>) -> rusqlite::Result<Sanction> {
     })
 }
 
-const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, created_ms, \
-                             started_ms, ended_ms, reason";
-
-fn match_from_row(r: &Row<'_>) -> rusqlite::Result<MatchRecord> {
-    let state: String = r.get(5)?;
-    let seed: i64 = r.get(3)?;
-    Ok(MatchRecord {
-        id: MatchId(r.get(0)?),
-        season: SeasonId(r.get(1)?),
-        profile: r.get(2)?,
-        seed: seed as u64,
-        rated: r.get(4)?,
-        state: MatchState::from_str_opt(&state).ok_or_else(|| bad_text(5, "state"))?,
-        rated_seq: r.get(6)?,
-        created_ms: r.get(7)?,
-        started_ms: r.get(8)?,
-        ended_ms: r.get(9)?,
-        reason: r.get(10)?,
-        seats: Vec::new(),
-    })
-}
-
-fn load_seats(c: &Connection, m: &mut MatchRecord) -> Result<()> {
-    let mut st = c.prepare_cached(
-        "SELECT version_id, placing, joined, timeouts FROM match_seats
-         WHERE match_id = ?1 ORDER BY seat",
-    )?;
-    m.seats = st
-        .query_map([m.id.0], |r| {
-            Ok(rules::seat_record(
-                VersionId(r.get(0)?),
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(())
-}
-
 fn load_match(c: &Connection, id: MatchId) -> Result<MatchRecord> {
-    let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE id = ?1");
-    let mut m = c
-        .query_row(&sql, [id.0], match_from_row)
-        .optional()?
-        .ok_or_else(|| not_found("match", id))?;
-    load_seats(c, &mut m)?;
-    Ok(m)
+    sql::load_match(&mut SqliteTx(c), id, false)
 }
 
-fn load_matches(c: &Connection, sql: &str, p: impl rusqlite::Params) -> Result<Vec<MatchRecord>> {
-    let mut st = c.prepare_cached(sql)?;
-    let mut ms: Vec<MatchRecord> = st
-        .query_map(p, match_from_row)?
-        .collect::<rusqlite::Result<_>>()?;
-    if ms.is_empty() {
-        return Ok(ms);
-    }
-    // The seats of all of them in one query, not one per match (the matchmaker reads dozens
-    // of matches every round). Ids are integers, so the JSON array is safe to build.
-    let ids: Vec<String> = ms.iter().map(|m| m.id.0.to_string()).collect();
-    let at: HashMap<i64, usize> = ms.iter().enumerate().map(|(i, m)| (m.id.0, i)).collect();
-    let mut st = c.prepare_cached(
-        "SELECT match_id, version_id, placing, joined, timeouts FROM match_seats
-         WHERE match_id IN (SELECT value FROM json_each(?1)) ORDER BY match_id, seat",
-    )?;
-    let mut rows = st.query([format!("[{}]", ids.join(","))])?;
-    while let Some(r) = rows.next()? {
-        if let Some(&i) = at.get(&r.get::<_, i64>(0)?) {
-            let seat = rules::seat_record(VersionId(r.get(1)?), r.get(2)?, r.get(3)?, r.get(4)?);
-            ms[i].seats.push(seat);
-        }
-    }
-    Ok(ms)
+fn load_matches(c: &Connection, sql: &str, p: &[Value<'_>]) -> Result<Vec<MatchRecord>> {
+    sql::load_matches(&mut SqliteTx(c), sql, p)
 }
 
 fn read_rating(
@@ -364,20 +299,7 @@ fn read_rating(
     profile: &str,
     version: VersionId,
 ) -> Result<Option<RatingState>> {
-    Ok(c.prepare_cached(
-        "SELECT mu, sigma, matches FROM ratings
-         WHERE season_id = ?1 AND profile = ?2 AND version_id = ?3",
-    )?
-    .query_row(params![season.0, profile, version.0], |r| {
-        Ok(RatingState {
-            rating: Rating {
-                mu: r.get(0)?,
-                sigma: r.get(1)?,
-            },
-            matches: r.get(2)?,
-        })
-    })
-    .optional()?)
+    sql::read_rating(&mut SqliteTx(c), season, profile, version)
 }
 
 fn write_changes(
@@ -388,87 +310,15 @@ fn write_changes(
     changes: &[RatingChange],
     now: Millis,
 ) -> Result<()> {
-    let mut event = c.prepare_cached(
-        "INSERT INTO rating_events (season_id, profile, version_id, match_id, cause, mu_before,
-             sigma_before, matches_before, mu_after, sigma_after, matches_after, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?;
-    let mut row = c.prepare_cached(
-        "INSERT INTO ratings (season_id, profile, version_id, mu, sigma, matches)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (season_id, profile, version_id)
-         DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, matches = excluded.matches",
-    )?;
-    for ch in changes {
-        event.execute(params![
-            season.0,
-            ch.profile,
-            ch.version.0,
-            match_id.map(|m| m.0),
-            cause.as_str(),
-            ch.before.rating.mu,
-            ch.before.rating.sigma,
-            ch.before.matches,
-            ch.after.rating.mu,
-            ch.after.rating.sigma,
-            ch.after.matches,
-            now
-        ])?;
-        row.execute(params![
-            season.0,
-            ch.profile,
-            ch.version.0,
-            ch.after.rating.mu,
-            ch.after.rating.sigma,
-            ch.after.matches
-        ])?;
-    }
-    Ok(())
+    sql::write_changes(&mut SqliteTx(c), season, match_id, cause, changes, now)
 }
 
 fn rated_matches_of(c: &Connection, season: SeasonId) -> Result<Vec<RatedMatch>> {
-    let mut st = c.prepare_cached(
-        "SELECT m.id, m.profile, s.version_id, s.placing
-         FROM matches m JOIN match_seats s ON s.match_id = m.id
-         WHERE m.season_id = ?1 AND m.state = 'finished' AND m.rated = 1
-           AND m.rated_seq IS NOT NULL
-         ORDER BY m.rated_seq, s.seat",
-    )?;
-    let rows = st
-        .query_map([season.0], |r| {
-            Ok((
-                MatchId(r.get(0)?),
-                r.get::<_, String>(1)?,
-                VersionId(r.get(2)?),
-                r.get::<_, Option<u8>>(3)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    rules::group_rated_matches(rows)
+    sql::rated_matches_of(&mut SqliteTx(c), season)
 }
 
 fn ratings_of(c: &Connection, season: SeasonId) -> Result<Vec<RatingRow>> {
-    let mut st = c.prepare_cached(
-        "SELECT profile, version_id, mu, sigma, matches FROM ratings
-         WHERE season_id = ?1 ORDER BY profile, version_id",
-    )?;
-    let rows = st
-        .query_map([season.0], |r| {
-            Ok(RatingRow {
-                season,
-                profile: r.get(0)?,
-                version: VersionId(r.get(1)?),
-                state: RatingState {
-                    rating: Rating {
-                        mu: r.get(2)?,
-                        sigma: r.get(3)?,
-                    },
-                    matches: r.get(4)?,
-                },
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
+    sql::ratings_of(&mut SqliteTx(c), season)
 }
 
 impl Store for SqliteStore {
@@ -942,7 +792,7 @@ impl Store for SqliteStore {
     fn matches_in_state(&self, state: MatchState) -> Result<Vec<MatchRecord>> {
         self.read(|c| {
             let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE state = ?1 ORDER BY id");
-            load_matches(c, &sql, [state.as_str()])
+            load_matches(c, &sql, &[state.as_str().into()])
         })
     }
 
@@ -951,7 +801,7 @@ impl Store for SqliteStore {
             // The limit is written into the SQL, not bound: SQLite re-prepares a statement
             // whenever a new LIMIT value is bound, which undoes the statement cache.
             let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT {limit}");
-            load_matches(c, &sql, [])
+            load_matches(c, &sql, &[])
         })
     }
 
@@ -1170,12 +1020,91 @@ impl Store for SqliteStore {
 }
 
 fn insert_key(tx: &Connection, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
-    let (table, col, id) = rules::key_columns(subject);
-    rules::require_subject(exists(tx, table, id)?, subject)?;
-    let sql = format!("INSERT INTO keys (kind, {col}, hash, created_ms) VALUES (?1, ?2, ?3, ?4)");
-    tx.execute(&sql, params![subject.kind().as_str(), id, &hash.0[..], now])
-        .map_err(duplicate("key", "(hash)"))?;
-    Ok(KeyId(tx.last_insert_rowid()))
+    sql::insert_key(&mut SqliteTx(tx), subject, hash, now)
+}
+
+/// A SQLite transaction as the shared code sees it (see `backend.rs`). Every statement is
+/// prepared once per connection and kept.
+struct SqliteTx<'c>(&'c Connection);
+
+impl Tx for SqliteTx<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+        each: &mut dyn FnMut(&dyn Row) -> Result<()>,
+    ) -> Result<()> {
+        let mut st = self.0.prepare_cached(sql)?;
+        let mut rows = st.query(params_from_iter(params))?;
+        while let Some(r) = rows.next()? {
+            each(r)?;
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64> {
+        let mut st = self.0.prepare_cached(sql)?;
+        Ok(st.execute(params_from_iter(params))? as u64)
+    }
+
+    fn insert(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Result<i64, Taken>> {
+        let mut st = self.0.prepare_cached(sql)?;
+        match st.execute(params_from_iter(params)) {
+            Ok(_) => Ok(Ok(self.0.last_insert_rowid())),
+            Err(e) if is_unique_violation(&e) => Ok(Err(Taken(None))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn lock_ratings(&mut self) -> Result<()> {
+        // One writer at a time already.
+        Ok(())
+    }
+}
+
+impl ToSql for Value<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match *self {
+            Value::Null => ToSqlOutput::Owned(rusqlite::types::Value::Null),
+            Value::Int(v) => ToSqlOutput::from(v),
+            Value::Real(v) => ToSqlOutput::from(v),
+            Value::Bool(v) => ToSqlOutput::from(v),
+            Value::Text(v) => ToSqlOutput::from(v),
+            Value::Blob(v) => ToSqlOutput::from(v),
+            // For `IN (SELECT value FROM json_each(?1))`; ids are integers, so the JSON array
+            // is safe to build.
+            Value::Ids(ids) => {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                ToSqlOutput::from(format!("[{}]", ids.join(",")))
+            }
+        })
+    }
+}
+
+impl Row for rusqlite::Row<'_> {
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        Ok(self.get(i)?)
+    }
+
+    fn f64(&self, i: usize) -> Result<f64> {
+        Ok(self.get(i)?)
+    }
+
+    fn opt_bool(&self, i: usize) -> Result<Option<bool>> {
+        Ok(self.get(i)?)
+    }
+
+    fn opt_string(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.get(i)?)
+    }
+
+    fn blob(&self, i: usize) -> Result<Vec<u8>> {
+        Ok(self.get(i)?)
+    }
 }
 
 #[cfg(test)]
