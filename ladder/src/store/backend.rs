@@ -20,6 +20,7 @@
 //!   [`Dialect::for_update`]) and the ratings' advisory lock ([`Tx::lock_ratings`]) are empty there.
 
 use crate::error::{LadderError, Result};
+use crate::ids::MatchId;
 
 /// Which SQL a handle speaks, where the texts differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +51,7 @@ impl Dialect {
     }
 }
 
-/// A parameter of a statement.
+/// A parameter of a statement, or a column as read.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Value<'a> {
     /// SQL NULL.
@@ -139,18 +140,20 @@ impl<'a, T: Into<Value<'a>>> From<Option<T>> for Value<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Taken(pub(super) Option<String>);
 
-/// One row of a result, by column index.
+/// One row of a result, by column index: each backend reads a column as a [`Value`]; the typed
+/// reads are written once, here.
 pub(super) trait Row {
+    /// Column `i` as stored (booleans are integers on SQLite).
+    fn cell(&self, i: usize) -> Result<Value<'_>>;
+
     /// An integer column that may be NULL.
-    fn opt_i64(&self, i: usize) -> Result<Option<i64>>;
-    /// A floating-point column.
-    fn f64(&self, i: usize) -> Result<f64>;
-    /// A boolean column that may be NULL.
-    fn opt_bool(&self, i: usize) -> Result<Option<bool>>;
-    /// A text column that may be NULL.
-    fn opt_string(&self, i: usize) -> Result<Option<String>>;
-    /// A bytes column.
-    fn blob(&self, i: usize) -> Result<Vec<u8>>;
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        match self.cell(i)? {
+            Value::Null => Ok(None),
+            Value::Int(v) => Ok(Some(v)),
+            other => Err(bad("value for an integer", &format!("{other:?}"))),
+        }
+    }
 
     /// An integer column.
     fn i64(&self, i: usize) -> Result<i64> {
@@ -170,14 +173,52 @@ pub(super) trait Row {
             .transpose()
     }
 
+    /// A floating-point column.
+    fn f64(&self, i: usize) -> Result<f64> {
+        match self.cell(i)? {
+            Value::Real(v) => Ok(v),
+            Value::Int(v) => Ok(v as f64),
+            Value::Null => Err(null(i)),
+            other => Err(bad("value for a number", &format!("{other:?}"))),
+        }
+    }
+
+    /// A boolean column that may be NULL.
+    fn opt_bool(&self, i: usize) -> Result<Option<bool>> {
+        match self.cell(i)? {
+            Value::Null => Ok(None),
+            Value::Bool(v) => Ok(Some(v)),
+            Value::Int(v) => Ok(Some(v != 0)),
+            other => Err(bad("value for a boolean", &format!("{other:?}"))),
+        }
+    }
+
     /// A boolean column.
     fn bool(&self, i: usize) -> Result<bool> {
         self.opt_bool(i)?.ok_or_else(|| null(i))
     }
 
+    /// A text column that may be NULL.
+    fn opt_string(&self, i: usize) -> Result<Option<String>> {
+        match self.cell(i)? {
+            Value::Null => Ok(None),
+            Value::Text(v) => Ok(Some(v.to_string())),
+            other => Err(bad("value for text", &format!("{other:?}"))),
+        }
+    }
+
     /// A text column.
     fn string(&self, i: usize) -> Result<String> {
         self.opt_string(i)?.ok_or_else(|| null(i))
+    }
+
+    /// A bytes column.
+    fn blob(&self, i: usize) -> Result<Vec<u8>> {
+        match self.cell(i)? {
+            Value::Blob(v) => Ok(v.to_vec()),
+            Value::Null => Err(null(i)),
+            other => Err(bad("value for bytes", &format!("{other:?}"))),
+        }
     }
 }
 
@@ -190,17 +231,15 @@ fn null(i: usize) -> LadderError {
     LadderError::Database(format!("unexpected NULL in column {i}").into())
 }
 
+/// What a query hands each of its rows to.
+pub(super) type EachRow<'f> = &'f mut dyn FnMut(&dyn Row) -> Result<()>;
+
 /// One open transaction. Statements use `?1`-style placeholders (see the module docs).
 pub(super) trait Tx {
     /// The SQL this handle speaks.
     fn dialect(&self) -> Dialect;
     /// Runs a query and hands each row to `each`, in order.
-    fn query_each(
-        &mut self,
-        sql: &str,
-        params: &[Value<'_>],
-        each: &mut dyn FnMut(&dyn Row) -> Result<()>,
-    ) -> Result<()>;
+    fn query_each(&mut self, sql: &str, params: &[Value<'_>], each: EachRow<'_>) -> Result<()>;
     /// Runs a statement; returns the rows it changed.
     fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64>;
     /// Runs an `INSERT` into a table with an `id` column; returns the new id, or [`Taken`] when a
@@ -262,6 +301,18 @@ impl dyn Tx + '_ {
         let sql = format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE id = ?1)");
         self.one(&sql, &[id.into()], |r| r.bool(0))
     }
+}
+
+/// A store: where its transactions come from.
+pub(super) trait Backend: Send + Sync {
+    /// Runs `f` in a transaction that only reads; commits if it returns `Ok`.
+    fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T>;
+    /// Runs `f` in a transaction that writes; commits if it returns `Ok`.
+    fn write<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T>;
+    /// Fails unless the match's lease, if it has one, is held by this process (PostgreSQL's
+    /// nodes; see `nodes.rs`). Called inside the transaction that records the match's end,
+    /// after its row is locked.
+    fn check_lease(&self, t: &mut dyn Tx, id: MatchId) -> Result<()>;
 }
 
 /// `?1`-style placeholders rewritten as PostgreSQL's `$1` (the SQL has no `?` elsewhere).
