@@ -429,7 +429,7 @@ pub(super) fn abort_in(
     Ok(())
 }
 
-/// Every method of [`Store`], once, for any [`Backend`]: SQLite and PostgreSQL differ only in
+/// Every method of [`Store`], once, for any `Backend`: SQLite and PostgreSQL differ only in
 /// their handles (`sqlite.rs`, `postgres.rs`).
 impl<B: Backend> Store for B {
     fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
