@@ -24,11 +24,7 @@ use crate::keys::KeyHash;
 use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
 
 /// A taken unique value as [`crate::error::LadderError::Duplicate`].
-pub(super) fn unique<T>(
-    inserted: std::result::Result<T, Taken>,
-    what: &'static str,
-    name: &str,
-) -> Result<T> {
+fn unique<T>(inserted: std::result::Result<T, Taken>, what: &'static str, name: &str) -> Result<T> {
     inserted.map_err(|_| rules::taken(what, name))
 }
 
@@ -40,9 +36,9 @@ fn new_row(inserted: std::result::Result<i64, Taken>) -> Result<i64> {
     })
 }
 
-pub(super) const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
+const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
 
-pub(super) fn key_from_row(r: &dyn Row) -> Result<KeyRecord> {
+fn key_from_row(r: &dyn Row) -> Result<KeyRecord> {
     let kind = r.string(1)?;
     let subject = rules::key_subject(&kind, r.opt_i64(2)?, r.opt_i64(3)?)
         .ok_or_else(|| bad("key kind", &kind))?;
@@ -60,9 +56,9 @@ pub(super) fn key_from_row(r: &dyn Row) -> Result<KeyRecord> {
     })
 }
 
-pub(super) const VERSION_COLUMNS: &str = "id, bot_id, label, created_ms, retired_ms";
+const VERSION_COLUMNS: &str = "id, bot_id, label, created_ms, retired_ms";
 
-pub(super) fn version_from_row(r: &dyn Row) -> Result<Version> {
+fn version_from_row(r: &dyn Row) -> Result<Version> {
     Ok(Version {
         id: VersionId(r.i64(0)?),
         bot: BotId(r.i64(1)?),
@@ -72,9 +68,9 @@ pub(super) fn version_from_row(r: &dyn Row) -> Result<Version> {
     })
 }
 
-pub(super) const BOT_COLUMNS: &str = "id, owner_id, name, created_ms";
+const BOT_COLUMNS: &str = "id, owner_id, name, created_ms";
 
-pub(super) fn bot_from_row(r: &dyn Row) -> Result<Bot> {
+fn bot_from_row(r: &dyn Row) -> Result<Bot> {
     Ok(Bot {
         id: BotId(r.i64(0)?),
         owner: OwnerId(r.i64(1)?),
@@ -83,9 +79,9 @@ pub(super) fn bot_from_row(r: &dyn Row) -> Result<Bot> {
     })
 }
 
-pub(super) const SEASON_COLUMNS: &str = "id, name, opened_ms, closed_ms";
+const SEASON_COLUMNS: &str = "id, name, opened_ms, closed_ms";
 
-pub(super) fn season_from_row(r: &dyn Row) -> Result<Season> {
+fn season_from_row(r: &dyn Row) -> Result<Season> {
     Ok(Season {
         id: SeasonId(r.i64(0)?),
         name: r.string(1)?,
@@ -94,10 +90,10 @@ pub(super) fn season_from_row(r: &dyn Row) -> Result<Season> {
     })
 }
 
-pub(super) const SANCTION_COLUMNS: &str =
+const SANCTION_COLUMNS: &str =
     "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
 
-pub(super) fn sanction_from_row(r: &dyn Row) -> Result<Sanction> {
+fn sanction_from_row(r: &dyn Row) -> Result<Sanction> {
     let target = r.string(1)?;
     let target = rules::sanction_target(&target, r.i64(2)?)
         .ok_or_else(|| bad("sanction target", &target))?;
@@ -113,7 +109,7 @@ pub(super) fn sanction_from_row(r: &dyn Row) -> Result<Sanction> {
     })
 }
 
-pub(super) const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, \
+const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, \
                                         created_ms, started_ms, ended_ms, reason";
 
 fn match_from_row(r: &dyn Row) -> Result<MatchRecord> {
@@ -135,7 +131,7 @@ fn match_from_row(r: &dyn Row) -> Result<MatchRecord> {
 }
 
 /// A match state read from column `i`.
-pub(super) fn state_at(r: &dyn Row, i: usize) -> Result<MatchState> {
+fn state_at(r: &dyn Row, i: usize) -> Result<MatchState> {
     let state = r.string(i)?;
     MatchState::from_str_opt(&state).ok_or_else(|| bad("match state", &state))
 }
@@ -151,7 +147,7 @@ fn seat_from(r: &dyn Row, first: usize) -> Result<SeatRecord> {
 }
 
 /// A rating from the columns `mu, sigma, matches` starting at `first`.
-pub(super) fn rating_from(r: &dyn Row, first: usize) -> Result<RatingState> {
+fn rating_from(r: &dyn Row, first: usize) -> Result<RatingState> {
     Ok(RatingState {
         rating: Rating {
             mu: r.f64(first)?,
@@ -178,11 +174,7 @@ pub(super) fn load_match(t: &mut dyn Tx, id: MatchId, lock: bool) -> Result<Matc
 }
 
 /// The matches a query over [`MATCH_COLUMNS`] returns, with their seats.
-pub(super) fn load_matches(
-    t: &mut dyn Tx,
-    sql: &str,
-    params: &[Value<'_>],
-) -> Result<Vec<MatchRecord>> {
+fn load_matches(t: &mut dyn Tx, sql: &str, params: &[Value<'_>]) -> Result<Vec<MatchRecord>> {
     let mut ms = t.rows(sql, params, match_from_row)?;
     if ms.is_empty() {
         return Ok(ms);
@@ -207,7 +199,7 @@ pub(super) fn load_matches(
 }
 
 /// One version's current rating in a season and profile.
-pub(super) fn read_rating(
+fn read_rating(
     t: &mut dyn Tx,
     season: SeasonId,
     profile: &str,
@@ -222,7 +214,7 @@ pub(super) fn read_rating(
 }
 
 /// Writes rating changes as events of `cause` and as the current ratings.
-pub(super) fn write_changes(
+fn write_changes(
     t: &mut dyn Tx,
     season: SeasonId,
     match_id: Option<MatchId>,
@@ -270,7 +262,7 @@ pub(super) fn write_changes(
 }
 
 /// The season's finished rated matches, in the order they were rated.
-pub(super) fn rated_matches_of(t: &mut dyn Tx, season: SeasonId) -> Result<Vec<RatedMatch>> {
+fn rated_matches_of(t: &mut dyn Tx, season: SeasonId) -> Result<Vec<RatedMatch>> {
     let rows = t.rows(
         "SELECT m.id, m.profile, s.version_id, s.\"placing\"
          FROM matches m JOIN match_seats s ON s.match_id = m.id
@@ -291,7 +283,7 @@ pub(super) fn rated_matches_of(t: &mut dyn Tx, season: SeasonId) -> Result<Vec<R
 }
 
 /// Current ratings in a season, by profile then version.
-pub(super) fn ratings_of(t: &mut dyn Tx, season: SeasonId) -> Result<Vec<RatingRow>> {
+fn ratings_of(t: &mut dyn Tx, season: SeasonId) -> Result<Vec<RatingRow>> {
     t.rows(
         "SELECT profile, version_id, mu, sigma, matches FROM ratings
          WHERE season_id = ?1 ORDER BY profile, version_id",
@@ -308,12 +300,7 @@ pub(super) fn ratings_of(t: &mut dyn Tx, season: SeasonId) -> Result<Vec<RatingR
 }
 
 /// Issues a key for a subject that must exist.
-pub(super) fn insert_key(
-    t: &mut dyn Tx,
-    subject: KeySubject,
-    hash: &KeyHash,
-    now: Millis,
-) -> Result<KeyId> {
+fn insert_key(t: &mut dyn Tx, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
     let (table, col, id) = rules::key_columns(subject);
     rules::require_subject(t.exists(table, id)?, subject)?;
     let sql = format!("INSERT INTO keys (kind, {col}, hash, created_ms) VALUES (?1, ?2, ?3, ?4)");
@@ -360,7 +347,7 @@ pub(super) fn schedule_in(t: &mut dyn Tx, m: &NewMatch, now: Millis) -> Result<M
 }
 
 /// Finishes a match (see [`super::Store::finish_match`]).
-pub(super) fn finish_in(
+fn finish_in(
     t: &mut dyn Tx,
     id: MatchId,
     results: &[SeatResult],
