@@ -9,16 +9,21 @@
 //! keeps the same trait with row and advisory locks where SQLite has one writer.
 //!
 //! What a method checks and decides (its refusals and their messages, the rating of a finished
-//! match, the recomputation after a void) is written once, as pure functions in `rules.rs`. Each
-//! backend loads the rows a decision needs, asks the rule and writes the result inside its own
-//! transaction: `sqlite.rs` and `postgres.rs` hold only their SQL and their transactions.
+//! match, the recomputation after a void) is written once, as pure functions in `rules.rs`. How a
+//! method does it (the statements, and the order in which it reads, asks the rule and writes) is
+//! written once too, in `sql.rs`: one implementation of [`Store`] for every store that offers the
+//! transaction handle of `backend.rs` (typed queries, an insert that returns the new id, the
+//! PostgreSQL-only locks, empty on SQLite). `sqlite.rs` and `postgres.rs` hold only their
+//! connections, their migrations and that handle; `nodes.rs` adds PostgreSQL's work queue.
 //!
 //! Schema changes are numbered steps in `migrations/sqlite/` and the same steps in
 //! `migrations/postgres/`, applied in order at open and recorded in `schema_migrations`.
 
+mod backend;
 mod nodes;
 mod postgres;
 mod rules;
+mod sql;
 mod sqlite;
 
 pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Reaped};

@@ -27,8 +27,9 @@ use std::sync::atomic::Ordering;
 
 use postgres::Transaction;
 
-use super::postgres::{MATCHMAKER_LOCK, abort_in, load_match, schedule_in};
+use super::postgres::{MATCHMAKER_LOCK, PgTx};
 use super::rules;
+use super::sql::{abort_in, load_match, schedule_in};
 use super::{MatchRecord, MatchState, NewMatch, PgStore};
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
@@ -264,7 +265,7 @@ impl PgStore {
     pub fn schedule_laid_out(&self, m: &NewMatch, layout: Layout, now: Millis) -> Result<MatchId> {
         rules::check_seat_count(m)?;
         self.tx(|t| {
-            let id = schedule_in(t, m, now)?;
+            let id = schedule_in(&mut PgTx::new(t), m, now)?;
             t.execute(
                 "UPDATE matches SET table_seats = $1, copies = $2 WHERE id = $3",
                 &[
@@ -308,7 +309,7 @@ impl PgStore {
                         &[&node.0, &(now + lease_ms), &id.0],
                     )?
                     .get(0);
-                let record = load_match(t, id, false)?;
+                let record = load_match(&mut PgTx::new(t), id, false)?;
                 let (layout, _) = read_layout(t, &record)?;
                 out.push(Claimed {
                     record,
@@ -366,7 +367,7 @@ impl PgStore {
                     return Ok(None);
                 };
                 let node = NodeId(row.get(0));
-                let record = load_match(t, MatchId(id), false)?;
+                let record = load_match(&mut PgTx::new(t), MatchId(id), false)?;
                 let (layout, attempt) = read_layout(t, &record)?;
                 let mut retry = None;
                 if attempt < MAX_RETRIES {
@@ -380,7 +381,7 @@ impl PgStore {
                     // A retry that cannot be scheduled voids the orphan instead; the savepoint
                     // keeps the rest of the transaction.
                     let mut sp = t.transaction()?;
-                    match schedule_in(&mut sp, &again, now) {
+                    match schedule_in(&mut PgTx::new(&mut sp), &again, now) {
                         Ok(new) => {
                             sp.execute(
                                 "UPDATE matches SET table_seats = $1, copies = $2, attempt = $3,
@@ -427,7 +428,7 @@ impl PgStore {
                         };
                         record.seats.len()
                     ];
-                    abort_in(t, MatchId(id), &nobody_at_fault, &why, now)?;
+                    abort_in(&mut PgTx::new(t), MatchId(id), &nobody_at_fault, &why, now)?;
                 }
                 Ok(Some(Reaped {
                     record,

@@ -14,28 +14,22 @@
 //! The client must not be used from an async task (it runs its own small runtime): call the store
 //! from blocking threads, and drop it on one.
 //!
-//! Only the SQL, the locks and the transactions are here; what each method checks and decides is
-//! in `rules.rs`, shared with the SQLite store.
+//! Only the connections, the migrations, the locks and the transaction handle are here (see
+//! `backend.rs`); every store method is written once in `sql.rs`, over this handle and SQLite's.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use bytes::BytesMut;
 use postgres::error::SqlState;
-use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Transaction};
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, NoTls, Row, Statement, Transaction};
 
-use super::rules::{self, Ending, Migration, not_found, require};
-use super::{
-    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
-    RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
-    Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
-};
+use super::backend::{self, Backend, Dialect, EachRow, Taken, Tx, Value, numbered_to_dollar};
+use super::rules::{self, Migration};
 use crate::error::{LadderError, Result};
-use crate::health::SeatOutcome;
-use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
-use crate::keys::KeyHash;
-use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
+use crate::ids::MatchId;
 
 /// The schema steps, in order: (step, name, SQL). Step numbers match the file names in
 /// `migrations/postgres/`, which carry the same steps as `migrations/sqlite/`.
@@ -72,8 +66,6 @@ pub(super) const MATCHMAKER_LOCK: i32 = 0x6d6d_0003;
 
 /// Connections kept idle at most; more may be open while many calls run at once.
 const IDLE_CONNECTIONS: usize = 8;
-
-type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 /// The ladder kept in PostgreSQL. See the module docs. Clones share the connections and the
 /// leases this node holds (see `nodes.rs`).
@@ -132,12 +124,7 @@ impl PgStore {
 
     /// The highest schema step applied.
     pub fn schema_step(&self) -> Result<u32> {
-        self.tx(|t| {
-            let n: i64 = t
-                .query_one("SELECT MAX(step) FROM schema_migrations", &[])?
-                .get(0);
-            Ok(n as u32)
-        })
+        self.read(|t| t.one("SELECT MAX(step) FROM schema_migrations", &[], |r| r.u32(0)))
     }
 
     /// The highest schema step this build knows.
@@ -192,22 +179,6 @@ impl PgStore {
     }
 
     /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
-    /// Fails unless the match's lease, if it has one, is held by this process (checked inside
-    /// the transaction that records the match's end, after its row is locked).
-    pub(super) fn check_lease(&self, t: &mut Transaction<'_>, id: MatchId) -> Result<()> {
-        let row = t.query_one(
-            "SELECT lease_owner, lease_epoch FROM matches WHERE id = $1",
-            &[&id.0],
-        )?;
-        let held = self
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&id.0)
-            .copied();
-        rules::check_lease_held(id, row.get(0), row.get(1), held)
-    }
-
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut client = self.take()?;
         let out = (|| {
@@ -218,6 +189,31 @@ impl PgStore {
         })();
         self.put(client);
         out
+    }
+}
+
+impl Backend for PgStore {
+    fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
+        self.tx(|t| f(&mut PgTx::new(t)))
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
+        self.tx(|t| f(&mut PgTx::new(t)))
+    }
+
+    fn check_lease(&self, t: &mut dyn Tx, id: MatchId) -> Result<()> {
+        let (owner, epoch) = t.one(
+            "SELECT lease_owner, lease_epoch FROM matches WHERE id = ?1",
+            &[id.0.into()],
+            |r| Ok((r.opt_i64(0)?, r.i64(1)?)),
+        )?;
+        let held = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id.0)
+            .copied();
+        rules::check_lease_held(id, owner, epoch, held)
     }
 }
 
@@ -246,1059 +242,126 @@ fn migrate(c: &mut Client) -> Result<()> {
     Ok(())
 }
 
-fn is_unique_violation(e: &postgres::Error) -> bool {
-    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+/// A PostgreSQL transaction as the shared code sees it (see `backend.rs`): placeholders are
+/// rewritten to `$1` and each statement is prepared once per transaction.
+pub(super) struct PgTx<'c, 't> {
+    t: &'c mut Transaction<'t>,
+    statements: HashMap<String, Statement>,
 }
 
-fn duplicate(what: &'static str, name: &str) -> impl FnOnce(postgres::Error) -> LadderError {
-    rules::duplicate(is_unique_violation, what, name)
-}
-
-fn bad(what: &str, value: &str) -> LadderError {
-    LadderError::Database(format!("unexpected {what} {value:?} in the database").into())
-}
-
-fn exists(t: &mut Transaction<'_>, table: &str, id: i64) -> Result<bool> {
-    let sql = format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE id = $1)");
-    Ok(t.query_one(&sql, &[&id])?.get(0))
-}
-
-fn hash_from(bytes: &[u8]) -> Result<KeyHash> {
-    let arr: [u8; 32] = bytes
-        .try_into()
-        .map_err(|_| bad("key hash length", &bytes.len().to_string()))?;
-    Ok(KeyHash(arr))
-}
-
-const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
-
-fn key_from_row(r: &Row) -> Result<KeyRecord> {
-    let kind: String = r.get(1);
-    let subject =
-        rules::key_subject(&kind, r.get(2), r.get(3)).ok_or_else(|| bad("key kind", &kind))?;
-    Ok(KeyRecord {
-        id: KeyId(r.get(0)),
-        subject,
-        hash: hash_from(r.get(4))?,
-        created_ms: r.get(5),
-        revoked_ms: r.get(6),
-    })
-}
-
-const VERSION_COLUMNS: &str = "id, bot_id, label, created_ms, retired_ms";
-
-fn version_from_row(r: &Row) -> Version {
-    Version {
-        id: VersionId(r.get(0)),
-        bot: BotId(r.get(1)),
-        label: r.get(2),
-        created_ms: r.get(3),
-        retired_ms: r.get(4),
-    }
-}
-
-fn bot_from_row(r: &Row) -> Bot {
-    Bot {
-        id: BotId(r.get(0)),
-        owner: OwnerId(r.get(1)),
-        name: r.get(2),
-        created_ms: r.get(3),
-    }
-}
-
-fn season_from_row(r: &Row) -> Season {
-    Season {
-        id: SeasonId(r.get(0)),
-        name: r.get(1),
-        opened_ms: r.get(2),
-        closed_ms: r.get(3),
-    }
-}
-
-const SANCTION_COLUMNS: &str =
-    "id, target, target_id, kind, reason, created_ms, lifted_ms, lifted_reason";
-
-fn sanction_from_row(r: &Row) -> Result<Sanction> {
-    let target: String = r.get(1);
-    let target =
-        rules::sanction_target(&target, r.get(2)).ok_or_else(|| bad("sanction target", &target))?;
-    let kind: String = r.get(3);
-    Ok(Sanction {
-        id: SanctionId(r.get(0)),
-        target,
-        kind: SanctionKind::from_str_opt(&kind).ok_or_else(|| bad("sanction kind", &kind))?,
-        reason: r.get(4),
-        created_ms: r.get(5),
-        lifted_ms: r.get(6),
-        lifted_reason: r.get(7),
-    })
-}
-
-const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, created_ms, \
-                             started_ms, ended_ms, reason";
-
-fn match_from_row(r: &Row) -> Result<MatchRecord> {
-    let state: String = r.get(5);
-    let seed: i64 = r.get(3);
-    Ok(MatchRecord {
-        id: MatchId(r.get(0)),
-        season: SeasonId(r.get(1)),
-        profile: r.get(2),
-        seed: seed as u64,
-        rated: r.get(4),
-        state: MatchState::from_str_opt(&state).ok_or_else(|| bad("match state", &state))?,
-        rated_seq: r.get(6),
-        created_ms: r.get(7),
-        started_ms: r.get(8),
-        ended_ms: r.get(9),
-        reason: r.get(10),
-        seats: Vec::new(),
-    })
-}
-
-fn load_seats(t: &mut Transaction<'_>, m: &mut MatchRecord) -> Result<()> {
-    let rows = t.query(
-        "SELECT version_id, \"placing\", joined, timeouts FROM match_seats
-         WHERE match_id = $1 ORDER BY seat",
-        &[&m.id.0],
-    )?;
-    m.seats = rows.iter().map(|r| seat_from(r, 0)).collect();
-    Ok(())
-}
-
-/// Loads a match; with `lock`, locks its row until the transaction ends.
-pub(super) fn load_match(t: &mut Transaction<'_>, id: MatchId, lock: bool) -> Result<MatchRecord> {
-    let sql = format!(
-        "SELECT {MATCH_COLUMNS} FROM matches WHERE id = $1{}",
-        if lock { " FOR UPDATE" } else { "" }
-    );
-    let row = t
-        .query_opt(&sql, &[&id.0])?
-        .ok_or_else(|| not_found("match", id))?;
-    let mut m = match_from_row(&row)?;
-    load_seats(t, &mut m)?;
-    Ok(m)
-}
-
-fn load_matches(t: &mut Transaction<'_>, sql: &str, p: &Params<'_>) -> Result<Vec<MatchRecord>> {
-    let rows = t.query(sql, p)?;
-    let mut ms = rows
-        .iter()
-        .map(match_from_row)
-        .collect::<Result<Vec<_>>>()?;
-    if ms.is_empty() {
-        return Ok(ms);
-    }
-    // The seats of all of them in one query, not one per match (the matchmaker reads dozens
-    // of matches every round).
-    let ids: Vec<i64> = ms.iter().map(|m| m.id.0).collect();
-    let at: std::collections::HashMap<i64, usize> =
-        ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let rows = t.query(
-        "SELECT match_id, version_id, \"placing\", joined, timeouts FROM match_seats
-         WHERE match_id = ANY($1) ORDER BY match_id, seat",
-        &[&ids],
-    )?;
-    for r in &rows {
-        if let Some(&i) = at.get(&r.get::<_, i64>(0)) {
-            ms[i].seats.push(seat_from(r, 1));
+impl<'c, 't> PgTx<'c, 't> {
+    /// The handle over an open transaction (or savepoint).
+    pub(super) fn new(t: &'c mut Transaction<'t>) -> PgTx<'c, 't> {
+        PgTx {
+            t,
+            statements: HashMap::new(),
         }
     }
-    Ok(ms)
-}
 
-/// A seat from the columns `version_id, "placing", joined, timeouts` starting at `first`.
-fn seat_from(r: &Row, first: usize) -> SeatRecord {
-    let placing: Option<i32> = r.get(first + 1);
-    let timeouts: i64 = r.get(first + 3);
-    rules::seat_record(
-        VersionId(r.get(first)),
-        placing.map(|p| p as u8),
-        r.get(first + 2),
-        timeouts as u32,
-    )
-}
-
-fn state_from(r: &Row, first: usize) -> RatingState {
-    let matches: i64 = r.get(first + 2);
-    RatingState {
-        rating: Rating {
-            mu: r.get(first),
-            sigma: r.get(first + 1),
-        },
-        matches: matches as u32,
-    }
-}
-
-fn read_rating(
-    t: &mut Transaction<'_>,
-    season: SeasonId,
-    profile: &str,
-    version: VersionId,
-) -> Result<Option<RatingState>> {
-    Ok(t.query_opt(
-        "SELECT mu, sigma, matches FROM ratings
-         WHERE season_id = $1 AND profile = $2 AND version_id = $3",
-        &[&season.0, &profile, &version.0],
-    )?
-    .map(|r| state_from(&r, 0)))
-}
-
-fn write_changes(
-    t: &mut Transaction<'_>,
-    season: SeasonId,
-    match_id: Option<MatchId>,
-    cause: RatingCause,
-    changes: &[RatingChange],
-    now: Millis,
-) -> Result<()> {
-    let event = t.prepare(
-        "INSERT INTO rating_events (season_id, profile, version_id, match_id, cause, mu_before,
-             sigma_before, matches_before, mu_after, sigma_after, matches_after, created_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )?;
-    let row = t.prepare(
-        "INSERT INTO ratings (season_id, profile, version_id, mu, sigma, matches)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (season_id, profile, version_id)
-         DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, matches = excluded.matches",
-    )?;
-    for ch in changes {
-        let before_matches = i64::from(ch.before.matches);
-        let after_matches = i64::from(ch.after.matches);
-        t.execute(
-            &event,
-            &[
-                &season.0,
-                &ch.profile,
-                &ch.version.0,
-                &match_id.map(|m| m.0),
-                &cause.as_str(),
-                &ch.before.rating.mu,
-                &ch.before.rating.sigma,
-                &before_matches,
-                &ch.after.rating.mu,
-                &ch.after.rating.sigma,
-                &after_matches,
-                &now,
-            ],
-        )?;
-        t.execute(
-            &row,
-            &[
-                &season.0,
-                &ch.profile,
-                &ch.version.0,
-                &ch.after.rating.mu,
-                &ch.after.rating.sigma,
-                &after_matches,
-            ],
-        )?;
-    }
-    Ok(())
-}
-
-fn rated_matches_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatedMatch>> {
-    let rows = t.query(
-        "SELECT m.id, m.profile, s.version_id, s.\"placing\"
-         FROM matches m JOIN match_seats s ON s.match_id = m.id
-         WHERE m.season_id = $1 AND m.state = 'finished' AND m.rated
-           AND m.rated_seq IS NOT NULL
-         ORDER BY m.rated_seq, s.seat",
-        &[&season.0],
-    )?;
-    rules::group_rated_matches(rows.iter().map(|r| {
-        let placing: Option<i32> = r.get(3);
-        (
-            MatchId(r.get(0)),
-            r.get(1),
-            VersionId(r.get(2)),
-            placing.map(|p| p as u8),
-        )
-    }))
-}
-
-fn ratings_of(t: &mut Transaction<'_>, season: SeasonId) -> Result<Vec<RatingRow>> {
-    Ok(t.query(
-        "SELECT profile, version_id, mu, sigma, matches FROM ratings
-         WHERE season_id = $1 ORDER BY profile, version_id",
-        &[&season.0],
-    )?
-    .iter()
-    .map(|r| RatingRow {
-        season,
-        profile: r.get(0),
-        version: VersionId(r.get(1)),
-        state: state_from(r, 2),
-    })
-    .collect())
-}
-
-fn lock_ratings(t: &mut Transaction<'_>) -> Result<()> {
-    t.execute("SELECT pg_advisory_xact_lock($1)", &[&RATINGS_LOCK])?;
-    Ok(())
-}
-
-fn insert_key(
-    t: &mut Transaction<'_>,
-    subject: KeySubject,
-    hash: &KeyHash,
-    now: Millis,
-) -> Result<KeyId> {
-    let (table, col, id) = rules::key_columns(subject);
-    rules::require_subject(exists(t, table, id)?, subject)?;
-    let sql = format!(
-        "INSERT INTO keys (kind, {col}, hash, created_ms) VALUES ($1, $2, $3, $4) RETURNING id"
-    );
-    let row = t
-        .query_one(&sql, &[&subject.kind().as_str(), &id, &&hash.0[..], &now])
-        .map_err(duplicate("key", "(hash)"))?;
-    Ok(KeyId(row.get(0)))
-}
-
-impl Store for PgStore {
-    fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
-        rules::check_name("owner", name)?;
-        self.tx(|t| {
-            let id: i64 = t
-                .query_one(
-                    "INSERT INTO owners (name, created_ms) VALUES ($1, $2) RETURNING id",
-                    &[&name, &now],
-                )
-                .map_err(duplicate("owner", name))?
-                .get(0);
-            t.execute(
-                "INSERT INTO keys (kind, owner_id, hash, created_ms) VALUES ('owner', $1, $2, $3)",
-                &[&id, &&key.0[..], &now],
-            )
-            .map_err(duplicate("key", "(hash)"))?;
-            Ok(OwnerId(id))
-        })
-    }
-
-    fn owner(&self, id: OwnerId) -> Result<Owner> {
-        self.tx(|t| {
-            let r = t
-                .query_opt(
-                    "SELECT name, created_ms FROM owners WHERE id = $1",
-                    &[&id.0],
-                )?
-                .ok_or_else(|| not_found("owner", id))?;
-            Ok(Owner {
-                id,
-                name: r.get(0),
-                created_ms: r.get(1),
-            })
-        })
-    }
-
-    fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId> {
-        rules::check_name("bot", name)?;
-        self.tx(|t| {
-            require(exists(t, "owners", owner.0)?, "owner", owner)?;
-            let r = t
-                .query_one(
-                    "INSERT INTO bots (owner_id, name, created_ms) VALUES ($1, $2, $3)
-                     RETURNING id",
-                    &[&owner.0, &name, &now],
-                )
-                .map_err(duplicate("bot", name))?;
-            Ok(BotId(r.get(0)))
-        })
-    }
-
-    fn bot(&self, id: BotId) -> Result<Bot> {
-        self.tx(|t| {
-            t.query_opt(
-                "SELECT id, owner_id, name, created_ms FROM bots WHERE id = $1",
-                &[&id.0],
-            )?
-            .map(|r| bot_from_row(&r))
-            .ok_or_else(|| not_found("bot", id))
-        })
-    }
-
-    fn bots_of(&self, owner: OwnerId) -> Result<Vec<Bot>> {
-        self.tx(|t| {
-            Ok(t.query(
-                "SELECT id, owner_id, name, created_ms FROM bots WHERE owner_id = $1 ORDER BY id",
-                &[&owner.0],
-            )?
-            .iter()
-            .map(bot_from_row)
-            .collect())
-        })
-    }
-
-    fn create_version(
-        &self,
-        bot: BotId,
-        label: &str,
-        key: &KeyHash,
-        keep_active: usize,
-        now: Millis,
-    ) -> Result<(VersionId, Vec<VersionId>)> {
-        rules::check_name("version", label)?;
-        rules::check_keep_active(keep_active)?;
-        self.tx(|t| {
-            // Locks the bot, so that two new versions of one bot retire in turn.
-            if t.query_opt("SELECT 1 FROM bots WHERE id = $1 FOR UPDATE", &[&bot.0])?
-                .is_none()
-            {
-                return Err(not_found("bot", bot));
-            }
-            let id: i64 = t
-                .query_one(
-                    "INSERT INTO versions (bot_id, label, created_ms) VALUES ($1, $2, $3)
-                     RETURNING id",
-                    &[&bot.0, &label, &now],
-                )
-                .map_err(duplicate("version", label))?
-                .get(0);
-            t.execute(
-                "INSERT INTO keys (kind, version_id, hash, created_ms)
-                 VALUES ('version', $1, $2, $3)",
-                &[&id, &&key.0[..], &now],
-            )
-            .map_err(duplicate("key", "(hash)"))?;
-            let active: Vec<VersionId> = t
-                .query(
-                    "SELECT id FROM versions WHERE bot_id = $1 AND retired_ms IS NULL
-                     ORDER BY created_ms DESC, id DESC",
-                    &[&bot.0],
-                )?
-                .iter()
-                .map(|r| VersionId(r.get(0)))
-                .collect();
-            let retired = rules::versions_to_retire(&active, keep_active);
-            for old in &retired {
-                t.execute(
-                    "UPDATE versions SET retired_ms = $1 WHERE id = $2",
-                    &[&now, &old.0],
-                )?;
-            }
-            Ok((VersionId(id), retired))
-        })
-    }
-
-    fn version(&self, id: VersionId) -> Result<Version> {
-        self.tx(|t| {
-            let sql = format!("SELECT {VERSION_COLUMNS} FROM versions WHERE id = $1");
-            t.query_opt(&sql, &[&id.0])?
-                .map(|r| version_from_row(&r))
-                .ok_or_else(|| not_found("version", id))
-        })
-    }
-
-    fn versions_of(&self, bot: BotId) -> Result<Vec<Version>> {
-        self.tx(|t| {
-            let sql = format!(
-                "SELECT {VERSION_COLUMNS} FROM versions WHERE bot_id = $1
-                 ORDER BY created_ms DESC, id DESC"
-            );
-            Ok(t.query(&sql, &[&bot.0])?
-                .iter()
-                .map(version_from_row)
-                .collect())
-        })
-    }
-
-    fn active_versions(&self) -> Result<Vec<VersionInfo>> {
-        self.tx(|t| {
-            Ok(t.query(
-                "SELECT v.id, v.bot_id, b.owner_id FROM versions v JOIN bots b ON b.id = v.bot_id
-                 WHERE v.retired_ms IS NULL ORDER BY v.id",
-                &[],
-            )?
-            .iter()
-            .map(|r| VersionInfo {
-                version: VersionId(r.get(0)),
-                bot: BotId(r.get(1)),
-                owner: OwnerId(r.get(2)),
-            })
-            .collect())
-        })
-    }
-
-    fn key_by_hash(&self, hash: &KeyHash) -> Result<Option<KeyRecord>> {
-        self.tx(|t| {
-            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE hash = $1");
-            t.query_opt(&sql, &[&&hash.0[..]])?
-                .map(|r| key_from_row(&r))
-                .transpose()
-        })
-    }
-
-    fn add_key(&self, subject: KeySubject, hash: &KeyHash, now: Millis) -> Result<KeyId> {
-        self.tx(|t| insert_key(t, subject, hash, now))
-    }
-
-    fn keys_of(&self, subject: KeySubject) -> Result<Vec<KeyRecord>> {
-        self.tx(|t| {
-            let (_, col, id) = rules::key_columns(subject);
-            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE {col} = $1 ORDER BY id");
-            t.query(&sql, &[&id])?.iter().map(key_from_row).collect()
-        })
-    }
-
-    fn revoke_key(&self, id: KeyId, now: Millis) -> Result<()> {
-        self.tx(|t| {
-            require(exists(t, "keys", id.0)?, "key", id)?;
-            t.execute(
-                "UPDATE keys SET revoked_ms = $1 WHERE id = $2 AND revoked_ms IS NULL",
-                &[&now, &id.0],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn rotate_key(&self, old: KeyId, new: &KeyHash, now: Millis) -> Result<KeyId> {
-        self.tx(|t| {
-            let sql = format!("SELECT {KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE");
-            let rec = t
-                .query_opt(&sql, &[&old.0])?
-                .map(|r| key_from_row(&r))
-                .transpose()?
-                .ok_or_else(|| not_found("key", old))?;
-            rules::check_rotatable(&rec)?;
-            t.execute(
-                "UPDATE keys SET revoked_ms = $1 WHERE id = $2",
-                &[&now, &old.0],
-            )?;
-            insert_key(t, rec.subject, new, now)
-        })
-    }
-
-    fn open_season(&self, name: &str, now: Millis) -> Result<SeasonId> {
-        rules::check_name("season", name)?;
-        self.tx(|t| {
-            let open: Option<String> = t
-                .query_opt("SELECT name FROM seasons WHERE closed_ms IS NULL", &[])?
-                .map(|r| r.get(0));
-            rules::check_no_open_season(open.as_deref())?;
-            let r = t
-                .query_one(
-                    "INSERT INTO seasons (name, opened_ms) VALUES ($1, $2) RETURNING id",
-                    &[&name, &now],
-                )
-                .map_err(|e| {
-                    // Two nodes opening a season at once: the one-open index refuses the second.
-                    match t_is_name_taken(&e) {
-                        Some(false) => rules::season_opened_meanwhile(),
-                        _ => duplicate("season", name)(e),
-                    }
-                })?;
-            Ok(SeasonId(r.get(0)))
-        })
-    }
-
-    fn close_season(&self, id: SeasonId, now: Millis) -> Result<()> {
-        self.tx(|t| {
-            require(exists(t, "seasons", id.0)?, "season", id)?;
-            let n = t.execute(
-                "UPDATE seasons SET closed_ms = $1 WHERE id = $2 AND closed_ms IS NULL",
-                &[&now, &id.0],
-            )?;
-            rules::check_season_closed_now(id, n > 0)
-        })
-    }
-
-    fn current_season(&self) -> Result<Option<Season>> {
-        self.tx(|t| {
-            Ok(t.query_opt(
-                "SELECT id, name, opened_ms, closed_ms FROM seasons WHERE closed_ms IS NULL",
-                &[],
-            )?
-            .map(|r| season_from_row(&r)))
-        })
-    }
-
-    fn seasons(&self) -> Result<Vec<Season>> {
-        self.tx(|t| {
-            Ok(t.query(
-                "SELECT id, name, opened_ms, closed_ms FROM seasons ORDER BY id",
-                &[],
-            )?
-            .iter()
-            .map(season_from_row)
-            .collect())
-        })
-    }
-
-    fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId> {
-        rules::check_new_match(m)?;
-        self.tx(|t| schedule_in(t, m, now))
-    }
-
-    fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
-        self.tx(|t| {
-            rules::check_start(&load_match(t, id, true)?)?;
-            t.execute(
-                "UPDATE matches SET state = 'running', started_ms = $1 WHERE id = $2",
-                &[&now, &id.0],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn finish_match(
-        &self,
-        id: MatchId,
-        results: &[SeatResult],
-        config: &RatingConfig,
-        now: Millis,
-    ) -> Result<Vec<RatingChange>> {
-        self.tx(|t| {
-            lock_ratings(t)?;
-            load_match(t, id, true)?;
-            self.check_lease(t, id)?;
-            finish_in(t, id, results, config, now)
-        })
-    }
-
-    fn abort_match(
-        &self,
-        id: MatchId,
-        outcomes: &[SeatOutcome],
-        reason: &str,
-        now: Millis,
-    ) -> Result<()> {
-        self.tx(|t| {
-            load_match(t, id, true)?;
-            self.check_lease(t, id)?;
-            abort_in(t, id, outcomes, reason, now)
-        })
-    }
-
-    fn finish_validation(
-        &self,
-        id: MatchId,
-        outcome: SeatOutcome,
-        reasons: &[String],
-        now: Millis,
-    ) -> Result<()> {
-        self.tx(|t| {
-            let m = load_match(t, id, true)?;
-            rules::check_can_end(&m, Ending::Finish)?;
-            self.check_lease(t, id)?;
-            let version = rules::validation_version(&m)?;
-            let (passed, reasons) = rules::verdict_to_text(reasons);
-            t.execute(
-                "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3",
-                &[&outcome.joined, &i64::from(outcome.timeouts), &id.0],
-            )?;
-            t.execute(
-                "UPDATE matches SET state = 'finished', started_ms = COALESCE(started_ms, $1),
-                     ended_ms = $1 WHERE id = $2",
-                &[&now, &id.0],
-            )?;
-            t.execute(
-                "INSERT INTO validations (match_id, version_id, passed, reasons)
-                 VALUES ($1, $2, $3, $4)",
-                &[&id.0, &version.0, &passed, &reasons],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>> {
-        self.tx(|t| {
-            let rows = t.query(
-                "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms
-                 FROM validations v JOIN matches m ON m.id = v.match_id
-                 WHERE v.version_id = $1 AND m.state = 'finished' ORDER BY v.match_id",
-                &[&version.0],
-            )?;
-            Ok(rows
-                .iter()
-                .map(|r| {
-                    let reasons: String = r.get(3);
-                    Validation {
-                        match_id: MatchId(r.get(0)),
-                        version,
-                        profile: r.get(1),
-                        passed: r.get(2),
-                        reasons: rules::reasons_from_text(&reasons),
-                        ended_ms: r.get::<_, Option<Millis>>(4).unwrap_or(0),
-                    }
-                })
-                .collect())
-        })
-    }
-
-    fn void_match(
-        &self,
-        id: MatchId,
-        reason: &str,
-        config: &RatingConfig,
-        now: Millis,
-    ) -> Result<Vec<RatingChange>> {
-        rules::check_void_reason(reason)?;
-        self.tx(|t| {
-            lock_ratings(t)?;
-            let m = load_match(t, id, true)?;
-            let was_rated = rules::check_voidable(&m)?;
-            t.execute(
-                "UPDATE matches SET state = 'void', reason = $1, ended_ms = COALESCE(ended_ms, $2)
-                 WHERE id = $3",
-                &[&reason, &now, &id.0],
-            )?;
-            if !was_rated {
-                return Ok(Vec::new());
-            }
-            let matches = rated_matches_of(t, m.season)?;
-            let ratings = ratings_of(t, m.season)?;
-            let changes = rules::void_changes(config, &m, matches, ratings);
-            write_changes(t, m.season, Some(id), RatingCause::Void, &changes, now)?;
-            Ok(changes)
-        })
-    }
-
-    fn match_record(&self, id: MatchId) -> Result<MatchRecord> {
-        self.tx(|t| load_match(t, id, false))
-    }
-
-    fn matches_in_state(&self, state: MatchState) -> Result<Vec<MatchRecord>> {
-        self.tx(|t| {
-            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches WHERE state = $1 ORDER BY id");
-            load_matches(t, &sql, &[&state.as_str()])
-        })
-    }
-
-    fn recent_matches(&self, limit: usize) -> Result<Vec<MatchRecord>> {
-        self.tx(|t| {
-            let sql = format!("SELECT {MATCH_COLUMNS} FROM matches ORDER BY id DESC LIMIT $1");
-            load_matches(t, &sql, &[&(limit as i64)])
-        })
-    }
-
-    fn seat_history(
-        &self,
-        version: VersionId,
-        since: Option<Millis>,
-        limit: usize,
-    ) -> Result<Vec<SeatHistory>> {
-        self.tx(|t| {
-            t.query(
-                "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts
-                 FROM match_seats s JOIN matches m ON m.id = s.match_id
-                 WHERE s.version_id = $1 AND s.joined IS NOT NULL
-                   AND m.ended_ms IS NOT NULL AND m.ended_ms > $2
-                 ORDER BY s.match_id DESC LIMIT $3",
-                &[&version.0, &since.unwrap_or(Millis::MIN), &(limit as i64)],
-            )?
-            .iter()
-            .map(|r| {
-                let state: String = r.get(1);
-                let timeouts: i64 = r.get(4);
-                Ok(SeatHistory {
-                    match_id: MatchId(r.get(0)),
-                    state: MatchState::from_str_opt(&state)
-                        .ok_or_else(|| bad("match state", &state))?,
-                    ended_ms: r.get(2),
-                    outcome: SeatOutcome {
-                        joined: r.get(3),
-                        timeouts: timeouts as u32,
-                    },
-                })
-            })
-            .collect()
-        })
-    }
-
-    fn last_scheduled(&self) -> Result<Vec<(VersionId, Millis)>> {
-        self.tx(|t| {
-            Ok(t.query(
-                // One indexed lookup per version (match_seats_version) instead of a scan of every
-                // seat ever played: the matchmaker asks every round. Ids grow with creation.
-                "SELECT v.id, (SELECT m.created_ms FROM match_seats s
-                               JOIN matches m ON m.id = s.match_id
-                               WHERE s.version_id = v.id ORDER BY s.match_id DESC LIMIT 1) AS last
-                 FROM versions v ORDER BY v.id",
-                &[],
-            )?
-            .iter()
-            .filter_map(|r| Some((VersionId(r.get(0)), r.get::<_, Option<Millis>>(1)?)))
-            .collect())
-        })
-    }
-
-    fn placing_stats(&self, season: SeasonId, profile: &str) -> Result<Vec<PlacingStats>> {
-        self.tx(|t| {
-            let rows = t.query(
-                "SELECT s.version_id, COUNT(*), COUNT(*) FILTER (WHERE s.\"placing\" = 1),
-                        COALESCE(SUM(s.\"placing\"), 0)::BIGINT,
-                        COALESCE(SUM(s.timeouts), 0)::BIGINT
-                 FROM matches m JOIN match_seats s ON s.match_id = m.id
-                 WHERE m.season_id = $1 AND m.profile = $2 AND m.state = 'finished'
-                   AND m.rated_seq IS NOT NULL
-                 GROUP BY s.version_id ORDER BY s.version_id",
-                &[&season.0, &profile],
-            )?;
-            Ok(rows
-                .iter()
-                .map(|r| {
-                    let matches: i64 = r.get(1);
-                    let wins: i64 = r.get(2);
-                    let placing_sum: i64 = r.get(3);
-                    let timeouts: i64 = r.get(4);
-                    PlacingStats {
-                        version: VersionId(r.get(0)),
-                        matches: matches as u32,
-                        wins: wins as u32,
-                        placing_sum: placing_sum.max(0) as u64,
-                        timeouts: timeouts.max(0) as u64,
-                    }
-                })
-                .collect())
-        })
-    }
-
-    fn ratings(&self, season: SeasonId) -> Result<Vec<RatingRow>> {
-        self.tx(|t| ratings_of(t, season))
-    }
-
-    fn rating(
-        &self,
-        season: SeasonId,
-        profile: &str,
-        version: VersionId,
-    ) -> Result<Option<RatingRow>> {
-        let state = self.tx(|t| read_rating(t, season, profile, version))?;
-        Ok(rules::rating_row(season, profile, version, state))
-    }
-
-    fn rating_events(&self, season: SeasonId) -> Result<Vec<RatingEvent>> {
-        self.tx(|t| {
-            t.query(
-                "SELECT id, profile, version_id, match_id, cause, mu_before, sigma_before,
-                        matches_before, mu_after, sigma_after, matches_after, created_ms
-                 FROM rating_events WHERE season_id = $1 ORDER BY id",
-                &[&season.0],
-            )?
-            .iter()
-            .map(|r| {
-                let cause: String = r.get(4);
-                Ok(RatingEvent {
-                    id: r.get(0),
-                    season,
-                    match_id: r.get::<_, Option<i64>>(3).map(MatchId),
-                    cause: RatingCause::from_str_opt(&cause)
-                        .ok_or_else(|| bad("rating cause", &cause))?,
-                    change: RatingChange {
-                        profile: r.get(1),
-                        version: VersionId(r.get(2)),
-                        before: state_from(r, 5),
-                        after: state_from(r, 8),
-                    },
-                    created_ms: r.get(11),
-                })
-            })
-            .collect()
-        })
-    }
-
-    fn rated_matches(&self, season: SeasonId) -> Result<Vec<RatedMatch>> {
-        self.tx(|t| rated_matches_of(t, season))
-    }
-
-    fn apply_rating_changes(
-        &self,
-        season: SeasonId,
-        changes: &[RatingChange],
-        cause: RatingCause,
-        now: Millis,
-    ) -> Result<()> {
-        self.tx(|t| {
-            lock_ratings(t)?;
-            require(exists(t, "seasons", season.0)?, "season", season)?;
-            let stored = changes
-                .iter()
-                .map(|ch| read_rating(t, season, &ch.profile, ch.version))
-                .collect::<Result<Vec<_>>>()?;
-            rules::check_ratings_unchanged(changes, &stored)?;
-            write_changes(t, season, None, cause, changes, now)
-        })
-    }
-
-    fn add_sanction(
-        &self,
-        target: SanctionTarget,
-        kind: SanctionKind,
-        reason: &str,
-        now: Millis,
-    ) -> Result<SanctionId> {
-        rules::check_sanction_reason(reason)?;
-        let (tname, tid) = target.parts();
-        self.tx(|t| {
-            rules::require_target(exists(t, target.table(), tid)?, target)?;
-            let r = t.query_one(
-                "INSERT INTO sanctions (target, target_id, kind, reason, created_ms)
-                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                &[&tname, &tid, &kind.as_str(), &reason, &now],
-            )?;
-            Ok(SanctionId(r.get(0)))
-        })
-    }
-
-    fn lift_sanction(&self, id: SanctionId, reason: &str, now: Millis) -> Result<()> {
-        self.tx(|t| {
-            require(exists(t, "sanctions", id.0)?, "sanction", id)?;
-            let n = t.execute(
-                "UPDATE sanctions SET lifted_ms = $1, lifted_reason = $2
-                 WHERE id = $3 AND lifted_ms IS NULL",
-                &[&now, &reason, &id.0],
-            )?;
-            rules::check_sanction_lifted_now(id, n > 0)
-        })
-    }
-
-    fn active_sanctions(&self) -> Result<Vec<Sanction>> {
-        self.tx(|t| {
-            let sql = format!(
-                "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE lifted_ms IS NULL ORDER BY id"
-            );
-            t.query(&sql, &[])?.iter().map(sanction_from_row).collect()
-        })
-    }
-
-    fn sanctions_of(&self, target: SanctionTarget) -> Result<Vec<Sanction>> {
-        let (tname, tid) = target.parts();
-        self.tx(|t| {
-            let sql = format!(
-                "SELECT {SANCTION_COLUMNS} FROM sanctions WHERE target = $1 AND target_id = $2
-                 ORDER BY id"
-            );
-            t.query(&sql, &[&tname, &tid])?
-                .iter()
-                .map(sanction_from_row)
-                .collect()
-        })
-    }
-}
-
-/// For a unique violation on `seasons`: `Some(true)` when the name was taken, `Some(false)` when
-/// the one-open index refused; `None` for any other error.
-fn t_is_name_taken(e: &postgres::Error) -> Option<bool> {
-    let db = e.as_db_error()?;
-    if db.code() != &SqlState::UNIQUE_VIOLATION {
-        return None;
-    }
-    Some(db.constraint() != Some("seasons_one_open"))
-}
-
-/// Schedules a match inside `t` (see [`Store::schedule_match`]; the caller checked its seats).
-pub(super) fn schedule_in(t: &mut Transaction<'_>, m: &NewMatch, now: Millis) -> Result<MatchId> {
-    let closed: Option<Option<Millis>> = t
-        .query_opt(
-            "SELECT closed_ms FROM seasons WHERE id = $1 FOR SHARE",
-            &[&m.season.0],
-        )?
-        .map(|r| r.get(0));
-    rules::check_season_takes_matches(m.season, closed)?;
-    for v in &m.seats {
-        let retired: Option<Option<Millis>> = t
-            .query_opt(
-                "SELECT retired_ms FROM versions WHERE id = $1 FOR SHARE",
-                &[&v.0],
-            )?
-            .map(|r| r.get(0));
-        rules::check_version_takes_seat(*v, retired)?;
-    }
-    let id: i64 = t
-        .query_one(
-            "INSERT INTO matches (season_id, profile, seed, rated, state, created_ms)
-                 VALUES ($1, $2, $3, $4, 'scheduled', $5) RETURNING id",
-            &[&m.season.0, &m.profile, &(m.seed as i64), &m.rated, &now],
-        )?
-        .get(0);
-    let seat =
-        t.prepare("INSERT INTO match_seats (match_id, seat, version_id) VALUES ($1, $2, $3)")?;
-    for (i, v) in m.seats.iter().enumerate() {
-        t.execute(&seat, &[&id, &(i as i32), &v.0])?;
-    }
-    Ok(MatchId(id))
-}
-
-/// Finishes a match inside `t` (see [`Store::finish_match`]).
-pub(crate) fn finish_in(
-    t: &mut Transaction<'_>,
-    id: MatchId,
-    results: &[SeatResult],
-    config: &RatingConfig,
-    now: Millis,
-) -> Result<Vec<RatingChange>> {
-    lock_ratings(t)?;
-    let m = load_match(t, id, true)?;
-    let placings = rules::check_finish(&m, results)?;
-    let season_open: bool = t
-        .query_one(
-            "SELECT closed_ms IS NULL FROM seasons WHERE id = $1",
-            &[&m.season.0],
-        )?
-        .get(0);
-    let rated = rules::finish_is_rated(&m, season_open);
-    let seat = t.prepare(
-        "UPDATE match_seats SET \"placing\" = $1, joined = TRUE, timeouts = $2
-         WHERE match_id = $3 AND seat = $4",
-    )?;
-    for (i, r) in results.iter().enumerate() {
-        t.execute(
-            &seat,
-            &[
-                &i32::from(r.placing),
-                &i64::from(r.timeouts),
-                &id.0,
-                &(i as i32),
-            ],
-        )?;
-    }
-    let mut changes = Vec::new();
-    let mut seq: Option<i64> = None;
-    if rated {
-        let mut before = Vec::with_capacity(m.seats.len());
-        for s in &m.seats {
-            before.push(read_rating(t, m.season, &m.profile, s.version)?.unwrap_or_default());
+    fn statement(&mut self, sql: &str) -> Result<Statement> {
+        let sql = numbered_to_dollar(sql);
+        if let Some(st) = self.statements.get(&sql) {
+            return Ok(st.clone());
         }
-        changes = rules::rate_finish(config, &m, &placings, &before)?;
-        write_changes(t, m.season, Some(id), RatingCause::Match, &changes, now)?;
-        seq = Some(
-            t.query_one("SELECT COALESCE(MAX(rated_seq), 0) + 1 FROM matches", &[])?
-                .get(0),
-        );
+        let st = self.t.prepare(&sql)?;
+        self.statements.insert(sql, st.clone());
+        Ok(st)
     }
-    t.execute(
-        "UPDATE matches SET state = 'finished', rated = $1, rated_seq = $2,
-             started_ms = COALESCE(started_ms, $3), ended_ms = $3
-         WHERE id = $4",
-        &[&rated, &seq, &now, &id.0],
-    )?;
-    Ok(changes)
 }
 
-/// Aborts a match inside `t` (see [`Store::abort_match`]).
-pub(crate) fn abort_in(
-    t: &mut Transaction<'_>,
-    id: MatchId,
-    outcomes: &[SeatOutcome],
-    reason: &str,
-    now: Millis,
-) -> Result<()> {
-    rules::check_abort(&load_match(t, id, true)?, outcomes)?;
-    let seat = t.prepare(
-        "UPDATE match_seats SET joined = $1, timeouts = $2 WHERE match_id = $3 AND seat = $4",
-    )?;
-    for (i, o) in outcomes.iter().enumerate() {
-        t.execute(
-            &seat,
-            &[&o.joined, &i64::from(o.timeouts), &id.0, &(i as i32)],
-        )?;
+fn refs<'a>(params: &'a [Value<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+impl Tx for PgTx<'_, '_> {
+    fn query_each(&mut self, sql: &str, params: &[Value<'_>], each: EachRow<'_>) -> Result<()> {
+        let st = self.statement(sql)?;
+        for r in self.t.query(&st, &refs(params))? {
+            each(&r)?;
+        }
+        Ok(())
     }
-    t.execute(
-        "UPDATE matches SET state = 'aborted', ended_ms = $1, reason = $2 WHERE id = $3",
-        &[&now, &reason, &id.0],
-    )?;
-    Ok(())
+
+    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64> {
+        let st = self.statement(sql)?;
+        Ok(self.t.execute(&st, &refs(params))?)
+    }
+
+    fn insert(&mut self, sql: &str, params: &[Value<'_>]) -> Result<Result<i64, Taken>> {
+        let st = self.statement(&format!("{sql} RETURNING id"))?;
+        match self.t.query_one(&st, &refs(params)) {
+            Ok(r) => Ok(Ok(r.try_get(0)?)),
+            Err(e) => match e.as_db_error() {
+                Some(db) if db.code() == &SqlState::UNIQUE_VIOLATION => {
+                    Ok(Err(Taken(db.constraint().map(str::to_string))))
+                }
+                _ => Err(e.into()),
+            },
+        }
+    }
+
+    fn lock_ratings(&mut self) -> Result<()> {
+        self.t
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&RATINGS_LOCK])?;
+        Ok(())
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+}
+
+impl ToSql for Value<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match *self {
+            Value::Null => Ok(IsNull::Yes),
+            // An integer at the column's width.
+            Value::Int(v) if *ty == Type::INT2 => i16::try_from(v)?.to_sql_checked(ty, out),
+            Value::Int(v) if *ty == Type::INT4 => i32::try_from(v)?.to_sql_checked(ty, out),
+            Value::Int(v) => v.to_sql_checked(ty, out),
+            Value::Real(v) => v.to_sql_checked(ty, out),
+            Value::Bool(v) => v.to_sql_checked(ty, out),
+            Value::Text(v) => v.to_sql_checked(ty, out),
+            Value::Blob(v) => v.to_sql_checked(ty, out),
+            Value::Ids(v) => v.to_sql_checked(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        // Checked per value in `to_sql`.
+        true
+    }
+
+    to_sql_checked!();
+}
+
+impl backend::Row for Row {
+    fn cell(&self, i: usize) -> Result<Value<'_>> {
+        // By the column's type: integers of every width are read as i64.
+        let ty = self.columns()[i].type_();
+        let v = if *ty == Type::INT2 {
+            self.try_get::<_, Option<i16>>(i)?
+                .map(|v| Value::Int(v.into()))
+        } else if *ty == Type::INT4 {
+            self.try_get::<_, Option<i32>>(i)?
+                .map(|v| Value::Int(v.into()))
+        } else if *ty == Type::INT8 {
+            self.try_get::<_, Option<i64>>(i)?.map(Value::Int)
+        } else if *ty == Type::FLOAT8 {
+            self.try_get::<_, Option<f64>>(i)?.map(Value::Real)
+        } else if *ty == Type::BOOL {
+            self.try_get::<_, Option<bool>>(i)?.map(Value::Bool)
+        } else if *ty == Type::BYTEA {
+            self.try_get::<_, Option<&[u8]>>(i)?.map(Value::Blob)
+        } else {
+            self.try_get::<_, Option<&str>>(i)?.map(Value::Text)
+        };
+        Ok(v.unwrap_or(Value::Null))
+    }
 }
 
 #[cfg(test)]

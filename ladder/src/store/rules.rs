@@ -30,22 +30,11 @@ pub(super) fn not_found(what: &'static str, id: impl ToString) -> LadderError {
     }
 }
 
-/// A mapper for a failed insert: [`LadderError::Duplicate`] when `is_unique` says the database
-/// refused it for a taken unique value (`what` named `name`), the database error otherwise.
-pub(super) fn duplicate<E: Into<LadderError>>(
-    is_unique: fn(&E) -> bool,
-    what: &'static str,
-    name: &str,
-) -> impl FnOnce(E) -> LadderError {
-    move |e| {
-        if is_unique(&e) {
-            LadderError::Duplicate {
-                what,
-                name: name.to_string(),
-            }
-        } else {
-            e.into()
-        }
+/// A unique value (`what` named `name`) already taken: [`LadderError::Duplicate`].
+pub(super) fn taken(what: &'static str, name: &str) -> LadderError {
+    LadderError::Duplicate {
+        what,
+        name: name.to_string(),
     }
 }
 
@@ -642,19 +631,10 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_maps_only_unique_violations() {
-        fn unique(e: &std::io::Error) -> bool {
-            e.kind() == std::io::ErrorKind::AlreadyExists
-        }
-        let taken = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+    fn a_taken_value_is_a_duplicate_of_its_name() {
         assert!(matches!(
-            duplicate(unique, "bot", "b1")(taken),
+            taken("bot", "b1"),
             LadderError::Duplicate { what: "bot", name } if name == "b1"
-        ));
-        let other = std::io::Error::from(std::io::ErrorKind::NotFound);
-        assert!(matches!(
-            duplicate(unique, "bot", "b1")(other),
-            LadderError::Io(_)
         ));
     }
 
