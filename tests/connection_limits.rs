@@ -1,7 +1,8 @@
 //! End to end: the server closes connections that stay silent (a TCP connection that never
 //! speaks, an HTTP/2 connection with no open call), keeps those that are busy, refuses
 //! connections beyond its cap while serving the ones it has, and limits the concurrent streams of
-//! one connection. The limits are set short in the server's config; every wait below is a bound
+//! one connection, and sends GOAWAY to a peer that makes it reset stream after stream for the
+//! peer's own errors. The limits are set short in the server's config; every wait below is a bound
 //! against a hang, never what decides the outcome.
 #![allow(missing_docs)]
 
@@ -199,4 +200,85 @@ async fn one_connection_holds_at_most_the_stream_cap() {
         .await
         .expect("the third stream opens once one closed")
         .expect("watch task");
+}
+
+/// One HTTP/2 frame: its 9-byte header and payload.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A peer that makes the server reset stream after stream for its own errors (each request
+/// malformed: a connection-specific header, which HTTP/2 forbids) is sent GOAWAY and closed, as
+/// hyper's limit on such resets intends (RUSTSEC-2024-0003: without it, a peer makes the server
+/// work on each malformed stream forever). The server then still serves everyone else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_provokes_stream_errors_without_end_is_sent_goaway() {
+    use tokio::io::AsyncWriteExt;
+    const HEADERS: u8 = 0x1;
+    const RST_STREAM: u8 = 0x3;
+    const SETTINGS: u8 = 0x4;
+    const GOAWAY: u8 = 0x7;
+    const END_STREAM_AND_HEADERS: u8 = 0x1 | 0x4;
+    let server = TestServer::start().await;
+    let mut tcp = TcpStream::connect(server.addr).await.expect("connect");
+    let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    out.extend(frame(SETTINGS, 0, 0, &[]));
+    tcp.write_all(&out).await.expect("preface");
+    // :method POST, :scheme http, :path /, then "connection: x" (HPACK literal without
+    // indexing, new name): a connection-specific header, malformed in HTTP/2, so the server
+    // resets the stream (a stream error, not the connection's).
+    let mut block = vec![0x83, 0x86, 0x84, 0x00, 10];
+    block.extend_from_slice(b"connection");
+    block.extend_from_slice(&[0x01, b'x']);
+    const STREAMS: u32 = 3000;
+    // One malformed request at a time, each answered before the next is sent (so that nothing
+    // the server sends is lost to a reset when it closes): count its resets, note its GOAWAY.
+    let mut buf = Vec::new();
+    let (mut resets, mut goaway) = (0u32, None);
+    let mut chunk = [0u8; 8192];
+    tokio::time::timeout(BOUND, async {
+        'streams: for n in 0..STREAMS {
+            let sent = frame(HEADERS, END_STREAM_AND_HEADERS, 2 * n + 1, &block);
+            if tcp.write_all(&sent).await.is_err() {
+                break;
+            }
+            let before = resets;
+            while resets == before && goaway.is_none() {
+                match tcp.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break 'streams,
+                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                }
+                while buf.len() >= 9 {
+                    let len = (usize::from(buf[0]) << 16)
+                        | (usize::from(buf[1]) << 8)
+                        | usize::from(buf[2]);
+                    if buf.len() < 9 + len {
+                        break;
+                    }
+                    match buf[3] {
+                        RST_STREAM => resets += 1,
+                        GOAWAY => goaway = Some(buf[9 + 7..9 + 8].to_vec()),
+                        _ => {}
+                    }
+                    buf.drain(..9 + len);
+                }
+            }
+            if goaway.is_some() {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the server answers every stream");
+    assert!(resets > 0, "the malformed requests were not reset");
+    assert!(
+        goaway.is_some(),
+        "all {resets} malformed streams were reset and the peer could go on"
+    );
+    // Everyone else is served.
+    list(&mut server.matches().await).await;
 }

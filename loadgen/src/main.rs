@@ -207,7 +207,7 @@ struct BenchArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "silent,slow-reader,flood,pending"
+        default_value = "silent,slow-reader,flood,pending,reset"
     )]
     abusers: Vec<abuse::Abuser>,
 }

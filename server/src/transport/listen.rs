@@ -303,9 +303,10 @@ where
                 .timer(TokioTimer::new())
                 .max_concurrent_streams(limits.max_streams)
                 .keep_alive_interval(limits.keepalive_interval)
-                .keep_alive_timeout(limits.keepalive_timeout)
-                .max_pending_accept_reset_streams(None)
-                .max_local_error_reset_streams(None);
+                .keep_alive_timeout(limits.keepalive_timeout);
+            // hyper's and h2's own limits on reset streams stay as they are (20 streams reset
+            // before they were accepted, 1,024 reset for the peer's errors, then GOAWAY): they
+            // are the defence against rapid reset (CVE-2023-44487) and RUSTSEC-2024-0003.
             let conn = builder.serve_connection(TokioIo::new(Plain(io)), service);
             let flood = home.clone();
             let mut driver = Driver::new(conn, home);
