@@ -1,8 +1,10 @@
-//! `maumau replay FILE`: checks a downloaded replay by re-simulating it with the rules engine.
+//! `maumau replay FILE`: checks a downloaded replay by re-simulating it with the rules engine;
+//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`).
 
 use std::path::PathBuf;
 
 use maumau::pb;
+use maumau::viewer::Perspective;
 use prost::Message as _;
 
 /// Arguments of `maumau replay`.
@@ -11,6 +13,14 @@ pub(crate) struct ReplayArgs {
     /// A replay file: the protobuf encoding of `maumau.v1.Replay`, as the ladder's replay links
     /// download it (and `MatchService.GetReplay` returns it).
     file: PathBuf,
+    /// Print the match's moves in readable notation, round by round, with every hand (or, with
+    /// --seat, the hands that seat saw), before verifying it.
+    #[arg(long)]
+    show: bool,
+    /// With --show: see the match as this seat saw it (its own hand and draws only), not every
+    /// hand.
+    #[arg(long, requires = "show")]
+    seat: Option<u8>,
 }
 
 /// Re-simulates the replay and prints the result it reaches; fails when it does not verify.
@@ -23,6 +33,18 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
             args.file.display()
         )
     })?;
+    if args.show {
+        let perspective = args.seat.map_or(Perspective::Omniscient, Perspective::Seat);
+        match maumau::viewer::frames(&replay, perspective) {
+            Ok(viewing) => crate::show::print(&viewing)?,
+            // A seat outside the table is the reader's mistake; a replay that stops fitting the
+            // rules is reported by the verification below.
+            Err(e) if e.action == 0 && e.message.starts_with("seat ") => {
+                return Err(e.message.into());
+            }
+            Err(e) => println!("cannot show the replay: {e}"),
+        }
+    }
     let verdict = maumau::replay::verify(&replay);
     println!(
         "match {}: {} actions, {} applied, {} rounds",
