@@ -1,5 +1,6 @@
 //! `maumau replay FILE`: checks a downloaded replay by re-simulating it with the rules engine;
-//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`).
+//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`);
+//! with `--html OUT`, writes the match viewer with the replay inside to one offline HTML file.
 
 use std::path::PathBuf;
 
@@ -17,9 +18,13 @@ pub(crate) struct ReplayArgs {
     /// --seat, the hands that seat saw), before verifying it.
     #[arg(long)]
     show: bool,
-    /// With --show: see the match as this seat saw it (its own hand and draws only), not every
-    /// hand.
-    #[arg(long, requires = "show")]
+    /// Write the match viewer with this replay inside to this HTML file: one file that opens
+    /// offline in a browser (from file://) at the match's last position.
+    #[arg(long, value_name = "OUT")]
+    html: Option<PathBuf>,
+    /// With --show or --html: see the match as this seat saw it (its own hand and draws only),
+    /// not every hand.
+    #[arg(long)]
     seat: Option<u8>,
 }
 
@@ -33,10 +38,22 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
             args.file.display()
         )
     })?;
-    if args.show {
+    if args.seat.is_some() && !args.show && args.html.is_none() {
+        return Err("--seat chooses whose view --show or --html gives: add one of them".into());
+    }
+    if args.show || args.html.is_some() {
         let perspective = args.seat.map_or(Perspective::Omniscient, Perspective::Seat);
         match maumau::viewer::frames(&replay, perspective) {
-            Ok(viewing) => crate::show::print(&viewing)?,
+            Ok(viewing) => {
+                if args.show {
+                    crate::show::print(&viewing)?;
+                }
+                if let Some(out) = &args.html {
+                    std::fs::write(out, maumau_server::viewer::standalone_page(&viewing))
+                        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+                    println!("viewer written to {}", out.display());
+                }
+            }
             // A seat outside the table is the reader's mistake; a replay that stops fitting the
             // rules is reported by the verification below.
             Err(e) if e.action == 0 && e.message.starts_with("seat ") => {
