@@ -155,6 +155,7 @@
       const li = document.createElement("li");
       li.dataset.e = f.index;
       li.textContent = (f.index ? f.index + ". " : "") + f.line;
+      if (f.notes.length) li.append(text(document.createElement("small"), f.notes.join("; ")));
       list.append(li);
       if (f.round_end) {
         round = f.table.round;

@@ -218,12 +218,7 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
         ));
     };
     let perspective = perspective.unwrap_or(Perspective::Omniscient);
-    let names: Vec<String> = entry
-        .summary()
-        .players
-        .iter()
-        .map(|p| p.name.clone())
-        .collect();
+    let names: Vec<String> = entry.summary().players.iter().map(player_name).collect();
     let built = tokio::task::spawn_blocking(move || {
         let viewing = maumau::viewer::frames(&replay, perspective).map_err(|e| {
             let (status, reason) = match e.message.starts_with("seat ") {
@@ -242,6 +237,20 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
             "the frames could not be built",
         ))
     })
+}
+
+/// A player's display name: its client's name, else its built-in bot's kind, else nothing.
+fn player_name(p: &pb::PlayerInfo) -> String {
+    if !p.name.is_empty() {
+        return p.name.clone();
+    }
+    match pb::BotKind::try_from(p.bot) {
+        Ok(pb::BotKind::Unspecified) | Err(_) => String::new(),
+        Ok(kind) => kind
+            .as_str_name()
+            .trim_start_matches("BOT_KIND_")
+            .to_lowercase(),
+    }
 }
 
 /// The viewing as JSON, with the players' names beside it.
@@ -341,6 +350,15 @@ async fn view(
     )
 }
 
+/// The options for people: `default options` or `options deck32,nine_reverses`.
+fn options_words(words: &str) -> String {
+    if words == "-" {
+        "default options".to_string()
+    } else {
+        format!("options {words}")
+    }
+}
+
 /// A perspective as the `view` query value.
 fn view_value(p: Perspective) -> String {
     match p {
@@ -350,20 +368,22 @@ fn view_value(p: Perspective) -> String {
     }
 }
 
-/// "classic · 3 seats · options - · calls enforce".
+/// "classic · 3 seats · options - · calls enforce", and whether it is rated and its label.
 fn rules_line(summary: &pb::MatchSummary) -> String {
-    let Some(c) = &summary.config else {
+    let Some(c) = summary
+        .config
+        .as_ref()
+        .and_then(|c| maumau_engine::MatchConfig::try_from(c).ok())
+    else {
         return String::new();
     };
-    let profile = pb::Profile::try_from(c.profile)
-        .map(|p| {
-            p.as_str_name()
-                .trim_start_matches("PROFILE_")
-                .to_lowercase()
-                .replace('_', "-")
-        })
-        .unwrap_or_default();
-    let mut line = format!("{profile} · {} seats", c.seats);
+    let mut line = format!(
+        "{} · {} seats · {} · calls {}",
+        c.profile,
+        c.seats,
+        options_words(&c.options.to_words()),
+        c.calls.name()
+    );
     if summary.rated {
         line.push_str(" · rated");
     }
@@ -389,6 +409,7 @@ fn viewer_body(title: &str, rules: &str, main: Markup) -> Markup {
 /// `choices` are given: the values and labels, and the one chosen).
 fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
     html! {
+        div.board {
         section.felt aria-label="the table" {
             div #seats {}
             div.centre {
@@ -413,11 +434,11 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
             }
         }
         nav.controls aria-label="playback" {
-            button #first type="button" title="start (Home)" { "⏮" }
-            button #back type="button" title="step back (←)" { "◀" }
+            button #first type="button" title="the start (Home)" { "« start" }
+            button #back type="button" title="one event back (←)" { "◀ back" }
             button #play type="button" title="play or pause (space)" aria-pressed="false" { "▶ play" }
-            button #forward type="button" title="step forward (→)" { "▶" }
-            button #last type="button" title="end (End)" { "⏭" }
+            button #forward type="button" title="one event forward (→)" { "next ▶" }
+            button #last type="button" title="the end (End)" { "end »" }
             input #scrub type="range" min="0" max="0" value="0" aria-label="event";
             span #where { "0 / 0" }
             select #speed aria-label="speed" {
@@ -432,6 +453,7 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
                     }
                 }
             }
+        }
         }
         aside aria-label="moves" { h2 { "Moves" } ol #moves {} }
     }
@@ -468,8 +490,11 @@ pub fn standalone_page(viewing: &Viewing) -> String {
         format!("Match {}", viewing.match_id)
     };
     let rules = format!(
-        "{} · {} seats · options {} · calls {}",
-        viewing.profile, viewing.seats, viewing.options, viewing.calls
+        "{} · {} seats · {} · calls {}",
+        viewing.profile,
+        viewing.seats,
+        options_words(&viewing.options),
+        viewing.calls
     );
     let body = html! {
         header { b { (title) } span.rules { (rules) } }
@@ -498,7 +523,7 @@ async fn list(registry: &Arc<Registry>) -> String {
                             td { a.view href={ "/matches/" (encode(&m.match_id)) "/view" } { (m.match_id) } }
                             td { (status_word(m.status)) }
                             td { (rules_line(m)) }
-                            td { (m.players.iter().map(|p| if p.name.is_empty() { format!("S{}", p.seat) } else { p.name.clone() }).collect::<Vec<_>>().join(", ")) }
+                            td { (m.players.iter().map(|p| format!("S{} {}", p.seat, player_name(p))).collect::<Vec<_>>().join(", ")) }
                             td { (m.round) }
                             td { (m.actions) }
                         }
