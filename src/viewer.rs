@@ -141,6 +141,11 @@ pub struct Frame {
     pub action: Option<String>,
     /// The step in readable notation: "S2 plays 7♥ — debt 4".
     pub line: String,
+    /// Milliseconds the seat took to decide, as the replay records it (0: not recorded, an
+    /// out-of-turn action or a built-in bot).
+    pub think_ms: u32,
+    /// True when the server took this action for the seat after a timeout.
+    pub timeout: bool,
     /// What else happened in this step: skips, penalties, challenges, a round's end, a deal.
     pub notes: Vec<String>,
     /// The table after the step.
@@ -337,6 +342,21 @@ impl Recorder {
         self.push(Some((seat, action)), events, game)
     }
 
+    /// Marks the last frame's action with how it was decided: `think_ms` from prompt to action,
+    /// `timeout` when the server acted for the seat (a note says so).
+    pub fn decided(&mut self, think_ms: u32, timeout: bool) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.think_ms = think_ms;
+            frame.timeout = timeout;
+            if timeout && let Some(seat) = frame.actor {
+                frame.notes.insert(
+                    0,
+                    format!("S{seat} ran out of time: the server played for it"),
+                );
+            }
+        }
+    }
+
     /// The frames so far.
     pub fn frames(&self) -> &[Frame] {
         &self.frames
@@ -368,6 +388,8 @@ impl Recorder {
             actor: acted.map(|(s, _)| s),
             action: acted.map(|(_, a)| a.to_string()),
             line,
+            think_ms: 0,
+            timeout: false,
             notes,
             table: table(self.perspective, &obs, game),
             round_end,
@@ -666,6 +688,10 @@ pub fn frames(replay: &pb::Replay, perspective: Perspective) -> Result<Viewing, 
         |events, game| Recorder::start(perspective, game, events),
         |recorder, seat, action, events, game| {
             recorder.step(seat, action, events, game);
+            let i = recorder.frames().len() - 2;
+            if let Some(a) = replay.actions.get(i) {
+                recorder.decided(a.think_ms, a.timeout);
+            }
         },
     )?;
     Ok(Viewing {
@@ -869,6 +895,25 @@ mod tests {
             Perspective::Omniscient
         );
         assert!("nobody".parse::<Perspective>().is_err());
+    }
+
+    #[test]
+    fn decision_times_and_timeouts_come_from_the_replay() {
+        let (mut replay, _) = played(ProfileId::Classic, 2, 6);
+        replay.actions[0].think_ms = 120;
+        replay.actions[1].timeout = true;
+        let seen = frames(&replay, Perspective::Public).unwrap();
+        assert_eq!(
+            (seen.frames[1].think_ms, seen.frames[1].timeout),
+            (120, false)
+        );
+        assert!(seen.frames[2].timeout);
+        let seat = seen.frames[2].actor.unwrap();
+        assert_eq!(
+            seen.frames[2].notes[0],
+            format!("S{seat} ran out of time: the server played for it")
+        );
+        assert_eq!(seen.frames[3].think_ms, 0);
     }
 
     #[test]

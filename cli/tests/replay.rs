@@ -203,3 +203,77 @@ fn play_prints_readable_moves() {
         "no colours when stdout is not a terminal"
     );
 }
+
+#[test]
+fn a_tournament_game_from_replays_jsonl_is_shown_and_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let ran = Command::new(BIN)
+        .args([
+            "tournament",
+            "--seats",
+            "3",
+            "--deals",
+            "1",
+            "--threads",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let jsonl = out.join("replays.jsonl");
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&jsonl)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = first["id"].as_str().unwrap();
+    let moves = first["actions"].as_array().unwrap().len();
+
+    let html = dir.path().join("g.html");
+    let shown = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .args(["--game", id, "--show", "--html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("match {id}: classic with 3 seats")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{moves:>5}. S")),
+        "every move: {text}"
+    );
+    assert!(text.contains("valid: the re-simulation reaches the recorded result"));
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("id=\"frames\"")
+    );
+
+    // More than one game and no --game, or an unknown one: refused by name.
+    let out = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pick one with --game ID"), "{err}");
+    let out = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .args(["--game", "nope"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no game `nope` in this file"));
+}

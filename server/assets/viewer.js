@@ -101,6 +101,7 @@
 
   function renderStep(frame) {
     $("line").textContent = frame.line;
+    $("think").textContent = frame.think_ms ? "decided in " + frame.think_ms + " ms" : "";
     const notes = $("notes");
     notes.replaceChildren();
     for (const n of frame.notes) notes.append(text(document.createElement("li"), n));

@@ -427,6 +427,7 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
             }
             div.step {
                 p #line { "Loading…" }
+                div #think {}
                 ul #notes {}
                 div #offence {}
                 div #legal {}
