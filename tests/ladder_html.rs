@@ -280,6 +280,22 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
     assert!(html.contains(&format!("href=\"{replay}\"")));
     check_replay(&server, &replay).await;
     check_replay(&server, &replays[1]).await;
+    // The match viewer, linked from the match page, on the same port: its frames are the
+    // finished match's (the viewer's pages come before the ladder's).
+    let watch = attr_values(&html, "href")
+        .into_iter()
+        .find(|h| h.starts_with("/matches/") && h.ends_with("/view"))
+        .unwrap_or_else(|| panic!("a viewer link: {html}"));
+    let view = get(&server, &watch, false).await;
+    assert_eq!(view.status, StatusCode::OK, "{}", view.text());
+    assert!(view.text().contains("id=\"viewer\""), "{}", view.text());
+    let frames = get(&server, &watch.replace("/view", "/frames"), false).await;
+    assert_eq!(frames.status, StatusCode::OK, "{}", frames.text());
+    assert!(
+        frames.text().contains("\"finished\":true"),
+        "{}",
+        frames.text()
+    );
 
     // Unknown ids and paths: 404 pages; bad queries: 400 pages, with the input escaped.
     for path in [
