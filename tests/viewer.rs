@@ -246,6 +246,12 @@ async fn the_viewer_refuses_what_it_may_not_show_with_typed_reasons() {
     let page = get(&server, &format!("/matches/{id}/view"), false).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.text().contains("being played"), "{}", page.text());
+    assert!(
+        page.text()
+            .contains("<meta http-equiv=\"refresh\" content=\"5\">"),
+        "reloads until the end: {}",
+        page.text()
+    );
     assert!(!page.text().contains("data-card"));
 
     // A finished match: a seat's token gives that seat's view; a public view shows no hand.

@@ -31,6 +31,10 @@ use crate::table::Role;
 const SCRIPT: &str = include_str!("../assets/viewer.js");
 /// The viewer's style, served inside its page.
 const STYLE: &str = include_str!("../assets/viewer.css");
+/// How often the page of a match still being played reloads itself, in seconds: live following
+/// move by move needs the table to publish its steps (not built yet); until then the page turns
+/// into the viewer soon after the match ends.
+const RELOAD_S: u32 = 5;
 /// Matches listed on `/matches`.
 const LISTED: usize = 100;
 
@@ -287,12 +291,14 @@ async fn view(
     let title = format!("Match {}", entry.id);
     let rules = rules_line(&summary);
     if entry.replay().is_none() {
-        let what = if entry.replay_pruned() {
+        let pruned = entry.replay_pruned();
+        let what = if pruned {
             "The operator deleted this match's replay; its result stays.".to_string()
         } else {
             format!(
                 "This match is being played (round {}, {} moves so far). Its moves can be \
-                 viewed here when it ends: reload this page then.",
+                 viewed here when it ends: this page reloads itself every {RELOAD_S} seconds \
+                 until then.",
                 summary.round, summary.actions
             )
         };
@@ -300,10 +306,11 @@ async fn view(
             header { a href="/matches" { "Mau Mau Arena" } b { (title) } span.rules { (rules) } }
             p.note #live { (what) }
         };
+        let reload = (!pruned).then_some(RELOAD_S);
         return (
             StatusCode::OK,
             HTML,
-            shell(&title, body).into_string(),
+            page_shell(&title, body, reload).into_string(),
             None,
         );
     }
@@ -460,14 +467,22 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
     }
 }
 
-/// A whole page around `body`, with the viewer's style and script.
+/// A whole page around `body`, with the viewer's style.
 fn shell(title: &str, body: Markup) -> Markup {
+    page_shell(title, body, None)
+}
+
+/// [`shell`], reloading itself every `reload` seconds when given (a match still being played).
+fn page_shell(title: &str, body: Markup, reload: Option<u32>) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
+                @if let Some(s) = reload {
+                    meta http-equiv="refresh" content=(s);
+                }
                 title { (title) " · Mau Mau Arena" }
                 style { (PreEscaped(STYLE)) }
             }
