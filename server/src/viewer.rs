@@ -10,7 +10,8 @@
 //!   token it is (a spectator token: the public view). Every hand (`omniscient`) and any seat's
 //!   view without its token only once the match has ended. A refusal is JSON too,
 //!   `{"reason": "ERROR_REASON_…", "message": "…"}`, with the reason in the `maumau-reason`
-//!   header, as on gRPC.
+//!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
+//!   its turn gets 503 `ERROR_REASON_UNAVAILABLE`.
 //!
 //! [`standalone_page`] is the same viewer with its frames inside the page, for a file that opens
 //! offline (`maumau replay FILE --html OUT`).
@@ -35,6 +36,10 @@ const STYLE: &str = include_str!("../assets/viewer.css");
 /// move by move needs the table to publish its steps (not built yet); until then the page turns
 /// into the viewer soon after the match ends.
 const RELOAD_S: u32 = 5;
+/// Frames built at once, for all requests (each takes a blocking thread).
+static BUILDS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+/// How long a request waits for a build slot before it gets 503 `ERROR_REASON_UNAVAILABLE`.
+const BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Matches listed on `/matches`.
 const LISTED: usize = 100;
 
@@ -223,7 +228,21 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
     };
     let perspective = perspective.unwrap_or(Perspective::Omniscient);
     let names: Vec<String> = entry.summary().players.iter().map(player_name).collect();
+    // Building a match's frames takes CPU on the blocking pool: a flood of anonymous requests
+    // queues here instead of crowding out the matches' own blocking work (the store's writes).
+    let permit = tokio::time::timeout(BUILD_WAIT, BUILDS.acquire())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or_else(|| {
+            Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pb::ErrorReason::Unavailable,
+                "the server is busy building other viewers: try again in a moment",
+            )
+        })?;
     let built = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
         let viewing = maumau::viewer::frames(&replay, perspective).map_err(|e| {
             let (status, reason) = match e.message.starts_with("seat ") {
                 true => (StatusCode::BAD_REQUEST, pb::ErrorReason::NoSuchSeat),
