@@ -8,11 +8,15 @@
 #    Node: `npm ci` in clients/typescript from the committed package-lock.json (in parallel);
 # 3. drift check: regenerates the Python code from proto/ into a temporary directory and diffs it
 #    against the checked-in clients/python/maumau_client/pb (any difference fails);
-# 4. runs pytest and `node --test` (each client plays the server's heuristic and search bots too);
+# 4. runs pytest and `node --test` (each client plays the server's heuristic and search bots too;
+#    pytest also drives the match viewer in Debian's Chromium with Playwright and saves
+#    screenshots of each profile's table in $MAUMAU_TEST_OUTPUT/viewer, by default
+#    target/test-output/viewer);
 # 5. runs `maumau check-bot` on the Python and TypeScript example bots and on the Rust reference
 #    bots (heuristic, search); exits non-zero on any failure (pytest's "no tests ran" included).
 #
-# Needs only Python 3.11+ with venv and pip, Node 20 with npm, and cargo when MAUMAU_BIN is unset.
+# Needs only Python 3.11+ with venv and pip, Node 20 with npm, Chromium (Debian: `apt-get install
+# -y chromium`; or CHROMIUM=path), and cargo when MAUMAU_BIN is unset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PY_DIR="$ROOT/clients/python"
@@ -72,7 +76,10 @@ PY
 "${PIP[@]}" install --quiet -r "$REQS"
 "${PIP[@]}" install --quiet --no-deps --no-build-isolation -e "$PY_DIR"
 rm -f "$REQS"
-"${PIP[@]}" list 2>/dev/null | grep -Ei '^(grpcio|grpcio-tools|protobuf|pytest|maumau-client) '
+# The match viewer's browser tests (tests/test_viewer.py) drive Debian's Chromium with Playwright,
+# launched with the system browser as its executable: `playwright install` is never run.
+"${PIP[@]}" install --quiet playwright==1.65.0
+"${PIP[@]}" list 2>/dev/null | grep -Ei '^(grpcio|grpcio-tools|protobuf|pytest|maumau-client|playwright) '
 
 step "python: generated code matches the protos (drift check)"
 GEN_TMP="$(mktemp -d)"

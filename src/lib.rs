@@ -40,6 +40,8 @@
 //!   values are checked there, with typed errors that name the [`pb::ErrorReason`] to report.
 //! - [`replay`]: re-simulating and verifying a [`pb::Replay`] with the engine alone (what
 //!   `MatchService.VerifyReplay` answers and `maumau replay FILE` prints).
+//! - [`viewer`]: a replay as frames, the table after each step as one perspective saw it, in
+//!   readable notation (what `maumau replay FILE --show`, `maumau play` and the web viewer show).
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors of every proto file, for gRPC server
 //!   reflection.
 //!
@@ -51,6 +53,7 @@
 //!   transport. Turn default features off to keep only the messages, codecs and service traits.
 
 pub mod replay;
+pub mod viewer;
 pub mod wire;
 
 /// Everything `build.rs` generates, under one set of lint exemptions.

@@ -73,7 +73,7 @@ impl std::fmt::Display for ReplayError {
 impl std::error::Error for ReplayError {}
 
 /// A [`ReplayError`] at the replay's start (index 0).
-fn at_start(message: impl ToString) -> ReplayError {
+pub(crate) fn at_start(message: impl ToString) -> ReplayError {
     ReplayError {
         action: 0,
         message: message.to_string(),
@@ -89,14 +89,31 @@ fn at_start(message: impl ToString) -> ReplayError {
 /// A [`ReplayError`] naming the first action the engine refused (or that is malformed), or index
 /// 0 when the configuration or start is missing or invalid.
 pub fn simulate(replay: &pb::Replay) -> Result<Simulation, ReplayError> {
-    let config = replay
-        .config
-        .as_ref()
-        .ok_or_else(|| at_start("the replay has no configuration"))
-        .and_then(|c| MatchConfig::try_from(c).map_err(at_start))?;
     let mut events = Vec::new();
+    let (game, ()) = play_through(replay, &mut events, |_, _| (), |_, _, _, _, _| {})?;
+    Ok(Simulation {
+        game,
+        events,
+        actions_applied: replay.actions.len() as u32,
+    })
+}
+
+/// Plays a replay from its start through every action: `events` receives the start's events
+/// and then every action's. `on_start` gets the start's events and the game after the first
+/// deal and makes the caller's state `T`; after each action `on_step` gets that state, the seat,
+/// the action, that action's events (the tail of `events`) and the game after it. Returns the
+/// final game and the state. The
+/// one loop behind [`simulate`] and [`crate::viewer::frames`].
+pub(crate) fn play_through<T>(
+    replay: &pb::Replay,
+    events: &mut Vec<Event>,
+    on_start: impl FnOnce(&[Event], &Game) -> T,
+    mut on_step: impl FnMut(&mut T, Seat, Action, &[Event], &Game),
+) -> Result<(Game, T), ReplayError> {
+    let config = replay_config(replay)?;
     let mut game =
-        start_game(config, replay.seed, replay.start.as_ref(), &mut events).map_err(at_start)?;
+        start_game(config, replay.seed, replay.start.as_ref(), events).map_err(at_start)?;
+    let mut state = on_start(events, &game);
     for (i, a) in replay.actions.iter().enumerate() {
         let at = |message: String| ReplayError {
             action: i as u32,
@@ -108,17 +125,24 @@ pub fn simulate(replay: &pb::Replay) -> Result<Simulation, ReplayError> {
             .as_ref()
             .ok_or_else(|| at("an action is missing".to_string()))
             .and_then(|w| Action::try_from(w).map_err(|e| at(e.to_string())))?;
-        game.apply_with(seat, action, &mut events).map_err(|r| {
+        let from = events.len();
+        game.apply_with(seat, action, events).map_err(|r| {
             at(format!(
                 "action {i} ({action}) by seat {seat} was rejected: {r}"
             ))
         })?;
+        on_step(&mut state, seat, action, &events[from..], &game);
     }
-    Ok(Simulation {
-        game,
-        events,
-        actions_applied: replay.actions.len() as u32,
-    })
+    Ok((game, state))
+}
+
+/// The replay's configuration, checked.
+pub(crate) fn replay_config(replay: &pb::Replay) -> Result<MatchConfig, ReplayError> {
+    replay
+        .config
+        .as_ref()
+        .ok_or_else(|| at_start("the replay has no configuration"))
+        .and_then(|c| MatchConfig::try_from(c).map_err(at_start))
 }
 
 /// Deals a match's start: from `seed` when `start` is `None`, else from the given deck order

@@ -2,20 +2,19 @@
 //! real rated matches over loopback; the pages are fetched over HTTP/1.1 and HTTP/2 and checked
 //! against the gRPC leaderboard: order, links, escaping, paging, frozen closed seasons, 404 and
 //! 400 pages, and a downloaded replay that verifies. One test loads the leaderboard in headless
-//! Chromium (Debian's `chromium`; see `chromium_or_explain`).
+//! Chromium (Debian's `chromium`; see `web::chromium_or_explain`).
 #![allow(missing_docs)]
 
 mod common;
 #[path = "common/ladder.rs"]
 mod ladder;
+#[path = "common/web.rs"]
+mod web;
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use common::TestServer;
-use http_body_util::{BodyExt, Empty};
 use hyper::StatusCode;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use ladder::classic_pairs;
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
@@ -25,6 +24,7 @@ use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
+use web::{chromium_or_explain, dump_dom, get};
 
 /// A bot name that breaks a page that does not escape.
 const EVIL: &str = "<b>\"evil\" & 'co'</b>";
@@ -124,71 +124,6 @@ async fn grpc_order(server: &TestServer, season: &str) -> Vec<i64> {
     .iter()
     .map(|s| s.bot_id)
     .collect()
-}
-
-/// A response: status, content type, content disposition and body.
-struct Got {
-    status: StatusCode,
-    content_type: String,
-    disposition: String,
-    body: Vec<u8>,
-}
-
-impl Got {
-    fn text(&self) -> String {
-        String::from_utf8(self.body.clone()).expect("a UTF-8 page")
-    }
-}
-
-/// GETs `path` on the server over a new HTTP/1.1 (or, with prior knowledge, HTTP/2) connection.
-async fn get(server: &TestServer, path: &str, http2: bool) -> Got {
-    let tcp = tokio::net::TcpStream::connect(server.addr)
-        .await
-        .expect("connect");
-    let io = TokioIo::new(tcp);
-    let request = hyper::Request::get(path)
-        .header(hyper::header::HOST, server.addr.to_string())
-        .body(Empty::<Bytes>::new())
-        .expect("a request");
-    let response = if http2 {
-        let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
-            .await
-            .expect("HTTP/2 handshake");
-        tokio::spawn(conn);
-        send.send_request(request).await.expect("HTTP/2 response")
-    } else {
-        let (mut send, conn) = hyper::client::conn::http1::handshake(io)
-            .await
-            .expect("HTTP/1.1 handshake");
-        tokio::spawn(conn);
-        send.send_request(request).await.expect("HTTP/1.1 response")
-    };
-    let header = |name: hyper::header::HeaderName| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let (status, content_type, disposition) = (
-        response.status(),
-        header(hyper::header::CONTENT_TYPE),
-        header(hyper::header::CONTENT_DISPOSITION),
-    );
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a body")
-        .to_bytes()
-        .to_vec();
-    Got {
-        status,
-        content_type,
-        disposition,
-        body,
-    }
 }
 
 /// Every value of `attr="..."` in the page, in order.
@@ -345,6 +280,22 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
     assert!(html.contains(&format!("href=\"{replay}\"")));
     check_replay(&server, &replay).await;
     check_replay(&server, &replays[1]).await;
+    // The match viewer, linked from the match page, on the same port: its frames are the
+    // finished match's (the viewer's pages come before the ladder's).
+    let watch = attr_values(&html, "href")
+        .into_iter()
+        .find(|h| h.starts_with("/matches/") && h.ends_with("/view"))
+        .unwrap_or_else(|| panic!("a viewer link: {html}"));
+    let view = get(&server, &watch, false).await;
+    assert_eq!(view.status, StatusCode::OK, "{}", view.text());
+    assert!(view.text().contains("id=\"viewer\""), "{}", view.text());
+    let frames = get(&server, &watch.replace("/view", "/frames"), false).await;
+    assert_eq!(frames.status, StatusCode::OK, "{}", frames.text());
+    assert!(
+        frames.text().contains("\"finished\":true"),
+        "{}",
+        frames.text()
+    );
 
     // Unknown ids and paths: 404 pages; bad queries: 400 pages, with the input escaped.
     for path in [
@@ -396,74 +347,6 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
     // gRPC still answers on the same port.
     assert_eq!(grpc_order(&server, "season-1").await, order);
     server.stop().await;
-}
-
-/// Debian's Chromium, or a failure that says how to install it. Set `MAUMAU_SKIP_CHROMIUM=1` to
-/// skip the browser test on a machine without it (CI installs it, so it never skips there).
-fn chromium_or_explain() -> Option<std::path::PathBuf> {
-    let explicit = std::env::var_os("CHROMIUM").map(std::path::PathBuf::from);
-    let found = explicit.or_else(|| {
-        ["chromium", "chromium-browser", "google-chrome"]
-            .iter()
-            .flat_map(|name| {
-                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                    .map(move |dir| dir.join(name))
-                    .collect::<Vec<_>>()
-            })
-            .find(|p| p.is_file())
-    });
-    if found.is_none() && std::env::var_os("MAUMAU_SKIP_CHROMIUM").is_some() {
-        eprintln!("MAUMAU_SKIP_CHROMIUM is set and no Chromium was found: browser test skipped");
-        return None;
-    }
-    Some(found.unwrap_or_else(|| {
-        panic!(
-            "the leaderboard's browser test needs headless Chromium: install it with \
-             `sudo apt-get install -y chromium` (Debian/Ubuntu), or point CHROMIUM at a \
-             Chromium or Chrome binary; MAUMAU_SKIP_CHROMIUM=1 skips this test"
-        )
-    }))
-}
-
-/// Loads `url` in headless Chromium and returns the DOM it built.
-fn dump_dom(chromium: &std::path::Path, url: &str) -> String {
-    let profile = tempfile::tempdir().expect("a profile directory");
-    let mut child = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(url)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("Chromium starts");
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().expect("wait for Chromium").is_some() {
-            break;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("Chromium did not finish loading {url} within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().expect("Chromium's output");
-    assert!(
-        out.status.success(),
-        "Chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("a UTF-8 DOM")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,12 +13,14 @@ mod ladder_operator;
 mod operator_token;
 mod replay;
 mod serve;
+mod show;
 mod tournament;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use maumau_engine::{CallsMode, DrawCause, Event, Game, MatchConfig, Options, ProfileId, RoundEnd};
+use maumau::viewer::{Perspective, Recorder};
+use maumau_engine::{CallsMode, Game, MatchConfig, Options, ProfileId};
 
 /// Mau Mau Arena: a rules engine, server and tournament runner for Mau Mau bots.
 #[derive(Parser)]
@@ -30,7 +32,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Play one seeded match between random players and print every event.
+    /// Play one seeded match between random players and print every move in readable notation.
     Play(PlayArgs),
     /// Run the game server (gRPC, grpc-web, health and reflection on one port).
     ///
@@ -50,7 +52,8 @@ enum Command {
     CheckBot(check_bot::CheckBotArgs),
     /// Ladder operations: operator calls on a running server, rerate on a stopped one's data.
     Ladder(ladder::LadderArgs),
-    /// Verify a replay file (as the ladder's web pages download it) by re-simulating it.
+    /// Verify a replay file (as the ladder's web pages download it) by re-simulating it; with
+    /// --show, print its moves in readable notation first.
     Replay(replay::ReplayArgs),
 }
 
@@ -162,6 +165,13 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped reading (`maumau play | head`) is not a failure.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("maumau: {e}");
             ExitCode::FAILURE
@@ -216,6 +226,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write as _;
     let profile: ProfileId = args.profile.parse()?;
     let config = MatchConfig {
         options: Options::from_words(&args.options)?,
@@ -223,67 +234,42 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
         ..MatchConfig::new(profile, args.seats)
     };
     let quiet = args.quiet;
-    let mut print = |e: &Event| {
-        if let Some(line) = describe(e, quiet) {
-            println!("{line}");
-        }
-    };
-    let mut game = Game::new_with(config, args.seed, &mut print)?;
-    println!("# {}", game.position());
+    let style = show::Style::for_stdout();
+    let mut out = std::io::stdout().lock();
+    let mut events = Vec::new();
+    let mut game = Game::new_with(config, args.seed, &mut events)?;
+    writeln!(out, "# {}", game.position())?;
+    let mut recorder = Recorder::start(Perspective::Omniscient, &game, &events);
+    if !quiet {
+        show::write_frame(&mut out, style, &recorder.frames()[0])?;
+    }
     let mut players = maumau_bot_sdk::bots::RandomBot::new(args.seed ^ 0x5EED);
     let mut decisions = 0u64;
     while let Some(seat) = game.to_act() {
         let action = maumau_bot_sdk::Bot::decide(&mut players, &game.observation(seat));
+        events.clear();
+        game.apply_with(seat, action, &mut events)?;
+        let frame = recorder.step(seat, action, &events, &game);
         if !quiet {
-            println!("S{seat}: {action}");
+            show::write_frame(&mut out, style, frame)?;
+        } else if let Some(over) = frame.notes.iter().find(|n| n.contains(" over: ")) {
+            writeln!(out, "{over}")?;
         }
-        game.apply_with(seat, action, &mut print)?;
         decisions += 1;
     }
     let result = game.match_result().ok_or("the match did not finish")?;
-    println!(
+    writeln!(
+        out,
         "match over after {} rounds and {decisions} decisions",
         result.rounds
-    );
+    )?;
     for seat in 0..result.seats {
         let s = seat as usize;
-        println!(
+        writeln!(
+            out,
             "  place {}  S{seat}  total {:>4}  rounds won {}",
             result.placings[s], result.totals[s], result.rounds_won[s]
-        );
+        )?;
     }
     Ok(())
-}
-
-/// One line for an event, or `None` for events not worth a line.
-fn describe(e: &Event, quiet: bool) -> Option<String> {
-    let line = match e {
-        Event::RoundEnded(r) => {
-            let how = match r.end {
-                RoundEnd::Out(s) => format!("S{s} went out"),
-                RoundEnd::Blocked => "blocked".to_string(),
-            };
-            let n = r.totals.iter().rposition(|&t| t != 0).map_or(0, |i| i + 1);
-            format!(
-                "round {} over: {how}; totals {:?}",
-                r.round,
-                &r.totals[..n.max(1)]
-            )
-        }
-        _ if quiet => return None,
-        Event::RoundStarted { round, dealer } => format!("-- round {round}, dealer S{dealer}"),
-        Event::Drew {
-            cause: DrawCause::Deal,
-            ..
-        }
-        | Event::TurnStarted { .. } => return None,
-        Event::Drew { seat, card, cause } => {
-            let card = card.map_or("?".to_string(), |c| c.to_string());
-            format!("   S{seat} draws {card} ({cause:?})")
-        }
-        Event::UpCard { card } => format!("   up-card {card}"),
-        Event::MatchEnded => return None,
-        other => format!("   {other:?}"),
-    };
-    Some(line)
 }

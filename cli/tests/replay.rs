@@ -100,3 +100,180 @@ fn a_replay_file_verifies_and_a_tampered_one_does_not() {
     assert!(!ok, "{text}");
     assert!(text.contains("is not a replay"), "{text}");
 }
+
+fn run(args: &[&str], replay: &pb::Replay) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.replay");
+    std::fs::write(&file, replay.encode_to_vec()).unwrap();
+    let out = Command::new(BIN)
+        .arg("replay")
+        .arg(&file)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn show_prints_the_moves_as_the_chosen_perspective_saw_them() {
+    use maumau::viewer::{Perspective, frames};
+    let replay = a_replay();
+
+    // Every hand: each move of the library's frames, numbered, in order, and every seat's deal.
+    let (ok, text, err) = run(&["--show"], &replay);
+    assert!(ok, "{err}");
+    let all = frames(&replay, Perspective::Omniscient).unwrap();
+    let mut at = 0;
+    for f in &all.frames[1..] {
+        let line = format!("{:>5}. {}", f.index, f.line);
+        let found = text[at..]
+            .find(&line)
+            .unwrap_or_else(|| panic!("`{line}` in\n{text}"));
+        at += found + line.len();
+    }
+    assert!(
+        text.contains("S0 holds ") && text.contains("S1 holds "),
+        "{text}"
+    );
+    assert!(text.contains(" plays "), "{text}");
+    assert!(
+        ["♣", "♦", "♥", "♠"].iter().all(|s| text.contains(s)),
+        "suit symbols: {text}"
+    );
+    assert!(
+        !text.contains("\x1b["),
+        "no colours when stdout is not a terminal"
+    );
+    assert!(!text.contains("Played {"), "no debug values");
+    assert!(text.contains("valid: the re-simulation reaches the recorded result"));
+
+    // As seat 1 saw it: its own hand at each deal, never seat 0's (until laid down).
+    let (ok, text, err) = run(&["--show", "--seat", "1"], &replay);
+    assert!(ok, "{err}");
+    assert!(text.contains("as seat 1 saw it"), "{text}");
+    assert!(text.contains("S1 holds "), "{text}");
+    assert!(!text.contains("S0 holds "), "{text}");
+    let seat1 = frames(&replay, Perspective::Seat(1)).unwrap();
+    for f in &seat1.frames[1..] {
+        assert!(
+            text.contains(&format!("{:>5}. {}\n", f.index, f.line)),
+            "{}",
+            f.line
+        );
+        if f.actor == Some(0) && f.line.contains("draws") {
+            assert!(
+                !f.line.contains(':'),
+                "seat 0's drawn card shown to seat 1: {}",
+                f.line
+            );
+        }
+    }
+
+    // A seat that is not at the table is refused by name.
+    let (ok, _, err) = run(&["--show", "--seat", "5"], &replay);
+    assert!(!ok);
+    assert!(
+        err.contains("seat 5 is not at this table of 2 seats"),
+        "{err}"
+    );
+}
+
+#[test]
+fn play_prints_readable_moves() {
+    let out = Command::new(BIN)
+        .args(["play", "--seats", "3", "--seed", "4"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("── Round 1: S"), "{text}");
+    assert!(text.contains("    1. S"), "{text}");
+    assert!(text.contains(" plays "), "{text}");
+    assert!(text.contains("Round 1 over: "), "{text}");
+    assert!(
+        !text.contains("Played {") && !text.contains("Some("),
+        "debug values: {text}"
+    );
+    assert!(
+        !text.contains("\x1b["),
+        "no colours when stdout is not a terminal"
+    );
+}
+
+#[test]
+fn a_tournament_game_from_replays_jsonl_is_shown_and_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let ran = Command::new(BIN)
+        .args([
+            "tournament",
+            "--seats",
+            "3",
+            "--deals",
+            "1",
+            "--threads",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let jsonl = out.join("replays.jsonl");
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&jsonl)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = first["id"].as_str().unwrap();
+    let moves = first["actions"].as_array().unwrap().len();
+
+    let html = dir.path().join("g.html");
+    let shown = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .args(["--game", id, "--show", "--html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("match {id}: classic with 3 seats")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{moves:>5}. S")),
+        "every move: {text}"
+    );
+    assert!(text.contains("valid: the re-simulation reaches the recorded result"));
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("id=\"frames\"")
+    );
+
+    // More than one game and no --game, or an unknown one: refused by name.
+    let out = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pick one with --game ID"), "{err}");
+    let out = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .args(["--game", "nope"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no game `nope` in this file"));
+}

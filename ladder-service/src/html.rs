@@ -13,7 +13,8 @@
 //! - `/ladder/bots/{id}` (`?season=NAME`): the bot, its owner, its versions with status and
 //!   ratings in the season, and each version's newest matches with links.
 //! - `/ladder/matches/{id}`: a ladder match: season, profile, state, times, seats (bot, version,
-//!   placing, joined, timeouts) and, once it has ended, its seed and a replay link.
+//!   placing, joined, timeouts), a link to the server's match viewer (`/matches/{server id}/view`:
+//!   public information while it is played) and, once it has ended, its seed and a replay link.
 //! - `/ladder/replays/{id}`: the replay of ladder match `id` as a file
 //!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
 //!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.
@@ -322,39 +323,32 @@ fn parse_query(q: &str) -> Result<Query, Page> {
 
 fn percent_decode(s: &str) -> Result<String, Page> {
     let bad = || Page::bad_request("the query is not valid percent-encoded UTF-8");
-    let mut bytes = Vec::with_capacity(s.len());
-    let mut it = s.bytes();
-    while let Some(b) = it.next() {
-        match b {
-            b'%' => {
-                let hi = it
-                    .next()
-                    .and_then(|c| (c as char).to_digit(16))
-                    .ok_or_else(bad)?;
-                let lo = it
-                    .next()
-                    .and_then(|c| (c as char).to_digit(16))
-                    .ok_or_else(bad)?;
-                bytes.push((hi * 16 + lo) as u8);
-            }
-            b'+' => bytes.push(b' '),
-            b => bytes.push(b),
-        }
+    // The crate passes a malformed escape through as text; a query with one is refused.
+    let b = s.as_bytes();
+    let malformed = b.iter().enumerate().any(|(i, &c)| {
+        c == b'%'
+            && !(i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
+    });
+    if malformed {
+        return Err(bad());
     }
-    String::from_utf8(bytes).map_err(|_| bad())
+    // A form's `+` is a space; an encoded plus (`%2B`) stays a plus.
+    percent_encoding::percent_decode_str(&s.replace('+', " "))
+        .decode_utf8()
+        .map(|v| v.into_owned())
+        .map_err(|_| bad())
 }
 
-/// Percent-encodes a query value (everything but unreserved characters).
+/// Characters escaped in a query value or path segment: all but the unreserved ones.
+const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Percent-encodes a query value or path segment (everything but unreserved characters).
 fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(s, COMPONENT).to_string()
 }
 
 // ----- rendering -----
@@ -897,7 +891,18 @@ fn match_page(
     }
     h.raw("<dt>Replay</dt><dd>");
     replay_link(&mut h, hub, &m);
-    h.raw("</dd>\n</dl>\n");
+    h.raw("</dd>\n");
+    // The server's match viewer: public information while the match is played, every hand and
+    // any seat's view once it has ended.
+    let server_id = hub.server_id(m.id);
+    if !server_id.is_empty() {
+        let _ = writeln!(
+            h.0,
+            "<dt>Watch</dt><dd><a class=\"watch\" href=\"/matches/{}/view\">the match viewer</a></dd>",
+            percent_encode(&server_id)
+        );
+    }
+    h.raw("</dl>\n");
     h.raw(
         "<table class=\"seats\">\n<thead><tr><th>Seat</th><th>Bot</th><th>Version</th>\
          <th>Placing</th><th>Joined</th><th>Timeouts</th></tr></thead>\n<tbody>\n",

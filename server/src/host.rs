@@ -185,17 +185,27 @@ pub trait Extension: Send + Sync + 'static {
     }
 }
 
-/// The server's routes with an extension's web pages in front of them: a plain `GET` or `HEAD`
-/// (not gRPC) the extension answers goes to it, everything else to the routes.
+/// The server's routes with web pages in front of them: a plain `GET` or `HEAD` (not gRPC) for
+/// the match viewer's pages (`crate::viewer`) goes to it, one an extension answers to the
+/// extension, everything else to the routes.
 #[derive(Clone)]
 pub(crate) struct WithPages<S> {
     extension: Option<Arc<dyn Extension>>,
+    registry: Arc<Registry>,
     inner: S,
 }
 
 impl<S> WithPages<S> {
-    pub(crate) fn new(extension: Option<Arc<dyn Extension>>, inner: S) -> WithPages<S> {
-        WithPages { extension, inner }
+    pub(crate) fn new(
+        extension: Option<Arc<dyn Extension>>,
+        registry: Arc<Registry>,
+        inner: S,
+    ) -> WithPages<S> {
+        WithPages {
+            extension,
+            registry,
+            inner,
+        }
     }
 }
 
@@ -219,11 +229,15 @@ where
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         use futures_util::future::Either;
-        if let Some(extension) = &self.extension
-            && is_page_request(&req)
-            && let Some(page) = extension.page(req.uri(), req.method() == http::Method::HEAD)
-        {
-            return Either::Right(Box::pin(async move { Ok(page.await) }));
+        if is_page_request(&req) {
+            let head = req.method() == http::Method::HEAD;
+            // The viewer's pages first; `/` is the viewer's only when no extension has pages.
+            let page =
+                crate::viewer::page(&self.registry, req.uri(), head, self.extension.is_none())
+                    .or_else(|| self.extension.as_ref()?.page(req.uri(), head));
+            if let Some(page) = page {
+                return Either::Right(Box::pin(async move { Ok(page.await) }));
+            }
         }
         Either::Left(self.inner.call(req))
     }

@@ -8,6 +8,8 @@
 //! - `grpc.health.v1.Health` and server reflection (`v1` and `v1alpha`), so `grpcurl` and
 //!   `buf curl` work without the proto files;
 //! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`);
+//! - the match viewer's web pages (`/matches`, `/matches/{id}/view`, the frames as JSON; see
+//!   [`viewer`]), and `/` too unless an extension serves its own front page;
 //! - and whatever an [`Extension`] adds (gRPC services, web pages): the ladder
 //!   (`maumau-ladder-service`) runs on the server this way, through [`Host`] alone.
 //!
@@ -38,6 +40,7 @@ mod store;
 pub mod sync;
 mod table;
 mod transport;
+pub mod viewer;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -221,8 +224,8 @@ where
         extension.add_services(&mut routes, max_message);
     }
     let service = tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), routes.routes().prepare());
-    // Plain GET requests go to the extension's web pages, if it has any.
-    let service = host::WithPages::new(extension.clone(), service);
+    // Plain GET requests go to the match viewer's pages and the extension's, if it has any.
+    let service = host::WithPages::new(extension.clone(), registry.clone(), service);
     let stopping = registry.clone();
     let stopping_extension = extension.clone();
     tracing::info!(%addr, "serving");

@@ -531,6 +531,19 @@ impl Registry {
         MatchEntry::from_record(seq, Arc::new(record), Arc::downgrade(self)).map(Arc::new)
     }
 
+    /// The match and role a token belongs to: an open match's from memory, else a finished
+    /// match's from the store, if the connection may still pay for the look (see
+    /// `Home::store_look`); `None` when neither, or when the budget is spent.
+    pub(crate) async fn by_token(self: &Arc<Self>, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
+        if let Some(found) = self.open_by_token(token) {
+            return Some(found);
+        }
+        if crate::transport::Home::current().is_some_and(|home| !home.store_look()) {
+            return None;
+        }
+        self.stored_by_token(token).await
+    }
+
     /// The open match a token belongs to, and its role there, from memory.
     pub(crate) fn open_by_token(&self, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
         lock(&self.inner).tokens.get(token).cloned()

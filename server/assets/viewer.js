@@ -1,0 +1,263 @@
+// The match viewer's script: draws one frame of `maumau::viewer` (the table after one step, as
+// one perspective saw it) and steps through them. Plain JavaScript, no library, no network but
+// the frames' own URL (a served page) or none at all (an exported file holds its frames).
+// Keys: space plays and pauses, ← → step, Home End jump, PageUp PageDown go by round.
+"use strict";
+(function () {
+  const root = document.getElementById("viewer");
+  const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+  const RED = { D: true, H: true };
+  let viewing = null; // { perspective, seats, finished, frames: [...] }
+  let at = 0;
+  let timer = null;
+  const $ = (id) => document.getElementById(id);
+
+  // A card face from its text form ("10H"), or a card back when `code` is null.
+  function card(code, extra) {
+    const el = document.createElement("span");
+    el.className = "card" + (extra ? " " + extra : "");
+    if (code == null) {
+      el.className += " back";
+      el.setAttribute("aria-label", "hidden card");
+      return el;
+    }
+    const suit = code.slice(-1);
+    el.className += RED[suit] ? " red" : " black";
+    el.dataset.card = code;
+    el.textContent = code.slice(0, -1) + SUITS[suit];
+    return el;
+  }
+
+  function text(el, value) {
+    el.textContent = value;
+    return el;
+  }
+
+  function seatName(s) {
+    const names = viewing.names || [];
+    return names[s] ? "S" + s + " " + names[s] : "S" + s;
+  }
+
+  function renderSeats(frame) {
+    const t = frame.table;
+    const box = $("seats");
+    box.replaceChildren();
+    box.dataset.count = t.seats.length;
+    for (const s of t.seats) {
+      const el = document.createElement("div");
+      el.className = "seat";
+      el.dataset.seat = s.seat;
+      el.style.setProperty("--i", s.seat);
+      if (t.to_act === s.seat) el.classList.add("to-act");
+      if (viewing.perspective === "seat " + s.seat) el.classList.add("me");
+      const head = document.createElement("div");
+      head.className = "who";
+      head.append(text(document.createElement("b"), seatName(s.seat)));
+      if (t.dealer === s.seat) head.append(text(document.createElement("span"), " · dealer"));
+      if (s.last_call) head.append(text(document.createElement("span"), " · said " + s.last_call));
+      el.append(head);
+      const stats = document.createElement("div");
+      stats.className = "stats";
+      stats.textContent = s.cards + (s.cards === 1 ? " card" : " cards") + " · total " + s.total +
+        " · rounds won " + s.rounds_won;
+      el.append(stats);
+      const hand = document.createElement("div");
+      hand.className = "hand";
+      if (s.hand) {
+        for (const c of s.hand) hand.append(card(c));
+      } else {
+        for (let i = 0; i < s.cards; i++) hand.append(card(null, "small"));
+      }
+      el.append(hand);
+      box.append(el);
+    }
+  }
+
+  function renderCentre(frame) {
+    const t = frame.table;
+    const pile = $("discard");
+    pile.replaceChildren();
+    t.recent.forEach((c, i) => pile.append(card(c, i === t.recent.length - 1 ? "top" : "under")));
+    $("top").dataset.card = t.top;
+    $("stock").textContent = t.stock;
+    const named = $("named");
+    named.dataset.suit = t.named_suit || "";
+    named.textContent = t.named_suit ? SUITS[t.named_suit] : "–";
+    named.className = t.named_suit && RED[t.named_suit] ? "red" : "";
+    $("debt").textContent = t.debt;
+    $("debt-box").classList.toggle("hot", t.debt > 0);
+    $("direction").textContent = t.clockwise ? "↻ clockwise" : "↺ counter-clockwise";
+    $("turn").textContent = t.to_act == null ? (t.phase === "over" ? "match over" : "–") : seatName(t.to_act);
+    $("turn").dataset.seat = t.to_act == null ? "" : t.to_act;
+    $("round").textContent = t.round;
+    $("offence").textContent = t.offence || "";
+    const legal = $("legal");
+    legal.replaceChildren();
+    if (t.legal.length) {
+      legal.append(text(document.createElement("b"), "may: "));
+      legal.append(document.createTextNode(t.legal.join(" · ")));
+    }
+  }
+
+  function renderStep(frame) {
+    $("line").textContent = frame.line;
+    $("think").textContent = frame.think_ms ? "decided in " + frame.think_ms + " ms" : "";
+    const notes = $("notes");
+    notes.replaceChildren();
+    for (const n of frame.notes) notes.append(text(document.createElement("li"), n));
+    const end = $("round-end");
+    end.replaceChildren();
+    if (frame.round_end) {
+      const r = frame.round_end;
+      end.append(text(document.createElement("b"), "Round " + r.round + ": " +
+        (r.winner == null ? "blocked" : seatName(r.winner) + " went out")));
+      r.hands.forEach((h, s) => {
+        const row = document.createElement("div");
+        row.className = "laid";
+        row.append(text(document.createElement("span"), seatName(s) + " +" + r.points[s] + " = " + r.totals[s] + " "));
+        for (const c of h) row.append(card(c, "small"));
+        end.append(row);
+      });
+    }
+  }
+
+  function go(i) {
+    if (!viewing) return;
+    at = Math.max(0, Math.min(viewing.frames.length - 1, i));
+    const frame = viewing.frames[at];
+    root.dataset.e = at;
+    renderSeats(frame);
+    renderCentre(frame);
+    renderStep(frame);
+    $("scrub").value = at;
+    $("where").textContent = at + " / " + (viewing.frames.length - 1);
+    for (const li of document.querySelectorAll("#moves li.current")) li.classList.remove("current");
+    const li = document.querySelector('#moves li[data-e="' + at + '"]');
+    if (li) {
+      li.classList.add("current");
+      li.scrollIntoView({ block: "nearest" });
+    }
+    const hash = "#e=" + at;
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  function buildMoves() {
+    const list = $("moves");
+    list.replaceChildren();
+    let round = 0;
+    for (const f of viewing.frames) {
+      if (f.table.round !== round && f.round_end == null) {
+        round = f.table.round;
+        const h = text(document.createElement("li"), "Round " + round);
+        h.className = "round";
+        h.dataset.e = f.index;
+        list.append(h);
+      }
+      const li = document.createElement("li");
+      li.dataset.e = f.index;
+      li.textContent = (f.index ? f.index + ". " : "") + f.line;
+      if (f.notes.length) li.append(text(document.createElement("small"), f.notes.join("; ")));
+      list.append(li);
+      if (f.round_end) {
+        round = f.table.round;
+        if (f.table.phase !== "over") {
+          const h = text(document.createElement("li"), "Round " + round);
+          h.className = "round";
+          h.dataset.e = f.index;
+          list.append(h);
+        }
+      }
+    }
+    $("scrub").max = viewing.frames.length - 1;
+  }
+
+  function play(on) {
+    if (timer) clearInterval(timer);
+    timer = null;
+    if (on) {
+      if (at >= viewing.frames.length - 1) go(0);
+      timer = setInterval(() => {
+        if (at >= viewing.frames.length - 1) return play(false);
+        go(at + 1);
+      }, Number($("speed").value));
+    }
+    $("play").textContent = timer ? "❚❚ pause" : "▶ play";
+    $("play").setAttribute("aria-pressed", timer ? "true" : "false");
+  }
+
+  function roundStart(dir) {
+    const starts = viewing.frames.filter((f) => f.index === 0 || f.round_end).map((f) => f.index);
+    const next = dir > 0 ? starts.find((s) => s > at) : starts.reverse().find((s) => s < at);
+    go(next == null ? (dir > 0 ? viewing.frames.length - 1 : 0) : next);
+  }
+
+  function fromHash() {
+    const m = /^#e=(\d+)$/.exec(location.hash);
+    return m ? Number(m[1]) : null;
+  }
+
+  function show(v) {
+    viewing = v;
+    root.dataset.perspective = v.perspective;
+    $("perspective-now").textContent = v.perspective;
+    buildMoves();
+    const e = fromHash();
+    go(e == null ? viewing.frames.length - 1 : e);
+    root.classList.add("ready");
+  }
+
+  function failed(message) {
+    $("line").textContent = message;
+    root.classList.add("failed");
+  }
+
+  // Frames from the page itself (an exported file) or from the server.
+  async function load(query) {
+    const inline = document.getElementById("frames");
+    if (inline) return show(JSON.parse(inline.textContent));
+    const url = root.dataset.framesUrl + (query || "");
+    const answer = await fetch(url, { headers: { accept: "application/json" } });
+    const body = await answer.json();
+    if (!answer.ok) return failed(body.message || "the frames could not be loaded");
+    const keep = viewing ? at : null;
+    show(body);
+    if (keep != null) go(keep);
+  }
+
+  $("play").addEventListener("click", () => play(!timer));
+  $("back").addEventListener("click", () => { play(false); go(at - 1); });
+  $("forward").addEventListener("click", () => { play(false); go(at + 1); });
+  $("first").addEventListener("click", () => { play(false); go(0); });
+  $("last").addEventListener("click", () => { play(false); go(viewing.frames.length - 1); });
+  $("scrub").addEventListener("input", (e) => { play(false); go(Number(e.target.value)); });
+  $("speed").addEventListener("change", () => { if (timer) play(true); });
+  $("moves").addEventListener("click", (e) => {
+    const li = e.target.closest("li[data-e]");
+    if (li) { play(false); go(Number(li.dataset.e)); }
+  });
+  const perspective = $("perspective");
+  if (perspective) {
+    perspective.addEventListener("change", () => {
+      play(false);
+      load("?view=" + encodeURIComponent(perspective.value));
+    });
+  }
+  window.addEventListener("hashchange", () => { const e = fromHash(); if (e != null && e !== at) go(e); });
+  document.addEventListener("keydown", (e) => {
+    if (!viewing || e.target.closest("input, select, textarea")) return;
+    const keys = {
+      " ": () => play(!timer),
+      ArrowLeft: () => { play(false); go(at - 1); },
+      ArrowRight: () => { play(false); go(at + 1); },
+      Home: () => { play(false); go(0); },
+      End: () => { play(false); go(viewing.frames.length - 1); },
+      PageUp: () => { play(false); roundStart(-1); },
+      PageDown: () => { play(false); roundStart(1); },
+    };
+    if (keys[e.key]) {
+      e.preventDefault();
+      keys[e.key]();
+    }
+  });
+  load(root.dataset.query || "").catch((e) => failed("the frames could not be loaded: " + e));
+})();

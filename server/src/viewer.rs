@@ -1,0 +1,581 @@
+//! The match viewer on the server's own port: plain `GET` pages for people, beside gRPC.
+//!
+//! - `/matches` (and `/` when no extension, such as the ladder, serves its own front page): the
+//!   newest matches, open and ended, each linked to its viewer.
+//! - `/matches/{id}/view`: the viewer page (HTML, with its script and style inlined from
+//!   `server/assets/`); it loads its frames from the next URL with the same query.
+//! - `/matches/{id}/frames`: the frames as JSON ([`maumau::viewer::Viewing`] plus the players'
+//!   `names`). Query: `view=public` (the default while a match is open), `omniscient` (the
+//!   default once it has ended) or a seat number; `token=T` shows the view of the seat whose
+//!   token it is (a spectator token: the public view). Every hand (`omniscient`) and any seat's
+//!   view without its token only once the match has ended. A refusal is JSON too,
+//!   `{"reason": "ERROR_REASON_…", "message": "…"}`, with the reason in the `maumau-reason`
+//!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
+//!   its turn gets 503 `ERROR_REASON_UNAVAILABLE`.
+//!
+//! [`standalone_page`] is the same viewer with its frames inside the page, for a file that opens
+//! offline (`maumau replay FILE --html OUT`).
+
+use std::sync::Arc;
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maumau::pb;
+use maumau::viewer::{Perspective, Viewing};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use tonic::codegen::http::{self, HeaderValue, StatusCode, header};
+
+use crate::host::{BoxFuture, PageResponse};
+use crate::registry::Registry;
+use crate::table::Role;
+
+/// The viewer's script, served inside its page.
+const SCRIPT: &str = include_str!("../assets/viewer.js");
+/// The viewer's style, served inside its page.
+const STYLE: &str = include_str!("../assets/viewer.css");
+/// How often the page of a match still being played reloads itself, in seconds: live following
+/// move by move needs the table to publish its steps (not built yet); until then the page turns
+/// into the viewer soon after the match ends.
+const RELOAD_S: u32 = 5;
+/// Frames built at once, for all requests (each takes a blocking thread).
+static BUILDS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+/// How long a request waits for a build slot before it gets 503 `ERROR_REASON_UNAVAILABLE`.
+const BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Matches listed on `/matches`.
+const LISTED: usize = 100;
+
+/// Characters escaped in a URL's path segment or query value: all but unreserved ones.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// `s` as one URL path segment or query value.
+fn encode(s: &str) -> String {
+    utf8_percent_encode(s, COMPONENT).to_string()
+}
+
+/// The answer to a page request the viewer serves, or `None` for a path that is not its own
+/// (`root`: whether `/` is the viewer's, i.e. no extension serves pages).
+pub(crate) fn page(
+    registry: &Arc<Registry>,
+    uri: &http::Uri,
+    head: bool,
+    root: bool,
+) -> Option<BoxFuture<'static, PageResponse>> {
+    let path = uri.path();
+    let query = uri.query().unwrap_or("").to_string();
+    let route = if path == "/matches" || (root && path == "/") {
+        Route::List
+    } else {
+        let rest = path.strip_prefix("/matches/")?;
+        let (id, what) = rest.split_once('/')?;
+        let id = percent_decode_str(id).decode_utf8().ok()?.into_owned();
+        match what {
+            "view" => Route::View(id),
+            "frames" => Route::Frames(id),
+            _ => return None,
+        }
+    };
+    let registry = registry.clone();
+    Some(Box::pin(async move {
+        let (status, kind, body, reason) = match route {
+            Route::List => (StatusCode::OK, HTML, list(&registry).await, None),
+            Route::View(id) => view(&registry, &id, &query).await,
+            Route::Frames(id) => match frames(&registry, &id, &query).await {
+                Ok(json) => (StatusCode::OK, JSON, json, None),
+                Err(refusal) => refusal.json(),
+            },
+        };
+        respond(status, kind, body, reason, head)
+    }))
+}
+
+enum Route {
+    List,
+    View(String),
+    Frames(String),
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+const JSON: &str = "application/json";
+
+fn respond(
+    status: StatusCode,
+    kind: &'static str,
+    body: String,
+    reason: Option<pb::ErrorReason>,
+    head: bool,
+) -> PageResponse {
+    let body = if head {
+        tonic::body::Body::empty()
+    } else {
+        tonic::body::Body::new(http_body_util::Full::new(bytes::Bytes::from(body)))
+    };
+    let mut response = http::Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(reason) = reason {
+        headers.insert(
+            "maumau-reason",
+            HeaderValue::from_static(reason.as_str_name()),
+        );
+    }
+    response
+}
+
+/// A request the viewer refuses, with its typed reason.
+struct Refusal {
+    status: StatusCode,
+    reason: pb::ErrorReason,
+    message: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, reason: pb::ErrorReason, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            reason,
+            message: message.into(),
+        }
+    }
+
+    fn json(self) -> (StatusCode, &'static str, String, Option<pb::ErrorReason>) {
+        let body = serde_json::json!({
+            "reason": self.reason.as_str_name(),
+            "message": self.message,
+        });
+        (self.status, JSON, body.to_string(), Some(self.reason))
+    }
+
+    fn html(self) -> (StatusCode, &'static str, String, Option<pb::ErrorReason>) {
+        let body = shell(
+            "Mau Mau Arena",
+            html! { p.note { (self.message) } p.note { a href="/matches" { "All matches" } } },
+        );
+        (self.status, HTML, body.into_string(), Some(self.reason))
+    }
+}
+
+/// What a query asks for: a perspective (`view`) and a token.
+#[derive(Default)]
+struct Query {
+    view: Option<Perspective>,
+    token: Option<String>,
+}
+
+fn parse_query(query: &str) -> Result<Query, Refusal> {
+    let bad =
+        |m: String| Refusal::new(StatusCode::BAD_REQUEST, pb::ErrorReason::InvalidArgument, m);
+    let mut q = Query::default();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = percent_decode_str(value)
+            .decode_utf8()
+            .map_err(|_| bad(format!("`{key}` is not UTF-8")))?;
+        match key {
+            "view" => q.view = Some(value.parse().map_err(bad)?),
+            "token" => q.token = Some(value.into_owned()),
+            _ => {
+                return Err(bad(format!(
+                    "unknown query parameter `{}` (view, token)",
+                    crate::echo(key)
+                )));
+            }
+        }
+    }
+    Ok(q)
+}
+
+/// The frames of match `id` as the query asks, as JSON.
+async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<String, Refusal> {
+    let q = parse_query(query)?;
+    let entry = registry.get(id).await.ok_or_else(|| not_found(id))?;
+    let mut perspective = q.view;
+    if let Some(token) = &q.token {
+        let (owner, role) = registry
+            .by_token(token)
+            .await
+            .filter(|(owner, _)| owner.id == entry.id)
+            .ok_or_else(|| {
+                Refusal::new(
+                    StatusCode::FORBIDDEN,
+                    pb::ErrorReason::BadToken,
+                    "the token is not one of this match's",
+                )
+            })?;
+        drop(owner);
+        perspective = Some(match role {
+            Role::Seat(s) => Perspective::Seat(s),
+            Role::Spectator => Perspective::Public,
+        });
+    }
+    if entry.replay_pruned() {
+        return Err(Refusal::new(
+            StatusCode::GONE,
+            pb::ErrorReason::ReplayPruned,
+            "the operator deleted this match's replay; its result stays",
+        ));
+    }
+    let Some(replay) = entry.replay() else {
+        return Err(Refusal::new(
+            StatusCode::CONFLICT,
+            pb::ErrorReason::MatchNotFinished,
+            "the match is still being played: its moves can be viewed when it ends",
+        ));
+    };
+    let perspective = perspective.unwrap_or(Perspective::Omniscient);
+    let names: Vec<String> = entry.summary().players.iter().map(player_name).collect();
+    // Building a match's frames takes CPU on the blocking pool: a flood of anonymous requests
+    // queues here instead of crowding out the matches' own blocking work (the store's writes).
+    let permit = tokio::time::timeout(BUILD_WAIT, BUILDS.acquire())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .ok_or_else(|| {
+            Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pb::ErrorReason::Unavailable,
+                "the server is busy building other viewers: try again in a moment",
+            )
+        })?;
+    let built = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let viewing = maumau::viewer::frames(&replay, perspective).map_err(|e| {
+            let (status, reason) = match e.message.starts_with("seat ") {
+                true => (StatusCode::BAD_REQUEST, pb::ErrorReason::NoSuchSeat),
+                false => (StatusCode::INTERNAL_SERVER_ERROR, pb::ErrorReason::Internal),
+            };
+            Refusal::new(status, reason, e.message)
+        })?;
+        Ok(with_names(&viewing, &names))
+    })
+    .await;
+    built.unwrap_or_else(|_| {
+        Err(Refusal::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            pb::ErrorReason::Internal,
+            "the frames could not be built",
+        ))
+    })
+}
+
+/// A player's display name: its client's name, else its built-in bot's kind, else nothing.
+fn player_name(p: &pb::PlayerInfo) -> String {
+    if !p.name.is_empty() {
+        return p.name.clone();
+    }
+    match pb::BotKind::try_from(p.bot) {
+        Ok(pb::BotKind::Unspecified) | Err(_) => String::new(),
+        Ok(kind) => kind
+            .as_str_name()
+            .trim_start_matches("BOT_KIND_")
+            .to_lowercase(),
+    }
+}
+
+/// The viewing as JSON, with the players' names beside it.
+fn with_names(viewing: &Viewing, names: &[String]) -> String {
+    let mut value = serde_json::to_value(viewing).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("names".into(), serde_json::json!(names));
+    }
+    value.to_string()
+}
+
+fn not_found(id: &str) -> Refusal {
+    Refusal::new(
+        StatusCode::NOT_FOUND,
+        pb::ErrorReason::MatchNotFound,
+        format!("no match `{}`", crate::echo(id)),
+    )
+}
+
+/// The viewer page of match `id`.
+async fn view(
+    registry: &Arc<Registry>,
+    id: &str,
+    query: &str,
+) -> (StatusCode, &'static str, String, Option<pb::ErrorReason>) {
+    let q = match parse_query(query) {
+        Ok(q) => q,
+        Err(refusal) => return refusal.html(),
+    };
+    let Some(entry) = registry.get(id).await else {
+        return not_found(id).html();
+    };
+    let summary = entry.summary();
+    let title = format!("Match {}", entry.id);
+    let rules = rules_line(&summary);
+    if entry.replay().is_none() {
+        let pruned = entry.replay_pruned();
+        let what = if pruned {
+            "The operator deleted this match's replay; its result stays.".to_string()
+        } else {
+            format!(
+                "This match is being played (round {}, {} moves so far). Its moves can be \
+                 viewed here when it ends: this page reloads itself every {RELOAD_S} seconds \
+                 until then.",
+                summary.round, summary.actions
+            )
+        };
+        let body = html! {
+            header { a href="/matches" { "Mau Mau Arena" } b { (title) } span.rules { (rules) } }
+            p.note #live { (what) }
+        };
+        let reload = (!pruned).then_some(RELOAD_S);
+        return (
+            StatusCode::OK,
+            HTML,
+            page_shell(&title, body, reload).into_string(),
+            None,
+        );
+    }
+    let frames_url = format!("/matches/{}/frames", encode(&entry.id));
+    let mut own_query = Vec::new();
+    if let Some(v) = q.view {
+        own_query.push(format!("view={}", encode(&view_value(v))));
+    }
+    if let Some(t) = &q.token {
+        own_query.push(format!("token={}", encode(t)));
+    }
+    let own_query = if own_query.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", own_query.join("&"))
+    };
+    let seats = summary
+        .players
+        .len()
+        .max(summary.config.as_ref().map_or(0, |c| c.seats as usize));
+    let choices: Vec<(String, String)> = [
+        ("omniscient".to_string(), "every hand".to_string()),
+        ("public".to_string(), "public (a spectator's)".to_string()),
+    ]
+    .into_iter()
+    .chain((0..seats).map(|s| (s.to_string(), format!("as seat {s} saw it"))))
+    .collect();
+    let chosen = q.view.map_or("omniscient".to_string(), view_value);
+    let body = viewer_body(
+        &title,
+        &rules,
+        html! {
+            main #viewer data-frames-url=(frames_url) data-query=(own_query) {
+                (viewer_parts(Some((&choices, &chosen))))
+            }
+            script { (PreEscaped(SCRIPT)) }
+        },
+    );
+    (
+        StatusCode::OK,
+        HTML,
+        shell(&title, body).into_string(),
+        None,
+    )
+}
+
+/// The options for people: `default options` or `options deck32,nine_reverses`.
+fn options_words(words: &str) -> String {
+    if words == "-" {
+        "default options".to_string()
+    } else {
+        format!("options {words}")
+    }
+}
+
+/// A perspective as the `view` query value.
+fn view_value(p: Perspective) -> String {
+    match p {
+        Perspective::Omniscient => "omniscient".into(),
+        Perspective::Public => "public".into(),
+        Perspective::Seat(s) => s.to_string(),
+    }
+}
+
+/// "classic · 3 seats · options - · calls enforce", and whether it is rated and its label.
+fn rules_line(summary: &pb::MatchSummary) -> String {
+    let Some(c) = summary
+        .config
+        .as_ref()
+        .and_then(|c| maumau_engine::MatchConfig::try_from(c).ok())
+    else {
+        return String::new();
+    };
+    let mut line = format!(
+        "{} · {} seats · {} · calls {}",
+        c.profile,
+        c.seats,
+        options_words(&c.options.to_words()),
+        c.calls.name()
+    );
+    if summary.rated {
+        line.push_str(" · rated");
+    }
+    if !summary.label.is_empty() {
+        line.push_str(&format!(" · {}", summary.label));
+    }
+    line
+}
+
+/// The header and the viewer's parts.
+fn viewer_body(title: &str, rules: &str, main: Markup) -> Markup {
+    html! {
+        header {
+            a href="/matches" { "Mau Mau Arena" }
+            b { (title) }
+            span.rules { (rules) }
+        }
+        (main)
+    }
+}
+
+/// The table, the step, the move list and the controls (with a perspective switch when
+/// `choices` are given: the values and labels, and the one chosen).
+fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
+    html! {
+        div.board {
+        section.felt aria-label="the table" {
+            div #seats {}
+            div.centre {
+                div.stockpile { span.card.back {} span { "stock " b #stock { "–" } } }
+                div.pile #discard aria-label="discard pile" {}
+                dl.facts {
+                    dt { "round" } dd #round { "–" }
+                    dt { "to move" } dd #turn { "–" }
+                    dt { "named suit" } dd #named { "–" }
+                    div #debt-box style="display:contents" { dt { "7-debt" } dd #debt { "0" } }
+                    dt { "direction" } dd #direction { "–" }
+                    dt { "perspective" } dd #perspective-now { "–" }
+                }
+                span #top hidden {}
+            }
+            div.step {
+                p #line { "Loading…" }
+                div #think {}
+                ul #notes {}
+                div #offence {}
+                div #legal {}
+                div #round-end {}
+            }
+        }
+        nav.controls aria-label="playback" {
+            button #first type="button" title="the start (Home)" { "« start" }
+            button #back type="button" title="one event back (←)" { "◀ back" }
+            button #play type="button" title="play or pause (space)" aria-pressed="false" { "▶ play" }
+            button #forward type="button" title="one event forward (→)" { "next ▶" }
+            button #last type="button" title="the end (End)" { "end »" }
+            input #scrub type="range" min="0" max="0" value="0" aria-label="event";
+            span #where { "0 / 0" }
+            select #speed aria-label="speed" {
+                option value="1500" { "slow" }
+                option value="700" selected { "normal" }
+                option value="250" { "fast" }
+            }
+            @if let Some((choices, chosen)) = choices {
+                select #perspective aria-label="perspective" {
+                    @for (value, label) in choices {
+                        option value=(value) selected[value == chosen] { (label) }
+                    }
+                }
+            }
+        }
+        }
+        aside aria-label="moves" { h2 { "Moves" } ol #moves {} }
+    }
+}
+
+/// A whole page around `body`, with the viewer's style.
+fn shell(title: &str, body: Markup) -> Markup {
+    page_shell(title, body, None)
+}
+
+/// [`shell`], reloading itself every `reload` seconds when given (a match still being played).
+fn page_shell(title: &str, body: Markup, reload: Option<u32>) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                @if let Some(s) = reload {
+                    meta http-equiv="refresh" content=(s);
+                }
+                title { (title) " · Mau Mau Arena" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                (body)
+            }
+        }
+    }
+}
+
+/// The viewer with `viewing`'s frames inside the page: one file that opens offline (from
+/// `file://`) at the last position, or at the event its `#e=N` names.
+pub fn standalone_page(viewing: &Viewing) -> String {
+    // JSON inside a script element: `<` escaped so no `</script>` can end it early.
+    let json = serde_json::to_string(viewing)
+        .unwrap_or_default()
+        .replace('<', "\\u003c");
+    let title = if viewing.match_id.is_empty() {
+        "A replay".to_string()
+    } else {
+        format!("Match {}", viewing.match_id)
+    };
+    let rules = format!(
+        "{} · {} seats · {} · calls {}",
+        viewing.profile,
+        viewing.seats,
+        options_words(&viewing.options),
+        viewing.calls
+    );
+    let body = html! {
+        header { b { (title) } span.rules { (rules) } }
+        main #viewer {
+            (viewer_parts(None))
+        }
+        script #frames type="application/json" { (PreEscaped(json)) }
+        script { (PreEscaped(SCRIPT)) }
+    };
+    shell(&title, body).into_string()
+}
+
+/// The newest matches, each linked to its viewer.
+async fn list(registry: &Arc<Registry>) -> String {
+    let (matches, _) = registry.list(0, LISTED, None).await;
+    let body = html! {
+        header { b { "Mau Mau Arena" } span.rules { "matches on this server, newest first" } }
+        @if matches.is_empty() {
+            p.note { "No matches yet." }
+        } @else {
+            table.matches {
+                thead { tr { th { "match" } th { "status" } th { "rules" } th { "players" } th { "round" } th { "moves" } } }
+                tbody {
+                    @for m in &matches {
+                        tr {
+                            td { a.view href={ "/matches/" (encode(&m.match_id)) "/view" } { (m.match_id) } }
+                            td { (status_word(m.status)) }
+                            td { (rules_line(m)) }
+                            td { (m.players.iter().map(|p| format!("S{} {}", p.seat, player_name(p))).collect::<Vec<_>>().join(", ")) }
+                            td { (m.round) }
+                            td { (m.actions) }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    shell("Matches", body).into_string()
+}
+
+fn status_word(status: i32) -> String {
+    pb::MatchStatus::try_from(status)
+        .map(|s| {
+            s.as_str_name()
+                .trim_start_matches("MATCH_STATUS_")
+                .to_lowercase()
+        })
+        .unwrap_or_default()
+}

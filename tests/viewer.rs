@@ -1,0 +1,335 @@
+//! End to end: the match viewer on the server's port. Real matches (one seat played over gRPC,
+//! the others by built-in bots) in every profile; the frames the server sends are compared with
+//! the engine's own replay of the match, and the page, loaded in headless Chromium at a
+//! permalinked event, shows exactly the engine's state there. The refusals (a live match, a
+//! wrong token, a bad query, an unknown match) carry their typed reasons.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+mod common;
+#[path = "common/web.rs"]
+mod web;
+
+use common::{Seat, TestServer, play_to_end};
+use hyper::StatusCode;
+use maumau::pb;
+use maumau_engine::{Action, Game, MatchConfig};
+use web::{chromium_or_explain, dump_dom, get};
+
+/// A match of `profile` at `seats` seats, at most two rounds: seat 0 played over gRPC, the
+/// others by the heuristic bot. Returns its creation and, once it has ended, its replay.
+async fn finished(
+    server: &TestServer,
+    profile: pb::Profile,
+    seats: u32,
+    seed: u64,
+) -> (pb::CreateMatchResponse, pb::Replay) {
+    let mut matches = server.matches().await;
+    let created = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(pb::MatchConfig {
+                max_rounds: 2,
+                ..common::config(profile, seats)
+            }),
+            seed: Some(seed),
+            bots: (1..seats)
+                .map(|seat| pb::SeatBot {
+                    seat,
+                    kind: pb::BotKind::Heuristic as i32,
+                })
+                .collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut play = server.play_client().await;
+    let seat = Seat::join(&mut play, &created.seat_tokens[0].token, None).await;
+    play_to_end(seat, seed).await;
+    let replay = matches
+        .get_replay(pb::GetReplayRequest {
+            match_id: created.match_id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .replay
+        .unwrap();
+    (created, replay)
+}
+
+/// The engine's state after each step of the replay: index 0 after the first deal.
+fn engine_states(replay: &pb::Replay) -> Vec<Game> {
+    let config = MatchConfig::try_from(replay.config.as_ref().unwrap()).unwrap();
+    let mut game =
+        maumau::replay::start_game(config, replay.seed, replay.start.as_ref(), &mut ()).unwrap();
+    let mut states = vec![game];
+    for a in &replay.actions {
+        let action = Action::try_from(a.action.as_ref().unwrap()).unwrap();
+        game.apply(a.seat as u8, action).unwrap();
+        states.push(game);
+    }
+    states
+}
+
+fn codes(game: &Game, seat: u8) -> Vec<String> {
+    game.hand(seat).iter().map(|c| c.to_string()).collect()
+}
+
+/// The value of `attr="…"` on the element with `id="…"`.
+fn attr_of_id(dom: &str, id: &str, attr: &str) -> String {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let start = dom[..at].rfind('<').unwrap();
+    let end = at + dom[at..].find('>').unwrap();
+    let tag = &dom[start..end];
+    let needle = format!("{attr}=\"");
+    let from = tag
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no {attr} in {tag}"))
+        + needle.len();
+    tag[from..from + tag[from..].find('"').unwrap()].to_string()
+}
+
+/// The text of the element with `id="…"`.
+fn text_of_id(dom: &str, id: &str) -> String {
+    let at = dom.find(&format!("id=\"{id}\"")).unwrap();
+    let from = at + dom[at..].find('>').unwrap() + 1;
+    dom[from..from + dom[from..].find('<').unwrap()].to_string()
+}
+
+/// Each seat's cards on the table as the page drew them (`data-card` values), by seat.
+fn seat_cards(dom: &str, seats: usize) -> Vec<Vec<String>> {
+    let table = &dom[dom.find("id=\"seats\"").unwrap()..dom.find("class=\"centre\"").unwrap()];
+    let mut out = vec![Vec::new(); seats];
+    for chunk in table.split("<div class=\"seat").skip(1) {
+        let seat: usize = chunk[chunk.find("data-seat=\"").unwrap() + 11..]
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        out[seat] = chunk
+            .split("data-card=\"")
+            .skip(1)
+            .map(|c| c.split('"').next().unwrap().to_string())
+            .collect();
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewer_shows_the_engine_state_at_a_permalinked_event_in_every_profile() {
+    let chromium = chromium_or_explain();
+    let server = TestServer::start().await;
+    let tables = [
+        (pb::Profile::Classic, 3),
+        (pb::Profile::PenaltyPoints, 3),
+        (pb::Profile::Brazilian, 4),
+        (pb::Profile::Romanian32, 3),
+    ];
+    for (i, (profile, seats)) in tables.into_iter().enumerate() {
+        let (created, replay) = finished(&server, profile, seats, 40 + i as u64).await;
+        let states = engine_states(&replay);
+        let id = &created.match_id;
+
+        // The frames the server sends: the engine's state after every step.
+        let got = get(&server, &format!("/matches/{id}/frames"), false).await;
+        assert_eq!(got.status, StatusCode::OK, "{}", got.text());
+        assert_eq!(got.content_type, "application/json");
+        let v: serde_json::Value = serde_json::from_slice(&got.body).unwrap();
+        assert_eq!(v["perspective"], "omniscient", "the default after the end");
+        assert_eq!(v["finished"], true);
+        let frames = v["frames"].as_array().unwrap();
+        assert_eq!(frames.len(), states.len(), "{profile:?}");
+        for (frame, game) in frames.iter().zip(&states) {
+            let t = &frame["table"];
+            assert_eq!(t["top"], game.top().to_string());
+            assert_eq!(t["debt"], game.debt());
+            assert_eq!(t["to_act"], serde_json::json!(game.to_act()));
+            for s in 0..seats as u8 {
+                assert_eq!(
+                    t["seats"][s as usize]["hand"],
+                    serde_json::json!(codes(game, s))
+                );
+            }
+        }
+
+        // The page at a permalinked event, in a real browser: an event with a debt or a named
+        // suit when the match has one, else the middle.
+        let Some(chromium) = chromium.clone() else {
+            continue;
+        };
+        let k = (1..states.len())
+            .find(|&k| states[k].debt() > 0 && states[k].to_act().is_some())
+            .or_else(|| (1..states.len()).find(|&k| states[k].named_suit().is_some()))
+            .unwrap_or(states.len() / 2);
+        let game = states[k];
+        let url = format!("{}/matches/{id}/view#e={k}", server.url());
+        let dom = tokio::task::spawn_blocking(move || dump_dom(&chromium, &url))
+            .await
+            .unwrap();
+        assert_eq!(attr_of_id(&dom, "viewer", "data-e"), k.to_string(), "{dom}");
+        assert_eq!(attr_of_id(&dom, "top", "data-card"), game.top().to_string());
+        assert_eq!(text_of_id(&dom, "debt"), game.debt().to_string());
+        assert_eq!(
+            attr_of_id(&dom, "named", "data-suit"),
+            game.named_suit()
+                .map(|s| s.letter().to_string())
+                .unwrap_or_default()
+        );
+        assert_eq!(
+            attr_of_id(&dom, "turn", "data-seat"),
+            game.to_act().map(|s| s.to_string()).unwrap_or_default()
+        );
+        let hands = seat_cards(&dom, seats as usize);
+        for s in 0..seats as u8 {
+            assert_eq!(hands[s as usize], codes(&game, s), "{profile:?} seat {s}");
+        }
+        // The move list has every step, and the current one is marked.
+        assert_eq!(
+            dom.matches("<li data-e=").count()
+                + dom.matches("<li class=\"current\" data-e=").count(),
+            states.len()
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewer_refuses_what_it_may_not_show_with_typed_reasons() {
+    let server = TestServer::start().await;
+    let (done, _) = finished(&server, pb::Profile::Classic, 2, 7).await;
+    let (other, _) = finished(&server, pb::Profile::Classic, 2, 8).await;
+    // An open match: seat 0 never joins.
+    let mut matches = server.matches().await;
+    let open = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(common::config(pb::Profile::Classic, 2)),
+            bots: vec![pb::SeatBot {
+                seat: 1,
+                kind: pb::BotKind::Heuristic as i32,
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let json = |got: &web::Got| serde_json::from_slice::<serde_json::Value>(&got.body).unwrap();
+    let refused = |got: &web::Got, status: StatusCode, reason: pb::ErrorReason| {
+        assert_eq!(got.status, status, "{}", got.text());
+        assert_eq!(got.reason, reason.as_str_name());
+    };
+
+    // A live match: no frames (hidden hands are never sent while it is played), and its page
+    // says so without a card.
+    let id = &open.match_id;
+    let got = get(&server, &format!("/matches/{id}/frames"), false).await;
+    refused(
+        &got,
+        StatusCode::CONFLICT,
+        pb::ErrorReason::MatchNotFinished,
+    );
+    assert_eq!(json(&got)["reason"], "ERROR_REASON_MATCH_NOT_FINISHED");
+    let token = &open.seat_tokens[0].token;
+    let got = get(
+        &server,
+        &format!("/matches/{id}/frames?token={token}"),
+        false,
+    )
+    .await;
+    refused(
+        &got,
+        StatusCode::CONFLICT,
+        pb::ErrorReason::MatchNotFinished,
+    );
+    let page = get(&server, &format!("/matches/{id}/view"), false).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text().contains("being played"), "{}", page.text());
+    assert!(
+        page.text()
+            .contains("<meta http-equiv=\"refresh\" content=\"5\">"),
+        "reloads until the end: {}",
+        page.text()
+    );
+    assert!(!page.text().contains("data-card"));
+
+    // A finished match: a seat's token gives that seat's view; a public view shows no hand.
+    let id = &done.match_id;
+    let got = get(
+        &server,
+        &format!("/matches/{id}/frames?token={}", done.seat_tokens[0].token),
+        false,
+    )
+    .await;
+    assert_eq!(got.status, StatusCode::OK);
+    let v = json(&got);
+    assert_eq!(v["perspective"], "seat 0");
+    for f in v["frames"].as_array().unwrap() {
+        assert!(f["table"]["seats"][0]["hand"].is_array());
+        assert!(f["table"]["seats"][1]["hand"].is_null());
+    }
+    let v = json(&get(&server, &format!("/matches/{id}/frames?view=public"), false).await);
+    assert_eq!(v["perspective"], "public");
+    for f in v["frames"].as_array().unwrap() {
+        for s in f["table"]["seats"].as_array().unwrap() {
+            assert!(s["hand"].is_null());
+        }
+    }
+    let v = json(&get(&server, &format!("/matches/{id}/frames?view=1"), false).await);
+    assert_eq!(
+        v["perspective"], "seat 1",
+        "any seat's view once the match has ended"
+    );
+
+    // Wrong tokens, bad queries, unknown matches.
+    let got = get(&server, &format!("/matches/{id}/frames?token=nope"), false).await;
+    refused(&got, StatusCode::FORBIDDEN, pb::ErrorReason::BadToken);
+    let foreign = &other.seat_tokens[0].token;
+    let got = get(
+        &server,
+        &format!("/matches/{id}/frames?token={foreign}"),
+        false,
+    )
+    .await;
+    refused(&got, StatusCode::FORBIDDEN, pb::ErrorReason::BadToken);
+    let got = get(&server, &format!("/matches/{id}/frames?view=7"), false).await;
+    refused(&got, StatusCode::BAD_REQUEST, pb::ErrorReason::NoSuchSeat);
+    let got = get(&server, &format!("/matches/{id}/frames?colour=red"), false).await;
+    refused(
+        &got,
+        StatusCode::BAD_REQUEST,
+        pb::ErrorReason::InvalidArgument,
+    );
+    let got = get(&server, &format!("/matches/{id}/view?view=nobody"), false).await;
+    refused(
+        &got,
+        StatusCode::BAD_REQUEST,
+        pb::ErrorReason::InvalidArgument,
+    );
+    let got = get(&server, "/matches/m%3Cx%3E/frames", true).await;
+    refused(&got, StatusCode::NOT_FOUND, pb::ErrorReason::MatchNotFound);
+    assert_eq!(json(&got)["message"], "no match `m<x>`");
+    let got = get(&server, "/matches/m%3Cx%3E/view", false).await;
+    refused(&got, StatusCode::NOT_FOUND, pb::ErrorReason::MatchNotFound);
+    assert!(
+        got.text().contains("no match `m&lt;x&gt;`"),
+        "escaped: {}",
+        got.text()
+    );
+
+    // The front page lists every match with a link to its viewer (over HTTP/2 too).
+    for (path, http2) in [("/", false), ("/matches", true)] {
+        let list = get(&server, path, http2).await;
+        assert_eq!(list.status, StatusCode::OK);
+        assert_eq!(list.content_type, "text/html; charset=utf-8");
+        for m in [&done.match_id, &other.match_id, &open.match_id] {
+            assert!(
+                list.text().contains(&format!("href=\"/matches/{m}/view\"")),
+                "{}",
+                list.text()
+            );
+        }
+    }
+    server.stop().await;
+}
