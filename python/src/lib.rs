@@ -472,6 +472,37 @@ impl PyGame {
         self.events_for(py, Some(seat))
     }
 
+    /// The fast path of `apply` for environments: applies `action` (a dense index) for the seat
+    /// to act and returns the step's rewards per seat (`reward` is `win` or `score`) instead of
+    /// the events (still kept for `events()`). Refusals as in `apply`.
+    #[pyo3(signature = (action, reward="win"))]
+    fn step(&mut self, py: Python<'_>, action: i64, reward: &str) -> PyResult<Vec<f32>> {
+        let mode = RewardMode::parse(reward).ok_or_else(|| {
+            InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
+        })?;
+        let action = usize::try_from(action)
+            .ok()
+            .and_then(Action::from_index)
+            .ok_or_else(|| {
+                InvalidAction::new_err(format!(
+                    "{action} is not an action index (0..{ACTION_COUNT})"
+                ))
+            })?;
+        let Some(seat) = self.game.to_act() else {
+            return Err(rejected(py, Rejection::MatchOver, 0, action));
+        };
+        let mut events = Vec::new();
+        if let Err(r) = self.game.apply_with(seat, action, &mut events) {
+            return Err(rejected(py, r, seat, action));
+        }
+        self.events = events;
+        let mut r = vec![0.0; self.game.seats() as usize];
+        for e in &self.events {
+            crate::core::add_event_rewards(mode, &self.game, e, &mut r);
+        }
+        Ok(r)
+    }
+
     /// The events of the last step (the deal, for a new game), as `seat` may see them (a card
     /// another seat drew is `None`); `seat=None` gives them with full information.
     #[pyo3(signature = (seat=None))]
