@@ -78,7 +78,6 @@ class MauMauEnv(AECEnv):
                 "action_mask": spaces.Box(low=0, high=1, shape=(ACTION_COUNT,), dtype=np.int8),
             }
         )
-        self._no_actions = np.zeros(ACTION_COUNT, dtype=np.int8)
         self._np_random, _ = seeding.np_random(None)
         self.game: Game | None = None
 
@@ -97,6 +96,7 @@ class MauMauEnv(AECEnv):
         self.game = Game(seed=match_seed, **self._config)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
+        self._rewarded = False
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
@@ -104,12 +104,8 @@ class MauMauEnv(AECEnv):
         self.agent_selection = self.possible_agents[self.game.to_act]
 
     def observe(self, agent):
-        seat = self._index[agent]
-        if self.game.to_act == seat:
-            mask = self.game.legal_mask(seat).astype(np.int8)
-        else:
-            mask = self._no_actions.copy()
-        return {"observation": self.game.observation_vector(seat), "action_mask": mask}
+        vector, mask = self.game.observe(self._index[agent])
+        return {"observation": vector, "action_mask": mask}
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -118,15 +114,20 @@ class MauMauEnv(AECEnv):
             return
         self._cumulative_rewards[agent] = 0.0
         rewards = self.game.step(int(action), self.reward_mode)
-        for a, r in zip(self.possible_agents, rewards):
-            self.rewards[a] = r
+        # Most steps end no round: no reward to hand out, and the last ones to clear only once.
+        if rewards is not None:
+            self.rewards = dict(zip(self.possible_agents, rewards))
+            self._rewarded = True
+            self._accumulate_rewards()
+        elif self._rewarded:
+            self.rewards = {a: 0.0 for a in self.agents}
+            self._rewarded = False
         to_act = self.game.to_act
         if to_act is None:
             for a in self.agents:
                 self.terminations[a] = True
         else:
             self.agent_selection = self.possible_agents[to_act]
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

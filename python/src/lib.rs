@@ -112,6 +112,11 @@ fn cards(cards: impl Iterator<Item = Card>) -> Vec<String> {
     cards.map(|c| c.to_string()).collect()
 }
 
+/// Small numbers as a list of ints (PyO3 turns a `Vec<u8>` into `bytes`).
+fn ints(v: &[u8]) -> Vec<u32> {
+    v.iter().map(|&x| u32::from(x)).collect()
+}
+
 fn hand_list(h: &Hand) -> Vec<String> {
     cards(h.iter())
 }
@@ -272,7 +277,7 @@ fn observation_dict<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py
     d.set_item("to_act", o.to_act)?;
     d.set_item("clockwise", o.clockwise)?;
     d.set_item("hand", hand_list(&o.hand))?;
-    d.set_item("hand_sizes", o.hand_sizes[..n].to_vec())?;
+    d.set_item("hand_sizes", ints(&o.hand_sizes[..n]))?;
     d.set_item("discard", cards(o.discard.as_slice().iter().copied()))?;
     d.set_item("top", o.discard.top().map(|c| c.to_string()))?;
     d.set_item("named_suit", o.named_suit.map(|s| s.to_string()))?;
@@ -473,10 +478,11 @@ impl PyGame {
     }
 
     /// The fast path of `apply` for environments: applies `action` (a dense index) for the seat
-    /// to act and returns the step's rewards per seat (`reward` is `win` or `score`) instead of
-    /// the events (still kept for `events()`). Refusals as in `apply`.
+    /// to act and returns the step's rewards per seat (`reward` is `win` or `score`), or `None`
+    /// when the step gives no seat a reward (no round ended), instead of the events (still kept
+    /// for `events()`). Refusals as in `apply`.
     #[pyo3(signature = (action, reward="win"))]
-    fn step(&mut self, py: Python<'_>, action: i64, reward: &str) -> PyResult<Vec<f32>> {
+    fn step(&mut self, py: Python<'_>, action: i64, reward: &str) -> PyResult<Option<Vec<f32>>> {
         let mode = RewardMode::parse(reward).ok_or_else(|| {
             InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
         })?;
@@ -496,11 +502,15 @@ impl PyGame {
             return Err(rejected(py, r, seat, action));
         }
         self.events = events;
+        let ends = |e: &Event| matches!(e, Event::RoundEnded(_) | Event::MatchEnded);
+        if !self.events.iter().any(ends) {
+            return Ok(None);
+        }
         let mut r = vec![0.0; self.game.seats() as usize];
         for e in &self.events {
             crate::core::add_event_rewards(mode, &self.game, e, &mut r);
         }
-        Ok(r)
+        Ok(Some(r))
     }
 
     /// The events of the last step (the deal, for a new game), as `seat` may see them (a card
@@ -565,6 +575,22 @@ impl PyGame {
         Ok(v.into_pyarray(py))
     }
 
+    /// The environments' observation of `seat` in one call: `(vector, mask)`, the vector as in
+    /// `observation_vector` and the mask as int8[202], all zero unless `seat` is to act.
+    fn observe<'py>(&self, py: Python<'py>, seat: u8) -> PyResult<Observed<'py>> {
+        self.check_seat(seat)?;
+        let o = self.game.observation(seat);
+        let mut v = vec![0.0; OBS_LEN];
+        crate::core::encode(&o, &mut v);
+        let mut mask = vec![0i8; ACTION_COUNT];
+        if self.game.to_act() == Some(seat) {
+            for a in o.legal.iter() {
+                mask[a.index()] = 1;
+            }
+        }
+        Ok((v.into_pyarray(py), mask.into_pyarray(py)))
+    }
+
     /// The position: the whole state as one line of the engine's notation (hidden cards too).
     fn position(&self) -> String {
         self.game.position()
@@ -578,11 +604,11 @@ impl PyGame {
         };
         let n = r.seats as usize;
         let d = PyDict::new(py);
-        d.set_item("placings", r.placings[..n].to_vec())?;
+        d.set_item("placings", ints(&r.placings[..n]))?;
         d.set_item("totals", r.totals[..n].to_vec())?;
         d.set_item("rounds_won", r.rounds_won[..n].to_vec())?;
         d.set_item("rounds", r.rounds)?;
-        d.set_item("winners", r.winners().collect::<Vec<_>>())?;
+        d.set_item("winners", r.winners().map(u32::from).collect::<Vec<_>>())?;
         Ok(Some(d))
     }
 
@@ -682,6 +708,9 @@ pub struct PyVecEnv {
     dones: Py<PyArray1<bool>>,
     actions: Py<PyArray1<i64>>,
 }
+
+/// `Game.observe`'s answer: the observation vector and the int8 action mask.
+type Observed<'py> = (Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i8>>);
 
 type ResetArrays = (Py<PyArray2<f32>>, Py<PyArray2<bool>>, Py<PyArray1<i64>>);
 

@@ -87,6 +87,8 @@ def test_a_finished_match_refuses_everything_with_match_over():
     assert e.value.code == "match_over"
     result = game.result()
     assert result["rounds"] == 1 and 1 in result["placings"]
+    assert isinstance(result["placings"], list) and isinstance(result["winners"], list)
+    assert isinstance(game.observation(0)["hand_sizes"], list)
     assert "match over" in str(game)
 
 

@@ -19,7 +19,7 @@ def test_the_vector_env_plays_the_same_games_as_single_games(config):
         obs, mask, to_act, rewards, dones = venv.step(actions)
         assert rewards.shape == (n, seats)
         for i, game in enumerate(singles):
-            r = game.step(int(actions[i]), "score")
+            r = game.step(int(actions[i]), "score") or [0.0] * seats
             np.testing.assert_allclose(rewards[i], r)
             assert dones[i] == game.is_over
             if game.is_over:
