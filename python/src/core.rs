@@ -40,8 +40,8 @@
 use maumau_engine::profile::Scoring;
 use maumau_engine::seed::SplitMix64;
 use maumau_engine::{
-    ACTION_COUNT, Action, ActionList, Call, CallsMode, Event, Game, MatchConfig, Observation,
-    OffenceKind, Phase, ProfileId, Rejection, Suit,
+    ACTION_COUNT, Action, ActionList, CallsMode, Event, Game, MatchConfig, Observation,
+    OffenceKind, Phase, ProfileId, Rejection,
 };
 
 /// Most seats any profile allows (the seat blocks of the vector).
@@ -506,16 +506,6 @@ fn write_row(g: &Game, i: usize, obs: &mut [f32], mask: &mut [bool], to_act: &mu
         &mut mask[i * ACTION_COUNT..(i + 1) * ACTION_COUNT],
     );
     to_act[i] = g.to_act().map_or(-1, i64::from);
-}
-
-/// The name of a suit as the Python API writes it: `C`, `D`, `H`, `S`.
-pub fn suit_name(s: Suit) -> String {
-    s.to_string()
-}
-
-/// The text of a call: `-`, `mau`, `maumau`.
-pub fn call_name(c: Call) -> &'static str {
-    c.text()
 }
 
 #[cfg(test)]
