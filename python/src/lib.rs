@@ -839,10 +839,18 @@ impl PyVecEnv {
         ))
     }
 
-    /// Applies `actions[i]` (int64 dense indices, one per game) for each game's seat to act and
-    /// returns `(obs, mask, to_act, rewards, dones)`. All or nothing: a refused action raises
-    /// `RejectedAction` (with `code` and `game`) and no game changes. Runs without the GIL.
-    fn step(&mut self, py: Python<'_>, actions: PyReadonlyArray1<'_, i64>) -> PyResult<StepArrays> {
+    /// Applies `actions[i]` (dense indices, one per game: an int64 array is used as it is, any
+    /// other sequence of ints is converted) for each game's seat to act and returns `(obs, mask,
+    /// to_act, rewards, dones)`. All or nothing: a refused action raises `RejectedAction` (with
+    /// `code` and `game`) and no game changes. Runs without the GIL.
+    fn step(&mut self, py: Python<'_>, actions: &Bound<'_, PyAny>) -> PyResult<StepArrays> {
+        let actions: PyReadonlyArray1<'_, i64> = match actions.extract() {
+            Ok(a) => a,
+            Err(_) => py
+                .import("numpy")?
+                .call_method1("asarray", (actions, "int64"))?
+                .extract()?,
+        };
         let actions = actions.as_slice()?;
         let (mut obs, mut mask) = (
             self.obs.bind(py).readwrite(),

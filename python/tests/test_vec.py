@@ -55,3 +55,16 @@ def test_reset_with_a_seed_repeats_the_deals():
     venv.step(venv.random_actions())
     again = venv.reset(seed=99)[0]
     np.testing.assert_array_equal(first, again)
+
+
+def test_actions_may_be_any_sequence_of_ints():
+    a = mm.VecEnv(3, profile="brazilian", seats=4, seed=6)
+    b = mm.VecEnv(3, profile="brazilian", seats=4, seed=6)
+    a.reset()
+    b.reset()
+    for _ in range(50):
+        actions = a.random_actions().copy()
+        b.random_actions()
+        np.testing.assert_array_equal(a.step(actions)[0], b.step(list(actions.astype(np.int32)))[0])
+    with pytest.raises(ValueError):
+        a.step(["draw"] * 3)
