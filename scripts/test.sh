@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of Mau Mau Arena: the Rust workspace (unit, property, golden, end-to-end over
-# loopback gRPC), then the Python and TypeScript clients playing against the real server.
+# loopback gRPC), the engine's Python package (scripts/test-python.sh), then the Python and
+# TypeScript clients playing against the real server.
 #
 #   scripts/test.sh
 #
@@ -26,6 +27,9 @@ fi
 
 echo "== Rust: cargo test --workspace =="
 cargo test --workspace --locked
+
+echo "== the engine's Python package (python/): maturin develop, pytest =="
+"$ROOT/scripts/test-python.sh"
 
 echo "== the server binary for the client tests =="
 cargo build --locked -p maumau-cli

@@ -1,0 +1,75 @@
+"""The PettingZoo AEC environment: PettingZoo's own API and seed tests for every profile and
+option, and the documented rewards."""
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+import maumau_engine as mm
+from maumau_engine.env import MauMauEnv, env
+
+
+@pytest.mark.parametrize("reward", ["win", "score"])
+def test_pettingzoos_api_test_passes(config, reward):
+    api_test(env(reward=reward, **config), num_cycles=300)
+
+
+def test_pettingzoos_seed_test_passes(config):
+    seed_test(lambda: env(**config), num_cycles=300)
+
+
+def play(e, seed):
+    """Plays one match with the first legal action; returns each agent's summed reward."""
+    e.reset(seed=seed)
+    total = {a: 0.0 for a in e.possible_agents}
+    for agent in e.agent_iter():
+        obs, reward, termination, truncation, _ = e.last()
+        total[agent] += reward
+        if termination or truncation:
+            e.step(None)
+            continue
+        assert obs["action_mask"].dtype == np.int8
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    return total
+
+
+def test_win_rewards_add_up_to_zero_and_rank_the_winner_first():
+    e = MauMauEnv(profile="classic", seats=3, reward="win")
+    total = play(e, 4)
+    assert abs(sum(total.values())) < 1e-4
+    placings = e.game.result()["placings"]
+    best = max(total.values())
+    for agent, p in zip(e.possible_agents, placings):
+        if p == 1:
+            assert total[agent] == pytest.approx(best)
+
+
+def test_score_rewards_are_round_points_over_100_plus_the_placing():
+    e = MauMauEnv(profile="classic", seats=2, options="single_round", reward="score")
+    total = play(e, 9)
+    result = e.game.result()
+    for i, agent in enumerate(e.possible_agents):
+        placing_reward = 1 - 2 * (result["placings"][i] - 1)
+        assert total[agent] == pytest.approx(-result["totals"][i] / 100 + placing_reward, abs=1e-5)
+
+
+def test_only_the_seat_to_act_has_actions_and_a_refused_one_changes_nothing():
+    e = MauMauEnv(profile="brazilian", seats=4)
+    e.reset(seed=1)
+    selected = e.agent_selection
+    for agent in e.possible_agents:
+        mask = e.observe(agent)["action_mask"]
+        assert mask.any() == (agent == selected)
+    before = e.game.position()
+    illegal = int(np.flatnonzero(e.observe(selected)["action_mask"] == 0)[0])
+    with pytest.raises(mm.RejectedAction):
+        e.step(illegal)
+    assert e.game.position() == before and e.agent_selection == selected
+    with pytest.raises(mm.InvalidConfig):
+        MauMauEnv(reward="money")
+
+
+def test_ansi_render_shows_the_table():
+    e = MauMauEnv(profile="romanian-32", seats=3, render_mode="ansi")
+    e.reset(seed=2)
+    assert "romanian-32 with 3 seats" in e.render()
