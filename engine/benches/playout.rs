@@ -66,6 +66,10 @@ const TARGET_DECISIONS_PER_SEC: f64 = 12e6;
 
 fn main() {
     check_bare_loop();
+    if let Ok(case) = std::env::var("PLAYOUT_CASE") {
+        instructions_mode(&case);
+        return;
+    }
     divan::main();
     let bench_mode = std::env::args().any(|a| a == "--bench");
     let wanted = std::env::var("PLAYOUT_SUMMARY").map_or(true, |v| v != "0");
@@ -92,6 +96,40 @@ fn run_divan(bencher: Bencher, case: Case) {
         .counter(ItemsCount::new(DECISIONS_PER_ITER))
         .bench_local(|| runner.run(DECISIONS_PER_ITER));
     black_box(runner.checksum());
+}
+
+// ----- instruction counts ------------------------------------------------------------------
+
+/// `PLAYOUT_CASE=classic/4` (a case as the summary names it): plays that case only, for
+/// `PLAYOUT_DECISIONS` decisions (default 200 000) after 10 000 of warm-up, all inside
+/// [`measured_run`], so that callgrind counts exactly those decisions:
+///
+/// ```sh
+/// PLAYOUT_CASE=classic/4 valgrind --tool=callgrind --toggle-collect='*measured_run*' \
+///     target/release/deps/playout-<hash>
+/// ```
+///
+/// The collected total (`callgrind_annotate`'s `PROGRAM TOTALS`) divided by the decisions is the
+/// instructions per decision, dealing and shuffling included.
+fn instructions_mode(name: &str) {
+    let case = *CASES
+        .iter()
+        .find(|c| c.to_string() == name)
+        .unwrap_or_else(|| panic!("no case `{name}`"));
+    let decisions = env_u64("PLAYOUT_DECISIONS", 200_000);
+    let mut runner = Runner::new(case, 0xC0FFEE);
+    runner.run(10_000);
+    measured_run(&mut runner, decisions);
+    println!(
+        "{case}: {decisions} decisions measured, checksum {:x}",
+        runner.checksum()
+    );
+}
+
+/// The decisions callgrind counts in [`instructions_mode`].
+#[inline(never)]
+fn measured_run(runner: &mut Runner, decisions: u64) {
+    runner.run(decisions);
 }
 
 // ----- the summary ---------------------------------------------------------------------------
