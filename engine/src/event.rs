@@ -53,6 +53,9 @@ pub enum ChallengeOutcome {
 }
 
 /// Something that happened.
+// `RoundEnded` carries every hand and is much larger than the other events. It is reported once
+// per round, and sinks receive events by reference; boxing it would allocate on the hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Event {
     /// A round begins.

@@ -448,25 +448,7 @@ impl Game {
             let left = self.hands[seat as usize].len().saturating_sub(1);
             let calls = self.calls_for(left);
             let playable = self.playable();
-            for card in cards_of(playable) {
-                for &call in calls {
-                    if card.rank() == Rank::Jack {
-                        for s in Suit::ALL {
-                            list.push(Action::Play {
-                                card,
-                                suit: Some(s),
-                                call,
-                            });
-                        }
-                    } else {
-                        list.push(Action::Play {
-                            card,
-                            suit: None,
-                            call,
-                        });
-                    }
-                }
-            }
+            list.push_plays(playable, calls);
             if self.check_draw_with(playable).is_ok() {
                 list.push(Action::Draw);
             }
@@ -534,22 +516,19 @@ impl Game {
             _ => {}
         }
         match action {
-            Action::Play { card, suit, call } => self.play(card, suit, call, sink),
-            Action::Draw => self.draw(sink),
+            Action::Play { card, suit, call } => {
+                self.check_play(card, suit)?;
+                self.play(card, suit, call, sink);
+                Ok(())
+            }
+            Action::Draw => {
+                self.check_draw()?;
+                self.draw(sink);
+                Ok(())
+            }
             Action::Pass => {
-                if self.phase != Phase::AfterDraw {
-                    return Err(if self.phase == Phase::Announced {
-                        Rejection::MustPlayAfterAnnounce
-                    } else {
-                        Rejection::PassBeforeDraw
-                    });
-                }
-                self.accused = false;
-                sink.event(&Event::Passed {
-                    seat,
-                    automatic: false,
-                });
-                self.end_turn(self.step(seat, 1), None, sink);
+                self.check_pass()?;
+                self.pass(seat, sink);
                 Ok(())
             }
             Action::Announce(call) => self.announce(call, sink),
@@ -557,15 +536,64 @@ impl Game {
         }
     }
 
-    fn play(
-        &mut self,
-        card: Card,
-        suit: Option<Suit>,
-        call: Call,
-        sink: &mut impl EventSink,
-    ) -> Result<(), Rejection> {
-        let seat = self.current;
-        let hand = self.hands[seat as usize];
+    /// Applies an action that [`Game::apply_with`] would accept, without checking it again: the
+    /// fast path for a caller that took `action` from [`Game::legal_actions_into`] for `seat` on
+    /// this very state (a playout, a search). The checks are the same functions `apply_with`
+    /// runs, asserted in debug builds only; the effects are the same code.
+    ///
+    /// An action `apply_with` would refuse leaves the game in an unspecified (but memory-safe)
+    /// state: use `apply_with` for anything that comes from outside the program. Plays, draws and
+    /// passes skip the checks; the rarer actions (suits, announcements, challenges) go through
+    /// `apply_with`.
+    #[inline]
+    pub fn apply_unchecked(&mut self, seat: Seat, action: Action, sink: &mut impl EventSink) {
+        let trusted_turn = seat == self.current
+            && matches!(
+                self.phase,
+                Phase::Start | Phase::AfterDraw | Phase::Announced
+            );
+        match action {
+            Action::Play { card, suit, call } if trusted_turn => {
+                debug_assert_eq!(self.check_play(card, suit), Ok(()), "{action} by {seat}");
+                self.play(card, suit, call, sink);
+            }
+            Action::Draw if trusted_turn => {
+                debug_assert_eq!(self.check_draw(), Ok(()), "{action} by {seat}");
+                self.draw(sink);
+            }
+            Action::Pass if trusted_turn => {
+                debug_assert_eq!(self.check_pass(), Ok(()), "{action} by {seat}");
+                self.pass(seat, sink);
+            }
+            _ => {
+                let applied = self.apply_with(seat, action, sink);
+                debug_assert_eq!(applied, Ok(()), "{action} by {seat}");
+            }
+        }
+    }
+
+    /// Whether the seat to move may PASS now.
+    fn check_pass(&self) -> Result<(), Rejection> {
+        match self.phase {
+            Phase::AfterDraw => Ok(()),
+            Phase::Announced => Err(Rejection::MustPlayAfterAnnounce),
+            _ => Err(Rejection::PassBeforeDraw),
+        }
+    }
+
+    /// PASS by the seat to move, checked by [`Game::check_pass`].
+    fn pass(&mut self, seat: Seat, sink: &mut impl EventSink) {
+        self.accused = false;
+        sink.event(&Event::Passed {
+            seat,
+            automatic: false,
+        });
+        self.end_turn(self.step(seat, 1), None, sink);
+    }
+
+    /// Whether the seat to move may play `card` naming `suit` now (the call is never refused).
+    fn check_play(&self, card: Card, suit: Option<Suit>) -> Result<(), Rejection> {
+        let hand = self.hands[self.current as usize];
         if !hand.contains(card) {
             return Err(Rejection::CardNotInHand);
         }
@@ -586,6 +614,12 @@ impl Game {
                 Rejection::PenaltyCardThisTurn
             });
         }
+        Ok(())
+    }
+
+    /// A play by the seat to move, checked by [`Game::check_play`].
+    fn play(&mut self, card: Card, suit: Option<Suit>, call: Call, sink: &mut impl EventSink) {
+        let seat = self.current;
         // Checked: from here on the play happens.
         self.accused = false;
         let mut announced = self.phase == Phase::Announced;
@@ -630,7 +664,7 @@ impl Game {
         }
         if left == 0 && offence.is_none() {
             self.end_round(RoundEnd::Out(seat), sink);
-            return Ok(());
+            return;
         }
         let next = self.resolve_effect(seat, card, suit, sink);
         let opened = match offence {
@@ -646,23 +680,22 @@ impl Game {
             None => None,
         };
         self.end_turn(next, opened, sink);
-        Ok(())
     }
 
-    fn draw(&mut self, sink: &mut impl EventSink) -> Result<(), Rejection> {
-        self.check_draw()?;
+    /// DRAW by the seat to move, checked by [`Game::check_draw`].
+    fn draw(&mut self, sink: &mut impl EventSink) {
         self.accused = false;
         let seat = self.current;
         if self.debt > 0 {
             for _ in 0..self.debt {
                 if self.draw_card(seat, DrawCause::Debt, sink).is_none() {
                     self.end_round(RoundEnd::Blocked, sink);
-                    return Ok(());
+                    return;
                 }
             }
             self.debt = 0;
             self.end_turn(self.step(seat, 1), None, sink);
-            return Ok(());
+            return;
         }
         match self.draw_card(seat, DrawCause::Turn, sink) {
             None => self.end_round(RoundEnd::Blocked, sink),
@@ -678,7 +711,6 @@ impl Game {
                 }
             }
         }
-        Ok(())
     }
 
     fn announce(&mut self, call: Call, sink: &mut impl EventSink) -> Result<(), Rejection> {
