@@ -265,6 +265,20 @@ impl ActionList {
     pub(crate) fn push_plays(&mut self, cards: u64, calls: &[Call]) {
         let mut n = self.len as usize;
         let mut set = cards;
+        if let ([call], 0) = (calls, cards & Rank::Jack.mask()) {
+            // The common case: one call, no J, one action per card.
+            while set != 0 {
+                self.items[n] = Action::Play {
+                    card: Card::lowest(set),
+                    suit: None,
+                    call: *call,
+                };
+                n += 1;
+                set &= set - 1;
+            }
+            self.len = n as u8;
+            return;
+        }
         while set != 0 {
             let card = Card::lowest(set);
             set &= set - 1;

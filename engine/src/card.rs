@@ -433,6 +433,22 @@ impl Pile {
     }
 
     /// Empties the pile.
+    /// Replaces the pile with every card of the set `deck`, lowest first, each `copies` times
+    /// in a row: the order [`cards_of`] gives, without a push per card.
+    pub(crate) fn fill_with_deck(&mut self, deck: u64, copies: u8) {
+        let mut n = 0;
+        let mut set = deck;
+        while set != 0 {
+            let card = Card::lowest(set);
+            set &= set - 1;
+            for _ in 0..copies {
+                self.cards[n] = card;
+                n += 1;
+            }
+        }
+        self.len = n as u8;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.len = 0;
     }

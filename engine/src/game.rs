@@ -429,6 +429,7 @@ impl Game {
     }
 
     /// As [`Game::legal_actions`], into a list the caller keeps (cleared first).
+    #[inline]
     pub fn legal_actions_into(&self, seat: Seat, list: &mut ActionList) {
         list.clear();
         match self.phase {
@@ -1018,11 +1019,8 @@ impl Game {
         match deck {
             Some(d) => d.iter().rev().for_each(|&c| self.stock.push(c)),
             None => {
-                for c in cards_of(self.rules.deck_mask()) {
-                    for _ in 0..self.rules.copies {
-                        self.stock.push(c);
-                    }
-                }
+                self.stock
+                    .fill_with_deck(self.rules.deck_mask(), self.rules.copies);
                 let mut rng = self.rng();
                 self.stock.as_mut_slice().shuffle(&mut rng);
             }
