@@ -403,8 +403,12 @@ impl Pile {
     }
 
     /// The top card, if any.
+    #[inline]
     pub fn top(&self) -> Option<Card> {
-        self.as_slice().last().copied()
+        match self.len {
+            0 => None,
+            n => self.cards.get(n as usize - 1).copied(),
+        }
     }
 
     /// Puts a card on top. Panics past capacity, which a valid game never reaches.
@@ -441,7 +445,9 @@ impl Pile {
         while set != 0 {
             let card = Card::lowest(set);
             set &= set - 1;
-            for _ in 0..copies {
+            self.cards[n] = card;
+            n += 1;
+            for _ in 1..copies {
                 self.cards[n] = card;
                 n += 1;
             }
