@@ -74,6 +74,10 @@ pub struct Game {
     pub(crate) rounds_won: [u16; MAX_SEATS],
     pub(crate) seed: u64,
     pub(crate) shuffles: u32,
+    /// [`Rules::matching`] for the current top, named suit and debt (0 before the up-card is
+    /// turned): worked out again by [`Game::refresh_matching`] wherever one of the three changes,
+    /// so that listing and checking plays read it instead of recomputing it on every decision.
+    pub(crate) matching: u64,
 }
 
 /// Why a game could not be set up from a deck order.
@@ -183,6 +187,7 @@ impl Game {
             rounds_won: [0; MAX_SEATS],
             seed,
             shuffles: 0,
+            matching: 0,
         })
     }
 
@@ -352,7 +357,20 @@ impl Game {
     /// The distinct cards that match the top now, whoever holds them ([`Rules::matching`]).
     #[inline]
     fn matching(&self) -> u64 {
-        self.rules.matching(self.top(), self.named, self.debt)
+        debug_assert_eq!(
+            self.matching,
+            self.rules.matching(self.top(), self.named, self.debt),
+            "the matching mask is stale"
+        );
+        self.matching
+    }
+
+    /// Works out [`Game::matching`] again after the top, the named suit or the debt changed.
+    pub(crate) fn refresh_matching(&mut self) {
+        self.matching = match self.discard.top() {
+            Some(top) => self.rules.matching(top, self.named, self.debt),
+            None => 0,
+        };
     }
 
     /// Cards that could still be drawn: the stock plus the discard pile below its top.
@@ -664,10 +682,12 @@ impl Game {
             self.last_call[seat as usize] = call;
         }
         if left == 0 && offence.is_none() {
+            self.refresh_matching();
             self.end_round(RoundEnd::Out(seat), sink);
             return;
         }
         let next = self.resolve_effect(seat, card, suit, sink);
+        self.refresh_matching();
         let opened = match offence {
             Some(kind) if self.rules.calls == CallsMode::Enforce => {
                 self.penalty_draw(seat, self.rules.omission_penalty, DrawCause::Omission, sink);
@@ -695,6 +715,7 @@ impl Game {
                 }
             }
             self.debt = 0;
+            self.refresh_matching();
             self.end_turn(self.step(seat, 1), None, sink);
             return;
         }
@@ -808,6 +829,7 @@ impl Game {
     fn declare_suit(&mut self, suit: Suit, sink: &mut impl EventSink) {
         self.accused = false;
         self.named = Some(suit);
+        self.refresh_matching();
         sink.event(&Event::SuitDeclared {
             seat: self.dealer,
             suit,
@@ -1055,6 +1077,7 @@ impl Game {
         }
         let up = self.stock.pop().expect("a deck holds the up-card");
         self.discard.push(up);
+        self.refresh_matching();
         sink.event(&Event::UpCard { card: up });
         let d = self.dealer;
         if self.rules.up_card == UpCardMode::NoEffect {
@@ -1064,6 +1087,7 @@ impl Game {
         } else {
             self.current = d;
             let next = self.resolve_effect(d, up, None, sink);
+            self.refresh_matching();
             self.begin_turn(next, sink);
         }
     }
