@@ -481,12 +481,15 @@ impl Game {
                 list.push(Action::Announce(Call::MauMau));
             }
         }
-        if self.may_cure(seat) {
-            list.push(Action::Announce(Call::Mau));
-            list.push(Action::Announce(Call::MauMau));
-        }
-        if self.challenge_open_to(seat) {
-            list.push(Action::Challenge);
+        // Both need an open offence, which most states (all of them under `enforce`) lack.
+        if self.offence.is_some() {
+            if self.may_cure(seat) {
+                list.push(Action::Announce(Call::Mau));
+                list.push(Action::Announce(Call::MauMau));
+            }
+            if self.challenge_open_to(seat) {
+                list.push(Action::Challenge);
+            }
         }
     }
 
