@@ -1,10 +1,14 @@
 //! The game state and its one transition function.
 //!
-//! [`Game`] holds everything RULES.md §1.3 lists, and nothing derivable: the pending-out seat is
-//! the offender of the open offence while its hand is empty. Every action goes through
-//! [`Game::apply_with`], which checks the action completely before it changes anything, so a
-//! rejected action leaves the state exactly as it was: this is where every player's (and bot's)
-//! action is applied. A card's effect (a 7 adding 2 to the debt, …) is `Game::resolve_effect`.
+//! [`Game`] holds everything RULES.md §1.3 lists, and nothing derivable but two caches kept for
+//! speed (each hand's length, and the matching mask of [`Rules::matching`]): the pending-out seat
+//! is the offender of the open offence while its hand is empty. Every action from a player (or a
+//! bot) goes through [`Game::apply_with`], which checks the action completely before it changes
+//! anything, so a rejected action leaves the state exactly as it was. Playouts and searches, whose
+//! actions come from [`Game::legal_actions_into`] on the same state, may use
+//! [`Game::apply_unchecked`], which runs the same effects without checking again. Each check is one
+//! function (`check_play`, `check_draw`, `check_pass`), each effect one (`play`, `draw`, `pass`);
+//! a card's effect (a 7 adding 2 to the debt, …) is `Game::resolve_effect`.
 
 use rand::RngExt;
 use rand::SeedableRng;
