@@ -1,7 +1,7 @@
 //! Events: what happened, in order, as the engine resolves an action.
 //!
 //! The engine reports every event with full information. What a seat may see of an event is
-//! decided by [`crate::view::event_for_seat`], next to [`crate::Game::observation`].
+//! decided by [`crate::view::event_for`], next to [`crate::Game::observation`].
 
 use crate::action::Call;
 use crate::card::{Card, Suit};
