@@ -2,8 +2,9 @@
 //!
 //! A decision is one applied action. Each case plays whole matches of one profile at one seat
 //! count: the seat to act lists its legal actions with [`Game::legal_actions_into`], a cheap
-//! inline generator (the engine's SplitMix64) picks one uniformly, and [`Game::apply_with`] applies it with the
-//! no-op event sink `()`. When a match ends the next one starts with a fresh seed, so dealing and
+//! inline generator (the engine's SplitMix64) picks one uniformly, and [`Game::apply_unchecked`]
+//! applies it with the no-op event sink `()` (with `PLAYOUT_CHECKED=1`: [`Game::apply_with`],
+//! which checks it again). When a match ends the next one starts with a fresh seed, so dealing and
 //! shuffling are part of the cost. The target from the project's issue is at least 12 million
 //! decisions per second for `classic` with 4 seats, with no heap allocation per decision.
 //!
@@ -66,6 +67,10 @@ const TARGET_DECISIONS_PER_SEC: f64 = 12e6;
 
 fn main() {
     check_bare_loop();
+    if let Ok(case) = std::env::var("PLAYOUT_CASE") {
+        instructions_mode(&case);
+        return;
+    }
     divan::main();
     let bench_mode = std::env::args().any(|a| a == "--bench");
     let wanted = std::env::var("PLAYOUT_SUMMARY").map_or(true, |v| v != "0");
@@ -92,6 +97,40 @@ fn run_divan(bencher: Bencher, case: Case) {
         .counter(ItemsCount::new(DECISIONS_PER_ITER))
         .bench_local(|| runner.run(DECISIONS_PER_ITER));
     black_box(runner.checksum());
+}
+
+// ----- instruction counts ------------------------------------------------------------------
+
+/// `PLAYOUT_CASE=classic/4` (a case as the summary names it): plays that case only, for
+/// `PLAYOUT_DECISIONS` decisions (default 200 000) after 10 000 of warm-up, all inside
+/// [`measured_run`], so that callgrind counts exactly those decisions:
+///
+/// ```sh
+/// PLAYOUT_CASE=classic/4 valgrind --tool=callgrind --toggle-collect='*measured_run*' \
+///     target/release/deps/playout-<hash>
+/// ```
+///
+/// The collected total (`callgrind_annotate`'s `PROGRAM TOTALS`) divided by the decisions is the
+/// instructions per decision, dealing and shuffling included.
+fn instructions_mode(name: &str) {
+    let case = *CASES
+        .iter()
+        .find(|c| c.to_string() == name)
+        .unwrap_or_else(|| panic!("no case `{name}`"));
+    let decisions = env_u64("PLAYOUT_DECISIONS", 200_000);
+    let mut runner = Runner::new(case, 0xC0FFEE);
+    runner.run(10_000);
+    measured_run(&mut runner, decisions);
+    println!(
+        "{case}: {decisions} decisions measured, checksum {:x}",
+        runner.checksum()
+    );
+}
+
+/// The decisions callgrind counts in [`instructions_mode`].
+#[inline(never)]
+fn measured_run(runner: &mut Runner, decisions: u64) {
+    runner.run(decisions);
 }
 
 // ----- the summary ---------------------------------------------------------------------------
@@ -326,6 +365,9 @@ struct EnginePlayout {
     seeds: Rng,
     games: u64,
     rounds: u64,
+    /// `PLAYOUT_CHECKED=1`: apply with [`Game::apply_with`], which checks the action again,
+    /// instead of [`Game::apply_unchecked`], which trusts the listed action.
+    checked: bool,
 }
 
 impl EnginePlayout {
@@ -343,6 +385,7 @@ impl EnginePlayout {
             seeds,
             games: 0,
             rounds: 0,
+            checked: std::env::var("PLAYOUT_CHECKED").is_ok_and(|v| v == "1"),
         }
     }
 
@@ -358,8 +401,12 @@ impl EnginePlayout {
         };
         self.game.legal_actions_into(seat, &mut self.list);
         let action = self.list[self.rng.below(self.list.len())];
-        if let Err(e) = self.game.apply_with(seat, action, &mut ()) {
-            panic!("a listed action was refused: {action} by seat {seat}: {e:?}");
+        if self.checked {
+            if let Err(e) = self.game.apply_with(seat, action, &mut ()) {
+                panic!("a listed action was refused: {action} by seat {seat}: {e:?}");
+            }
+        } else {
+            self.game.apply_unchecked(seat, action, &mut ());
         }
     }
 

@@ -258,6 +258,50 @@ impl ActionList {
     }
 
     /// Appends an action.
+    /// Pushes a play of every card of the set `cards`, lowest first, each with every call of
+    /// `calls` in turn, and a J once per suit it may name: the plays of
+    /// [`crate::Game::legal_actions_into`], written straight into the array.
+    #[inline]
+    pub(crate) fn push_plays(&mut self, cards: u64, calls: &[Call]) {
+        let mut n = self.len as usize;
+        let mut set = cards;
+        if let ([call], 0) = (calls, cards & Rank::Jack.mask()) {
+            // The common case: one call, no J, one action per card.
+            while set != 0 {
+                self.items[n] = Action::Play {
+                    card: Card::lowest(set),
+                    suit: None,
+                    call: *call,
+                };
+                n += 1;
+                set &= set - 1;
+            }
+            self.len = n as u8;
+            return;
+        }
+        while set != 0 {
+            let card = Card::lowest(set);
+            set &= set - 1;
+            let suits: &[Option<Suit>] = if card.bit() & Rank::Jack.mask() != 0 {
+                &[
+                    Some(Suit::Clubs),
+                    Some(Suit::Diamonds),
+                    Some(Suit::Hearts),
+                    Some(Suit::Spades),
+                ]
+            } else {
+                &[None]
+            };
+            for &call in calls {
+                for &suit in suits {
+                    self.items[n] = Action::Play { card, suit, call };
+                    n += 1;
+                }
+            }
+        }
+        self.len = n as u8;
+    }
+
     pub(crate) fn push(&mut self, a: Action) {
         self.items[self.len as usize] = a;
         self.len += 1;

@@ -1,7 +1,7 @@
 //! Events: what happened, in order, as the engine resolves an action.
 //!
 //! The engine reports every event with full information. What a seat may see of an event is
-//! decided by [`crate::view::event_for_seat`], next to [`crate::Game::observation`].
+//! decided by [`crate::view::event_for`], next to [`crate::Game::observation`].
 
 use crate::action::Call;
 use crate::card::{Card, Suit};
@@ -53,6 +53,9 @@ pub enum ChallengeOutcome {
 }
 
 /// Something that happened.
+// `RoundEnded` carries every hand and is much larger than the other events. It is reported once
+// per round, and sinks receive events by reference; boxing it would allocate on the hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Event {
     /// A round begins.

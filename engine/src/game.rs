@@ -1,10 +1,14 @@
 //! The game state and its one transition function.
 //!
-//! [`Game`] holds everything RULES.md §1.3 lists, and nothing derivable: the pending-out seat is
-//! the offender of the open offence while its hand is empty. Every action goes through
-//! [`Game::apply_with`], which checks the action completely before it changes anything, so a
-//! rejected action leaves the state exactly as it was: this is where every player's (and bot's)
-//! action is applied. A card's effect (a 7 adding 2 to the debt, …) is `Game::resolve_effect`.
+//! [`Game`] holds everything RULES.md §1.3 lists, and nothing derivable but two caches kept for
+//! speed (each hand's length, and the matching mask of [`Rules::matching`]): the pending-out seat
+//! is the offender of the open offence while its hand is empty. Every action from a player (or a
+//! bot) goes through [`Game::apply_with`], which checks the action completely before it changes
+//! anything, so a rejected action leaves the state exactly as it was. Playouts and searches, whose
+//! actions come from [`Game::legal_actions_into`] on the same state, may use
+//! [`Game::apply_unchecked`], which runs the same effects without checking again. Each check is one
+//! function (`check_play`, `check_draw`, `check_pass`), each effect one (`play`, `draw`, `pass`);
+//! a card's effect (a 7 adding 2 to the debt, …) is `Game::resolve_effect`.
 
 use rand::RngExt;
 use rand::SeedableRng;
@@ -74,6 +78,10 @@ pub struct Game {
     pub(crate) rounds_won: [u16; MAX_SEATS],
     pub(crate) seed: u64,
     pub(crate) shuffles: u32,
+    /// [`Rules::matching`] for the current top, named suit and debt (0 before the up-card is
+    /// turned): worked out again by [`Game::refresh_matching`] wherever one of the three changes,
+    /// so that listing and checking plays read it instead of recomputing it on every decision.
+    pub(crate) matching: u64,
 }
 
 /// Why a game could not be set up from a deck order.
@@ -183,6 +191,7 @@ impl Game {
             rounds_won: [0; MAX_SEATS],
             seed,
             shuffles: 0,
+            matching: 0,
         })
     }
 
@@ -352,7 +361,20 @@ impl Game {
     /// The distinct cards that match the top now, whoever holds them ([`Rules::matching`]).
     #[inline]
     fn matching(&self) -> u64 {
-        self.rules.matching(self.top(), self.named, self.debt)
+        debug_assert_eq!(
+            self.matching,
+            self.rules.matching(self.top(), self.named, self.debt),
+            "the matching mask is stale"
+        );
+        self.matching
+    }
+
+    /// Works out [`Game::matching`] again after the top, the named suit or the debt changed.
+    pub(crate) fn refresh_matching(&mut self) {
+        self.matching = match self.discard.top() {
+            Some(top) => self.rules.matching(top, self.named, self.debt),
+            None => 0,
+        };
     }
 
     /// Cards that could still be drawn: the stock plus the discard pile below its top.
@@ -429,6 +451,7 @@ impl Game {
     }
 
     /// As [`Game::legal_actions`], into a list the caller keeps (cleared first).
+    #[inline]
     pub fn legal_actions_into(&self, seat: Seat, list: &mut ActionList) {
         list.clear();
         match self.phase {
@@ -448,25 +471,7 @@ impl Game {
             let left = self.hands[seat as usize].len().saturating_sub(1);
             let calls = self.calls_for(left);
             let playable = self.playable();
-            for card in cards_of(playable) {
-                for &call in calls {
-                    if card.rank() == Rank::Jack {
-                        for s in Suit::ALL {
-                            list.push(Action::Play {
-                                card,
-                                suit: Some(s),
-                                call,
-                            });
-                        }
-                    } else {
-                        list.push(Action::Play {
-                            card,
-                            suit: None,
-                            call,
-                        });
-                    }
-                }
-            }
+            list.push_plays(playable, calls);
             if self.check_draw_with(playable).is_ok() {
                 list.push(Action::Draw);
             }
@@ -480,12 +485,15 @@ impl Game {
                 list.push(Action::Announce(Call::MauMau));
             }
         }
-        if self.may_cure(seat) {
-            list.push(Action::Announce(Call::Mau));
-            list.push(Action::Announce(Call::MauMau));
-        }
-        if self.challenge_open_to(seat) {
-            list.push(Action::Challenge);
+        // Both need an open offence, which most states (all of them under `enforce`) lack.
+        if self.offence.is_some() {
+            if self.may_cure(seat) {
+                list.push(Action::Announce(Call::Mau));
+                list.push(Action::Announce(Call::MauMau));
+            }
+            if self.challenge_open_to(seat) {
+                list.push(Action::Challenge);
+            }
         }
     }
 
@@ -534,22 +542,19 @@ impl Game {
             _ => {}
         }
         match action {
-            Action::Play { card, suit, call } => self.play(card, suit, call, sink),
-            Action::Draw => self.draw(sink),
+            Action::Play { card, suit, call } => {
+                self.check_play(card, suit)?;
+                self.play(card, suit, call, sink);
+                Ok(())
+            }
+            Action::Draw => {
+                self.check_draw()?;
+                self.draw(sink);
+                Ok(())
+            }
             Action::Pass => {
-                if self.phase != Phase::AfterDraw {
-                    return Err(if self.phase == Phase::Announced {
-                        Rejection::MustPlayAfterAnnounce
-                    } else {
-                        Rejection::PassBeforeDraw
-                    });
-                }
-                self.accused = false;
-                sink.event(&Event::Passed {
-                    seat,
-                    automatic: false,
-                });
-                self.end_turn(self.step(seat, 1), None, sink);
+                self.check_pass()?;
+                self.pass(seat, sink);
                 Ok(())
             }
             Action::Announce(call) => self.announce(call, sink),
@@ -557,15 +562,64 @@ impl Game {
         }
     }
 
-    fn play(
-        &mut self,
-        card: Card,
-        suit: Option<Suit>,
-        call: Call,
-        sink: &mut impl EventSink,
-    ) -> Result<(), Rejection> {
-        let seat = self.current;
-        let hand = self.hands[seat as usize];
+    /// Applies an action that [`Game::apply_with`] would accept, without checking it again: the
+    /// fast path for a caller that took `action` from [`Game::legal_actions_into`] for `seat` on
+    /// this very state (a playout, a search). The checks are the same functions `apply_with`
+    /// runs, asserted in debug builds only; the effects are the same code.
+    ///
+    /// An action `apply_with` would refuse leaves the game in an unspecified (but memory-safe)
+    /// state: use `apply_with` for anything that comes from outside the program. Plays, draws and
+    /// passes skip the checks; the rarer actions (suits, announcements, challenges) go through
+    /// `apply_with`.
+    #[inline]
+    pub fn apply_unchecked(&mut self, seat: Seat, action: Action, sink: &mut impl EventSink) {
+        let trusted_turn = seat == self.current
+            && matches!(
+                self.phase,
+                Phase::Start | Phase::AfterDraw | Phase::Announced
+            );
+        match action {
+            Action::Play { card, suit, call } if trusted_turn => {
+                debug_assert_eq!(self.check_play(card, suit), Ok(()), "{action} by {seat}");
+                self.play(card, suit, call, sink);
+            }
+            Action::Draw if trusted_turn => {
+                debug_assert_eq!(self.check_draw(), Ok(()), "{action} by {seat}");
+                self.draw(sink);
+            }
+            Action::Pass if trusted_turn => {
+                debug_assert_eq!(self.check_pass(), Ok(()), "{action} by {seat}");
+                self.pass(seat, sink);
+            }
+            _ => {
+                let applied = self.apply_with(seat, action, sink);
+                debug_assert_eq!(applied, Ok(()), "{action} by {seat}");
+            }
+        }
+    }
+
+    /// Whether the seat to move may PASS now.
+    fn check_pass(&self) -> Result<(), Rejection> {
+        match self.phase {
+            Phase::AfterDraw => Ok(()),
+            Phase::Announced => Err(Rejection::MustPlayAfterAnnounce),
+            _ => Err(Rejection::PassBeforeDraw),
+        }
+    }
+
+    /// PASS by the seat to move, checked by [`Game::check_pass`].
+    fn pass(&mut self, seat: Seat, sink: &mut impl EventSink) {
+        self.accused = false;
+        sink.event(&Event::Passed {
+            seat,
+            automatic: false,
+        });
+        self.end_turn(self.step(seat, 1), None, sink);
+    }
+
+    /// Whether the seat to move may play `card` naming `suit` now (the call is never refused).
+    fn check_play(&self, card: Card, suit: Option<Suit>) -> Result<(), Rejection> {
+        let hand = self.hands[self.current as usize];
         if !hand.contains(card) {
             return Err(Rejection::CardNotInHand);
         }
@@ -586,6 +640,12 @@ impl Game {
                 Rejection::PenaltyCardThisTurn
             });
         }
+        Ok(())
+    }
+
+    /// A play by the seat to move, checked by [`Game::check_play`].
+    fn play(&mut self, card: Card, suit: Option<Suit>, call: Call, sink: &mut impl EventSink) {
+        let seat = self.current;
         // Checked: from here on the play happens.
         self.accused = false;
         let mut announced = self.phase == Phase::Announced;
@@ -629,10 +689,12 @@ impl Game {
             self.last_call[seat as usize] = call;
         }
         if left == 0 && offence.is_none() {
+            self.refresh_matching();
             self.end_round(RoundEnd::Out(seat), sink);
-            return Ok(());
+            return;
         }
         let next = self.resolve_effect(seat, card, suit, sink);
+        self.refresh_matching();
         let opened = match offence {
             Some(kind) if self.rules.calls == CallsMode::Enforce => {
                 self.penalty_draw(seat, self.rules.omission_penalty, DrawCause::Omission, sink);
@@ -646,23 +708,23 @@ impl Game {
             None => None,
         };
         self.end_turn(next, opened, sink);
-        Ok(())
     }
 
-    fn draw(&mut self, sink: &mut impl EventSink) -> Result<(), Rejection> {
-        self.check_draw()?;
+    /// DRAW by the seat to move, checked by [`Game::check_draw`].
+    fn draw(&mut self, sink: &mut impl EventSink) {
         self.accused = false;
         let seat = self.current;
         if self.debt > 0 {
             for _ in 0..self.debt {
                 if self.draw_card(seat, DrawCause::Debt, sink).is_none() {
                     self.end_round(RoundEnd::Blocked, sink);
-                    return Ok(());
+                    return;
                 }
             }
             self.debt = 0;
+            self.refresh_matching();
             self.end_turn(self.step(seat, 1), None, sink);
-            return Ok(());
+            return;
         }
         match self.draw_card(seat, DrawCause::Turn, sink) {
             None => self.end_round(RoundEnd::Blocked, sink),
@@ -678,7 +740,6 @@ impl Game {
                 }
             }
         }
-        Ok(())
     }
 
     fn announce(&mut self, call: Call, sink: &mut impl EventSink) -> Result<(), Rejection> {
@@ -775,6 +836,7 @@ impl Game {
     fn declare_suit(&mut self, suit: Suit, sink: &mut impl EventSink) {
         self.accused = false;
         self.named = Some(suit);
+        self.refresh_matching();
         sink.event(&Event::SuitDeclared {
             seat: self.dealer,
             suit,
@@ -986,11 +1048,8 @@ impl Game {
         match deck {
             Some(d) => d.iter().rev().for_each(|&c| self.stock.push(c)),
             None => {
-                for c in cards_of(self.rules.deck_mask()) {
-                    for _ in 0..self.rules.copies {
-                        self.stock.push(c);
-                    }
-                }
+                self.stock
+                    .fill_with_deck(self.rules.deck_mask(), self.rules.copies);
                 let mut rng = self.rng();
                 self.stock.as_mut_slice().shuffle(&mut rng);
             }
@@ -1025,6 +1084,7 @@ impl Game {
         }
         let up = self.stock.pop().expect("a deck holds the up-card");
         self.discard.push(up);
+        self.refresh_matching();
         sink.event(&Event::UpCard { card: up });
         let d = self.dealer;
         if self.rules.up_card == UpCardMode::NoEffect {
@@ -1034,6 +1094,7 @@ impl Game {
         } else {
             self.current = d;
             let next = self.resolve_effect(d, up, None, sink);
+            self.refresh_matching();
             self.begin_turn(next, sink);
         }
     }

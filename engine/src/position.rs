@@ -381,6 +381,7 @@ impl Game {
             return Err(err(format!("unknown field `{k}`")));
         }
         g.check_consistent().map_err(err)?;
+        g.refresh_matching();
         Ok(g)
     }
 

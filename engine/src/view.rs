@@ -277,6 +277,7 @@ impl Observation {
         } else if self.phase == Phase::AfterDraw {
             g.drawn = g.hands[mover].iter().next();
         }
+        g.refresh_matching();
         g
     }
 }
