@@ -15,7 +15,9 @@ use tokio_stream::StreamExt as _;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The server: a library call on a listener of ours, stopped through a oneshot.
+    // The server: a library call on a listener of ours, stopped through a oneshot. With no
+    // `archive` set it keeps finished matches in memory (not durable); for a durable one, as
+    // `maumau serve` does: `archive: Some(Arc::new(maumau_archive::SqliteArchive::new(dir)))`.
     let data = tempfile::tempdir()?;
     let config = ServerConfig {
         data_dir: data.path().to_path_buf(),

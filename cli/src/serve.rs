@@ -288,12 +288,17 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
     let defaults = ServerConfig::default();
     let operator_token = operator_token(args, &file)?;
     let tls = tls_identity(args, &file)?;
+    let data_dir = args
+        .data_dir
+        .clone()
+        .or(file.data_dir.clone())
+        .unwrap_or(defaults.data_dir);
     let mut config = ServerConfig {
-        data_dir: args
-            .data_dir
-            .clone()
-            .or(file.data_dir.clone())
-            .unwrap_or(defaults.data_dir),
+        // Finished matches in `<data_dir>/matches.sqlite`, opened as the server starts.
+        archive: Some(std::sync::Arc::new(maumau_archive::SqliteArchive::new(
+            &data_dir,
+        ))),
+        data_dir,
         operator_token,
         tls,
         ..ServerConfig::default()

@@ -320,6 +320,9 @@ impl LocalServer {
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
         let addr = listener.local_addr()?;
         let config = maumau_server::ServerConfig {
+            archive: Some(std::sync::Arc::new(maumau_archive::SqliteArchive::new(
+                &data_dir,
+            ))),
             data_dir,
             join_timeout,
             ..maumau_server::ServerConfig::default()

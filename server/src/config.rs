@@ -1,16 +1,25 @@
 //! Server configuration, with defaults that work with no configuration at all.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use maumau::{pb, wire};
+
+use crate::archive::Archive;
 
 /// Everything the server can be told at start. `ServerConfig::default()` is a working server for
 /// bots on the same machine or network.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
-    /// Where finished matches are stored (`<data_dir>/matches.sqlite`).
+    /// The data directory: `maumau serve` keeps its archive of finished matches here
+    /// (`<data_dir>/matches.sqlite`), and the ladder its store (`<data_dir>/ladder`). The game
+    /// server itself reads and writes finished matches only through [`ServerConfig::archive`].
     pub data_dir: PathBuf,
+    /// Where finished matches are kept (`maumau serve`: the SQLite archive of `maumau-archive`
+    /// in `data_dir`). `None` (the default) keeps them in a [`MemoryArchive`](crate::MemoryArchive), which is **not
+    /// durable**: a restart forgets every finished match.
+    pub archive: Option<Arc<dyn Archive>>,
     /// When set, CreateMatch and AbortMatch need `authorization: Bearer <operator token>`.
     pub operator_token: Option<String>,
     /// Most matches that may be waiting or running at once.
@@ -54,6 +63,7 @@ impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {
             data_dir: PathBuf::from("maumau-data"),
+            archive: None,
             operator_token: None,
             max_open_matches: 20_000,
             max_message_bytes: 64 * 1024,

@@ -14,8 +14,11 @@
 //!   (`maumau-ladder-service`) runs on the server this way, through [`Host`] alone.
 //!
 //! Each match is owned by one task (see `table/`); everything a seat receives is built there
-//! from the engine's per-seat view. Finished matches are kept in `<data_dir>/matches.sqlite`
-//! (`store.rs`); a restart reads back only the highest creation number.
+//! from the engine's per-seat view. Finished matches go to an [`Archive`] (`archive.rs`, behind
+//! the writer in `store.rs`): [`ServerConfig::archive`], which `maumau serve` sets to the SQLite
+//! archive of `maumau-archive` (`<data_dir>/matches.sqlite`), or else a [`MemoryArchive`], not
+//! durable. The server builds without any database; a restart reads back only the highest
+//! creation number.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -26,6 +29,7 @@
 //! # }
 //! ```
 
+mod archive;
 mod bots;
 mod config;
 mod frames;
@@ -48,6 +52,9 @@ use std::sync::Arc;
 use maumau::pb;
 use tokio::net::TcpListener;
 
+pub use archive::{
+    Archive, ArchiveError, ArchivedMatch, MemoryArchive, Summarize, prune_replay, token_hash,
+};
 pub use config::{GiveUp, ServerConfig, TimeControl, TlsIdentity};
 pub use host::{BoxFuture, Extension, Host, HostedMatch, MatchHandle, PageResponse};
 pub use play::{RateLimit, bearer, operator_bearer};

@@ -1,5 +1,5 @@
 //! The matches a server knows: open ones in memory (with their table task), finished ones in
-//! the store (`store.rs`, one SQLite database in the data directory), read back when asked for.
+//! the store (`store.rs`, in front of the configured `Archive`), read back when asked for.
 //! A match leaves memory as soon as its record is committed, so the server's memory is bounded
 //! by its open matches, not by its history.
 //!
@@ -17,6 +17,7 @@ use rand::RngExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
+use crate::archive::MemoryArchive;
 use crate::config::{ServerConfig, TimeControl};
 use crate::store::{self, Store};
 use crate::sync::lock;
@@ -357,10 +358,14 @@ pub(crate) struct NewMatch {
 }
 
 impl Registry {
-    /// Opens the registry on the store in the configured data directory (migrating a
-    /// file-per-match store). Nothing finished is loaded into memory.
+    /// Opens the registry on the configured archive (in memory when none is configured), which
+    /// imports records of earlier formats. Nothing finished is loaded into memory.
     pub(crate) fn open(config: ServerConfig) -> std::io::Result<Arc<Registry>> {
-        let store = Store::open(&config.data_dir, MatchEntry::summarize)?;
+        let archive = config
+            .archive
+            .clone()
+            .unwrap_or_else(|| Arc::new(MemoryArchive::default()));
+        let store = Store::open(archive, MatchEntry::summarize)?;
         let next_seq = AtomicU64::new(store.last_seq() + 1);
         Ok(Arc::new(Registry {
             config,

@@ -38,11 +38,17 @@ impl std::ops::DerefMut for Setup {
 
 impl Setup {
     /// Serves on `listener` until `stop` completes: the game server, with the ladder if set.
+    /// Finished matches go to the SQLite archive in the data directory, as with `maumau serve`
+    /// (restarts and the data directory's files are tested), unless the test set an archive.
     pub async fn run(
-        self,
+        mut self,
         listener: tokio::net::TcpListener,
         stop: impl std::future::Future<Output = ()> + Send,
     ) -> Result<(), maumau_server::ServerError> {
+        if self.server.archive.is_none() {
+            let archive = maumau_archive::SqliteArchive::new(&self.server.data_dir);
+            self.server.archive = Some(std::sync::Arc::new(archive));
+        }
         match self.ladder {
             Some(l) => maumau_ladder_service::run(listener, self.server, l, |_| {}, stop).await,
             None => maumau_server::run(listener, self.server, stop).await,
