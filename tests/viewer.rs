@@ -1,8 +1,10 @@
 //! End to end: the match viewer on the server's port. Real matches (one seat played over gRPC,
 //! the others by built-in bots) in every profile; the frames the server sends are compared with
 //! the engine's own replay of the match, and the page, loaded in headless Chromium at a
-//! permalinked event, shows exactly the engine's state there. The refusals (a live match, a
-//! wrong token, a bad query, an unknown match) carry their typed reasons.
+//! permalinked event, shows exactly the engine's state there. A live match is followed as it is
+//! played, showing only what a spectator may see (checked in the page Chromium renders). The
+//! refusals (every hand of a live match, a wrong token, a bad query, an unknown match) carry
+//! their typed reasons.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;
@@ -221,37 +223,48 @@ async fn the_viewer_refuses_what_it_may_not_show_with_typed_reasons() {
         assert_eq!(got.reason, reason.as_str_name());
     };
 
-    // A live match: no frames (hidden hands are never sent while it is played), and its page
-    // says so without a card.
+    // A live match: what a spectator sees, or with a seat's token that seat's own view; never
+    // every hand, nor a seat's view without its token, while it is played.
     let id = &open.match_id;
     let got = get(&server, &format!("/matches/{id}/frames"), false).await;
-    refused(
-        &got,
-        StatusCode::CONFLICT,
-        pb::ErrorReason::MatchNotFinished,
+    assert_eq!(got.status, StatusCode::OK, "{}", got.text());
+    let v = json(&got);
+    assert_eq!(
+        (v["perspective"].clone(), v["live"].clone()),
+        ("public".into(), true.into())
     );
-    assert_eq!(json(&got)["reason"], "ERROR_REASON_MATCH_NOT_FINISHED");
+    assert_eq!(v["finished"], false);
+    for f in v["frames"].as_array().unwrap() {
+        for s in f["table"]["seats"].as_array().unwrap() {
+            assert!(s["hand"].is_null(), "a hand in a live public view: {f}");
+        }
+    }
     let token = &open.seat_tokens[0].token;
-    let got = get(
-        &server,
-        &format!("/matches/{id}/frames?token={token}"),
-        false,
-    )
-    .await;
-    refused(
-        &got,
-        StatusCode::CONFLICT,
-        pb::ErrorReason::MatchNotFinished,
+    let v = json(
+        &get(
+            &server,
+            &format!("/matches/{id}/frames?token={token}"),
+            false,
+        )
+        .await,
     );
+    assert_eq!(v["perspective"], "seat 0");
+    for f in v["frames"].as_array().unwrap() {
+        assert!(f["table"]["seats"][0]["hand"].is_array());
+        assert!(f["table"]["seats"][1]["hand"].is_null());
+    }
+    for query in ["view=omniscient", "view=1", "view=0"] {
+        let got = get(&server, &format!("/matches/{id}/frames?{query}"), false).await;
+        refused(
+            &got,
+            StatusCode::CONFLICT,
+            pb::ErrorReason::MatchNotFinished,
+        );
+        assert_eq!(json(&got)["reason"], "ERROR_REASON_MATCH_NOT_FINISHED");
+    }
     let page = get(&server, &format!("/matches/{id}/view"), false).await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.text().contains("being played"), "{}", page.text());
-    assert!(
-        page.text()
-            .contains("<meta http-equiv=\"refresh\" content=\"5\">"),
-        "reloads until the end: {}",
-        page.text()
-    );
+    assert!(page.text().contains("data-live"), "{}", page.text());
     assert!(!page.text().contains("data-card"));
 
     // A finished match: a seat's token gives that seat's view; a public view shows no hand.
@@ -332,4 +345,80 @@ async fn the_viewer_refuses_what_it_may_not_show_with_typed_reasons() {
         }
     }
     server.stop().await;
+}
+
+/// A live match followed as it is played: its public frames grow with every action, never hold a
+/// hand, and the page Chromium renders of it shows no card face in any seat's hand; once it has
+/// ended, every hand is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_match_is_followed_showing_only_what_a_spectator_sees() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let created = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(pb::MatchConfig {
+                max_rounds: 1,
+                ..common::config(pb::Profile::Classic, 2)
+            }),
+            seed: Some(21),
+            bots: vec![pb::SeatBot {
+                seat: 1,
+                kind: pb::BotKind::Heuristic as i32,
+            }],
+            time_control: Some(common::relaxed_clock()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let id = &created.match_id;
+    let json = |got: &web::Got| serde_json::from_slice::<serde_json::Value>(&got.body).unwrap();
+    let mut play = server.play_client().await;
+    let mut seat = Seat::join(&mut play, &created.seat_tokens[0].token, None).await;
+    let chromium = chromium_or_explain();
+    let mut seen = 0;
+    for step in 0..3u64 {
+        let prompt = seat.required_prompt().await;
+        let v = json(&get(&server, &format!("/matches/{id}/frames"), false).await);
+        assert_eq!(v["live"], true);
+        let frames = v["frames"].as_array().unwrap();
+        assert!(
+            frames.len() > seen,
+            "the frames grow as the match is played"
+        );
+        seen = frames.len();
+        for f in frames {
+            for s in f["table"]["seats"].as_array().unwrap() {
+                assert!(s["hand"].is_null(), "a hand in a live public view: {f}");
+            }
+        }
+        if step == 2
+            && let Some(chromium) = &chromium
+        {
+            // The viewer's own leak test, at the DOM: the live page draws card backs only.
+            let dom = dump_dom(chromium, &format!("{}/matches/{id}/view", server.url()));
+            assert!(dom.contains("data-live"), "not the live page");
+            let where_ = text_of_id(&dom, "where");
+            assert!(
+                where_.ends_with(&format!("/ {}", seen - 1)),
+                "at the newest frame: {where_}"
+            );
+            assert!(
+                seat_cards(&dom, 2).iter().all(Vec::is_empty),
+                "a card face in a seat's hand on the live page"
+            );
+        }
+        seat.send_action(prompt.state_id, common::default_index(&prompt), step)
+            .await;
+    }
+    play_to_end(seat, 21).await;
+    let v = json(&get(&server, &format!("/matches/{id}/frames"), false).await);
+    assert_eq!(
+        (v["live"].clone(), v["finished"].clone()),
+        (false.into(), true.into())
+    );
+    assert_eq!(
+        v["perspective"], "omniscient",
+        "every hand once it has ended"
+    );
 }

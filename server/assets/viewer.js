@@ -2,6 +2,11 @@
 // one perspective saw it) and steps through them. Plain JavaScript, no library, no network but
 // the frames' own URL (a served page) or none at all (an exported file holds its frames).
 // Keys: space plays and pauses, ← → step, Home End jump, PageUp PageDown go by round.
+// A live match (`viewing.live`) is followed: the page asks for its frames again every second
+// and stays at the newest one if it was there; when the match ends it loads the whole viewer.
+// (Polling, not Watch over grpc-web: Watch carries events, and the table's state at each step
+// would then be worked out here, outside the engine; the frames endpoint answers from the
+// table's own record and the engine's views, in one small GET.)
 "use strict";
 (function () {
   const root = document.getElementById("viewer");
@@ -222,6 +227,35 @@
     const keep = viewing ? at : null;
     show(body);
     if (keep != null) go(keep);
+    if (body.live) setTimeout(follow, FOLLOW_MS);
+  }
+
+  const FOLLOW_MS = 1000;
+
+  // One more look at a live match: new frames are added (the view stays at the newest if it was
+  // there); once the match has ended, the page is loaded again, with every perspective.
+  async function follow() {
+    let body = null;
+    try {
+      const answer = await fetch(root.dataset.framesUrl + (root.dataset.query || ""), {
+        headers: { accept: "application/json" },
+      });
+      body = answer.ok ? await answer.json() : null;
+    } catch (e) {
+      body = null; // the server is away for a moment: look again
+    }
+    const newest = at >= viewing.frames.length - 1;
+    if (body && !body.live) {
+      if (newest) history.replaceState(null, "", location.pathname + location.search);
+      location.reload();
+      return;
+    }
+    if (body && body.frames.length !== viewing.frames.length) {
+      viewing = body;
+      buildMoves();
+      go(newest ? viewing.frames.length - 1 : at);
+    }
+    setTimeout(follow, FOLLOW_MS);
   }
 
   $("play").addEventListener("click", () => play(!timer));

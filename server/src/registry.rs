@@ -173,6 +173,15 @@ impl MatchEntry {
         lock(&self.tx).clone()
     }
 
+    /// The replay of the match so far, from its table; `None` once the table is gone (the match
+    /// has ended: its replay is then [`MatchEntry::replay`]).
+    pub(crate) async fn live_replay(&self) -> Option<pb::Replay> {
+        let tx = self.sender()?;
+        let (reply, replay) = oneshot::channel();
+        tx.send(Command::Replay { reply }).await.ok()?;
+        replay.await.ok()
+    }
+
     /// Asks the table to abort the match and waits until it has taken the command (nothing
     /// happens to a match that has ended).
     pub(crate) async fn abort(&self, reason: String) {

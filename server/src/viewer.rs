@@ -12,6 +12,9 @@
 //!   `{"reason": "ERROR_REASON_…", "message": "…"}`, with the reason in the `maumau-reason`
 //!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
 //!   its turn gets 503 `ERROR_REASON_UNAVAILABLE`.
+//! - A live match is shown as it stands: its table is asked for the replay so far
+//!   (`MatchEntry::live_replay`), and the frames are built from it for the public or the
+//!   token's seat, marked `"live": true`; the page asks again every second until the end.
 //!
 //! [`standalone_page`] is the same viewer with its frames inside the page, for a file that opens
 //! offline (`maumau replay FILE --html OUT`).
@@ -35,7 +38,6 @@ const STYLE: &str = include_str!("../assets/viewer.css");
 /// How often the page of a match still being played reloads itself, in seconds: live following
 /// move by move needs the table to publish its steps (not built yet); until then the page turns
 /// into the viewer soon after the match ends.
-const RELOAD_S: u32 = 5;
 /// Frames built at once, for all requests (each takes a blocking thread).
 static BUILDS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 /// How long a request waits for a build slot before it gets 503 `ERROR_REASON_UNAVAILABLE`.
@@ -219,14 +221,31 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
             "the operator deleted this match's replay; its result stays",
         ));
     }
-    let Some(replay) = entry.replay() else {
-        return Err(Refusal::new(
-            StatusCode::CONFLICT,
-            pb::ErrorReason::MatchNotFinished,
-            "the match is still being played: its moves can be viewed when it ends",
-        ));
+    // A live match is shown as it stands: to everyone as a spectator sees it, to a seat's token
+    // as that seat saw it; every hand only once it has ended.
+    let (replay, live) = match entry.replay() {
+        Some(replay) => (replay, false),
+        None => {
+            if q.token.is_none() && perspective.is_some_and(|p| p != Perspective::Public) {
+                return Err(Refusal::new(
+                    StatusCode::CONFLICT,
+                    pb::ErrorReason::MatchNotFinished,
+                    "the match is still being played: while it lasts, only what a spectator \
+                     sees is shown (or a seat's own view, with its token)",
+                ));
+            }
+            match entry.live_replay().await {
+                Some(replay) => (replay, true),
+                // The table ended in between: the match's own replay is there now.
+                None => (entry.replay().ok_or_else(|| not_found(id))?, false),
+            }
+        }
     };
-    let perspective = perspective.unwrap_or(Perspective::Omniscient);
+    let perspective = perspective.unwrap_or(if live {
+        Perspective::Public
+    } else {
+        Perspective::Omniscient
+    });
     let names: Vec<String> = entry.summary().players.iter().map(player_name).collect();
     // Building a match's frames takes CPU on the blocking pool: a flood of anonymous requests
     // queues here instead of crowding out the matches' own blocking work (the store's writes).
@@ -250,7 +269,7 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
             };
             Refusal::new(status, reason, e.message)
         })?;
-        Ok(with_names(&viewing, &names))
+        Ok(with_names(&viewing, &names, live))
     })
     .await;
     built.unwrap_or_else(|_| {
@@ -276,11 +295,13 @@ fn player_name(p: &pb::PlayerInfo) -> String {
     }
 }
 
-/// The viewing as JSON, with the players' names beside it.
-fn with_names(viewing: &Viewing, names: &[String]) -> String {
+/// The viewing as JSON, with the players' names beside it and whether the match is still being
+/// played (`live`: the page then asks again for what came since).
+fn with_names(viewing: &Viewing, names: &[String], live: bool) -> String {
     let mut value = serde_json::to_value(viewing).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
         object.insert("names".into(), serde_json::json!(names));
+        object.insert("live".into(), serde_json::json!(live));
     }
     value.to_string()
 }
@@ -309,30 +330,19 @@ async fn view(
     let summary = entry.summary();
     let title = format!("Match {}", entry.id);
     let rules = rules_line(&summary);
-    if entry.replay().is_none() {
-        let pruned = entry.replay_pruned();
-        let what = if pruned {
-            "The operator deleted this match's replay; its result stays.".to_string()
-        } else {
-            format!(
-                "This match is being played (round {}, {} moves so far). Its moves can be \
-                 viewed here when it ends: this page reloads itself every {RELOAD_S} seconds \
-                 until then.",
-                summary.round, summary.actions
-            )
-        };
+    if entry.replay_pruned() {
         let body = html! {
             header { a href="/matches" { "Mau Mau Arena" } b { (title) } span.rules { (rules) } }
-            p.note #live { (what) }
+            p.note { "The operator deleted this match's replay; its result stays." }
         };
-        let reload = (!pruned).then_some(RELOAD_S);
         return (
             StatusCode::OK,
             HTML,
-            page_shell(&title, body, reload).into_string(),
+            shell(&title, body).into_string(),
             None,
         );
     }
+    let live = entry.replay().is_none();
     let frames_url = format!("/matches/{}/frames", encode(&entry.id));
     let mut own_query = Vec::new();
     if let Some(v) = q.view {
@@ -358,12 +368,21 @@ async fn view(
     .chain((0..seats).map(|s| (s.to_string(), format!("as seat {s} saw it"))))
     .collect();
     let chosen = q.view.map_or("omniscient".to_string(), view_value);
+    // While the match is played the page follows it, as a spectator sees it (or as the seat
+    // whose token is in the query): no perspective to switch to until it ends.
+    let choices = (!live).then_some((choices.as_slice(), chosen.as_str()));
     let body = viewer_body(
         &title,
         &rules,
         html! {
-            main #viewer data-frames-url=(frames_url) data-query=(own_query) {
-                (viewer_parts(Some((&choices, &chosen))))
+            @if live {
+                p.note #live {
+                    "Live: this match is being played. The page follows it move by move, as "
+                    "a spectator sees it; every hand is shown when it ends."
+                }
+            }
+            main #viewer data-frames-url=(frames_url) data-query=(own_query) data-live[live] {
+                (viewer_parts(choices))
             }
             script { (PreEscaped(SCRIPT)) }
         },
@@ -488,20 +507,12 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
 
 /// A whole page around `body`, with the viewer's style.
 fn shell(title: &str, body: Markup) -> Markup {
-    page_shell(title, body, None)
-}
-
-/// [`shell`], reloading itself every `reload` seconds when given (a match still being played).
-fn page_shell(title: &str, body: Markup, reload: Option<u32>) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                @if let Some(s) = reload {
-                    meta http-equiv="refresh" content=(s);
-                }
                 title { (title) " · Mau Mau Arena" }
                 style { (PreEscaped(STYLE)) }
             }

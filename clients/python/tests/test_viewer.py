@@ -204,8 +204,9 @@ def test_step_scrub_keys_moves_and_perspective(server, browser: Browser):
 
 
 def test_a_public_view_never_shows_a_hidden_card(server, browser: Browser):
-    # A live match (seat 0 has not joined): its page shows no card at all, and its frames are
-    # refused with their typed reason.
+    # A live match (seat 0 has not joined): its page follows it as a spectator sees it, so no
+    # seat's card face is drawn (only the discard pile's); every hand is refused with its typed
+    # reason while it is played.
     live = server.matches.CreateMatch(
         match_pb2.CreateMatchRequest(
             config=rules_pb2.MatchConfig(profile=rules_pb2.PROFILE_CLASSIC, seats=2),
@@ -215,10 +216,14 @@ def test_a_public_view_never_shows_a_hidden_card(server, browser: Browser):
     )
     page = browser.new_page()
     page.goto(f"http://{server.address}/matches/{live.match_id}/view")
-    assert "being played" in page.locator("#live").inner_text()
-    assert page.locator("[data-card]").count() == 0
+    assert "Live" in page.locator("#live").inner_text()
+    page.wait_for_function("document.querySelector('#viewer').classList.contains('ready')")
+    assert page.locator("#seats [data-card]").count() == 0
+    public = frames(server, live.match_id, "")
+    assert public["live"] is True and public["perspective"] == "public"
+    assert all(s["hand"] is None for f in public["frames"] for s in f["table"]["seats"])
     with pytest.raises(urllib.error.HTTPError) as refused:
-        frames(server, live.match_id, "?view=public")
+        frames(server, live.match_id, "?view=omniscient")
     assert refused.value.code == 409
     assert refused.value.headers["maumau-reason"] == "ERROR_REASON_MATCH_NOT_FINISHED"
 

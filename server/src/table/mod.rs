@@ -128,6 +128,9 @@ pub(crate) enum Command {
         reason: String,
         reply: oneshot::Sender<()>,
     },
+    /// The match's replay so far (no result yet), for the viewer of a live match. It holds the
+    /// seed: what a viewer is shown of it is decided by its perspective (see `viewer.rs`).
+    Replay { reply: oneshot::Sender<pb::Replay> },
 }
 
 /// The table task's state.
@@ -162,6 +165,9 @@ pub(crate) struct Table {
     mover: Mover,
     /// The encoded parts of the observations every seat shares.
     shared: SharedParts,
+    /// The state id at which the bots were last asked for out-of-turn actions (see
+    /// [`Table::play_bots`]).
+    reactions_asked: u64,
 }
 
 impl Table {
@@ -240,6 +246,7 @@ impl Table {
             aborted: None,
             mover: Mover::default(),
             shared,
+            reactions_asked: 0,
         }
     }
 
@@ -376,6 +383,9 @@ impl Table {
             Command::Abort { reason, reply } => {
                 self.aborted = Some(reason);
                 let _ = reply.send(());
+            }
+            Command::Replay { reply } => {
+                let _ = reply.send(self.replay(self.actions.clone(), None));
             }
         }
     }
@@ -564,27 +574,40 @@ impl Table {
     }
 
     /// Plays every seat the server controls until a remote seat must act or the match ends.
+    ///
+    /// Before each decision, while windows can open, the bots are asked once, in seat order,
+    /// for an out-of-turn action (a challenge, a late cure), each one applied as it comes: the
+    /// way `maumau_bot_sdk::play_match_with` asks them, so the same bots with the same seeds
+    /// play the same match here as in a tournament (asking a random bot again draws again).
     async fn play_bots(&mut self) {
         let mut played = 0u32;
         while self.running {
             let Some(s) = self.game.to_act() else { return };
-            let reaction = if self.game.rules().windows_open() {
-                (0..self.game.seats()).find_map(|r| {
+            if self.game.rules().windows_open() && self.reactions_asked != self.state_id {
+                for r in 0..self.game.seats() {
+                    if r == s || self.seats[r as usize].controller != Controller::Bot {
+                        continue;
+                    }
                     let st = &mut self.seats[r as usize];
-                    (r != s && st.controller == Controller::Bot)
-                        .then(|| st.bot.react(&self.game, r, &self.log).map(|a| (r, a)))?
-                })
-            } else {
-                None
-            };
-            let (s, action) = match (reaction, self.seats[s as usize].controller) {
-                (Some(reaction), _) => reaction,
-                (None, Controller::Remote) => return,
-                (None, Controller::Bot) => {
-                    let seat = &mut self.seats[s as usize];
-                    (s, seat.bot.decide(&self.game, s, &self.log).await)
+                    let Some(action) = st.bot.react(&self.game, r, &self.log) else {
+                        continue;
+                    };
+                    if let Err(e) = self.apply(r, action, false) {
+                        tracing::error!(match_id = %self.entry.id, seat = r, %action, error = %e, "a server-played reaction was refused");
+                    }
+                    played += 1;
                 }
-                (None, Controller::Default) => (s, default_action(&self.game.legal_actions(s))),
+                self.reactions_asked = self.state_id;
+                // A challenge may have ended the match or moved the turn.
+                continue;
+            }
+            let action = match self.seats[s as usize].controller {
+                Controller::Remote => return,
+                Controller::Bot => {
+                    let seat = &mut self.seats[s as usize];
+                    seat.bot.decide(&self.game, s, &self.log).await
+                }
+                Controller::Default => default_action(&self.game.legal_actions(s)),
             };
             if let Err(r) = self.apply(s, action, false) {
                 // Cannot happen: bots choose among the legal actions. Stop rather than spin.

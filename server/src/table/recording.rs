@@ -43,19 +43,8 @@ impl Table {
             players: self.players(),
             seed_salt: self.entry.seed_salt.clone(),
         };
-        let replay = pb::Replay {
-            format: 1,
-            match_id: self.entry.id.clone(),
-            config: Some((&self.entry.config).into()),
-            seed,
-            start: self.entry.start.clone(),
-            actions: std::mem::take(&mut self.actions),
-            players: self.players(),
-            time_control: Some(self.clock.to_wire()),
-            result,
-            seed_salt: self.entry.seed_salt.clone(),
-            seed_commitment: self.entry.seed_commitment.clone(),
-        };
+        let actions = std::mem::take(&mut self.actions);
+        let replay = self.replay(actions, result);
         if let Some(why) = &self.aborted {
             tracing::info!(match_id = %self.entry.id, reason = %why, "match aborted");
         } else {
@@ -81,6 +70,27 @@ impl Table {
             }
         }
         self.spectators.clear();
+    }
+
+    /// The match's replay: its start and `actions`, and its `result` once there is one.
+    pub(super) fn replay(
+        &self,
+        actions: Vec<pb::ReplayAction>,
+        result: Option<pb::MatchResult>,
+    ) -> pb::Replay {
+        pb::Replay {
+            format: 1,
+            match_id: self.entry.id.clone(),
+            config: Some((&self.entry.config).into()),
+            seed: self.game.rng_state().0,
+            start: self.entry.start.clone(),
+            actions,
+            players: self.players(),
+            time_control: Some(self.clock.to_wire()),
+            result,
+            seed_salt: self.entry.seed_salt.clone(),
+            seed_commitment: self.entry.seed_commitment.clone(),
+        }
     }
 }
 
