@@ -297,6 +297,14 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         "\nresults: {}/standings.csv, standings.json, pairs.csv, results.jsonl, replays.jsonl",
         out.display()
     );
+    let names: Vec<String> = t.entrants.iter().map(|e| e.name.clone()).collect();
+    let written = crate::report::write(&out, &report, &names)?;
+    println!(
+        "report: {} ({} games' viewers in {})",
+        written.path.display(),
+        written.games,
+        out.join("games").display()
+    );
     Ok(())
 }
 
