@@ -68,7 +68,8 @@ pub(crate) struct TournamentArgs {
     /// Worker threads, and games played at once on the server [default: every core].
     #[arg(long)]
     threads: Option<usize>,
-    /// Output directory [default: maumau-tournament/<id>, one per distinct tournament]; an
+    /// Output directory [default: maumau-tournament/<id>, one per distinct tournament]: the
+    /// results, report.html (for a browser, offline) and games/ (each game's viewer); an
     /// interrupted tournament resumes from it.
     #[arg(long)]
     out: Option<PathBuf>,
