@@ -12,6 +12,7 @@ mod ladder;
 mod ladder_operator;
 mod operator_token;
 mod replay;
+mod report;
 mod serve;
 mod show;
 mod tournament;

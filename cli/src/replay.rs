@@ -38,7 +38,7 @@ pub(crate) struct ReplayArgs {
 pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>> {
     let bytes = std::fs::read(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let replay = if bytes.trim_ascii_start().starts_with(b"{") {
+    let (replay, names) = if bytes.trim_ascii_start().starts_with(b"{") {
         tournament_game(&bytes, args.game.as_deref())
             .map_err(|e| format!("{}: {e}", args.file.display()))?
     } else {
@@ -49,13 +49,14 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
                     .into(),
             );
         }
-        pb::Replay::decode(bytes.as_slice()).map_err(|e| {
+        let replay = pb::Replay::decode(bytes.as_slice()).map_err(|e| {
             format!(
                 "{} is not a replay (a protobuf-encoded maumau.v1.Replay, or a tournament's \
                  replays.jsonl): {e}",
                 args.file.display()
             )
-        })?
+        })?;
+        (replay, Vec::new())
     };
     if args.seat.is_some() && !args.show && args.html.is_none() {
         return Err("--seat chooses whose view --show or --html gives: add one of them".into());
@@ -68,8 +69,11 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
                     crate::show::print(&viewing)?;
                 }
                 if let Some(out) = &args.html {
-                    std::fs::write(out, maumau_server::viewer::standalone_page(&viewing))
-                        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+                    std::fs::write(
+                        out,
+                        maumau_server::viewer::standalone_page(&viewing, &names),
+                    )
+                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
                     println!("viewer written to {}", out.display());
                 }
             }
@@ -116,20 +120,23 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
 
 /// One line of a tournament's `replays.jsonl` (see `maumau_tournament`'s `ReplayLine`).
 #[derive(serde::Deserialize)]
-struct TournamentGame {
-    id: String,
+pub(crate) struct TournamentGame {
+    /// The game's id in the schedule (`t0-d1-0`).
+    pub(crate) id: String,
     profile: String,
     options: String,
     seats: u8,
     calls: String,
     seed: u64,
+    /// The entrants' names by seat (absent in files written before they were recorded).
+    #[serde(default)]
+    pub(crate) entrants: Vec<String>,
     actions: Vec<String>,
 }
 
 /// The game `id` of a tournament's `replays.jsonl` (the only one when `id` is `None`), as a
-/// replay: its rules (with the default turn and round limits), its seed and its actions
-/// (`"2 play 7H mau"`).
-fn tournament_game(bytes: &[u8], id: Option<&str>) -> Result<pb::Replay, String> {
+/// replay, with its entrants' names by seat.
+fn tournament_game(bytes: &[u8], id: Option<&str>) -> Result<(pb::Replay, Vec<String>), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
     let mut games = Vec::new();
     for (n, line) in text
@@ -137,9 +144,7 @@ fn tournament_game(bytes: &[u8], id: Option<&str>) -> Result<pb::Replay, String>
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let game: TournamentGame = serde_json::from_str(line)
-            .map_err(|e| format!("line {} is not a tournament game: {e}", n + 1))?;
-        games.push(game);
+        games.push(TournamentGame::parse(line, n + 1)?);
     }
     let game = match id {
         Some(id) => games
@@ -156,39 +161,55 @@ fn tournament_game(bytes: &[u8], id: Option<&str>) -> Result<pb::Replay, String>
             ));
         }
     };
-    let config = MatchConfig {
-        options: Options::from_words(&game.options).map_err(|e| e.to_string())?,
-        calls: game.calls.parse().map_err(|e: ConfigError| e.to_string())?,
-        ..MatchConfig::new(
-            game.profile
-                .parse()
-                .map_err(|e: ConfigError| e.to_string())?,
-            game.seats,
-        )
-    };
-    let actions = game
-        .actions
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let bad = |why: String| format!("game {} action {i} `{a}`: {why}", game.id);
-            let (seat, action) = a.split_once(' ').ok_or_else(|| bad("no seat".into()))?;
-            let seat: u32 = seat.parse().map_err(|_| bad("bad seat".into()))?;
-            let action: Action = action.parse().map_err(bad)?;
-            Ok(pb::ReplayAction {
-                seat,
-                action: Some(action.into()),
-                index: action.index() as u32,
-                ..Default::default()
+    let replay = game.to_replay()?;
+    Ok((replay, game.entrants))
+}
+
+impl TournamentGame {
+    /// Line `number` (from 1) of a `replays.jsonl`.
+    pub(crate) fn parse(line: &str, number: usize) -> Result<TournamentGame, String> {
+        serde_json::from_str(line)
+            .map_err(|e| format!("line {number} is not a tournament game: {e}"))
+    }
+
+    /// The game as a replay: its rules (with the default turn and round limits), its seed and
+    /// its actions (`"2 play 7H mau"`).
+    pub(crate) fn to_replay(&self) -> Result<pb::Replay, String> {
+        let game = self;
+        let config = MatchConfig {
+            options: Options::from_words(&game.options).map_err(|e| e.to_string())?,
+            calls: game.calls.parse().map_err(|e: ConfigError| e.to_string())?,
+            ..MatchConfig::new(
+                game.profile
+                    .parse()
+                    .map_err(|e: ConfigError| e.to_string())?,
+                game.seats,
+            )
+        };
+        let actions = game
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let bad = |why: String| format!("game {} action {i} `{a}`: {why}", game.id);
+                let (seat, action) = a.split_once(' ').ok_or_else(|| bad("no seat".into()))?;
+                let seat: u32 = seat.parse().map_err(|_| bad("bad seat".into()))?;
+                let action: Action = action.parse().map_err(bad)?;
+                Ok(pb::ReplayAction {
+                    seat,
+                    action: Some(action.into()),
+                    index: action.index() as u32,
+                    ..Default::default()
+                })
             })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(pb::Replay {
+            format: 1,
+            match_id: game.id.clone(),
+            config: Some(config.into()),
+            seed: game.seed,
+            actions,
+            ..Default::default()
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(pb::Replay {
-        format: 1,
-        match_id: game.id,
-        config: Some(config.into()),
-        seed: game.seed,
-        actions,
-        ..Default::default()
-    })
+    }
 }

@@ -68,7 +68,8 @@ pub(crate) struct TournamentArgs {
     /// Worker threads, and games played at once on the server [default: every core].
     #[arg(long)]
     threads: Option<usize>,
-    /// Output directory [default: maumau-tournament/<id>, one per distinct tournament]; an
+    /// Output directory [default: maumau-tournament/<id>, one per distinct tournament]: the
+    /// results, report.html (for a browser, offline) and games/ (each game's viewer); an
     /// interrupted tournament resumes from it.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -296,6 +297,14 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     println!(
         "\nresults: {}/standings.csv, standings.json, pairs.csv, results.jsonl, replays.jsonl",
         out.display()
+    );
+    let names: Vec<String> = t.entrants.iter().map(|e| e.name.clone()).collect();
+    let written = crate::report::write(&out, &report, &names)?;
+    println!(
+        "report: {} ({} games' viewers in {})",
+        written.path.display(),
+        written.games,
+        out.join("games").display()
     );
     Ok(())
 }

@@ -1,7 +1,12 @@
 //! End to end: `maumau tournament` with an external program over gRPC (`maumau bot` launched
 //! once per match on the server the command starts) gives the same games as the same bot
-//! in-process, and a program that crashes forfeits while the tournament carries on.
+//! in-process, and a program that crashes forfeits while the tournament carries on; the
+//! tournament's report.html shows the standings and links every game's offline viewer.
 #![allow(missing_docs, clippy::unwrap_used)]
+
+// Debian's headless Chromium, as the root crate's browser tests run it.
+#[path = "../../tests/common/chromium.rs"]
+mod chromium;
 
 use std::path::Path;
 use std::process::Command;
@@ -190,4 +195,161 @@ fn a_crashing_program_forfeits_with_a_clear_message() {
         "{shown}"
     );
     assert!(shown.contains("no module named grpc"), "{shown}");
+    // The report shows the forfeits in the entrant's row, marked.
+    let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let row = entrant_row(&report, "crash");
+    assert!(
+        row.contains("<td class=\"num forfeits bad\">4</td>"),
+        "{row}"
+    );
+}
+
+/// The `<tr>` of entrant `name` in a report's standings.
+fn entrant_row<'a>(report: &'a str, name: &str) -> &'a str {
+    let start = report
+        .find(&format!("<tr class=\"entrant\" data-name=\"{name}\">"))
+        .unwrap_or_else(|| panic!("no row for {name}"));
+    let end = start + report[start..].find("</tr>").unwrap();
+    &report[start..end]
+}
+
+/// Whether every element of an HTML page (without scripts) is closed in order: void elements
+/// (`meta`, `br`, `input`) need no end tag; `<!DOCTYPE>` is skipped.
+fn balanced(page: &str) -> Result<(), String> {
+    const VOID: [&str; 3] = ["meta", "br", "input"];
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = page;
+    while let Some(at) = rest.find('<') {
+        let tag = &rest[at + 1..];
+        let end = tag.find('>').ok_or("a tag never ends")?;
+        let inner = &tag[..end];
+        rest = &tag[end + 1..];
+        if inner.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = inner.strip_prefix('/') {
+            match open.pop() {
+                Some(top) if top == name => {}
+                other => return Err(format!("</{name}> closes {other:?}")),
+            }
+        } else {
+            let name = inner.split([' ', '/']).next().unwrap_or_default();
+            if !VOID.contains(&name) {
+                open.push(name);
+            }
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("never closed: {open:?}"))
+    }
+}
+
+/// `maumau tournament` writes report.html: well-formed, every entrant with the numbers of
+/// standings.json, every game linked to a file of its own that holds that game's viewer (the
+/// very page `maumau replay --game ID --html` writes), and the page renders from file:// in
+/// headless Chromium (a screenshot is kept in target/test-output/report/ for people to see).
+#[test]
+fn the_report_shows_the_standings_and_links_every_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let shown = tournament(
+        &out,
+        &["--bots", "random,heuristic,heuristic~0.3", "--seed", "5"],
+    );
+    let path = out.join("report.html");
+    assert!(
+        shown.contains(&format!("report: {}", path.display())),
+        "the path is printed: {shown}"
+    );
+    let report = std::fs::read_to_string(&path).unwrap();
+    assert!(report.starts_with("<!DOCTYPE html>"), "{report}");
+    balanced(&report).unwrap();
+
+    let standings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    let standings = standings["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 3);
+    for s in standings {
+        let row = entrant_row(&report, s["name"].as_str().unwrap());
+        let num = |key: &str, field: &str| s[key][field].as_f64().unwrap();
+        for shown in [
+            format!(">{}</td>", s["games"]),
+            format!("{:.2}", num("rating", "mean")),
+            format!("{:.2}", num("rating", "ci95")),
+            format!("{:.3}", num("win_share", "mean")),
+            format!("{:.2}", num("placing", "mean")),
+            format!("{:.1}", num("score", "mean")),
+            format!("{:.2}", s["conservative"].as_f64().unwrap()),
+            format!(">{}</td>", s["forfeits"]),
+        ] {
+            assert!(row.contains(&shown), "{shown} in {row}");
+        }
+        // The two interval bars.
+        assert_eq!(row.matches("class=\"interval\"").count(), 2, "{row}");
+    }
+    // The head-to-head grid: every ordered pair of entrants has a coloured cell.
+    assert_eq!(
+        report
+            .matches("<td class=\"pair\" style=\"background:hsl(")
+            .count(),
+        6
+    );
+
+    // Every game is linked, and its file holds its own viewer.
+    let ids: Vec<String> = std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 12);
+    for id in &ids {
+        let href = format!("href=\"games/{id}.html\"");
+        assert!(report.contains(&href), "{href}");
+        assert!(out.join("games").join(format!("{id}.html")).is_file());
+    }
+    let id = &ids[3];
+    let game = std::fs::read_to_string(out.join("games").join(format!("{id}.html"))).unwrap();
+    assert!(game.contains(&format!("\"match_id\":\"{id}\"")));
+    let exported = dir.path().join("exported.html");
+    let ran = Command::new(BIN)
+        .arg("replay")
+        .arg(out.join("replays.jsonl"))
+        .args(["--game", id, "--html"])
+        .arg(&exported)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    assert_eq!(
+        game,
+        std::fs::read_to_string(&exported).unwrap(),
+        "the same page as `maumau replay --html`"
+    );
+
+    // In the browser, from disk: the standings and the links are there.
+    let Some(chromium) = chromium::chromium_or_explain() else {
+        return;
+    };
+    let url = format!("file://{}", path.display());
+    let dom = chromium::dump_dom(&chromium, &url);
+    assert!(dom.contains("Standings"), "{dom}");
+    for s in standings {
+        entrant_row(&dom, s["name"].as_str().unwrap());
+    }
+    assert_eq!(dom.matches("class=\"view\"").count(), ids.len());
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-output/report");
+    std::fs::create_dir_all(&shots).unwrap();
+    chromium::screenshot(&chromium, &url, &shots.join("report.png"), 1400, 1400);
+    let link = format!(
+        "file://{}",
+        out.join("games").join(format!("{id}.html")).display()
+    );
+    chromium::screenshot(&chromium, &link, &shots.join("game.png"), 1300, 900);
 }

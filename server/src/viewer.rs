@@ -33,8 +33,9 @@ use crate::table::Role;
 
 /// The viewer's script, served inside its page.
 const SCRIPT: &str = include_str!("../assets/viewer.js");
-/// The viewer's style, served inside its page.
-const STYLE: &str = include_str!("../assets/viewer.css");
+/// The viewer's style, served inside its page (and inlined in other pages that should look like
+/// it, such as a tournament's `report.html`).
+pub const STYLE: &str = include_str!("../assets/viewer.css");
 /// How often the page of a match still being played reloads itself, in seconds: live following
 /// move by move needs the table to publish its steps (not built yet); until then the page turns
 /// into the viewer soon after the match ends.
@@ -524,12 +525,11 @@ fn shell(title: &str, body: Markup) -> Markup {
 }
 
 /// The viewer with `viewing`'s frames inside the page: one file that opens offline (from
-/// `file://`) at the last position, or at the event its `#e=N` names.
-pub fn standalone_page(viewing: &Viewing) -> String {
+/// `file://`) at the last position, or at the event its `#e=N` names. `names` are the players'
+/// names by seat (empty: the seats are shown by number only).
+pub fn standalone_page(viewing: &Viewing, names: &[String]) -> String {
     // JSON inside a script element: `<` escaped so no `</script>` can end it early.
-    let json = serde_json::to_string(viewing)
-        .unwrap_or_default()
-        .replace('<', "\\u003c");
+    let json = with_names(viewing, names).replace('<', "\\u003c");
     let title = if viewing.match_id.is_empty() {
         "A replay".to_string()
     } else {

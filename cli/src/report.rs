@@ -1,0 +1,326 @@
+//! `report.html`: the page `maumau tournament` leaves in its output folder for people. The
+//! standings with each entrant's rating and win-share intervals drawn as bars, the head-to-head
+//! matrix as a coloured grid, each entrant's forfeits, and every game linked to its own viewer
+//! (`games/<id>.html`, the same offline viewer `maumau replay FILE --html OUT` writes), so the
+//! folder opens from disk with no server and no network.
+//!
+//! The page is built here, in the command line, because this is the one crate that has both
+//! the tournament's [`Report`] and the server's viewer ([`standalone_page`]): the tournament
+//! crate stays free of the server and of HTML, and the viewer stays in one place.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maumau::viewer::Perspective;
+use maumau_server::viewer::{STYLE, standalone_page};
+use maumau_tournament::{Estimate, Format, Report, Standing};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::replay::TournamentGame;
+
+/// The report's own look on top of the viewer's (its header, colours and type).
+const REPORT_STYLE: &str = include_str!("../assets/report.css");
+
+/// Characters escaped in a file name or a URL's path segment: all but unreserved ones.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// `s` as one URL path segment (and as a file name: nothing in it a file system reads).
+fn encode(s: &str) -> String {
+    utf8_percent_encode(s, COMPONENT).to_string()
+}
+
+/// What [`write`] wrote.
+pub(crate) struct Written {
+    /// `report.html`.
+    pub(crate) path: PathBuf,
+    /// Games written to `games/` with their viewer.
+    pub(crate) games: usize,
+}
+
+/// Writes `out/report.html` for `report` (`names`: every entrant's name, in entry order) and,
+/// from `out/replays.jsonl` when the games' actions were kept, one viewer per game in
+/// `out/games/`.
+pub(crate) fn write(
+    out: &Path,
+    report: &Report,
+    names: &[String],
+) -> Result<Written, Box<dyn std::error::Error>> {
+    let viewers = write_viewers(out)?;
+    let page = page(report, names, &viewers);
+    let path = out.join("report.html");
+    std::fs::write(&path, page.into_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(Written {
+        path,
+        games: viewers.len(),
+    })
+}
+
+/// Writes the viewer of every game of `out/replays.jsonl` to `out/games/`, and returns the link
+/// of each game (by id) relative to the report.
+fn write_viewers(
+    out: &Path,
+) -> Result<std::collections::HashMap<String, String>, Box<dyn std::error::Error>> {
+    let mut links = std::collections::HashMap::new();
+    let jsonl = out.join("replays.jsonl");
+    let Ok(file) = std::fs::File::open(&jsonl) else {
+        return Ok(links); // --no-replays: no games to show
+    };
+    let dir = out.join("games");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let game =
+            TournamentGame::parse(&line, n + 1).map_err(|e| format!("{}: {e}", jsonl.display()))?;
+        let Ok(viewing) = game.to_replay().and_then(|r| {
+            maumau::viewer::frames(&r, Perspective::Omniscient).map_err(|e| e.to_string())
+        }) else {
+            continue; // a game the viewer cannot show is listed without a link
+        };
+        let file = format!("{}.html", encode(&game.id));
+        let path = dir.join(&file);
+        std::fs::write(&path, standalone_page(&viewing, &game.entrants))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        // The file name is already encoded: its `%`s are escaped once more in the link.
+        links.insert(game.id, format!("games/{}", encode(&file)));
+    }
+    Ok(links)
+}
+
+/// The report page.
+fn page(
+    report: &Report,
+    names: &[String],
+    links: &std::collections::HashMap<String, String>,
+) -> Markup {
+    let d = &report.description;
+    let decisions: u64 = report.games.iter().map(|g| g.actions as u64).sum();
+    let options = if d.options == "-" {
+        "default options".to_string()
+    } else {
+        format!("options {}", d.options)
+    };
+    let rules = format!(
+        "{} · {} seats · {} · calls {} · {} · {} deals per table{} · seed {}",
+        d.profile,
+        d.seats,
+        options,
+        d.calls,
+        format_words(d.format),
+        d.deals,
+        if d.duplicate { " (duplicate)" } else { "" },
+        d.seed
+    );
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "Tournament report · Mau Mau Arena" }
+                style { (PreEscaped(STYLE)) (PreEscaped(REPORT_STYLE)) }
+            }
+            body.report {
+                header { b { "Tournament report" } span.rules { (rules) } }
+                main {
+                    p.summary {
+                        b { (report.games.len()) } " games, " b { (decisions) } " decisions"
+                        @if let Some(c) = &report.champion { " · knockout winner " b { (c) } }
+                    }
+                    (standings(&report.standings))
+                    (matrix(report))
+                    @if !report.notices.is_empty() {
+                        section.card-box #notices {
+                            h2 { "Notices" }
+                            ul { @for n in &report.notices { li { (n) } } }
+                        }
+                    }
+                    (games(report, names, links))
+                }
+            }
+        }
+    }
+}
+
+/// A format as the `--format` value names it.
+fn format_words(f: Format) -> String {
+    match f {
+        Format::RoundRobin => "round-robin".to_string(),
+        Format::Swiss { rounds } => format!("swiss, {rounds} rounds"),
+        Format::SingleElimination => "single elimination".to_string(),
+        Format::DoubleElimination => "double elimination".to_string(),
+    }
+}
+
+/// A bar on a scale from `lo` to `hi`: the interval `e` (mean ± ci95), with a mark at the mean.
+fn bar(e: &Estimate, lo: f64, hi: f64) -> Markup {
+    let span = (hi - lo).max(f64::EPSILON);
+    let at = |x: f64| ((x - lo) / span * 100.0).clamp(0.0, 100.0);
+    let (left, right) = (at(e.mean - e.ci95), at(e.mean + e.ci95));
+    html! {
+        span.track {
+            span.interval style={ "left:" (format!("{left:.2}")) "%;width:" (format!("{:.2}", (right - left).max(0.6))) "%" } {}
+            span.mean style={ "left:" (format!("{:.2}", at(e.mean))) "%" } {}
+        }
+    }
+}
+
+/// The standings table, with interval bars for the rating and the win share.
+fn standings(rows: &[Standing]) -> Markup {
+    let lo = rows
+        .iter()
+        .map(|s| s.rating.mean - s.rating.ci95)
+        .fold(f64::INFINITY, f64::min);
+    let hi = rows
+        .iter()
+        .map(|s| s.rating.mean + s.rating.ci95)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let pad = ((hi - lo) * 0.05).max(0.5);
+    let (lo, hi) = (lo - pad, hi + pad);
+    html! {
+        section.card-box {
+            h2 { "Standings" }
+            table.standings {
+                thead { tr {
+                    th { "rank" } th { "entrant" } th.num { "games" }
+                    th.num { "rating μ ± 95%" } th.barcol { "rating interval" }
+                    th.num { "μ − 3σ" }
+                    th.num { "win share" } th.barcol { "win share interval (0 to 1)" }
+                    th.num { "placing" } th.num { "score / game" } th.num { "forfeits" }
+                } }
+                tbody {
+                    @for s in rows {
+                        tr.entrant data-name=(s.name) {
+                            td.rank { @if s.tied { "=" } (s.rank) }
+                            td.name { (s.name) }
+                            td.num { (s.games) }
+                            td.num.rating { (format!("{:.2}", s.rating.mean)) small { " ± " (format!("{:.2}", s.rating.ci95)) } }
+                            td.barcol { (bar(&s.rating, lo, hi)) }
+                            td.num { (format!("{:.2}", s.conservative)) }
+                            td.num.win { (format!("{:.3}", s.win_share.mean)) small { " ± " (format!("{:.3}", s.win_share.ci95)) } }
+                            td.barcol { (bar(&s.win_share, 0.0, 1.0)) }
+                            td.num { (format!("{:.2}", s.placing.mean)) small { " ± " (format!("{:.2}", s.placing.ci95)) } }
+                            td.num { (format!("{:.1}", s.score.mean)) small { " ± " (format!("{:.1}", s.score.ci95)) } }
+                            td.num.forfeits.bad[s.forfeits > 0] { (s.forfeits) }
+                        }
+                    }
+                }
+            }
+            @if rows.iter().any(|s| s.tied) {
+                p.note { "= : not separable from the entrant above at 95% confidence." }
+            }
+            p.note { "Bars: the 95% interval, the mark at the mean. Forfeits: games the entrant forfeited (placed last in each)." }
+        }
+    }
+}
+
+/// The head-to-head matrix: row over column, the share of their shared games where the row's
+/// entrant placed above the column's, from red (never) through white to green (always).
+fn matrix(report: &Report) -> Markup {
+    let order: Vec<&str> = report.standings.iter().map(|s| s.name.as_str()).collect();
+    let cell = |row: &str, col: &str| {
+        report.pairs.iter().find_map(|p| {
+            if p.a == row && p.b == col {
+                Some((p.a_ahead.mean, p.a_ahead.ci95, p.games))
+            } else if p.a == col && p.b == row {
+                Some((1.0 - p.a_ahead.mean, p.a_ahead.ci95, p.games))
+            } else {
+                None
+            }
+        })
+    };
+    html! {
+        section.card-box {
+            h2 { "Head to head" }
+            table.matrix {
+                thead { tr {
+                    th { "row ahead of column" }
+                    @for c in &order { th.col { (c) } }
+                } }
+                tbody {
+                    @for r in &order {
+                        tr {
+                            th { (r) }
+                            @for c in &order {
+                                @if r == c {
+                                    td.self { "—" }
+                                } @else if let Some((share, ci, games)) = cell(r, c) {
+                                    td.pair style={ "background:" (shade(share)) }
+                                        title={ (r) " placed above " (c) " in " (format!("{:.1}", share * 100.0)) "% of " (games) " shared games (± " (format!("{:.1}", ci * 100.0)) ")" } {
+                                        b { (format!("{share:.2}")) } small { "± " (format!("{ci:.2}")) br; (games) " games" }
+                                    }
+                                } @else {
+                                    td.none { "never met" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A cell's colour for a share from 0 (red) through 0.5 (pale) to 1 (green).
+fn shade(share: f64) -> String {
+    let share = share.clamp(0.0, 1.0);
+    let hue = if share < 0.5 { 4.0 } else { 140.0 };
+    let strength = (share - 0.5).abs() * 2.0;
+    let lightness = 97.0 - 35.0 * strength;
+    format!(
+        "hsl({hue:.0} {:.0}% {lightness:.0}%)",
+        30.0 + 40.0 * strength
+    )
+}
+
+/// Every game with who sat where, the placings and its viewer.
+fn games(
+    report: &Report,
+    names: &[String],
+    links: &std::collections::HashMap<String, String>,
+) -> Markup {
+    let name = |e: usize| names.get(e).map_or("?", String::as_str);
+    html! {
+        section.card-box #games {
+            h2 { "Games" }
+            @if links.is_empty() {
+                p.note { "The games' actions were not kept (--no-replays): no viewers." }
+            }
+            table.games {
+                thead { tr { th { "game" } th { "seats (placing, total)" } th.num { "rounds" } th.num { "moves" } th { "viewer" } } }
+                tbody {
+                    @for g in &report.games {
+                        tr {
+                            td.id { (g.id) }
+                            td {
+                                @for (seat, &e) in g.seats.iter().enumerate() {
+                                    span.seatchip.first[g.placings.get(seat) == Some(&1)].forfeit[g.forfeits.contains(&(seat as u8))] {
+                                        "S" (seat) " " (name(e)) " "
+                                        small { "#" (g.placings.get(seat).copied().unwrap_or(0)) ", " (g.totals.get(seat).copied().unwrap_or(0)) }
+                                    }
+                                }
+                            }
+                            td.num { (g.rounds) }
+                            td.num { (g.actions) }
+                            td {
+                                @if let Some(href) = links.get(&g.id) {
+                                    a.view href=(href) { "watch ▶" }
+                                } @else {
+                                    span.note { "—" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
