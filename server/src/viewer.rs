@@ -529,7 +529,7 @@ fn shell(title: &str, body: Markup) -> Markup {
 /// names by seat (empty: the seats are shown by number only).
 pub fn standalone_page(viewing: &Viewing, names: &[String]) -> String {
     // JSON inside a script element: `<` escaped so no `</script>` can end it early.
-    let json = with_names(viewing, names).replace('<', "\\u003c");
+    let json = with_names(viewing, names, false).replace('<', "\\u003c");
     let title = if viewing.match_id.is_empty() {
         "A replay".to_string()
     } else {
