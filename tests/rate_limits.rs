@@ -219,6 +219,7 @@ async fn a_connection_that_keeps_sending_unknown_tokens_is_closed() {
 async fn unknown_tokens_sent_all_at_once_get_no_more_store_looks_than_the_budget() {
     let server = TestServer::start().await;
     let client = server.play_client().await;
+    let started = std::time::Instant::now();
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..200 {
         let mut client = client.clone();
@@ -240,9 +241,11 @@ async fn unknown_tokens_sent_all_at_once_get_no_more_store_looks_than_the_budget
         looked_up >= 1,
         "the first unknown tokens are answered: {answers:?}"
     );
+    // The budget: 20 at once, then 10 a second (on main, 171 of the 200 were looked up).
+    let budget = 20 + (10.0 * started.elapsed().as_secs_f64()).ceil() as usize;
     assert!(
-        looked_up <= 30,
-        "{looked_up} of 200 unknown tokens sent at once were looked up in the store"
+        looked_up <= budget,
+        "{looked_up} of 200 unknown tokens sent at once were looked up in the store (budget {budget})"
     );
 }
 
