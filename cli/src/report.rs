@@ -13,26 +13,13 @@ use std::path::{Path, PathBuf};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use maumau::viewer::Perspective;
-use maumau_server::viewer::{STYLE, standalone_page};
+use maumau_server::viewer::{STYLE, encode, standalone_page};
 use maumau_tournament::{Estimate, Format, Report, Standing};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::replay::TournamentGame;
 
 /// The report's own look on top of the viewer's (its header, colours and type).
 const REPORT_STYLE: &str = include_str!("../assets/report.css");
-
-/// Characters escaped in a file name or a URL's path segment: all but unreserved ones.
-const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
-
-/// `s` as one URL path segment (and as a file name: nothing in it a file system reads).
-fn encode(s: &str) -> String {
-    utf8_percent_encode(s, COMPONENT).to_string()
-}
 
 /// What [`write`] wrote.
 pub(crate) struct Written {

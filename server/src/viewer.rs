@@ -53,8 +53,9 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'~');
 
-/// `s` as one URL path segment or query value.
-fn encode(s: &str) -> String {
+/// `s` as one URL path segment or query value (and as a file name: nothing in it that a file
+/// system reads specially); the report of `maumau tournament` links its games with it too.
+pub fn encode(s: &str) -> String {
     utf8_percent_encode(s, COMPONENT).to_string()
 }
 
