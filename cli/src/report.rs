@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use maumau::viewer::Perspective;
-use maumau_server::viewer::{STYLE, encode, standalone_page};
+use maumau_server::viewer::{STYLE, encode, options_words, standalone_page};
 use maumau_tournament::{Estimate, Format, Report, Standing};
 
 use crate::replay::TournamentGame;
@@ -90,11 +90,7 @@ fn page(
 ) -> Markup {
     let d = &report.description;
     let decisions: u64 = report.games.iter().map(|g| g.actions as u64).sum();
-    let options = if d.options == "-" {
-        "default options".to_string()
-    } else {
-        format!("options {}", d.options)
-    };
+    let options = options_words(&d.options);
     let rules = format!(
         "{} · {} seats · {} · calls {} · {} · {} deals per table{} · seed {}",
         d.profile,

@@ -397,8 +397,9 @@ async fn view(
     )
 }
 
-/// The options for people: `default options` or `options deck32,nine_reverses`.
-fn options_words(words: &str) -> String {
+/// The options for people: `default options` or `options deck32,nine_reverses` (the viewer's
+/// rules line and the tournament report's).
+pub fn options_words(words: &str) -> String {
     if words == "-" {
         "default options".to_string()
     } else {

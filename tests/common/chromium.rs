@@ -33,20 +33,24 @@ pub fn chromium_or_explain() -> Option<std::path::PathBuf> {
     }))
 }
 
+/// How every test starts Chromium: headless, as root in a container, with nothing that reaches
+/// the network on its own (this machine's network is closed).
+const FLAGS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+];
+
 /// Loads `url` in headless Chromium, lets its scripts run, and returns the DOM they built.
 pub fn dump_dom(chromium: &std::path::Path, url: &str) -> String {
     let profile = tempfile::tempdir().expect("a profile directory");
     let mut child = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-        ])
+        .args(FLAGS)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         // Scripts run and their fetches finish (in virtual time) before the DOM is dumped.
         .arg("--virtual-time-budget=20000")
@@ -87,18 +91,8 @@ pub fn screenshot(
 ) {
     let profile = tempfile::tempdir().expect("a profile directory");
     let out = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--hide-scrollbars",
-            "--virtual-time-budget=5000",
-        ])
+        .args(FLAGS)
+        .args(["--hide-scrollbars", "--virtual-time-budget=5000"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--window-size={width},{height}"))
         .arg(format!("--screenshot={}", png.display()))
