@@ -198,16 +198,6 @@ pub fn play_match_with<B: Bot>(
     result
 }
 
-/// Shows listening bots the deal that started `game` (the events `Game::new_with` reported),
-/// each redacted for its seat, as a server shows its seats before their first prompt. Call it
-/// before [`play_match_with`] when the bots should know what a bot over the network knows: a
-/// listening bot then plays the same match in-process as on a server.
-pub fn deal_to<B: Bot>(game: &maumau_engine::Game, bots: &mut [B], deal: &[Event]) {
-    if bots.iter().any(|b| b.listens()) {
-        deliver(game, bots, deal);
-    }
-}
-
 fn deliver<B: Bot>(game: &maumau_engine::Game, bots: &mut [B], events: &[Event]) {
     for (s, bot) in bots.iter_mut().enumerate().take(game.seats() as usize) {
         for e in events {

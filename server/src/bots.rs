@@ -47,6 +47,14 @@ impl BuiltinBot {
         }
     }
 
+    /// The bot, shown only the events after the first `seen` of the log: a bot seated from the
+    /// start begins, as a remote bot that joins does, from the match as it stands (a snapshot),
+    /// not from the deal's events, so it plays as the same bot in a tournament or over gRPC.
+    pub(crate) fn starting_at(mut self, seen: usize) -> BuiltinBot {
+        self.seen = seen;
+        self
+    }
+
     /// The kind, as sent in `PlayerInfo.bot`.
     pub(crate) fn kind_to_wire(&self) -> pb::BotKind {
         match self.kind {

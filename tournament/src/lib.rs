@@ -513,8 +513,7 @@ impl Tournament {
     /// Plays one fixture in-process (every entrant must be built in); with `replays`, keeps its
     /// replay line.
     pub(crate) fn play_in_process(&self, f: &Fixture, replays: Option<&ReplayHead>) -> Played {
-        let mut deal = Vec::new();
-        let mut game = Game::new_with(self.config, f.seed, &mut deal).expect("validated");
+        let mut game = Game::new(self.config, f.seed).expect("validated");
         // On the stack: seats past the table's are never asked.
         let mut bots: [SeatBot; MAX_SEATS] = std::array::from_fn(|s| match f.seats.get(s) {
             Some(&e) => match &self.entrants[e].player {
@@ -524,9 +523,6 @@ impl Tournament {
             None => SeatBot::Random(RandomBot::new(0)),
         });
         let bots = &mut bots[..f.seats.len().min(MAX_SEATS)];
-        // What the server shows its seats first (its log starts with the deal): a listening bot
-        // (the search bot's inference) then plays here as it would there.
-        maumau_bot_sdk::deal_to(&game, bots, &deal);
         let mut count = 0u32;
         let (result, replay) = match replays {
             Some(head) => {

@@ -199,7 +199,8 @@ impl Table {
                 bot: BuiltinBot::new(
                     bots[s as usize],
                     maumau_bot_sdk::bots::bot_seed(seed, s as usize),
-                ),
+                )
+                .starting_at(log.len()),
                 optional_prompted: 0,
                 inbound: None,
                 calls: RateLimit::new(limits.calls_per_second),
