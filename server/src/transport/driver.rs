@@ -136,6 +136,11 @@ impl<C: Future> Future for Driver<C> {
                 wakes.polling.store(false, Ordering::SeqCst);
                 return Poll::Ready(out);
             }
+            if this.home.flooded() {
+                // Its answers so far are written; it is read no further (the tarpit follows).
+                wakes.polling.store(false, Ordering::SeqCst);
+                return Poll::Pending;
+            }
             if !wakes.pending() && this.home.idle() {
                 wakes.polling.store(false, Ordering::SeqCst);
                 // A wake between the check and now was only marked: look again.

@@ -39,6 +39,9 @@ struct HomeInner {
     unknown_tokens: Mutex<Option<crate::play::RateLimit>>,
     /// Told when the strikes are spent; the connection's task then closes it.
     flooding: tokio::sync::Notify,
+    /// Set with `flooding`: the driver stops reading the connection at once, so a call the
+    /// flooder sends after its RATE_LIMITED answer is never read, let alone answered.
+    flooded: AtomicBool,
 }
 
 /// Calls with a missing token or one that is no open match's one connection may make per second
@@ -101,7 +104,7 @@ impl Home {
     pub(crate) fn allow_call(&self) -> bool {
         let allowed = lock(&self.0.calls).as_mut().is_none_or(|l| l.allow());
         if !allowed && lock(&self.0.strikes).as_mut().is_some_and(|s| !s.allow()) {
-            self.0.flooding.notify_one();
+            self.flood();
         }
         allowed
     }
@@ -115,9 +118,19 @@ impl Home {
             .as_mut()
             .is_none_or(|s| s.allow());
         if !allowed {
-            self.0.flooding.notify_one();
+            self.flood();
         }
         allowed
+    }
+
+    fn flood(&self) {
+        self.0.flooded.store(true, Ordering::SeqCst);
+        self.0.flooding.notify_one();
+    }
+
+    /// Whether the connection has been found flooding (see [`Home::flooding`]).
+    pub(super) fn flooded(&self) -> bool {
+        self.0.flooded.load(Ordering::SeqCst)
     }
 
     /// Completes once the connection has kept calling after its budget was spent, or kept

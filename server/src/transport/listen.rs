@@ -317,16 +317,8 @@ where
             let mut check = std::pin::pin!(check);
             loop {
                 tokio::select! {
-                    done = &mut driver => {
-                        if let Err(e) = done {
-                            tracing::debug!(error = %e, "connection ended with an error");
-                        }
-                        break;
-                    }
-                    _ = stop.changed(), if !stopping => {
-                        stopping = true;
-                        driver.conn.as_mut().graceful_shutdown();
-                    }
+                    // A flooder is held before its connection is read again.
+                    biased;
                     () = flood.flooding() => {
                         crate::metrics::connection_flooding();
                         tracing::debug!(%peer, "tarpitting a connection that kept calling after its budget");
@@ -340,6 +332,16 @@ where
                             _ = stop.changed(), if !stopping => {}
                         }
                         break;
+                    }
+                    done = &mut driver => {
+                        if let Err(e) = done {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    _ = stop.changed(), if !stopping => {
+                        stopping = true;
+                        driver.conn.as_mut().graceful_shutdown();
                     }
                     () = &mut check => {
                         let now = Instant::now();
