@@ -1,0 +1,349 @@
+//! End to end: joining a ladder from the command line (issue 19). `maumau ladder register` makes
+//! an owner, a bot and a version and keeps the key in a file of mode 0600; two `maumau bot
+//! --ladder` processes (one launching a program per match, one with a reference bot) play rated
+//! matches against each other on a real `maumau serve --ladder`, print their invitations and
+//! ratings, and drain on SIGINT and on SIGTERM with exit status 0.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+#[path = "common/process.rs"]
+mod process;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use maumau::pb;
+use maumau::pb::ladder_service_client::LadderServiceClient;
+
+const BIN: &str = env!("CARGO_BIN_EXE_maumau");
+
+/// A ladder server: versions rated from their first match (validation has its own tests).
+fn ladder_server(dir: &Path) -> process::Server {
+    let config = dir.join("ladder.toml");
+    std::fs::write(&config, "ladder_validation = false\n").unwrap();
+    let data = dir.join("data");
+    let config = config.to_str().unwrap().to_string();
+    process::start(process::serve_command(
+        &data,
+        &["--ladder", "--config", &config],
+    ))
+}
+
+fn register(url: &str, owner: &str, extra: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["ladder", "register", "--server", url, "--owner", owner])
+        .args(["--bot", &format!("{owner}-bot"), "--version", "1.0"])
+        .args(extra)
+        .env_remove("MAUMAU_OWNER_KEY")
+        .output()
+        .unwrap()
+}
+
+/// A running `maumau bot --ladder` whose output lines are collected.
+struct Joined {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Joined {
+    fn start(name: &str, args: &[&str]) -> Joined {
+        let mut child = Command::new(BIN)
+            .arg("bot")
+            .args(args)
+            .env_remove("MAUMAU_LADDER_KEY")
+            .env_remove("MAUMAU_TOKEN")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let keep = lines.clone();
+        let name = name.to_string();
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                eprintln!("{name}: {line}");
+                keep.lock().unwrap().push(line);
+            }
+        });
+        Joined { child, lines }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.lines().iter().filter(|l| l.contains(text)).count()
+    }
+
+    /// Sends a signal by name (INT, TERM) and waits for the exit status.
+    fn signal_and_wait(&mut self, signal: &str) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "no exit after SIG{signal}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn registered_bots_join_with_maumau_bot_play_rated_matches_and_drain_on_signals() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ladder_server(dir.path());
+    let url = server.url.clone();
+
+    // A: the key goes to a file only its owner may read.
+    let key_file = dir.path().join("a.key");
+    let out = register(&url, "cli-a", &["--key-file", key_file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("owner \"cli-a\" registered"), "{text}");
+    assert!(text.contains("version key written to"), "{text}");
+    let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the key file is private");
+    let key_a = std::fs::read_to_string(&key_file).unwrap();
+    assert!(key_a.trim().starts_with("mmv_"), "{key_a}");
+    assert!(
+        !text.contains(key_a.trim()),
+        "a written key is not printed too"
+    );
+
+    // B: the key is printed once, with where to keep it.
+    let out = register(&url, "cli-b", &[]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("shown once"), "{text}");
+    assert!(text.contains("MAUMAU_LADDER_KEY"), "{text}");
+    let key_b = text
+        .split_whitespace()
+        .find(|w| w.starts_with("mmv_"))
+        .expect("the version key is printed")
+        .to_string();
+
+    // A taken name is refused with a hint, and an existing key file is never overwritten.
+    let again = register(&url, "cli-a", &[]);
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("choose another name"), "{err}");
+    let clobber = register(&url, "cli-c", &["--key-file", key_file.to_str().unwrap()]);
+    assert!(!clobber.status.success());
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap(), key_a);
+
+    // A launches a program per match (`maumau bot`, which reads MAUMAU_ADDR and MAUMAU_TOKEN);
+    // B plays with the reference bot.
+    let formats = ["--profiles", "classic", "--seats", "2"];
+    let mut a = Joined::start(
+        "A",
+        &[
+            &["--ladder", &url, "--key-file", key_file.to_str().unwrap()][..],
+            &formats,
+            &["--", BIN, "bot", "--kind", "random"],
+        ]
+        .concat(),
+    );
+    let mut b = Joined::start(
+        "B",
+        &[
+            &["--ladder", &url, "--key", &key_b, "--kind", "heuristic"][..],
+            &formats,
+        ]
+        .concat(),
+    );
+    wait_for("two rated matches each", || {
+        a.count("rating μ") >= 2 && b.count("rating μ") >= 2
+    });
+    for j in [&a, &b] {
+        let lines = j.lines();
+        assert!(lines[0].starts_with("joining the ladder at"), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("lobby open: version")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("invitation: match") && l.contains("rated")),
+            "{lines:?}"
+        );
+    }
+
+    // SIGINT drains A, SIGTERM drains B: both finish what they play and exit 0.
+    let status = a.signal_and_wait("INT");
+    assert!(status.success(), "A after SIGINT: {status} {:?}", a.lines());
+    let status = b.signal_and_wait("TERM");
+    assert!(
+        status.success(),
+        "B after SIGTERM: {status} {:?}",
+        b.lines()
+    );
+    for j in [&a, &b] {
+        let lines = j.lines();
+        assert!(lines.iter().any(|l| l.starts_with("draining")), "{lines:?}");
+        assert!(lines.iter().any(|l| l == "drained"), "{lines:?}");
+        assert!(
+            !lines.iter().any(|l| l.contains("your program")),
+            "no program failed: {lines:?}"
+        );
+    }
+
+    // The ratings are on the leaderboard.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let board = runtime.block_on(async {
+        LadderServiceClient::new(server.channel().await)
+            .get_leaderboard(pb::GetLeaderboardRequest {
+                profile: "classic".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    });
+    let mut names: Vec<_> = board.standings.iter().map(|s| s.bot_name.clone()).collect();
+    names.sort();
+    assert_eq!(names, ["cli-a-bot", "cli-b-bot"]);
+    assert!(board.standings.iter().all(|s| s.matches >= 2), "{board:?}");
+}
+
+#[test]
+fn maumau_bot_without_a_key_or_with_a_bad_one_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ladder_server(dir.path());
+    let no_key = Command::new(BIN)
+        .args(["bot", "--ladder", &server.url])
+        .env_remove("MAUMAU_LADDER_KEY")
+        .output()
+        .unwrap();
+    assert!(!no_key.status.success());
+    let err = String::from_utf8_lossy(&no_key.stderr);
+    assert!(err.contains("no version key"), "{err}");
+    let bad = Command::new(BIN)
+        .args(["bot", "--ladder", &server.url, "--key", "mmv_nonsense"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("LADDER_ERROR_REASON_BAD_KEY"), "{err}");
+}
+
+#[test]
+fn the_rust_sdk_lobby_plays_rated_matches_and_drains() {
+    use maumau_bot_sdk::bots::HeuristicBot;
+    use maumau_bot_sdk::lobby::{LobbyEvent, LobbyOptions, play_ladder, register};
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = ladder_server(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (sdk, opponent) = runtime.block_on(async {
+        (
+            register(&server.url, "sdk", "sdk-bot", "1.0")
+                .await
+                .unwrap(),
+            register(&server.url, "sdk-opponent", "sdk-opponent-bot", "1.0")
+                .await
+                .unwrap(),
+        )
+    });
+    // The opponent: `maumau bot --ladder` with a reference bot.
+    let mut other = Joined::start(
+        "opponent",
+        &[
+            "--ladder",
+            &server.url,
+            "--key",
+            &opponent.version_key,
+            "--kind",
+            "random",
+            "--profiles",
+            "classic",
+            "--seats",
+            "2",
+        ],
+    );
+    let mut options = LobbyOptions::new(server.url.clone(), sdk.version_key.clone());
+    options.profiles = vec!["classic".into()];
+    options.seats = vec![2];
+    options.max_matches = 2;
+    let events: Arc<Mutex<Vec<String>>> = Arc::default();
+    let rated = Arc::new(tokio::sync::Notify::new());
+    let on_event = {
+        let (events, rated) = (events.clone(), rated.clone());
+        let mut count = 0;
+        move |event: &LobbyEvent| {
+            events.lock().unwrap().push(event.to_string());
+            if let LobbyEvent::MatchEnded(e) = event
+                && e.rated
+                && e.finished
+            {
+                count += 1;
+                if count == 2 {
+                    rated.notify_one();
+                }
+            }
+        }
+    };
+    let mut seed = 0;
+    let make_bot = move |_: &pb::Invitation| {
+        seed += 1;
+        Box::new(HeuristicBot::new(seed)) as Box<dyn maumau_bot_sdk::Bot>
+    };
+    runtime
+        .block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(180),
+                play_ladder(&options, make_bot, on_event, rated.notified()),
+            )
+            .await
+        })
+        .expect("two rated matches, then drained")
+        .expect("the lobby is not refused");
+    let events = events.lock().unwrap().clone();
+    assert!(events[0].starts_with("lobby open: version"), "{events:?}");
+    assert!(
+        events.iter().filter(|e| e.contains("rating μ")).count() >= 2,
+        "{events:?}"
+    );
+    assert_eq!(
+        events.last().map(String::as_str),
+        Some("drained"),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| e.contains("failed")),
+        "every seat played: {events:?}"
+    );
+    let status = other.signal_and_wait("TERM");
+    assert!(status.success(), "{:?}", other.lines());
+}
