@@ -347,3 +347,83 @@ fn the_rust_sdk_lobby_plays_rated_matches_and_drains() {
     let status = other.signal_and_wait("TERM");
     assert!(status.success(), "{:?}", other.lines());
 }
+
+#[test]
+fn maumau_bot_reopens_its_lobby_when_the_server_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = ladder_server(dir.path());
+    let url = server.url.clone();
+    let addr = url.trim_start_matches("http://").to_string();
+    let keys: Vec<String> = ["back-a", "back-b"]
+        .iter()
+        .map(|owner| {
+            let out = register(&url, owner, &[]);
+            assert!(out.status.success());
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .find(|w| w.starts_with("mmv_"))
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let mut bots: Vec<Joined> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            Joined::start(
+                &format!("bot{i}"),
+                &[
+                    "--ladder",
+                    &url,
+                    "--key",
+                    key,
+                    "--kind",
+                    "random",
+                    "--profiles",
+                    "classic",
+                    "--seats",
+                    "2",
+                ],
+            )
+        })
+        .collect();
+    wait_for("a rated match each", || {
+        bots.iter().all(|b| b.count("rating μ") >= 1)
+    });
+
+    // The server stops gracefully (its ladder drains the lobbies) and comes back on the same
+    // address with the same data.
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert!(server.child.wait().unwrap().success());
+    wait_for("the lobbies to notice", || {
+        bots.iter().all(|b| b.count("lobby dropped") >= 1)
+    });
+    let rated_before: Vec<usize> = bots.iter().map(|b| b.count("rating μ")).collect();
+    let config = dir.path().join("ladder.toml");
+    let mut again = Command::new(BIN);
+    again
+        .args(["serve", "--listen", &addr, "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args(["--ladder", "--config"])
+        .arg(&config)
+        .env_remove("MAUMAU_OPERATOR_TOKEN")
+        .env_remove("MAUMAU_OPERATOR_TOKEN_FILE")
+        .env("RUST_LOG", "warn");
+    let _server = process::start(again);
+    wait_for("rated matches after the restart", || {
+        bots.iter()
+            .zip(&rated_before)
+            .all(|(b, &n)| b.count("rating μ") > n && b.count("lobby open") >= 2)
+    });
+    for b in &mut bots {
+        let status = b.signal_and_wait("TERM");
+        assert!(status.success(), "{:?}", b.lines());
+    }
+}
