@@ -139,8 +139,12 @@ fn register(args: &RegisterArgs) -> Result<(), Box<dyn Error>> {
     let url = crate::bot_ladder::url(&args.server);
     // Created before anything is registered, so a key file that cannot be written costs nothing.
     let mut key_file = args.key_file.as_deref().map(create_secret).transpose()?;
+    let mut key_written = false;
     let runtime = tokio::runtime::Runtime::new()?;
     let done = runtime.block_on(async {
+        use std::io::Write as _;
+        // Every line is checked: a failed write (a closed pipe) stops before more is registered.
+        let mut out = std::io::stdout().lock();
         let explain = |what: &str, s: tonic::Status| -> Box<dyn Error> {
             let reason = s
                 .metadata()
@@ -177,11 +181,12 @@ fn register(args: &RegisterArgs) -> Result<(), Box<dyn Error>> {
                     .await
                     .map_err(|s| explain("cannot register the owner", s))?
                     .into_inner();
-                println!(
+                writeln!(
+                    out,
                     "owner {name:?} registered (id {}). Your owner key, shown once: keep it to add \
                      bots and versions (--owner-key or MAUMAU_OWNER_KEY):\n  {}",
                     owner.owner_id, owner.owner_key
-                );
+                )?;
                 owner.owner_key
             }
             (None, None) => return Err("give --owner NAME or --owner-key KEY".into()),
@@ -194,7 +199,7 @@ fn register(args: &RegisterArgs) -> Result<(), Box<dyn Error>> {
                     .await
                     .map_err(|s| explain("cannot register the bot", s))?
                     .into_inner();
-                println!("bot {name:?} registered (id {})", bot.bot_id);
+                writeln!(out, "bot {name:?} registered (id {})", bot.bot_id)?;
                 bot.bot_id
             }
             (None, None) => return Err("give --bot NAME or --bot-id ID".into()),
@@ -210,40 +215,46 @@ fn register(args: &RegisterArgs) -> Result<(), Box<dyn Error>> {
             .await
             .map_err(|s| explain("cannot add the version", s))?
             .into_inner();
-        println!("version {:?} added (id {})", args.label, version.version_id);
-        if !version.retired_version_ids.is_empty() {
-            println!("retired versions: {:?}", version.retired_version_ids);
+        // The key file first: the key is shown only once.
+        if let (Some(path), Some(file)) = (&args.key_file, &mut key_file) {
+            writeln!(file, "{}", version.version_key)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| {
+                    format!(
+                        "cannot write the key file {} ({e}); the version key is {}",
+                        path.display(),
+                        version.version_key
+                    )
+                })?;
+            key_written = true;
         }
-        match (&args.key_file, &mut key_file) {
-            (Some(path), Some(file)) => {
-                use std::io::Write as _;
-                writeln!(file, "{}", version.version_key)
-                    .and_then(|()| file.sync_all())
-                    .map_err(|e| {
-                        format!(
-                            "cannot write the key file {} ({e}); the version key is {}",
-                            path.display(),
-                            version.version_key
-                        )
-                    })?;
-                println!(
+        writeln!(out, "version {:?} added (id {})", args.label, version.version_id)?;
+        if !version.retired_version_ids.is_empty() {
+            writeln!(out, "retired versions: {:?}", version.retired_version_ids)?;
+        }
+        match &args.key_file {
+            Some(path) => {
+                writeln!(
+                    out,
                     "version key written to {} (mode 0600). Play with:\n  maumau bot --ladder {url} \
                      --key-file {} -- YOUR-PROGRAM ARGS...",
                     path.display(),
                     path.display()
-                );
+                )?;
             }
-            _ => println!(
+            _ => writeln!(
+                out,
                 "Your version key, shown once: your bot's lobby uses it. Keep it secret: in a file \
                  only you can read (umask 077; cat > ~/.maumau-key) or in the environment \
                  (MAUMAU_LADDER_KEY), not in your code.\n  {}\nPlay with:\n  maumau bot --ladder \
                  {url} --key-file ~/.maumau-key -- YOUR-PROGRAM ARGS...",
                 version.version_key
-            ),
+            )?,
         }
         Ok::<(), Box<dyn Error>>(())
     });
     if done.is_err()
+        && !key_written
         && let Some(path) = &args.key_file
     {
         // Nothing was written to it: leave no empty key file behind.
