@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::error::Error;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,7 +18,7 @@ use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::{BotKind, SearchBot};
 use maumau_bot_sdk::lobby::{self, LobbyEvent, LobbyOptions};
 use maumau_checkbot::launch::Launched;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 /// How long a launched program may run on after the ladder says its match ended.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
@@ -123,7 +124,7 @@ pub(crate) fn run(
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let signals = shutdown_signal()?;
+        let (signals, stop) = shutdown_signals()?;
         println!(
             "joining the ladder at {} ({}); Ctrl-C drains and stops",
             options.server,
@@ -162,34 +163,42 @@ pub(crate) fn run(
                 }
             }
         };
-        match player {
-            Player::BuiltIn(kind, seed, iterations) => {
-                let mut n = 0u64;
-                let make_bot = move |_: &pb::Invitation| {
-                    n += 1;
-                    let seed = seed.wrapping_add(n);
-                    match (kind, iterations) {
-                        (BotKind::Search, Some(i)) => {
-                            Box::new(SearchBot::with_iterations(seed, i)) as Box<dyn Bot>
+        // A second signal drops the lobby and its players (launched programs are killed).
+        let lobby = async {
+            match player {
+                Player::BuiltIn(kind, seed, iterations) => {
+                    let mut n = 0u64;
+                    let make_bot = move |_: &pb::Invitation| {
+                        n += 1;
+                        let seed = seed.wrapping_add(n);
+                        match (kind, iterations) {
+                            (BotKind::Search, Some(i)) => {
+                                Box::new(SearchBot::with_iterations(seed, i)) as Box<dyn Bot>
+                            }
+                            _ => kind.build(seed),
                         }
-                        _ => kind.build(seed),
-                    }
-                };
-                lobby::play_ladder(&options, make_bot, on_event, signals).await?;
+                    };
+                    lobby::play_ladder(&options, make_bot, on_event, signals).await?;
+                }
+                Player::Command(command) => {
+                    let play = move |invitation: pb::Invitation, server: String| {
+                        let (tx, over) = oneshot::channel();
+                        lock(&ended).insert((invitation.ladder_match_id, invitation.seat), tx);
+                        launch(
+                            command.clone(),
+                            host_port(&server),
+                            invitation.seat_token,
+                            over,
+                        )
+                    };
+                    lobby::hold(&options, play, on_event, signals).await?;
+                }
             }
-            Player::Command(command) => {
-                let play = move |invitation: pb::Invitation, server: String| {
-                    let (tx, over) = oneshot::channel();
-                    lock(&ended).insert((invitation.ladder_match_id, invitation.seat), tx);
-                    launch(
-                        command.clone(),
-                        host_port(&server),
-                        invitation.seat_token,
-                        over,
-                    )
-                };
-                lobby::hold(&options, play, on_event, signals).await?;
-            }
+            Ok::<(), Box<dyn Error>>(())
+        };
+        tokio::select! {
+            done = lobby => done?,
+            () = stop => return Err("stopped without draining (a second signal)".into()),
         }
         println!(
             "stopped after {} matches",
@@ -232,16 +241,30 @@ async fn launch(
     }
 }
 
-/// Completes on the first SIGINT (Ctrl-C) or SIGTERM; the handlers are installed before this
-/// returns, so a signal that comes at once already drains.
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+/// The first SIGINT (Ctrl-C) or SIGTERM completes the first future (drain), a second one the
+/// second (stop at once). The handlers are installed before this returns, so a signal that comes
+/// at once already drains. Called inside the runtime.
+fn shutdown_signals() -> std::io::Result<(impl Future<Output = ()>, impl Future<Output = ()>)> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
+    let (drain, stop) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (drain_tx, stop_tx) = (drain.clone(), stop.clone());
+    tokio::spawn(async move {
+        for first in [true, false] {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            if first {
+                eprintln!("maumau: draining; a second Ctrl-C stops at once");
+                drain_tx.notify_one();
+            } else {
+                stop_tx.notify_one();
+            }
         }
-    })
+    });
+    Ok((async move { drain.notified().await }, async move {
+        stop.notified().await
+    }))
 }

@@ -427,3 +427,76 @@ fn maumau_bot_reopens_its_lobby_when_the_server_comes_back() {
         assert!(status.success(), "{:?}", b.lines());
     }
 }
+
+#[test]
+fn a_second_signal_stops_at_once_and_kills_the_launched_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ladder_server(dir.path());
+    let keys: Vec<String> = ["twice-a", "twice-b"]
+        .iter()
+        .map(|owner| {
+            let out = register(&server.url, owner, &[]);
+            assert!(out.status.success());
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .find(|w| w.starts_with("mmv_"))
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    // A's program never plays: it notes its process id and waits.
+    let pid_file = dir.path().join("program.pid");
+    let program = format!("echo $$ > '{}'; exec sleep 120", pid_file.display());
+    let formats = ["--profiles", "classic", "--seats", "2"];
+    let mut a = Joined::start(
+        "A",
+        &[
+            &["--ladder", &server.url, "--key", &keys[0]][..],
+            &formats,
+            &["--", "sh", "-c", &program],
+        ]
+        .concat(),
+    );
+    let _b = Joined::start(
+        "B",
+        &[
+            &[
+                "--ladder",
+                &server.url,
+                "--key",
+                &keys[1],
+                "--kind",
+                "random",
+            ][..],
+            &formats,
+        ]
+        .concat(),
+    );
+    wait_for("A's program to start", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'))
+    });
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    let kill = |signal: &str| {
+        let status = Command::new("kill")
+            .args([signal, &a.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    kill("-INT");
+    wait_for("A to drain", || a.count("draining") >= 1);
+    // The match cannot end (the program never joins): a second Ctrl-C stops A at once.
+    let status = a.signal_and_wait("INT");
+    assert!(
+        !status.success(),
+        "stopping without draining is not a clean exit"
+    );
+    // The program was killed with it (a zombie until its new parent reaps it, then gone).
+    wait_for("the launched program to be gone", || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_or(true, |s| s.lines().any(|l| l.starts_with("State:\tZ")))
+    });
+}
