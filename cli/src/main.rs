@@ -52,7 +52,7 @@ enum Command {
     ///
     /// With --ladder it prints the invitations, results, ratings and why it waits; it reconnects
     /// after a dropped lobby; SIGINT (Ctrl-C) or SIGTERM drains it (no new invitations, the
-    /// running matches finish), then it exits with status 0.
+    /// running matches finish), then it exits with status 0; a second signal stops it at once.
     Bot(BotArgs),
     /// Run a bot-versus-bot tournament and print the standings.
     Tournament(tournament::TournamentArgs),
