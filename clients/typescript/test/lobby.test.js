@@ -1,7 +1,11 @@
 // End to end against the real `maumau serve --ladder`: the lobby helper (holdLobby) registers,
-// plays rated matches, reports what happens, and drains; a bad key is refused for good.
+// plays rated matches, reports what happens, and drains; a bad key is refused for good; the
+// ladder example registers, plays and drains on SIGINT.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import grpc from '@grpc/grpc-js';
 
@@ -73,4 +77,29 @@ test('a waiting message reads as one line', () => {
     'waiting: no opponent of classic with 2 seats is online (1 bots online)',
   );
   assert.equal(describe('waiting', { reason: 'WAITING_REASON_NO_SEASON', detail: '', bots_online: 3 }), 'waiting: no_season (3 bots online)');
+});
+
+test('the ladder example registers, plays rated matches and drains on SIGINT', async () => {
+  const opponent = await register(server.address, { owner: 'js-example-opponent', bot: 'js-example-opponent-bot', version: '1' });
+  const drain = new AbortController();
+  const done = holdLobby(firstLegal, server.address, opponent.version_key, {
+    profiles: ['classic'], seats: [2], signal: drain.signal, onEvent: () => {},
+  });
+  const example = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'ladder-bot.js');
+  const child = spawn(process.execPath, [example, '--ladder', server.address, '--register', 'js-example,js-example-bot,1',
+    '--profiles', 'classic', '--seats', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    await waitFor(() => out.includes('rating μ'), "the example's first rated match");
+    child.kill('SIGINT');
+    assert.equal(await exited, 0, out);
+  } finally {
+    child.kill('SIGKILL');
+  }
+  assert.match(out, /version key \(shown once, keep it\): mmv_/);
+  assert.ok(out.split('\n').includes('drained'), out);
+  drain.abort();
+  await done;
 });
