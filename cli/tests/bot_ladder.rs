@@ -500,3 +500,89 @@ fn a_second_signal_stops_at_once_and_kills_the_launched_programs() {
             .map_or(true, |s| s.lines().any(|l| l.starts_with("State:\tZ")))
     });
 }
+
+/// The Rust SDK's ladder example (`bot-sdk/examples/ladder_bot.rs`), built once per run into this
+/// test's target directory (as `tests/examples.rs` builds the root package's examples).
+fn sdk_example() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "maumau-bot-sdk",
+            "--example",
+            "ladder_bot",
+        ])
+        .arg("--manifest-path")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"))
+        .arg("--target-dir")
+        .arg(profile_dir.parent().unwrap());
+    if profile_dir.ends_with("release") {
+        cargo.arg("--release");
+    }
+    // Without the variables cargo set for this test, which would make build scripts rerun.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+            || ["OUT_DIR", "CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"].contains(&name.as_str())
+        {
+            cargo.env_remove(&name);
+        }
+    }
+    assert!(cargo.status().unwrap().success(), "cargo build failed");
+    let path = profile_dir.join("examples").join("ladder_bot");
+    assert!(path.is_file(), "no example binary at {}", path.display());
+    path
+}
+
+#[test]
+fn the_rust_ladder_example_registers_plays_and_drains() {
+    let example = sdk_example();
+    let dir = tempfile::tempdir().unwrap();
+    let server = ladder_server(dir.path());
+    let out = register(&server.url, "rs-example-opponent", &[]);
+    assert!(out.status.success());
+    let key = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find(|w| w.starts_with("mmv_"))
+        .unwrap()
+        .to_string();
+    let mut opponent = Joined::start(
+        "opponent",
+        &["--ladder", &server.url, "--key", &key, "--kind", "random"],
+    );
+    let run = Command::new(example)
+        .args([
+            &server.url,
+            "--register",
+            "rs-example",
+            "rs-example-bot",
+            "1.0",
+        ])
+        .args(["--matches", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        text.contains("version key (shown once, keep it): mmv_"),
+        "{text}"
+    );
+    assert!(text.matches("rating μ").count() >= 2, "{text}");
+    assert_eq!(text.lines().last(), Some("drained"), "{text}");
+    assert!(opponent.signal_and_wait("TERM").success());
+}
