@@ -360,7 +360,7 @@ where
     let mut draining = false;
     let mut drained = false;
     let mut open_lobby: Option<Open> = None;
-    let mut retry_at = Some(tokio::time::Instant::now());
+    let mut retry_at = tokio::time::Instant::now();
     let mut backoff = FIRST_BACKOFF;
     let mut refused = None;
     let mut tasks: JoinSet<(pb::Invitation, Result<(), String>)> = JoinSet::new();
@@ -379,7 +379,7 @@ where
             () = &mut drain, if !draining => Wake::Drain,
             m = next_message(&mut open_lobby) => Wake::Message(m),
             Some(done) = tasks.join_next(), if !tasks.is_empty() => Wake::Done(done),
-            () = sleep_until(retry_at), if open_lobby.is_none() && !draining && refused.is_none() =>
+            () = tokio::time::sleep_until(retry_at), if open_lobby.is_none() && !draining && refused.is_none() =>
                 Wake::Retry,
         };
         let mut dropped = None;
@@ -456,17 +456,10 @@ where
                     error,
                     retry_in: backoff,
                 });
-                retry_at = Some(tokio::time::Instant::now() + backoff);
+                retry_at = tokio::time::Instant::now() + backoff;
                 backoff = (backoff * 2).min(options.max_backoff);
             }
         }
-    }
-}
-
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 
