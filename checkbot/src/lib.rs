@@ -39,7 +39,7 @@
 //! loop) with them.
 
 mod gauntlet;
-mod launch;
+pub mod launch;
 mod positions;
 mod proxy;
 mod report;

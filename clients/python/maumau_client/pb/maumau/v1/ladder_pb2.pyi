@@ -34,6 +34,16 @@ class VersionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     VERSION_STATUS_VALIDATING: _ClassVar[VersionStatus]
     VERSION_STATUS_REJECTED: _ClassVar[VersionStatus]
 
+class WaitingReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WAITING_REASON_UNSPECIFIED: _ClassVar[WaitingReason]
+    WAITING_REASON_NO_OPPONENTS: _ClassVar[WaitingReason]
+    WAITING_REASON_PAUSED: _ClassVar[WaitingReason]
+    WAITING_REASON_VALIDATING: _ClassVar[WaitingReason]
+    WAITING_REASON_NO_SEASON: _ClassVar[WaitingReason]
+    WAITING_REASON_AT_CAPACITY: _ClassVar[WaitingReason]
+    WAITING_REASON_MATCHMAKING: _ClassVar[WaitingReason]
+
 class LadderMatchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     LADDER_MATCH_STATE_UNSPECIFIED: _ClassVar[LadderMatchState]
@@ -70,6 +80,13 @@ VERSION_STATUS_BANNED: VersionStatus
 VERSION_STATUS_RETIRED: VersionStatus
 VERSION_STATUS_VALIDATING: VersionStatus
 VERSION_STATUS_REJECTED: VersionStatus
+WAITING_REASON_UNSPECIFIED: WaitingReason
+WAITING_REASON_NO_OPPONENTS: WaitingReason
+WAITING_REASON_PAUSED: WaitingReason
+WAITING_REASON_VALIDATING: WaitingReason
+WAITING_REASON_NO_SEASON: WaitingReason
+WAITING_REASON_AT_CAPACITY: WaitingReason
+WAITING_REASON_MATCHMAKING: WaitingReason
 LADDER_MATCH_STATE_UNSPECIFIED: LadderMatchState
 LADDER_MATCH_STATE_SCHEDULED: LadderMatchState
 LADDER_MATCH_STATE_RUNNING: LadderMatchState
@@ -176,18 +193,20 @@ class LobbyDrain(_message.Message):
     def __init__(self) -> None: ...
 
 class LobbyResponse(_message.Message):
-    __slots__ = ("welcome", "invitation", "match_ended", "notice", "drained")
+    __slots__ = ("welcome", "invitation", "match_ended", "notice", "drained", "waiting")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INVITATION_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     NOTICE_FIELD_NUMBER: _ClassVar[int]
     DRAINED_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     welcome: LobbyWelcome
     invitation: Invitation
     match_ended: LadderMatchEnded
     notice: LobbyNotice
     drained: LobbyDrained
-    def __init__(self, welcome: _Optional[_Union[LobbyWelcome, _Mapping]] = ..., invitation: _Optional[_Union[Invitation, _Mapping]] = ..., match_ended: _Optional[_Union[LadderMatchEnded, _Mapping]] = ..., notice: _Optional[_Union[LobbyNotice, _Mapping]] = ..., drained: _Optional[_Union[LobbyDrained, _Mapping]] = ...) -> None: ...
+    waiting: LobbyWaiting
+    def __init__(self, welcome: _Optional[_Union[LobbyWelcome, _Mapping]] = ..., invitation: _Optional[_Union[Invitation, _Mapping]] = ..., match_ended: _Optional[_Union[LadderMatchEnded, _Mapping]] = ..., notice: _Optional[_Union[LobbyNotice, _Mapping]] = ..., drained: _Optional[_Union[LobbyDrained, _Mapping]] = ..., waiting: _Optional[_Union[LobbyWaiting, _Mapping]] = ...) -> None: ...
 
 class LobbyWelcome(_message.Message):
     __slots__ = ("version_id", "bot_id", "season", "status", "reason")
@@ -260,6 +279,16 @@ class LobbyNotice(_message.Message):
 class LobbyDrained(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class LobbyWaiting(_message.Message):
+    __slots__ = ("reason", "detail", "bots_online")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    BOTS_ONLINE_FIELD_NUMBER: _ClassVar[int]
+    reason: WaitingReason
+    detail: str
+    bots_online: int
+    def __init__(self, reason: _Optional[_Union[WaitingReason, str]] = ..., detail: _Optional[str] = ..., bots_online: _Optional[int] = ...) -> None: ...
 
 class Rating(_message.Message):
     __slots__ = ("mu", "sigma", "score", "interval_low", "interval_high")
