@@ -31,11 +31,11 @@ if [ ! -x "$TOOLS/bin/maturin" ]; then
 fi
 WHEELS="$WORK/wheels"
 mkdir -p "$WHEELS"
-# maturin calls cargo; the wheels are for this machine (`linux` tag: not for upload to PyPI,
+# maturin calls cargo (its output shows whether anything was compiled again); the wheels are for this machine (`linux` tag: not for upload to PyPI,
 # which needs a manylinux build, but pip installs them here like any other).
 build() {
   (cd "$1" && VIRTUAL_ENV="$TOOLS" PATH="$TOOLS/bin:$PATH" \
-    "$TOOLS/bin/maturin" build --locked --profile dev --compatibility linux --out "$WHEELS" -q)
+    "$TOOLS/bin/maturin" build --locked --profile dev --compatibility linux --out "$WHEELS")
 }
 
 step "maumau (the command line, maturin bindings = \"bin\")"
@@ -62,16 +62,27 @@ VENV="$WORK/venv"
 "$VENV/bin/pip" install -q --disable-pip-version-check "$WHEELS"/*.whl pytest==9.2.0
 
 # From here on: the virtual environment and the system, no cargo, no rustc, no target directory.
-export PATH="$VENV/bin:/usr/local/bin:/usr/bin:/bin"
+# The toolchain's usual homes leave PATH; should a system directory hold a cargo anyway (Debian's
+# cargo package), stubs that fail loudly come before it.
+NO_RUST="$WORK/no-rust"
+mkdir -p "$NO_RUST"
+for tool in cargo rustc rustup maturin; do
+  printf '#!/bin/sh\necho "test-wheels.sh: %s called where only the wheels may be used" >&2\nexit 1\n' "$tool" >"$NO_RUST/$tool"
+  chmod +x "$NO_RUST/$tool"
+done
+export PATH="$VENV/bin:$NO_RUST:/usr/local/bin:/usr/bin:/bin"
 unset CARGO_TARGET_DIR MAUMAU_BIN VIRTUAL_ENV
 for tool in cargo rustc; do
-  if command -v "$tool" >/dev/null; then
+  if [ "$(command -v "$tool")" != "$NO_RUST/$tool" ]; then
     echo "test-wheels.sh: $tool is still on PATH ($(command -v "$tool"))" >&2
     exit 1
   fi
 done
 cd "$WORK"
-echo "maumau is $(command -v maumau)"
+if [ "$(command -v maumau)" != "$VENV/bin/maumau" ]; then
+  echo "test-wheels.sh: maumau is $(command -v maumau), not the wheel's $VENV/bin/maumau" >&2
+  exit 1
+fi
 maumau --version
 
 step "maumau check-bot -- python <the client's example bot>"
