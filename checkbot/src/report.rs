@@ -120,7 +120,7 @@ impl Report {
                 "check-bot stopped after this check: {why}, so the other {} checks ({}) were \
                  not run: they would fail the same way",
                 self.not_run.len(),
-                self.not_run.join(", ")
+                self.not_run.join("; ")
             ));
         }
         if let Some(dir) = &self.log_dir {

@@ -198,8 +198,8 @@ async fn a_bot_that_crashes_before_joining_stops_the_gauntlet_with_its_traceback
     assert!(
         text.contains(
             "check-bot stopped after this check: the bot did not start (it never joined its \
-             match), so the other 6 checks (rejected action, stale state id, dropped \
-             connection, deadline, challenge window, best move) were not run"
+             match), so the other 6 checks (rejected action; stale state id; dropped \
+             connection; deadline; challenge window; best move) were not run"
         ),
         "{text}"
     );
