@@ -181,13 +181,23 @@ pub(crate) fn run(
                     lobby::play_ladder(&options, make_bot, on_event, signals).await?;
                 }
                 Player::Command(command) => {
+                    // One log file per match: a failure quotes an excerpt and names the file.
+                    let logs = std::env::temp_dir().join(format!("maumau-bot-{}", std::process::id()));
+                    std::fs::create_dir_all(&logs)
+                        .map_err(|e| format!("cannot make {}: {e}", logs.display()))?;
+                    println!("your program's output goes to {}", logs.display());
                     let play = move |invitation: pb::Invitation, server: String| {
                         let (tx, over) = oneshot::channel();
                         lock(&ended).insert((invitation.ladder_match_id, invitation.seat), tx);
+                        let log = logs.join(format!(
+                            "match-{}-seat-{}.log",
+                            invitation.ladder_match_id, invitation.seat
+                        ));
                         launch(
                             command.clone(),
                             host_port(&server),
                             invitation.seat_token,
+                            log,
                             over,
                         )
                     };
@@ -218,9 +228,10 @@ async fn launch(
     command: Vec<String>,
     addr: String,
     token: String,
+    log: PathBuf,
     over: oneshot::Receiver<()>,
 ) -> Result<(), String> {
-    let program = Launched::start_in_own_group(&command, &addr, &token)
+    let program = Launched::start_in_own_group(&command, &addr, &token, &log)
         .map_err(|e| format!("cannot start `{}`: {e}", command.join(" ")))?;
     let exit = program
         .finish_after(
@@ -235,8 +246,8 @@ async fn launch(
     } else {
         Err(format!(
             "your program {}{}",
-            exit.describe(),
-            exit.tail_text()
+            exit.describe(EXIT_GRACE),
+            exit.output()
         ))
     }
 }
