@@ -315,7 +315,10 @@
   if (perspective) {
     perspective.addEventListener("change", () => {
       play(false);
-      load("?view=" + encodeURIComponent(perspective.value));
+      // The address keeps the perspective, so it stays a permalink (with the event's `#e=`).
+      const query = "?view=" + encodeURIComponent(perspective.value);
+      history.replaceState(null, "", location.pathname + query + location.hash);
+      load(query);
     });
   }
   window.addEventListener("hashchange", () => { const e = fromHash(); if (e != null && e !== at) go(e); });

@@ -196,6 +196,12 @@ def test_step_scrub_keys_moves_and_perspective(server, browser: Browser):
     got = shown(page)
     assert got["hands"][0] == [] and got["hands"][2] == [], "only seat 1's cards are faces"
     assert got["hands"][1] and got["backs"][1] == 0
+    # The address is a permalink to this perspective at this event.
+    assert page.evaluate("location.search + location.hash") == "?view=1#e=4"
+    page.reload()
+    page.wait_for_selector("#viewer.ready")
+    assert page.evaluate(READ_TABLE)["perspective"] == "seat 1"
+    assert shown(page) == expected(seat1[4])
     page.screenshot(path=str(OUT / "classic-seat-1.png"), full_page=True)
     page.select_option("#perspective", "public")
     page.wait_for_function("document.querySelector('#viewer').dataset.perspective === 'public'")
