@@ -192,12 +192,14 @@ impl Refused {
             Some(a) => format!("S{seat} tried “{a}”"),
             None => format!("S{seat} sent a message"),
         };
+        // A replay file is anyone's: no control character of it reaches a terminal.
+        let message: String = r.message.chars().filter(|c| !c.is_control()).collect();
         Refused {
             seat,
-            line: format!("{what} — refused ({reason}): {}", r.message),
+            line: format!("{what} — refused ({reason}): {message}"),
             action,
             reason,
-            message: r.message.clone(),
+            message,
         }
     }
 }
@@ -980,8 +982,8 @@ mod tests {
 
     #[test]
     fn a_refusal_is_shown_at_its_step_to_its_seat_and_the_omniscient_view_only() {
-        let (mut replay, states) = played(ProfileId::Classic, 2, 9);
-        let tried = states[3].legal_actions(0)[0];
+        let (mut replay, _) = played(ProfileId::Classic, 2, 9);
+        let tried = Action::Draw;
         replay.rejections = vec![
             pb::ReplayRejection {
                 seat: 0,
@@ -995,7 +997,7 @@ mod tests {
                 seat: 1,
                 step: 10_000,
                 reason: pb::ErrorReason::RateLimited as i32,
-                message: "too many Pings; slow down".into(),
+                message: "too many Pings;\x1b[2J slow down".into(),
                 action: None,
             },
         ];
@@ -1012,7 +1014,8 @@ mod tests {
             "S0 tried “{}” — refused (illegal card): no such card in hand",
             action_text(tried)
         );
-        let theirs = "S1 sent a message — refused (rate limited): too many Pings; slow down";
+        // (Without the control character the message held.)
+        let theirs = "S1 sent a message — refused (rate limited): too many Pings;[2J slow down";
         assert_eq!(at(Perspective::Seat(0)), [(3, mine.clone())]);
         assert_eq!(at(Perspective::Seat(1)), [(last, theirs.to_string())]);
         assert_eq!(

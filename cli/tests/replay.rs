@@ -187,7 +187,7 @@ fn show_prints_the_moves_as_the_chosen_perspective_saw_them() {
 #[test]
 fn show_prints_a_seats_refused_actions_at_their_event() {
     let mut replay = a_replay();
-    let tried = replay.actions[3].action.clone();
+    let tried = replay.actions[3].action;
     replay.rejections = vec![
         pb::ReplayRejection {
             seat: replay.actions[3].seat,
