@@ -239,6 +239,9 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
                 ""
             }
         );
+        // The server's match list links every game to its viewer: live games as a spectator
+        // sees them, finished ones with every hand.
+        eprintln!("maumau: watch the games at {}/matches", r.url());
     }
     if t.entrants.iter().any(Entrant::is_external) {
         // External programs run in process groups of their own (so they can be stopped with
