@@ -12,7 +12,6 @@
 
 use rand::RngExt;
 use rand::SeedableRng;
-use rand::seq::SliceRandom;
 use rand_pcg::Pcg64Mcg;
 
 use crate::action::{Action, ActionList, Call};
@@ -419,6 +418,13 @@ impl Game {
             CallRule::Announce if left == 1 && self.phase != Phase::Announced => &[Call::MauMau],
             _ => &[Call::None],
         }
+    }
+
+    /// The calls that carry no penalty for a play by the seat to move now: the call words its
+    /// listed plays carry (two where romanian-32 lets the seat choose, MAU first). For bots
+    /// that build plays from [`Game::playable`] without listing the legal actions.
+    pub fn calls_for_play(&self) -> &'static [Call] {
+        self.calls_for(self.hands[self.current as usize].len().saturating_sub(1))
     }
 
     /// True when a brazilian ANNOUNCE by the seat to move would be valid.
@@ -968,7 +974,7 @@ impl Game {
             self.discard.clear();
             self.discard.push(top);
             let mut rng = self.rng();
-            self.stock.as_mut_slice().shuffle(&mut rng);
+            self.stock.shuffle(&mut rng);
             sink.event(&Event::StockRebuilt {
                 size: self.stock.len() as u8,
             });
@@ -1048,10 +1054,9 @@ impl Game {
         match deck {
             Some(d) => d.iter().rev().for_each(|&c| self.stock.push(c)),
             None => {
-                self.stock
-                    .fill_with_deck(self.rules.deck_mask(), self.rules.copies);
+                self.stock = Pile::sorted_deck(self.rules.deck_mask(), self.rules.copies);
                 let mut rng = self.rng();
-                self.stock.as_mut_slice().shuffle(&mut rng);
+                self.stock.shuffle(&mut rng);
             }
         }
         self.clockwise = true;
@@ -1071,10 +1076,12 @@ impl Game {
             UpCardMode::AsPlayByFirst => self.dealer,
             _ => (self.dealer + 1) % n,
         };
+        // The hands are the top of the stock, dealt from the top down.
+        let dealt = self.rules.hand_size as usize * n as usize;
+        let rest = self.stock.len() - dealt;
         let mut seat = first_dealt;
-        for _ in 0..self.rules.hand_size as usize * n as usize {
-            let card = self.stock.pop().expect("a deck holds every hand");
-            self.hands[seat as usize].insert(card);
+        for &card in self.stock.as_slice()[rest..].iter().rev() {
+            self.hands[seat as usize % MAX_SEATS].insert(card);
             sink.event(&Event::Drew {
                 seat,
                 card: Some(card),
@@ -1082,6 +1089,7 @@ impl Game {
             });
             seat = if seat + 1 == n { 0 } else { seat + 1 };
         }
+        self.stock.truncate(rest);
         let up = self.stock.pop().expect("a deck holds the up-card");
         self.discard.push(up);
         self.refresh_matching();
