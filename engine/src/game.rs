@@ -345,6 +345,12 @@ impl Game {
         ) {
             return 0;
         }
+        self.playable_in_turn()
+    }
+
+    /// [`Game::playable`] in a phase in which the seat to move may play.
+    #[inline]
+    fn playable_in_turn(&self) -> u64 {
         let hand = &self.hands[self.current as usize];
         let mut avail = if self.rules.penalty_cards_playable {
             hand.distinct()
@@ -475,20 +481,24 @@ impl Game {
         if seat == self.current {
             // An empty hand (a caught pending-out seat with no card left to draw) plays nothing.
             let left = self.hands[seat as usize].len().saturating_sub(1);
-            let calls = self.calls_for(left);
-            let playable = self.playable();
-            list.push_plays(playable, calls);
-            if self.check_draw_with(playable).is_ok() {
-                list.push(Action::Draw);
-            }
-            if self.phase == Phase::AfterDraw {
-                list.push(Action::Pass);
-            }
-            if self.rules.call_rule == CallRule::Announce
-                && self.phase != Phase::Announced
-                && self.announce_valid()
-            {
-                list.push(Action::Announce(Call::MauMau));
+            let playable = self.playable_in_turn();
+            list.push_plays(playable, self.calls_for(left));
+            match self.phase {
+                Phase::Start => {
+                    if self.check_draw_with(playable).is_ok() {
+                        list.push(Action::Draw);
+                    }
+                    if self.rules.call_rule == CallRule::Announce && self.announce_valid() {
+                        list.push(Action::Announce(Call::MauMau));
+                    }
+                }
+                Phase::AfterDraw => {
+                    list.push(Action::Pass);
+                    if self.rules.call_rule == CallRule::Announce && self.announce_valid() {
+                        list.push(Action::Announce(Call::MauMau));
+                    }
+                }
+                _ => {}
             }
         }
         // Both need an open offence, which most states (all of them under `enforce`) lack.
@@ -650,6 +660,7 @@ impl Game {
     }
 
     /// A play by the seat to move, checked by [`Game::check_play`].
+    #[inline]
     fn play(&mut self, card: Card, suit: Option<Suit>, call: Call, sink: &mut impl EventSink) {
         let seat = self.current;
         // Checked: from here on the play happens.
