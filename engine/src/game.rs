@@ -728,6 +728,7 @@ impl Game {
     }
 
     /// DRAW by the seat to move, checked by [`Game::check_draw`].
+    #[inline]
     fn draw(&mut self, sink: &mut impl EventSink) {
         self.accused = false;
         let seat = self.current;
@@ -878,6 +879,7 @@ impl Game {
     }
 
     /// Applies a played card's effect (§1.7) and returns the seat that plays next.
+    #[inline]
     fn resolve_effect(
         &mut self,
         seat: Seat,
@@ -930,6 +932,7 @@ impl Game {
     /// resolved first, so its window opens (with `PendingOut` for an emptied hand), and only then
     /// does the limit end the round as BLOCKED, which closes that window under §1.9(d): the
     /// pending seat does not win and its empty hand scores as it stands.
+    #[inline]
     fn end_turn(&mut self, next: Seat, opened: Option<Offence>, sink: &mut impl EventSink) {
         self.turns += 1;
         if let Some(o) = self.offence.take() {
