@@ -243,7 +243,10 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
     // Every page marks the house bots.
     let board_page = get(&server, "/ladder?profile=classic", false).await.text();
     assert!(board_page.contains("data-house=\"true\""), "{board_page}");
-    assert!(board_page.contains("μ − 3σ"), "the score column is explained");
+    assert!(
+        board_page.contains("μ − 3σ"),
+        "the score column is explained"
+    );
     assert!(board_page.contains("95% interval"), "{board_page}");
     let house_page = get(&server, &format!("/ladder/bots/{}", house[0].bot_id), false)
         .await
@@ -279,9 +282,17 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
             .await
             .expect("Chromium ran");
         assert!(dom.contains("<svg"), "{dom}");
-        assert_eq!(tags_with_class(&dom, "figure", "rating-plot").len(), 1, "{dom}");
+        assert_eq!(
+            tags_with_class(&dom, "figure", "rating-plot").len(),
+            1,
+            "{dom}"
+        );
         let points = tags_with_class(&dom, "circle", "rating-point");
-        assert_eq!(points.len(), rated.len(), "one point per rated match: {dom}");
+        assert_eq!(
+            points.len(),
+            rated.len(),
+            "one point per rated match: {dom}"
+        );
         let mut drawn = Vec::new();
         for p in &points {
             let number = |name: &str| -> f64 {
@@ -432,7 +443,11 @@ async fn a_match_aborted_before_its_invitations_reads_not_joined_everywhere() {
             .collect();
         if aborted.len() >= 4 {
             // Not the bot's fault: no health pause.
-            assert_eq!(got.versions[0].status(), pb::VersionStatus::Active, "{got:?}");
+            assert_eq!(
+                got.versions[0].status(),
+                pb::VersionStatus::Active,
+                "{got:?}"
+            );
             break aborted;
         }
         assert!(Instant::now() < deadline, "no aborted match: {got:?}");
@@ -444,7 +459,9 @@ async fn a_match_aborted_before_its_invitations_reads_not_joined_everywhere() {
         assert!(h.reason.contains("could not create the table"), "{h:?}");
     }
     let id = history[0].ladder_match_id;
-    let page = get(&server, &format!("/ladder/matches/{id}"), false).await.text();
+    let page = get(&server, &format!("/ladder/matches/{id}"), false)
+        .await
+        .text();
     let seats = attr_values(&page, "data-joined");
     assert_eq!(seats, vec!["false", "false"], "{page}");
     assert!(!page.contains("<td>yes</td>"), "{page}");

@@ -29,8 +29,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use maumau_engine::ProfileId;
 use maud::{Markup, html};
+use maumau_engine::ProfileId;
 use maumau_ladder::store::{
     MatchRecord, MatchState, PlacingStats, RatingEvent, Season, Validation,
 };
@@ -860,7 +860,12 @@ fn bot_page(
 /// The bots of the house owner (none when the ladder never had house bots).
 fn house_bots(ladder: &Ladder<dyn Store>) -> Result<HashSet<BotId>, LadderError> {
     Ok(match ladder.house_owner()? {
-        Some(o) => ladder.store().bots_of(o)?.into_iter().map(|b| b.id).collect(),
+        Some(o) => ladder
+            .store()
+            .bots_of(o)?
+            .into_iter()
+            .map(|b| b.id)
+            .collect(),
         None => HashSet::new(),
     })
 }
@@ -966,13 +971,18 @@ fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Ma
         return html! {};
     };
     // The rating before the first event, then after each.
-    let mut points: Vec<(Option<&RatingEvent>, f64, f64)> =
-        vec![(None, first.change.before.rating.mu, first.change.before.rating.sigma)];
-    points.extend(
-        events
-            .iter()
-            .map(|e| (Some(*e), e.change.after.rating.mu, e.change.after.rating.sigma)),
-    );
+    let mut points: Vec<(Option<&RatingEvent>, f64, f64)> = vec![(
+        None,
+        first.change.before.rating.mu,
+        first.change.before.rating.sigma,
+    )];
+    points.extend(events.iter().map(|e| {
+        (
+            Some(*e),
+            e.change.after.rating.mu,
+            e.change.after.rating.sigma,
+        )
+    }));
     let low = points
         .iter()
         .map(|p| p.1 - 1.96 * p.2)
@@ -987,7 +997,13 @@ fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Ma
     let y = |v: f64| PLOT_TOP + (PLOT_H - PLOT_TOP - PLOT_BOTTOM) * (high - v) / span;
     let mut band = String::new();
     for (i, p) in points.iter().enumerate() {
-        let _ = write!(band, "{}{:.2},{:.2} ", if i == 0 { "M" } else { "L" }, x(i), y(p.1 + 1.96 * p.2));
+        let _ = write!(
+            band,
+            "{}{:.2},{:.2} ",
+            if i == 0 { "M" } else { "L" },
+            x(i),
+            y(p.1 + 1.96 * p.2)
+        );
     }
     for (i, p) in points.iter().enumerate().rev() {
         let _ = write!(band, "L{:.2},{:.2} ", x(i), y(p.1 - 1.96 * p.2));

@@ -452,54 +452,57 @@ impl Hub {
         } else {
             settings.node_address.clone()
         };
-        let (ladder, cluster, house) = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
-            let config = LadderConfig {
-                registration: if codes.is_empty() {
-                    RegistrationPolicy::Open
-                } else {
-                    RegistrationPolicy::invitation(&codes)
-                },
-                validation,
-                ..LadderConfig::default()
-            };
-            let now = now_ms();
-            let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
-                Some(url) => {
-                    let pg = PgStore::open(url)?;
-                    let node = pg.join_node(&node_address, now)?;
-                    let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
-                    (Arc::new(Ladder::new(pg, config)), Some(cluster))
+        let (ladder, cluster, house) =
+            tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
+                let config = LadderConfig {
+                    registration: if codes.is_empty() {
+                        RegistrationPolicy::Open
+                    } else {
+                        RegistrationPolicy::invitation(&codes)
+                    },
+                    validation,
+                    ..LadderConfig::default()
+                };
+                let now = now_ms();
+                let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
+                    Some(url) => {
+                        let pg = PgStore::open(url)?;
+                        let node = pg.join_node(&node_address, now)?;
+                        let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
+                        (Arc::new(Ladder::new(pg, config)), Some(cluster))
+                    }
+                    None => (
+                        Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
+                        None,
+                    ),
+                };
+                if ladder.store().seasons()?.is_empty() {
+                    // Nodes starting together may race to open it.
+                    if let Err(e) = ladder.store().open_season(&first_season, now)
+                        && ladder.store().current_season()?.is_none()
+                    {
+                        return Err(e);
+                    }
                 }
-                None => (
-                    Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
-                    None,
-                ),
-            };
-            if ladder.store().seasons()?.is_empty() {
-                // Nodes starting together may race to open it.
-                if let Err(e) = ladder.store().open_season(&first_season, now)
-                    && ladder.store().current_season()?.is_none()
-                {
-                    return Err(e);
+                // A shared ladder's matches belong to the nodes holding their leases; the ones of
+                // a node that died are settled when their lease runs out (nodes.rs).
+                if cluster.is_none() {
+                    matchmaker::settle_leftovers(&ladder, now)?;
                 }
-            }
-            // A shared ladder's matches belong to the nodes holding their leases; the ones of
-            // a node that died are settled when their lease runs out (nodes.rs).
-            if cluster.is_none() {
-                matchmaker::settle_leftovers(&ladder, now)?;
-            }
-            let mut house = Vec::new();
-            for kind in house_kinds {
-                if kind == pb::BotKind::Unspecified || house.iter().any(|h: &HouseBot| h.kind == kind) {
-                    continue;
+                let mut house = Vec::new();
+                for kind in house_kinds {
+                    if kind == pb::BotKind::Unspecified
+                        || house.iter().any(|h: &HouseBot| h.kind == kind)
+                    {
+                        continue;
+                    }
+                    let version = ladder.house_version(&house_bot_name(kind), now)?;
+                    house.push(HouseBot { version, kind });
                 }
-                let version = ladder.house_version(&house_bot_name(kind), now)?;
-                house.push(HouseBot { version, kind });
-            }
-            Ok((ladder, cluster, house))
-        })
-        .await
-        .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
+                Ok((ladder, cluster, house))
+            })
+            .await
+            .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
         // Ladder matches this server still knows, by their label.
         let mut server_ids = HashMap::new();
         let reader = host.clone();

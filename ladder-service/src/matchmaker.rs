@@ -297,14 +297,18 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
     match &hub.cluster {
         // The nodes (this one too) claim them.
         Some(c) if !planned.is_empty() => {
-            invited.extend(planned.iter().flat_map(|l| l.version_seats()).map(|(_, v)| v));
+            invited.extend(
+                planned
+                    .iter()
+                    .flat_map(|l| l.version_seats())
+                    .map(|(_, v)| v),
+            );
             c.kick.notify_one();
         }
         Some(_) => {}
         None => {
             for l in planned {
-                let versions: Vec<VersionId> =
-                    l.version_seats().iter().map(|&(_, v)| v).collect();
+                let versions: Vec<VersionId> = l.version_seats().iter().map(|&(_, v)| v).collect();
                 if launch(hub, l).await {
                     invited.extend(versions);
                 }

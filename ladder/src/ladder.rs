@@ -273,7 +273,12 @@ impl<S: Store + ?Sized> Ladder<S> {
                 id
             }
         };
-        let bot = match self.store.bots_of(owner)?.into_iter().find(|b| b.name == name) {
+        let bot = match self
+            .store
+            .bots_of(owner)?
+            .into_iter()
+            .find(|b| b.name == name)
+        {
             Some(b) => b.id,
             None => self.store.create_bot(owner, name, now)?,
         };
@@ -471,7 +476,9 @@ impl<S: Store + ?Sized> Ladder<S> {
             Vec::new()
         };
         let house = match targets[2] {
-            SanctionTarget::Owner(o) if self.config.validation.required && validations.is_empty() => {
+            SanctionTarget::Owner(o)
+                if self.config.validation.required && validations.is_empty() =>
+            {
                 self.is_house(o)?
             }
             _ => false,
@@ -955,18 +962,17 @@ impl<S: Store + ?Sized> Ladder<S> {
                 _ => continue,
             };
             // Rated only in profiles it passed validation in.
-            let profiles: Vec<String> = if self.config.validation.required
-                && !reads.is_house(l.version)
-            {
-                let passed = reads.passed(l.version);
-                l.profiles
-                    .iter()
-                    .filter(|p| passed.contains(p.as_str()))
-                    .cloned()
-                    .collect()
-            } else {
-                l.profiles.clone()
-            };
+            let profiles: Vec<String> =
+                if self.config.validation.required && !reads.is_house(l.version) {
+                    let passed = reads.passed(l.version);
+                    l.profiles
+                        .iter()
+                        .filter(|p| passed.contains(p.as_str()))
+                        .cloned()
+                        .collect()
+                } else {
+                    l.profiles.clone()
+                };
             if profiles.is_empty() {
                 continue;
             }
@@ -1032,7 +1038,12 @@ impl RoundReads {
             .validations
             .get(&version)
             .map_or(&[][..], Vec::as_slice);
-        ladder.judge_eligibility(&targets, &self.sanctions, validations, self.is_house(version))
+        ladder.judge_eligibility(
+            &targets,
+            &self.sanctions,
+            validations,
+            self.is_house(version),
+        )
     }
 
     /// Whether the version is a house bot's.

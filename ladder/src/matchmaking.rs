@@ -622,10 +622,17 @@ mod tests {
                 assert!(table.seats.iter().any(|v| v.0 >= 100), "{table:?}");
             }
             // Three real bots: two meet, the third gets a house bot.
-            let three = [cand(1, 1, 1, 25.0), cand(2, 2, 1, 25.0), cand(3, 3, 1, 25.0)];
+            let three = [
+                cand(1, 1, 1, 25.0),
+                cand(2, 2, 1, 25.0),
+                cand(3, 3, 1, 25.0),
+            ];
             let t = plan_with_house(&config, &three, &house, &[], 0, seed);
             assert_eq!(t.len(), 2, "{t:?}");
-            let real_only = t.iter().filter(|t| t.seats.iter().all(|v| v.0 < 100)).count();
+            let real_only = t
+                .iter()
+                .filter(|t| t.seats.iter().all(|v| v.0 < 100))
+                .count();
             assert_eq!(real_only, 1, "{t:?}");
         }
         // No real bot: no table, however much room the house has.
