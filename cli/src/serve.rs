@@ -363,14 +363,15 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         config.join_timeout = ms(v);
     }
     connection_limits(args, &file, &mut config)?;
-    if !args.house_bots.is_empty() && !(args.ladder || file.ladder.unwrap_or(false)) {
+    let ladder_wanted = args.ladder || file.ladder.unwrap_or(false);
+    if !args.house_bots.is_empty() && !ladder_wanted {
         return Err("--house-bots keeps bots on the ladder: give --ladder too".into());
     }
-    if args.store.is_some() && !(args.ladder || file.ladder.unwrap_or(false)) {
+    if args.store.is_some() && !ladder_wanted {
         return Err("--store is the ladder's storage: give --ladder too".into());
     }
     let mut ladder = None;
-    if args.ladder || file.ladder.unwrap_or(false) {
+    if ladder_wanted {
         let mut l = LadderSettings::default();
         if !args.ladder_invitation_code.is_empty() {
             l.invitation_codes = args.ladder_invitation_code.clone();
