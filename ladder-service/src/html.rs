@@ -8,13 +8,20 @@
 //!   provisional section, paged (`&page=N`, 1-based; `&per_page=N`, 1 to 500, default 100).
 //!   Each line: rank, bot, version, score (μ − 3σ), 95% interval of μ, matches, win rate,
 //!   average placing and timeouts (over the version's finished rated matches in the season and
-//!   profile). Links to every season and profile. A closed season is frozen: it shows every
-//!   version rated in it (retired since or not), as it stood at the close; bans still hide.
-//! - `/ladder/bots/{id}` (`?season=NAME`): the bot, its owner, its versions with status and
-//!   ratings in the season, and each version's newest matches with links.
+//!   profile), with a note on what the score (μ − 3σ) and the interval mean. Links to every
+//!   season and profile. A closed season is frozen: it shows every version rated in it (retired
+//!   since or not), as it stood at the close; bans still hide.
+//! - `/ladder/bots/{id}` (`?season=NAME`): the bot, its owner, its versions with status, whether
+//!   each is online and why it waits, ratings in the season with a rating plot per profile (an
+//!   SVG drawn here: μ after each rating event with its 95% interval), validation verdicts, and
+//!   each version's newest matches (result, opponents, timeouts, viewer and replay links).
 //! - `/ladder/matches/{id}`: a ladder match: season, profile, state, times, seats (bot, version,
 //!   placing, joined, timeouts), a link to the server's match viewer (`/matches/{server id}/view`:
-//!   public information while it is played) and, once it has ended, its seed and a replay link.
+//!   public information while it is played) and, once it has ended, its seed, a replay link and
+//!   its rounds with each seat's points and totals (from the server's record).
+//!
+//! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
+//! their name appears. The newer parts are `maud` templates, as the match viewer's pages are.
 //! - `/ladder/replays/{id}`: the replay of ladder match `id` as a file
 //!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
 //!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.

@@ -11,7 +11,9 @@
 //!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
 //!   Store calls are synchronous and run on blocking threads ([`Hub::store`]).
 //! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
-//!   the free capacity with the core's seeded planner, schedules them in the store, creates them
+//!   the free capacity with the core's seeded planner (real bots first, then the house bots
+//!   filling what they left), tells each lobby without an invitation why it waits (only when
+//!   that changed), schedules the tables in the store, creates them
 //!   on the game server (rated, from the planned seed), sends the invitations, and watches
 //!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
 //!   finished match's placings are rated.
