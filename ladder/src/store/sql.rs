@@ -436,6 +436,22 @@ impl<B: Backend> Store for B {
         })
     }
 
+    fn owner_named(&self, name: &str) -> Result<Option<Owner>> {
+        self.read(|t| {
+            t.opt(
+                "SELECT id, created_ms FROM owners WHERE name = ?1",
+                &[name.into()],
+                |r| {
+                    Ok(Owner {
+                        id: OwnerId(r.i64(0)?),
+                        name: name.to_string(),
+                        created_ms: r.i64(1)?,
+                    })
+                },
+            )
+        })
+    }
+
     fn owner(&self, id: OwnerId) -> Result<Owner> {
         self.read(|t| {
             t.opt(
@@ -703,6 +719,25 @@ impl<B: Backend> Store for B {
         })
     }
 
+    fn abort_uninvited(&self, id: MatchId, reason: &str, now: Millis) -> Result<()> {
+        self.write(|t| {
+            let m = load_match(t, id, true)?;
+            rules::check_can_end(&m, Ending::Abort)?;
+            if m.state != MatchState::Scheduled {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}: its invitations went out",
+                    m.state.as_str()
+                )));
+            }
+            self.check_lease(t, id)?;
+            t.execute(
+                "UPDATE matches SET state = 'aborted', ended_ms = ?1, reason = ?2 WHERE id = ?3",
+                &[now.into(), reason.into(), id.0.into()],
+            )?;
+            Ok(())
+        })
+    }
+
     fn finish_validation(
         &self,
         id: MatchId,
@@ -819,7 +854,7 @@ impl<B: Backend> Store for B {
             let sql = format!(
                 "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts
                  FROM match_seats s JOIN matches m ON m.id = s.match_id
-                 WHERE s.version_id = ?1 AND s.joined IS NOT NULL
+                 WHERE s.version_id = ?1 AND (s.joined IS NOT NULL OR m.state = 'aborted')
                    AND m.ended_ms IS NOT NULL AND m.ended_ms > ?2
                  ORDER BY s.match_id DESC LIMIT {limit}"
             );
@@ -830,9 +865,10 @@ impl<B: Backend> Store for B {
                     state: state_at(r, 1)?,
                     ended_ms: r.i64(2)?,
                     outcome: SeatOutcome {
-                        joined: r.bool(3)?,
+                        joined: r.opt_bool(3)?.unwrap_or(false),
                         timeouts: r.u32(4)?,
                     },
+                    invited: r.opt_bool(3)?.is_some(),
                 })
             })
         })
