@@ -466,31 +466,32 @@ fn print_pairs(r: &Report, width: usize) {
         "\npairwise, over duplicate blocks (a deal played once per seating): row against column, \
          > places better, < worse, = not separable at 95%"
     );
+    // Columns numbered as the rows, in standings order.
     let names: Vec<&str> = r.standings.iter().map(|s| s.name.as_str()).collect();
-    let short = |n: &str| n.chars().take(5).collect::<String>();
-    print!("{:<width$}", "");
-    for n in &names {
-        print!(" {:>5}", short(n));
+    print!("{:<w$}", "", w = width + 4);
+    for i in 1..=names.len() {
+        print!(" {i:>3}");
     }
     println!();
-    for row in &names {
-        print!("{row:<width$}");
+    for (i, row) in names.iter().enumerate() {
+        print!("{:>2}. {row:<width$}", i + 1);
         for col in &names {
             let sign = if row == col {
                 "·"
             } else {
-                match r.pairs.iter().find_map(|p| {
-                    (p.b == *col || p.a == *col)
-                        .then(|| p.seen_from(row))
-                        .flatten()
-                }) {
+                match r
+                    .pairs
+                    .iter()
+                    .filter(|p| p.a == *col || p.b == *col)
+                    .find_map(|p| p.seen_from(row))
+                {
                     Some(p) if p.separable && p.gain.mean > 0.0 => ">",
                     Some(p) if p.separable => "<",
                     Some(_) => "=",
                     None => " ",
                 }
             };
-            print!(" {sign:>5}");
+            print!(" {sign:>3}");
         }
         println!();
     }

@@ -60,6 +60,9 @@ struct Reading {
     /// Equal-strength pairs (sign-flipped blocks) tested, and how many were separated.
     nulls: usize,
     false_separations: usize,
+    /// The same test on penalty points per game: neighbours separated, false separations.
+    by_total: usize,
+    total_false: usize,
 }
 
 /// The block of a game (`r0-t3-d17-s1` → `r0-t3-d17`).
@@ -68,8 +71,9 @@ fn block(g: &GameRecord) -> &str {
 }
 
 /// Every pair's block gains (places per game the first, lower in entry order, finished above the
-/// second, averaged over the block), as the standings compute them.
-fn block_gains(n: usize, games: &[GameRecord]) -> Vec<Vec<f64>> {
+/// second, averaged over the block), as the standings compute them; with `by_total`, penalty
+/// points per game the first scored fewer than the second instead.
+fn block_gains(n: usize, games: &[GameRecord], by_total: bool) -> Vec<Vec<f64>> {
     let mut sums: std::collections::BTreeMap<(&str, usize, usize), (f64, f64)> =
         std::collections::BTreeMap::new();
     for g in games {
@@ -78,7 +82,11 @@ fn block_gains(n: usize, games: &[GameRecord]) -> Vec<Vec<f64>> {
                 let (a, b) = (g.seats[i], g.seats[j]);
                 if a < b {
                     let s = sums.entry((block(g), a, b)).or_default();
-                    s.0 += f64::from(g.placings[j]) - f64::from(g.placings[i]);
+                    s.0 += if by_total {
+                        f64::from(g.totals[j]) - f64::from(g.totals[i])
+                    } else {
+                        f64::from(g.placings[j]) - f64::from(g.placings[i])
+                    };
                     s.1 += 1.0;
                 }
             }
@@ -147,7 +155,17 @@ fn read(
         .iter()
         .filter(|&&i| pairwise_separates(&names[i], &names[i + 1]))
         .count();
-    let gains = block_gains(n, games);
+    let gains = block_gains(n, games, false);
+    // The same test on penalty points instead of placings, for comparison.
+    let totals = block_gains(n, games, true);
+    let by_total = (0..n - 1)
+        .filter(|&i| {
+            let xs = &totals[i * n + i + 1];
+            let g = paired_interval(xs, seed ^ i as u64);
+            xs.len() >= MIN_BLOCKS && g.low > 0.0
+        })
+        .count();
+    let mut total_false = 0;
     let mut nulls = 0;
     let mut false_separations = 0;
     for a in 0..n {
@@ -155,6 +173,7 @@ fn read(
             nulls += 1;
             let coin = maumau_tournament::schedule::mix(&[seed, a as u64, b as u64, 0xF11B]);
             false_separations += usize::from(separates_flipped(&gains[a * n + b], coin));
+            total_false += usize::from(separates_flipped(&totals[a * n + b], coin));
         }
     }
     Reading {
@@ -167,6 +186,8 @@ fn read(
         ordered_pairwise,
         nulls,
         false_separations,
+        by_total,
+        total_false,
     }
 }
 
@@ -223,7 +244,7 @@ fn main() {
     for (di, label) in ["duplicate deals", "independent deals"].iter().enumerate() {
         println!("{label}:");
         println!(
-            "{:>7} {:>6} | {:>6} {:>6} {:>7} | {:>9} {:>9} {:>16} | {:>10}",
+            "{:>7} {:>6} | {:>6} {:>6} {:>7} | {:>9} {:>9} {:>16} | {:>10} | {:>9} {:>6}",
             "deals",
             "games",
             "tau",
@@ -232,7 +253,9 @@ fn main() {
             "Weng-Lin",
             "pairwise",
             "pairwise/ordered",
-            "false sep."
+            "false sep.",
+            "by points",
+            "false"
         );
         for (bi, &d) in budgets.iter().enumerate() {
             let rs = &readings[di][bi];
@@ -242,7 +265,7 @@ fn main() {
             let nulls: usize = rs.iter().map(|r| r.nulls).sum();
             let false_seps: usize = rs.iter().map(|r| r.false_separations).sum();
             println!(
-                "{d:>7} {:>6} | {:>6.3} {:>5.0}% {:>7.2} | {:>4.2} of 4 {:>4.2} of 4 {:>7.2} of {:<4.2}  | {:>5.1}% of {nulls}",
+                "{d:>7} {:>6} | {:>6.3} {:>5.0}% {:>7.2} | {:>4.2} of 4 {:>4.2} of 4 {:>7.2} of {:<4.2}  | {:>5.1}% of {nulls} | {:>4.2} of 4 {:>5.1}%",
                 d as usize * games_per_deal,
                 mean(&|r| r.tau),
                 exact * 100.0,
@@ -252,6 +275,9 @@ fn main() {
                 mean(&|r| r.ordered_pairwise as f64),
                 mean(&|r| r.ordered as f64),
                 false_seps as f64 * 100.0 / nulls.max(1) as f64,
+                mean(&|r| r.by_total as f64),
+                rs.iter().map(|r| r.total_false).sum::<usize>() as f64 * 100.0
+                    / nulls.max(1) as f64,
             );
         }
         println!();
@@ -260,7 +286,8 @@ fn main() {
         "Weng-Lin, pairwise: true neighbours separated (pairwise: in the right direction), mean \
          per seed; pairwise/ordered: of the neighbours the rating order has right; false sep.: \
          equal-strength pairs (every pair's blocks, signs flipped at random) the pairwise test \
-         separates\n"
+         separates; by points: the same test on penalty points per game instead of placings \
+         (for comparison; the standings use placings)\n"
     );
     twins(seeds, &budgets, seats);
     // Games until each tournament's order is right and stays right at every larger budget.
