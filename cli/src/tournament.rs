@@ -385,7 +385,7 @@ fn print_report(r: &Report) {
         .unwrap_or(0)
         .max(7);
     println!(
-        "\n{:<5} {:<8} {:<width$} {:>5}  {:>15}  {:>6}  {:>15}  {:>21}  {:>w$}  {}",
+        "\n{:<5} {:<8} {:<width$} {:>5}  {:>15}  {:>6}  {:>15}  {:>21}  {:>w$}  decision time: median, longest",
         "rank",
         "forfeits",
         "entrant",
@@ -395,7 +395,6 @@ fn print_report(r: &Report) {
         "win share",
         "placing, 1 is best",
         score,
-        "decision time: median, longest",
         w = score.chars().count().max(15)
     );
     for s in &r.standings {
