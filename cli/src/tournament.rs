@@ -379,9 +379,26 @@ fn print_report(r: &Report) {
         r.seconds,
         decisions
     );
+    let score = r.description.score_heading();
+    let width = r
+        .standings
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7);
     println!(
-        "\n{:<5} {:<18} {:>5}  {:>15}  {:>6}  {:>15}  {:>13}  {:>15}",
-        "rank", "entrant", "games", "rating μ ±95%", "μ−3σ", "win share", "placing", "score/game"
+        "\n{:<5} {:<8} {:<width$} {:>5}  {:>15}  {:>6}  {:>15}  {:>21}  {:>w$}  decision time: median, longest",
+        "rank",
+        "forfeits",
+        "entrant",
+        "games",
+        "rating μ ±95%",
+        "μ−3σ",
+        "win share",
+        "placing, 1 is best",
+        score,
+        w = score.chars().count().max(15)
     );
     for s in &r.standings {
         let rank = if s.tied {
@@ -389,9 +406,15 @@ fn print_report(r: &Report) {
         } else {
             s.rank.to_string()
         };
+        let forfeits = if s.forfeits > 0 {
+            format!("{} of {}", s.forfeits, s.games)
+        } else {
+            "-".to_string()
+        };
         println!(
-            "{:<5} {:<18} {:>5}  {:>7.2} ± {:<5.2}  {:>6.2}  {:>6.3} ± {:<5.3}  {:>5.2} ± {:<4.2}  {:>6.1} ± {:<6.1}",
+            "{:<5} {:<8} {:<width$} {:>5}  {:>7.2} ± {:<5.2}  {:>6.2}  {:>6.3} ± {:<5.3}  {:>12.2} ± {:<6.2}  {:>w$}  {}",
             rank,
+            forfeits,
             s.name,
             s.games,
             s.rating.mean,
@@ -401,12 +424,15 @@ fn print_report(r: &Report) {
             s.win_share.ci95,
             s.placing.mean,
             s.placing.ci95,
-            s.score.mean,
-            s.score.ci95
+            format!("{:.1} ± {:.1}", s.score.mean, s.score.ci95),
+            crate::report::decision_words(&s.decision_times),
+            w = score.chars().count().max(15)
         );
     }
     if r.standings.iter().any(|s| s.tied) {
-        println!("(= : not separable from the entrant above at 95% confidence)");
+        println!(
+            "(=: a shared rank; no two entrants sharing one are separable by the pairwise test below)"
+        );
     }
     for s in r.standings.iter().filter(|s| s.forfeits > 0) {
         println!(
@@ -429,11 +455,69 @@ fn print_report(r: &Report) {
             println!("  … and {} more", r.notices.len() - 20);
         }
     }
-    println!("\nhead to head (share of shared games where the first placed above the second):");
+    print_pairs(r, width);
+}
+
+/// The pairwise comparisons: a matrix of signs in standings order, then every pair with its
+/// placing gain and interval.
+fn print_pairs(r: &Report, width: usize) {
+    if r.pairs.is_empty() {
+        return;
+    }
+    println!(
+        "\npairwise, over duplicate blocks (a deal played once per seating): row against column, \
+         > places better, < worse, = not separable at 95%"
+    );
+    // Columns numbered as the rows, in standings order.
+    let names: Vec<&str> = r.standings.iter().map(|s| s.name.as_str()).collect();
+    print!("{:<w$}", "", w = width + 4);
+    for i in 1..=names.len() {
+        print!(" {i:>3}");
+    }
+    println!();
+    for (i, row) in names.iter().enumerate() {
+        print!("{:>2}. {row:<width$}", i + 1);
+        for col in &names {
+            let sign = if row == col {
+                "·"
+            } else {
+                match r
+                    .pairs
+                    .iter()
+                    .filter(|p| p.a == *col || p.b == *col)
+                    .find_map(|p| p.seen_from(row))
+                {
+                    Some(p) if p.separable && p.gain.mean > 0.0 => ">",
+                    Some(p) if p.separable => "<",
+                    Some(_) => "=",
+                    None => " ",
+                }
+            };
+            print!(" {sign:>3}");
+        }
+        println!();
+    }
+    println!(
+        "\nplaces per game the first finished above the second (95% interval, paired bootstrap \
+         over blocks), and the share of their games where it placed above:"
+    );
     for p in &r.pairs {
+        // Each pair as its better half sees it.
+        let p = if p.gain.mean < 0.0 {
+            p.seen_from(&p.b).unwrap_or_else(|| p.clone())
+        } else {
+            p.clone()
+        };
         println!(
-            "  {:<18} vs {:<18} {:>5} games  {:.3} ± {:.3}",
-            p.a, p.b, p.games, p.a_ahead.mean, p.a_ahead.ci95
+            "  {:<width$} {} {:<width$} {:+.3} [{:+.3}, {:+.3}]  {:>5} blocks  ahead in {:.3}",
+            p.a,
+            if p.separable { ">" } else { "=" },
+            p.b,
+            p.gain.mean,
+            p.gain.low,
+            p.gain.high,
+            p.blocks,
+            p.a_ahead,
         );
     }
 }

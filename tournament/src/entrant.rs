@@ -276,6 +276,51 @@ impl Bot for SeatBot {
     }
 }
 
+/// A seat's bot in an in-process game, timing each decision that needed the observation
+/// ([`Bot::decide`]). Answers from the legal actions alone ([`Bot::quick_decide`]: the random
+/// bot's, tens of nanoseconds) are not timed, so the fast path of a tournament of such bots reads
+/// no clock.
+pub(crate) struct TimedBot {
+    pub(crate) bot: SeatBot,
+    /// Nanoseconds of each timed decision, in order.
+    pub(crate) times: Vec<u64>,
+}
+
+impl Bot for TimedBot {
+    fn name(&self) -> &str {
+        self.bot.name()
+    }
+
+    fn decide(&mut self, obs: &Observation) -> Action {
+        let started = std::time::Instant::now();
+        let action = self.bot.decide(obs);
+        self.times
+            .push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        action
+    }
+
+    #[inline]
+    fn quick_decide(&mut self, legal: &[Action]) -> Option<Action> {
+        self.bot.quick_decide(legal)
+    }
+
+    fn react(&mut self, obs: &Observation) -> Option<Action> {
+        self.bot.react(obs)
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        self.bot.on_event(event);
+    }
+
+    fn listens(&self) -> bool {
+        self.bot.listens()
+    }
+
+    fn on_match_end(&mut self, result: Option<&MatchResult>) {
+        self.bot.on_match_end(result);
+    }
+}
+
 impl fmt::Display for Entrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)

@@ -335,6 +335,23 @@ impl Session {
                 forfeits,
                 game,
                 match_id: created.match_id.clone(),
+                // The server's figures, in whole milliseconds.
+                decision_ns: (0..n)
+                    .map(|s| {
+                        report
+                            .seats
+                            .iter()
+                            .find(|st| st.seat as usize == s)
+                            .map_or([0; 3], |st| {
+                                let ns = |ms: u32| u64::from(ms) * 1_000_000;
+                                [
+                                    u64::from(st.decisions),
+                                    ns(st.decision_ms_p50),
+                                    ns(st.decision_ms_max),
+                                ]
+                            })
+                    })
+                    .collect(),
             },
             replay,
             notices,
