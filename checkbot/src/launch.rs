@@ -4,8 +4,8 @@
 //! file, one per match; a failure's reason quotes an excerpt of it ([`Excerpt`]).
 
 use std::fmt;
-use std::future::Future;
 use std::fs::File;
+use std::future::Future;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};

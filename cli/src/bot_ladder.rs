@@ -182,7 +182,8 @@ pub(crate) fn run(
                 }
                 Player::Command(command) => {
                     // One log file per match: a failure quotes an excerpt and names the file.
-                    let logs = std::env::temp_dir().join(format!("maumau-bot-{}", std::process::id()));
+                    let logs =
+                        std::env::temp_dir().join(format!("maumau-bot-{}", std::process::id()));
                     std::fs::create_dir_all(&logs)
                         .map_err(|e| format!("cannot make {}: {e}", logs.display()))?;
                     println!("your program's output goes to {}", logs.display());

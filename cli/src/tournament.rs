@@ -261,7 +261,10 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             };
             if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
                 maumau_tournament::stop_programs();
-                eprintln!("\nmaumau: interrupted; {resume}");
+                // Not eprintln!: it panics on a closed stderr, and this thread must reach
+                // the exit whatever happens to the message.
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "\nmaumau: interrupted; {resume}");
                 std::process::exit(130);
             }
         });

@@ -147,3 +147,36 @@ fn a_tournament_prints_where_its_games_are_watched_and_a_live_one_shows_no_hand(
     let said = rest.join().unwrap().join("\n");
     assert!(said.contains("interrupted"), "{said}");
 }
+
+/// Interrupted after whoever read its output has gone (its stderr a closed pipe), the tournament
+/// still stops: its message cannot be written, which must not keep it from leaving (it used to
+/// panic in the signal's thread and run on, with its programs).
+#[test]
+fn an_interrupted_tournament_stops_even_when_its_stderr_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("tournament")
+        .args(["--seats", "2", "--deals", "1", "--threads", "1"])
+        .args(["--bots", "heuristic", "--entrant", "idle=cmd:sleep 300"])
+        .args(["--grace-ms", "60000", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut child = Running(child);
+    // Started (its server is up, its game waits for the idle seat) ...
+    while !lines
+        .next()
+        .expect("the tournament prints where to watch before it ends")
+        .unwrap()
+        .starts_with("maumau: watch the games at ")
+    {}
+    // ... then nobody reads its output any more.
+    drop(lines);
+    assert!(
+        child.interrupt(),
+        "the tournament did not stop within a minute of its interrupt"
+    );
+}
