@@ -131,7 +131,8 @@ impl PyAecCore {
         // SAFETY: both arrays were allocated contiguous by `new` and never leave this struct
         // except as Python objects, and no Rust code borrows them: the GIL, held here, keeps
         // every other reader out while they are written. rust-numpy's checked `readwrite()`
-        // would do the same at a quarter of a decision's cost.
+        // (two borrow-table updates per array) cost about 0.3 µs per step in a loaded
+        // measurement, a few per cent of an AEC decision.
         #[allow(unsafe_code)]
         let (obs, mask) = unsafe { (obs.as_slice_mut()?, mask.as_slice_mut()?) };
         encode_seat(&game.game, seat, obs, mask);
