@@ -1,5 +1,5 @@
-//! End to end: the ladder's house bots, the reason a lobby waits, and the match aborted before
-//! its invitations. A real ladder server on loopback (`maumau_ladder_service::run`, what `maumau
+//! End to end: the ladder's house bots, the reason a lobby waits, the match aborted before
+//! its invitations, and the refused actions on the pages. A real ladder server on loopback (`maumau_ladder_service::run`, what `maumau
 //! serve --ladder` runs), real lobbies over gRPC, the SDK's heuristic bot playing invitations, the
 //! pages over HTTP and, for the bot page's rating plot, Debian's headless Chromium.
 #![allow(missing_docs)]
@@ -18,7 +18,9 @@ use hyper::StatusCode;
 use ladder::{classic_pairs, register};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
+use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::HeuristicBot;
+use maumau_bot_sdk::engine::{ACTION_COUNT, Action, Event, Observation};
 use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_ladder_service::LadderValidation;
 use tokio::sync::mpsc;
@@ -470,5 +472,125 @@ async fn a_match_aborted_before_its_invitations_reads_not_joined_everywhere() {
         .text();
     assert!(bot_page.contains("no invitation was sent"), "{bot_page}");
     assert!(!bot_page.contains("data-joined=\"true\""), "{bot_page}");
+    server.stop().await;
+}
+
+/// The heuristic bot, except that its first decision is an action the rules refuse (the SDK's
+/// runner then sends a legal one).
+struct RefusesOnce {
+    bot: HeuristicBot,
+    refused: bool,
+}
+
+impl Bot for RefusesOnce {
+    fn name(&self) -> &str {
+        "refuses-once"
+    }
+
+    fn decide(&mut self, obs: &Observation) -> Action {
+        if !self.refused {
+            self.refused = true;
+            if let Some(a) = (0..ACTION_COUNT)
+                .filter_map(Action::from_index)
+                .find(|a| !obs.legal.contains(a))
+            {
+                return a;
+            }
+        }
+        self.bot.decide(obs)
+    }
+
+    fn react(&mut self, obs: &Observation) -> Option<Action> {
+        self.bot.react(obs)
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        self.bot.on_event(event);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_action_in_a_rated_match_shows_on_the_pages_and_in_get_bot() {
+    let server = TestServer::start_with(|c| {
+        c.ladder = Some(maumau_ladder_service::LadderSettings {
+            house_bots: vec![pb::BotKind::Heuristic],
+            ..classic_pairs(Duration::from_secs(20))
+        })
+    })
+    .await;
+    let url = server.url();
+    let mut c = LadderServiceClient::new(server.channel().await);
+    let me = register(&mut c, "refuser", "refuser-bot", "1").await;
+    let mut lobby = LobbyStream::open(&mut c, &me.version_key, 1, 2).await;
+
+    // One rated match against the house, then drain.
+    let mut ended = None;
+    while let Some(kind) = lobby.next().await {
+        match kind {
+            pb::lobby_response::Kind::Invitation(inv) if ended.is_none() => {
+                let options = RunOptions::new(&url, inv.seat_token.clone());
+                tokio::spawn(async move {
+                    let mut bot = RefusesOnce {
+                        bot: HeuristicBot::new(7),
+                        refused: false,
+                    };
+                    let _ = run(&mut bot, &options).await;
+                });
+                lobby
+                    .tx
+                    .send(pb::LobbyRequest {
+                        kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
+                    })
+                    .await
+                    .expect("drain");
+            }
+            pb::lobby_response::Kind::MatchEnded(e) => {
+                assert!(e.finished && e.rated, "{e:?}");
+                ended = Some(e.ladder_match_id);
+            }
+            pb::lobby_response::Kind::Drained(_) => break,
+            _ => {}
+        }
+    }
+    let id = ended.expect("a rated match ended");
+
+    let mine = c
+        .get_bot(pb::GetBotRequest {
+            bot_id: me.bot_id,
+            ..Default::default()
+        })
+        .await
+        .expect("GetBot")
+        .into_inner();
+    let entry = mine.versions[0]
+        .history
+        .iter()
+        .find(|h| h.ladder_match_id == id)
+        .unwrap_or_else(|| panic!("match {id} in {mine:?}"));
+    assert_eq!((entry.rejections, entry.timeouts), (1, 0), "{entry:?}");
+
+    let bot_page = get(&server, &format!("/ladder/bots/{}", me.bot_id), false)
+        .await
+        .text();
+    assert!(bot_page.contains("<th>Rejections</th>"), "{bot_page}");
+    assert!(
+        bot_page.contains("<td class=\"rejections\">1</td>"),
+        "{bot_page}"
+    );
+    let match_page = get(&server, &format!("/ladder/matches/{id}"), false)
+        .await
+        .text();
+    assert_eq!(
+        tags_with_class(&match_page, "td", "rejections").len(),
+        2,
+        "{match_page}"
+    );
+    assert_eq!(
+        match_page
+            .matches("<td class=\"rejections\">1</td>")
+            .count(),
+        1,
+        "only the refusing seat: {match_page}"
+    );
     server.stop().await;
 }

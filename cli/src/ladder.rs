@@ -375,6 +375,7 @@ mod tests {
             let results = [1, 2].map(|placing| SeatResult {
                 placing,
                 timeouts: 0,
+                rejections: 0,
             });
             ladder.record_finish(id, &results, 2).expect("finish");
         }

@@ -797,7 +797,7 @@ fn bot_page(
             h.raw(
                 "<table class=\"history\">\n<thead><tr><th>Match</th><th>Ended</th>\
                  <th>Profile</th><th>State</th><th>Result</th><th>Opponents</th>\
-                 <th>Timeouts</th><th>Watch</th><th>Replay</th></tr></thead>\n<tbody>\n",
+                 <th>Timeouts</th><th>Rejections</th><th>Watch</th><th>Replay</th></tr></thead>\n<tbody>\n",
             );
             for e in history {
                 let m = store.match_record(e.match_id)?;
@@ -848,7 +848,11 @@ fn bot_page(
                 if first && !m.rated {
                     h.raw("copies of itself and built-in bots");
                 }
-                let _ = write!(h.0, "</td><td>{}</td><td>", e.outcome.timeouts);
+                let _ = write!(
+                    h.0,
+                    "</td><td class=\"timeouts\">{}</td><td class=\"rejections\">{}</td><td>",
+                    e.outcome.timeouts, e.outcome.rejections
+                );
                 viewer_link(&mut h, hub, &m);
                 h.raw("</td><td>");
                 replay_link(&mut h, hub, &m);
@@ -1185,7 +1189,7 @@ fn match_page(
     h.raw("</dl>\n");
     h.raw(
         "<table class=\"seats\">\n<thead><tr><th>Seat</th><th>Bot</th><th>Version</th>\
-         <th>Placing</th><th>Joined</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
+         <th>Placing</th><th>Joined</th><th>Timeouts</th><th>Rejections</th></tr></thead>\n<tbody>\n",
     );
     let house = house_bots(ladder)?;
     let mut seat_names = Vec::new();
@@ -1215,14 +1219,15 @@ fn match_page(
             Some(o) => {
                 let _ = write!(
                     h.0,
-                    "{}</td><td>{}",
+                    "{}</td><td>{}</td><td class=\"rejections\">{}",
                     if o.joined { "yes" } else { "no" },
-                    o.timeouts
+                    o.timeouts,
+                    o.rejections
                 );
             }
             // Ended before any invitation was sent: nobody could join.
-            None if m.state == MatchState::Aborted => h.raw("no</td><td>0"),
-            None => h.raw("–</td><td>–"),
+            None if m.state == MatchState::Aborted => h.raw("no</td><td>0</td><td>0"),
+            None => h.raw("–</td><td>–</td><td>–"),
         }
         h.raw("</td></tr>\n");
     }

@@ -43,6 +43,7 @@ pub(crate) fn settle_leftovers(
             SeatOutcome {
                 joined: true,
                 timeouts: 0,
+                rejections: 0,
             };
             m.seats.len()
         ];
@@ -621,6 +622,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                         CopyReport {
                             seat: s as u32,
                             timeouts: st.timeouts,
+                            rejections: st.rejections,
                             protocol_errors: st.protocol_errors,
                             gave_up: st.gave_up,
                         }
@@ -647,6 +649,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                     .map(|s| SeatResult {
                         placing: placing(s),
                         timeouts: stats(s).map(|x| x.timeouts).unwrap_or(0),
+                        rejections: stats(s).map(|x| x.rejections).unwrap_or(0),
                     })
                     .collect();
                 hub.store(move |ladder| ladder.record_finish(id, &results, now_ms()))
@@ -663,6 +666,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
             let outcome = |s: usize| SeatOutcome {
                 joined: joined[s],
                 timeouts: stats(s).map(|x| x.timeouts).unwrap_or(0),
+                rejections: stats(s).map(|x| x.rejections).unwrap_or(0),
             };
             let outcomes: Vec<SeatOutcome> = if l.validation {
                 // One stored seat for all the copies.
@@ -671,6 +675,10 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                     timeouts: version_seats
                         .iter()
                         .map(|&(s, _)| outcome(s).timeouts)
+                        .sum(),
+                    rejections: version_seats
+                        .iter()
+                        .map(|&(s, _)| outcome(s).rejections)
                         .sum(),
                 }]
             } else {

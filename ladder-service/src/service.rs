@@ -560,6 +560,7 @@ impl LadderService for LadderApi {
                             placing: placing.into(),
                             joined: h.outcome.joined,
                             timeouts: h.outcome.timeouts,
+                            rejections: h.outcome.rejections,
                             ended_unix_ms: h.ended_ms.max(0) as u64,
                             reason: m.reason.clone().unwrap_or_default(),
                             replay_pruned: false,

@@ -645,6 +645,7 @@ impl<S: Store + ?Sized> Ladder<S> {
         let outcome = SeatOutcome {
             joined: true,
             timeouts: copies.iter().map(|c| c.timeouts).sum(),
+            rejections: copies.iter().map(|c| c.rejections).sum(),
         };
         self.store.finish_validation(id, outcome, &reasons, now)?;
         let mut report = self.after_match(id, now)?;

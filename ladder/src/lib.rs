@@ -37,7 +37,7 @@
 //!     season, profile: t.profile.clone(), seed: t.seed, rated: true, seats: t.seats.clone(),
 //! }, 1).unwrap();
 //! let results: Vec<SeatResult> =
-//!     [1, 2, 2, 4].iter().map(|&placing| SeatResult { placing, timeouts: 0 }).collect();
+//!     [1, 2, 2, 4].iter().map(|&placing| SeatResult { placing, timeouts: 0 , rejections: 0}).collect();
 //! let report = ladder.record_finish(id, &results, 2).unwrap();
 //! assert_eq!(report.ratings.len(), 4);
 //! assert!(report.ratings[0].after.rating.mu > 25.0);

@@ -85,6 +85,7 @@ fn clean(placings: &[u8]) -> Vec<SeatResult> {
         .map(|&placing| SeatResult {
             placing,
             timeouts: 0,
+            rejections: 0,
         })
         .collect()
 }
@@ -260,6 +261,7 @@ fn faulty_match(w: &World, faulty: usize, no_show: bool, t: i64) -> maumau_ladde
             .map(|i| SeatOutcome {
                 joined: i != faulty,
                 timeouts: 0,
+                rejections: 0,
             })
             .collect();
         w.ladder

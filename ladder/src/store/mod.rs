@@ -202,6 +202,8 @@ pub struct SeatResult {
     pub placing: u8,
     /// Decisions the seat did not make in time.
     pub timeouts: u32,
+    /// Actions from the seat the server refused, for any reason.
+    pub rejections: u32,
 }
 
 /// One seat of a stored match.
@@ -211,7 +213,7 @@ pub struct SeatRecord {
     pub version: VersionId,
     /// Its placing, for a finished match.
     pub placing: Option<u8>,
-    /// Its join and timeouts, once the match ended.
+    /// Its join, timeouts and rejections, once the match ended.
     pub outcome: Option<SeatOutcome>,
 }
 

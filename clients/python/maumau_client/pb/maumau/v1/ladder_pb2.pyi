@@ -411,7 +411,7 @@ class ValidationResult(_message.Message):
     def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., profile: _Optional[str] = ..., passed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., ended_unix_ms: _Optional[int] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation", "replay_pruned")
+    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation", "replay_pruned", "rejections")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -424,6 +424,7 @@ class HistoryEntry(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
     REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
+    REJECTIONS_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     state: LadderMatchState
@@ -436,7 +437,8 @@ class HistoryEntry(_message.Message):
     reason: str
     validation: bool
     replay_pruned: bool
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
+    rejections: int
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ..., rejections: _Optional[int] = ...) -> None: ...
 
 class GetBotResponse(_message.Message):
     __slots__ = ("bot_id", "name", "owner_id", "owner_name", "season", "versions", "house")
