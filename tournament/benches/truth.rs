@@ -14,6 +14,11 @@
 //! exactly, so every block is 0.) A last line plays such twins on independent deals, where they
 //! do not mirror each other, and counts how often the test separates them.
 //!
+//! The `model` column is the strength model (`strength_differences`: least squares on every
+//! block's placing gains, a bootstrap over whole blocks): true neighbours it separates in the
+//! right direction, and its false separations of all pairs when every block's gains are flipped
+//! by one seeded coin. A last line times the model's bootstrap on 10,000 games.
+//!
 //! A tournament with `d` deals per table plays exactly the first `d` deals of one with more, in
 //! the same order, so each seed is run once at the largest budget and read at every smaller one.
 //!
@@ -348,7 +353,8 @@ fn main() {
          per seed; pairwise/ordered: of the neighbours the rating order has right; false sep.: \
          equal-strength pairs (every pair's blocks, signs flipped at random) the pairwise test \
          separates; by points: the same test on penalty points per game instead of placings \
-         (for comparison; the standings use placings)\n"
+         (for comparison; the standings use placings); model: the strength model on every block, \
+         and its false separations with every block flipped by a coin\n"
     );
     twins(seeds, &budgets, seats);
     model_cost(&entrants, &names, seats);

@@ -19,6 +19,12 @@
 //! n × resamples draws per pair. Two entrants are *separable* when the interval excludes zero and
 //! they shared at least [`MIN_BLOCKS`] blocks.
 //!
+//! **The strength model** ([`strength_differences`]) uses the blocks a pair did not share too:
+//! one strength per entrant, fitted by least squares on every block's placing gains
+//! (gain ≈ s_a − s_b), with each difference's 95% interval from a bootstrap that resamples whole
+//! blocks (which keeps the duplicate structure), widened for few blocks as above. The truth
+//! benchmark measures it beside the direct test; the standings do not use it yet.
+//!
 //! **Ranks.** Entrants are ordered by Weng-Lin μ. Neighbours in that order share a rank only when
 //! no two of the group are separable, so a chain of ties can never join two entrants that are
 //! separable from each other (the last with the first, say). Entrants that never shared a block
