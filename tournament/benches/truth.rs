@@ -14,6 +14,11 @@
 //! exactly, so every block is 0.) A last line plays such twins on independent deals, where they
 //! do not mirror each other, and counts how often the test separates them.
 //!
+//! The `model` column is the strength model (`strength_differences`: least squares on every
+//! block's placing gains, a bootstrap over whole blocks): true neighbours it separates in the
+//! right direction, and its false separations of all pairs when every block's gains are flipped
+//! by one seeded coin. A last line times the model's bootstrap on 10,000 games.
+//!
 //! A tournament with `d` deals per table plays exactly the first `d` deals of one with more, in
 //! the same order, so each seed is run once at the largest budget and read at every smaller one.
 //!
@@ -24,7 +29,8 @@
 use maumau_engine::seed::SplitMix64;
 use maumau_engine::{MatchConfig, ProfileId};
 use maumau_tournament::{
-    Entrant, GameRecord, MIN_BLOCKS, PairResult, Standing, Tournament, paired_interval, standings,
+    BlockGains, Entrant, GameRecord, MIN_BLOCKS, PairResult, Standing, Tournament, paired_interval,
+    standings, strength_differences,
 };
 
 const ENTRANTS: &str =
@@ -63,6 +69,48 @@ struct Reading {
     /// The same test on penalty points per game: neighbours separated, false separations.
     by_total: usize,
     total_false: usize,
+    /// The strength model on all blocks: neighbours separated in the right direction, and
+    /// false separations of all pairs on sign-flipped blocks.
+    model: usize,
+    model_false: usize,
+}
+
+/// Every block's pair gains, for the strength model, in the order the blocks are played;
+/// `flip_seed`: each block's gains negated by a seeded coin (equal strengths).
+fn model_blocks(games: &[GameRecord], flip_seed: Option<u64>) -> Vec<BlockGains> {
+    // Each block's id, and per pair its gain sum and games.
+    type Sums = std::collections::BTreeMap<(usize, usize), (f64, f64)>;
+    let mut blocks: Vec<(String, Sums)> = Vec::new();
+    for g in games {
+        if blocks.last().is_none_or(|b| b.0 != block(g)) {
+            blocks.push((block(g).to_string(), Default::default()));
+        }
+        let sums = &mut blocks.last_mut().expect("pushed").1;
+        for i in 0..g.seats.len() {
+            for j in 0..g.seats.len() {
+                let (a, b) = (g.seats[i], g.seats[j]);
+                if a < b {
+                    let s = sums.entry((a, b)).or_default();
+                    s.0 += f64::from(g.placings[j]) - f64::from(g.placings[i]);
+                    s.1 += 1.0;
+                }
+            }
+        }
+    }
+    let mut coin = SplitMix64::new(flip_seed.unwrap_or(0));
+    blocks
+        .into_iter()
+        .map(|(_, sums)| {
+            let sign = if flip_seed.is_some() && coin.next_u64() >> 63 == 1 {
+                -1.0
+            } else {
+                1.0
+            };
+            sums.into_iter()
+                .map(|((a, b), (sum, games))| (a, b, sign * sum / games))
+                .collect()
+        })
+        .collect()
 }
 
 /// The block of a game (`r0-t3-d17-s1` → `r0-t3-d17`).
@@ -176,7 +224,20 @@ fn read(
             total_false += usize::from(separates_flipped(&totals[a * n + b], coin));
         }
     }
+    let blocks = model_blocks(games, None);
+    let enough = blocks.len() >= MIN_BLOCKS;
+    let diffs = strength_differences(n, &blocks, seed);
+    let model = (0..n - 1)
+        .filter(|&i| enough && diffs[i * n + i + 1].low > 0.0)
+        .count();
+    let null = strength_differences(n, &model_blocks(games, Some(seed ^ 0xF11B)), seed);
+    let model_false = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .filter(|&(a, b)| enough && !null[a * n + b].includes_zero())
+        .count();
     Reading {
+        model,
+        model_false,
         tau: f64::from(concordant - discordant) / f64::from(concordant + discordant),
         exact: discordant == 0,
         ci95: rows.iter().map(|r| r.rating.ci95).sum::<f64>() / rows.len() as f64,
@@ -244,7 +305,7 @@ fn main() {
     for (di, label) in ["duplicate deals", "independent deals"].iter().enumerate() {
         println!("{label}:");
         println!(
-            "{:>7} {:>6} | {:>6} {:>6} {:>7} | {:>9} {:>9} {:>16} | {:>10} | {:>9} {:>6}",
+            "{:>7} {:>6} | {:>6} {:>6} {:>7} | {:>9} {:>9} {:>16} | {:>10} | {:>9} {:>6} | {:>9} {:>6}",
             "deals",
             "games",
             "tau",
@@ -255,6 +316,8 @@ fn main() {
             "pairwise/ordered",
             "false sep.",
             "by points",
+            "false",
+            "model",
             "false"
         );
         for (bi, &d) in budgets.iter().enumerate() {
@@ -265,7 +328,7 @@ fn main() {
             let nulls: usize = rs.iter().map(|r| r.nulls).sum();
             let false_seps: usize = rs.iter().map(|r| r.false_separations).sum();
             println!(
-                "{d:>7} {:>6} | {:>6.3} {:>5.0}% {:>7.2} | {:>4.2} of 4 {:>4.2} of 4 {:>7.2} of {:<4.2}  | {:>5.1}% of {nulls} | {:>4.2} of 4 {:>5.1}%",
+                "{d:>7} {:>6} | {:>6.3} {:>5.0}% {:>7.2} | {:>4.2} of 4 {:>4.2} of 4 {:>7.2} of {:<4.2}  | {:>5.1}% of {nulls} | {:>4.2} of 4 {:>5.1}% | {:>4.2} of 4 {:>5.1}%",
                 d as usize * games_per_deal,
                 mean(&|r| r.tau),
                 exact * 100.0,
@@ -278,6 +341,9 @@ fn main() {
                 mean(&|r| r.by_total as f64),
                 rs.iter().map(|r| r.total_false).sum::<usize>() as f64 * 100.0
                     / nulls.max(1) as f64,
+                mean(&|r| r.model as f64),
+                rs.iter().map(|r| r.model_false).sum::<usize>() as f64 * 100.0
+                    / nulls.max(1) as f64,
             );
         }
         println!();
@@ -287,9 +353,11 @@ fn main() {
          per seed; pairwise/ordered: of the neighbours the rating order has right; false sep.: \
          equal-strength pairs (every pair's blocks, signs flipped at random) the pairwise test \
          separates; by points: the same test on penalty points per game instead of placings \
-         (for comparison; the standings use placings)\n"
+         (for comparison; the standings use placings); model: the strength model on every block, \
+         and its false separations with every block flipped by a coin\n"
     );
     twins(seeds, &budgets, seats);
+    model_cost(&entrants, &names, seats);
     // Games until each tournament's order is right and stays right at every larger budget.
     println!("\ngames until the order is right and stays right (per seed; > max if never):");
     for (di, label) in ["duplicate deals", "independent deals"].iter().enumerate() {
@@ -368,4 +436,33 @@ fn twins(seeds: u32, budgets: &[u32], seats: u8) {
             line.join(", ")
         );
     }
+}
+
+/// What the strength model's bootstrap costs at 10,000 games: the blocks of one tournament,
+/// repeated until they make 10,000 games, fitted and resampled once.
+fn model_cost(entrants: &[Entrant], names: &[String], seats: u8) {
+    let mut t = Tournament::new(
+        entrants.to_vec(),
+        MatchConfig::new(ProfileId::Classic, seats),
+    );
+    t.deals = 16;
+    t.record_replays = false;
+    let report = t.run(None, &mut |_| {}).expect("the tournament runs");
+    let blocks = model_blocks(&report.games, None);
+    let per_block = report.games.len() / blocks.len();
+    let wanted = 10_000 / per_block;
+    let blocks: Vec<BlockGains> = blocks.iter().cycle().take(wanted).cloned().collect();
+    let started = std::time::Instant::now();
+    let d = strength_differences(names.len(), &blocks, 1);
+    println!(
+        "\nstrength model at 10,000 games ({} blocks of {per_block} games, {} entrants): fit and \
+         {} resamples in {:.3} s (p0 − p2 {:+.3} [{:+.3}, {:+.3}])",
+        blocks.len(),
+        names.len(),
+        maumau_tournament::BOOTSTRAP_RESAMPLES,
+        started.elapsed().as_secs_f64(),
+        d[1].mean,
+        d[1].low,
+        d[1].high,
+    );
 }

@@ -43,8 +43,9 @@ use entrant::{SeatBot, TimedBot};
 pub use net::{Clock, Remote, stop_programs};
 pub use schedule::{Fixture, Knockout, Stage};
 pub use stats::{
-    BOOTSTRAP_MAX_BLOCKS, BOOTSTRAP_RESAMPLES, DecisionTimes, Estimate, GameRecord, Interval,
-    MIN_BLOCKS, PairResult, Standing, Tally, paired_interval, standings,
+    BOOTSTRAP_MAX_BLOCKS, BOOTSTRAP_RESAMPLES, BlockGains, DecisionTimes, Estimate, GameRecord,
+    Interval, MIN_BLOCKS, PairResult, Standing, Tally, paired_interval, standings,
+    strength_differences,
 };
 
 /// How entrants are brought together.
