@@ -6,6 +6,10 @@
 //! cargo run -p maumau-bot-sdk --example ladder_bot -- http://127.0.0.1:50051 --key mmv_... --matches 5
 //! ```
 //!
+//! Launched by a tournament (`--entrant 'rs=lobby:target/debug/examples/ladder_bot'`), with no
+//! arguments, it holds the tournament's lobby (`LobbyOptions::from_env`) and ends when the
+//! tournament closes it.
+//!
 //! The key may also come from `MAUMAU_LADDER_KEY`. With `--matches N` it drains after N of its
 //! matches have ended (no new invitations, the running ones finish) and exits; without, it plays
 //! until stopped (`maumau bot --ladder --kind heuristic` does the same and drains on Ctrl-C).
@@ -19,6 +23,18 @@ use tokio::sync::Notify;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty()
+        && let Some(options) = LobbyOptions::from_env()
+    {
+        let mut seed = 0;
+        let make_bot = move |_: &_| {
+            seed += 1;
+            Box::new(HeuristicBot::new(seed)) as Box<dyn maumau_bot_sdk::Bot>
+        };
+        let on_event = |event: &LobbyEvent| println!("{event}");
+        play_ladder(&options, make_bot, on_event, std::future::pending()).await?;
+        return Ok(());
+    }
     let usage =
         "usage: ladder_bot SERVER-URL (--key KEY | --register OWNER BOT VERSION) [--matches N]";
     let server = args.first().ok_or(usage)?.clone();

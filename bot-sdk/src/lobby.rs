@@ -18,6 +18,11 @@
 //! # }
 //! ```
 //!
+//! A tournament hands an entrant its matches the same way (`--entrant 'name=lobby:COMMAND'`): it
+//! launches the program once with the lobby in [`LOBBY_ADDR_VAR`] and [`LOBBY_KEY_VAR`]
+//! ([`LobbyOptions::from_env`] reads them) and, when it is over, closes the lobby for good
+//! (`LobbyDrained` with `closed`), which ends [`hold`] as a drain does.
+//!
 //! [`hold`] is the general form: it hands each invitation to a function that plays it any way it
 //! likes (`maumau bot --ladder -- COMMAND` launches a program there).
 
@@ -56,7 +61,26 @@ pub struct LobbyOptions {
     pub max_backoff: Duration,
 }
 
+/// The environment variable that holds the lobby's server (`http://host:port`) when a
+/// tournament launched the bot (`--entrant 'name=lobby:COMMAND'`).
+pub const LOBBY_ADDR_VAR: &str = "MAUMAU_LOBBY_ADDR";
+/// The environment variable that holds the lobby's key when a tournament launched the bot.
+pub const LOBBY_KEY_VAR: &str = "MAUMAU_LOBBY_KEY";
+
 impl LobbyOptions {
+    /// The lobby a tournament launched this bot for ([`LOBBY_ADDR_VAR`] and [`LOBBY_KEY_VAR`]),
+    /// with the defaults of [`LobbyOptions::new`]; `None` when either variable is unset. A bot
+    /// written for the ladder that tries this first runs unchanged in a tournament.
+    pub fn from_env() -> Option<LobbyOptions> {
+        let addr = std::env::var(LOBBY_ADDR_VAR)
+            .ok()
+            .filter(|a| !a.is_empty())?;
+        let key = std::env::var(LOBBY_KEY_VAR)
+            .ok()
+            .filter(|k| !k.is_empty())?;
+        Some(LobbyOptions::new(addr, key))
+    }
+
     /// One match at a time, every profile, tables of 2 to 4 seats.
     pub fn new(server: impl Into<String>, key: impl Into<String>) -> LobbyOptions {
         LobbyOptions {
@@ -433,7 +457,12 @@ where
                     }
                     Some(Kind::MatchEnded(e)) => on_event(&LobbyEvent::MatchEnded(e)),
                     Some(Kind::Notice(n)) => on_event(&LobbyEvent::Notice(n)),
-                    Some(Kind::Drained(_)) if draining => {
+                    // Asked for, or the lobby's last word (a tournament is over): done.
+                    Some(Kind::Drained(d)) if draining || d.closed => {
+                        if !draining {
+                            draining = true;
+                            on_event(&LobbyEvent::Draining);
+                        }
                         drained = true;
                         open_lobby = None;
                     }

@@ -27,10 +27,11 @@ const EXIT_GRACE: Duration = Duration::from_secs(10);
 #[derive(clap::Args)]
 pub(crate) struct LadderBotArgs {
     /// Join the ladder of this server (`host:port` or a URL) and play its invitations instead of
-    /// one seat; needs the version key (--key, --key-file or MAUMAU_LADDER_KEY).
-    #[arg(long, value_name = "URL")]
+    /// one seat; needs the version key (--key, --key-file or MAUMAU_LADDER_KEY). A tournament's
+    /// `lobby:` entrant gets both in MAUMAU_LOBBY_ADDR and MAUMAU_LOBBY_KEY.
+    #[arg(long, value_name = "URL", env = "MAUMAU_LOBBY_ADDR")]
     pub(crate) ladder: Option<String>,
-    /// The version key (`mmv_...`) from `maumau ladder register`.
+    /// The version key (`mmv_...`) from `maumau ladder register` (or MAUMAU_LOBBY_KEY).
     #[arg(long, env = "MAUMAU_LADDER_KEY", hide_env_values = true)]
     key: Option<String>,
     /// Read the version key from this file (as `maumau ladder register --key-file` writes it).
@@ -71,6 +72,12 @@ pub(crate) enum Player {
 /// The version key from `--key`, `MAUMAU_LADDER_KEY` or `--key-file`.
 fn key(args: &LadderBotArgs) -> Result<String, Box<dyn Error>> {
     if let Some(k) = &args.key {
+        return Ok(k.trim().to_string());
+    }
+    if args.key_file.is_none()
+        && let Ok(k) = std::env::var(maumau_bot_sdk::lobby::LOBBY_KEY_VAR)
+        && !k.trim().is_empty()
+    {
         return Ok(k.trim().to_string());
     }
     if let Some(path) = &args.key_file {

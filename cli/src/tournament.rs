@@ -28,6 +28,9 @@ pub(crate) struct TournamentArgs {
     /// `name=cmd:COMMAND`: it is run with `sh -c` once per match, with the seat token in
     /// MAUMAU_TOKEN and the server in MAUMAU_ADDR (host:port) and MAUMAU_URL (http://host:port),
     /// e.g. --entrant 'mine=cmd:python3 bot.py --address "$MAUMAU_ADDR" --token "$MAUMAU_TOKEN"'.
+    /// `name=lobby:COMMAND` runs it once for the whole tournament, with a lobby in
+    /// MAUMAU_LOBBY_ADDR and MAUMAU_LOBBY_KEY where it is invited to each of its matches (the
+    /// SDKs' ladder lobby helpers read them), e.g. 'py=lobby:python3 examples/ladder_bot.py'.
     #[arg(long = "entrant", value_name = "SPEC")]
     entrants: Vec<String>,
     /// Rule profile: classic, penalty-points, brazilian or romanian-32.

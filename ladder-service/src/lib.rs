@@ -940,7 +940,9 @@ fn close_drained(l: &mut Lobbies, version: VersionId) {
     l.waiting.remove(&version);
     if let Some(h) = l.open.remove(&version) {
         let _ = h.tx.try_send(Ok(pb::LobbyResponse {
-            kind: Some(pb::lobby_response::Kind::Drained(pb::LobbyDrained {})),
+            kind: Some(pb::lobby_response::Kind::Drained(
+                pb::LobbyDrained::default(),
+            )),
         }));
     }
 }

@@ -19,6 +19,7 @@
 //! results either way).
 
 pub mod entrant;
+mod lobby;
 mod net;
 pub mod schedule;
 mod stats;
@@ -331,7 +332,12 @@ impl Tournament {
             .as_ref()
             .is_some_and(|s| s.every_game || self.entrants.iter().any(Entrant::is_external));
         let session = match &self.server {
-            Some(remote) if uses_server => Some(net::Session::connect(remote, self.threads)?),
+            Some(remote) if uses_server => Some(net::Session::connect(
+                remote,
+                self.threads,
+                &self.entrants,
+                out.map(|d| d.join("logs")).as_deref(),
+            )?),
             _ => None,
         };
         let names: Vec<String> = self.entrants.iter().map(|e| e.name.clone()).collect();
@@ -402,6 +408,9 @@ impl Tournament {
             }
             games.extend(records);
             round += 1;
+        }
+        if let Some(session) = session {
+            notices.extend(session.finish());
         }
         let (rows, pairs) = tally.standings(&names);
         let report = Report {
@@ -547,7 +556,9 @@ impl Tournament {
             bot: match f.seats.get(s) {
                 Some(&e) => match &self.entrants[e].player {
                     Player::BuiltIn(b) => b.seat_bot(schedule::bot_seed(f.seed, s)),
-                    Player::Command(_) => panic!("only built-in entrants play in-process"),
+                    Player::Command(_) | Player::Lobby(_) => {
+                        panic!("only built-in entrants play in-process")
+                    }
                 },
                 None => SeatBot::Random(RandomBot::new(0)),
             },

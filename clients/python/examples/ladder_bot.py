@@ -4,6 +4,15 @@ with the random bot of random_bot.py, until Ctrl-C or SIGTERM drains it.
     python examples/ladder_bot.py --ladder 127.0.0.1:50051 --register OWNER BOT VERSION
     python examples/ladder_bot.py --ladder 127.0.0.1:50051 --key-file ~/.maumau-key
 
+The same program is a tournament entrant that stays up between matches:
+
+    maumau tournament --entrant 'py=lobby:python3 examples/ladder_bot.py'
+
+The tournament launches it once with its lobby in $MAUMAU_LOBBY_ADDR and $MAUMAU_LOBBY_KEY
+(used when no --ladder, --key or --register is given), invites it to each of its matches and
+closes the lobby at the end, which ends it. With $MAUMAU_PID_FILE set it appends its process id
+there once per start (the tests count launches with it).
+
 The key comes from --key, $MAUMAU_LADDER_KEY or --key-file; --register prints a new one (shown
 once: keep it). Each event is printed as a line ("invitation: ...", "match ... finished: placing 1,
 rating ...", "waiting: ... (N bots online)").
@@ -16,7 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
-from maumau_client import LobbyError, describe, hold_lobby, register
+from maumau_client import LobbyError, describe, hold_lobby, lobby_from_env, register
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from random_bot import RandomBot  # noqa: E402  (the example next to this one)
@@ -24,7 +33,7 @@ from random_bot import RandomBot  # noqa: E402  (the example next to this one)
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ladder", default=os.environ.get("MAUMAU_ADDR", "127.0.0.1:50051"), help="host:port")
+    p.add_argument("--ladder", help="host:port [default: $MAUMAU_LOBBY_ADDR, $MAUMAU_ADDR, 127.0.0.1:50051]")
     p.add_argument("--key", default=os.environ.get("MAUMAU_LADDER_KEY"))
     p.add_argument("--key-file", type=Path)
     p.add_argument("--register", nargs=3, metavar=("OWNER", "BOT", "VERSION"))
@@ -33,7 +42,14 @@ def main() -> int:
     p.add_argument("--seats", default="2,3,4")
     args = p.parse_args()
 
+    if os.environ.get("MAUMAU_PID_FILE"):
+        with open(os.environ["MAUMAU_PID_FILE"], "a") as f:
+            f.write(f"{os.getpid()}\n")
     key = args.key
+    tournament = lobby_from_env()
+    if tournament and not (args.ladder or args.key or args.key_file or args.register):
+        args.ladder, key = tournament
+    args.ladder = args.ladder or os.environ.get("MAUMAU_ADDR", "127.0.0.1:50051")
     if args.register:
         owner, bot, version = args.register
         keys = register(args.ladder, owner=owner, bot=bot, version=version)

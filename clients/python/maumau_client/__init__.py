@@ -17,10 +17,12 @@ them against what a seat saw (``DealRecorder``, ``check_deals``).
 
 from . import deals
 from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
-from .lobby import LobbyError, LobbyStats, Registration, describe, hold_lobby, register
+from .lobby import (
+    LobbyError, LobbyStats, Registration, describe, hold_lobby, lobby_from_env, register,
+)
 
 __all__ = [
     "Bot", "LobbyError", "LobbyStats", "MatchError", "Registration", "RunStats", "deals",
-    "describe", "hold_lobby", "register", "run", "seed_commitment", "verify_seed",
+    "describe", "hold_lobby", "lobby_from_env", "register", "run", "seed_commitment", "verify_seed",
 ]
 __version__ = "0.1.0"

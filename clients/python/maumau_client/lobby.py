@@ -11,11 +11,14 @@
 reports what happens to ``on_event`` (by default as log lines such as
 ``waiting: no opponent online (1 bots online)``), reconnects after a dropped lobby with a growing
 delay, and when ``drain`` is set sends ``LobbyDrain``, lets the running matches finish and returns.
+
+A tournament's ``lobby:`` entrant gets its lobby in the environment (:func:`lobby_from_env`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,11 +29,32 @@ import grpc
 from .bot import Bot, _Outbox, run
 from .pb.maumau.v1 import ladder_pb2, ladder_pb2_grpc
 
-__all__ = ["LobbyError", "LobbyStats", "Registration", "describe", "hold_lobby", "register"]
+__all__ = [
+    "LOBBY_ADDR_VAR", "LOBBY_KEY_VAR", "LobbyError", "LobbyStats", "Registration", "describe",
+    "hold_lobby", "lobby_from_env", "register",
+]
 
 log = logging.getLogger("maumau_client.lobby")
 
 ALL_PROFILES = ("classic", "penalty-points", "brazilian", "romanian-32")
+
+#: Where a tournament that launched this bot (``--entrant 'name=lobby:COMMAND'``) holds its lobby
+#: (``http://127.0.0.1:PORT``), and the key for it; see :func:`lobby_from_env`.
+LOBBY_ADDR_VAR = "MAUMAU_LOBBY_ADDR"
+LOBBY_KEY_VAR = "MAUMAU_LOBBY_KEY"
+
+
+def lobby_from_env() -> Optional[tuple]:
+    """``(address, key)`` of the lobby a tournament launched this bot for, from
+    ``$MAUMAU_LOBBY_ADDR`` (as ``host:port``) and ``$MAUMAU_LOBBY_KEY``; ``None`` when either is
+    unset. A ladder bot that tries this first plays tournaments unchanged: the tournament invites
+    it to each of its matches and, when it is over, closes the lobby, which ends
+    :func:`hold_lobby` as a drain does."""
+    addr = os.environ.get(LOBBY_ADDR_VAR, "").strip()
+    key = os.environ.get(LOBBY_KEY_VAR, "").strip()
+    if not addr or not key:
+        return None
+    return addr.split("://", 1)[-1].rstrip("/"), key
 
 # Refusals after which opening the lobby again cannot help.
 _FATAL_CODES = {
@@ -246,7 +270,8 @@ def hold_lobby(
                     elif kind == "match_ended":
                         stats.ended.append(message)
                     elif kind == "drained":
-                        if asked.is_set():
+                        # Asked for, or the lobby's last word (a tournament is over): done.
+                        if asked.is_set() or message.closed:
                             stats.drained = True  # reported last, once the players are done
                             break
                         error = "the server is stopping"  # it drained on its own: come back later

@@ -7,14 +7,17 @@
 // The key comes from --key, $MAUMAU_LADDER_KEY or --key-file; --register prints a new one (shown
 // once: keep it). Each event is printed as a line ("invitation: ...", "match ... finished:
 // placing 1, rating ...", "waiting: ... (N bots online)").
+//
+// Launched by a tournament (`--entrant 'js=lobby:node examples/ladder-bot.js'`) it finds its lobby
+// in $MAUMAU_LOBBY_ADDR and $MAUMAU_LOBBY_KEY and ends when the tournament closes it.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 
-import { LobbyError, holdLobby, register } from '../src/index.js';
+import { LobbyError, holdLobby, lobbyFromEnv, register } from '../src/index.js';
 
 const { values } = parseArgs({
   options: {
-    ladder: { type: 'string', default: process.env.MAUMAU_ADDR ?? '127.0.0.1:50051' },
+    ladder: { type: 'string' },
     key: { type: 'string', default: process.env.MAUMAU_LADDER_KEY },
     'key-file': { type: 'string' },
     register: { type: 'string' },
@@ -25,6 +28,12 @@ const { values } = parseArgs({
 });
 
 let key = values.key;
+const tournament = lobbyFromEnv();
+if (tournament && !values.ladder && !values.key && !values['key-file'] && !values.register) {
+  values.ladder = tournament.address;
+  key = tournament.key;
+}
+values.ladder ??= process.env.MAUMAU_ADDR ?? '127.0.0.1:50051';
 if (values.register) {
   const [owner, bot, version] = values.register.split(',');
   const keys = await register(values.ladder, { owner, bot, version });

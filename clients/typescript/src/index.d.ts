@@ -214,4 +214,6 @@ export class LobbyError extends Error {
   code?: number;
 }
 /** Holds the version's lobby and plays every invitation with `bot` until the signal drains it. */
+/** The lobby a tournament launched this bot for ($MAUMAU_LOBBY_ADDR, $MAUMAU_LOBBY_KEY), or null. */
+export function lobbyFromEnv(env?: Record<string, string | undefined>): { address: string; key: string } | null;
 export function holdLobby(bot: DecideFn | Bot, address: string, key: string, options?: LobbyOptions): Promise<LobbyStats>;

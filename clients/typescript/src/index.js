@@ -388,4 +388,4 @@ export async function run(bot, address, token, options = {}) {
   }
 }
 
-export { ALL_PROFILES, LobbyError, describe, holdLobby, newLobbyStats, register } from './lobby.js';
+export { ALL_PROFILES, LobbyError, describe, holdLobby, lobbyFromEnv, newLobbyStats, register } from './lobby.js';

@@ -16,6 +16,19 @@ import grpc from '@grpc/grpc-js';
 
 import { PROTO_DIR, loadPackage, run, unary } from './index.js';
 
+/**
+ * The lobby a tournament launched this bot for (`--entrant 'name=lobby:COMMAND'`), from
+ * $MAUMAU_LOBBY_ADDR (as host:port) and $MAUMAU_LOBBY_KEY: `{ address, key }`, or null when either
+ * is unset. A ladder bot that tries this first plays tournaments unchanged: the tournament invites
+ * it to each of its matches and, when it is over, closes the lobby, which ends holdLobby as a
+ * drain does.
+ */
+export function lobbyFromEnv(env = process.env) {
+  const address = (env.MAUMAU_LOBBY_ADDR ?? '').trim().replace(/^[a-z]+:\/\//, '').replace(/\/+$/, '');
+  const key = (env.MAUMAU_LOBBY_KEY ?? '').trim();
+  return address && key ? { address, key } : null;
+}
+
 /** Every rule profile, by name. */
 export const ALL_PROFILES = Object.freeze(['classic', 'penalty-points', 'brazilian', 'romanian-32']);
 
@@ -187,7 +200,8 @@ export async function holdLobby(bot, address, key, options = {}) {
           else if (kind === 'waiting') stats.waiting.push(message);
           else if (kind === 'match_ended') stats.ended.push(message);
           else if (kind === 'drained') {
-            if (asked) {
+            // Asked for, or the lobby's last word (a tournament is over): done.
+            if (asked || message?.closed) {
               stats.drained = true; // reported last, once the matches are done
             } else {
               error = new Error('the server is stopping'); // it drained on its own: come back later

@@ -287,8 +287,10 @@ class LobbyNotice(_message.Message):
     def __init__(self, status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class LobbyDrained(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("closed",)
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    closed: bool
+    def __init__(self, closed: _Optional[bool] = ...) -> None: ...
 
 class Rating(_message.Message):
     __slots__ = ("mu", "sigma", "score", "interval_low", "interval_high")
