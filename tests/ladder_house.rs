@@ -263,6 +263,23 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
     // Rounds, scores and totals from the server's record.
     assert!(match_page.contains("class=\"rounds\""), "{match_page}");
     assert!(match_page.contains("class=\"totals\""), "{match_page}");
+    // The viewer embedded, and what it embeds is the match's viewer page.
+    let src = match_page
+        .split("<iframe class=\"viewer\" src=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no embedded viewer: {match_page}"))
+        .to_string();
+    assert!(
+        src.starts_with("/matches/") && src.ends_with("/view"),
+        "{src}"
+    );
+    let viewer = get(&server, &src, false).await;
+    assert_eq!(viewer.status, StatusCode::OK);
+    assert!(
+        viewer.text().contains("id=\"seats\""),
+        "not the viewer: {src}"
+    );
 
     // My page: recent matches with results, opponents (marked) and the viewer link.
     let my_page = get(&server, &format!("/ladder/bots/{}", me.bot_id), false)

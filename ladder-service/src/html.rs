@@ -16,7 +16,7 @@
 //!   SVG drawn here: μ after each rating event with its 95% interval), validation verdicts, and
 //!   each version's newest matches (result, opponents, timeouts, viewer and replay links).
 //! - `/ladder/matches/{id}`: a ladder match: season, profile, state, times, seats (bot, version,
-//!   placing, joined, timeouts), a link to the server's match viewer (`/matches/{server id}/view`:
+//!   placing, joined, timeouts), the server's match viewer, embedded (`/matches/{server id}/view`:
 //!   public information while it is played) and, once it has ended, its seed, a replay link and
 //!   its rounds with each seat's points and totals (from the server's record).
 //!
@@ -1249,6 +1249,16 @@ fn match_page(
             report.players.iter().map(|p| p.name.clone()).collect()
         };
         h.raw(&rounds_table(&report, &names).into_string());
+    }
+    // The viewer itself, embedded: the table move by move, live while the match is played
+    // (public information only until it ends), then every hand and any seat's view.
+    if !server_id.is_empty() {
+        let _ = writeln!(
+            h.0,
+            "<iframe class=\"viewer\" src=\"/matches/{}/view\" title=\"The match viewer\" \
+             style=\"width:100%;height:44rem;border:1px solid #ccc\"></iframe>",
+            percent_encode(&server_id)
+        );
     }
     Ok(Page::Html(h.finish()))
 }
