@@ -68,23 +68,26 @@ impl Drop for Running {
     }
 }
 
-#[test]
-fn a_tournament_prints_where_its_games_are_watched_and_a_live_one_shows_no_hand() {
-    let dir = tempfile::tempdir().unwrap();
-    // An entrant that never joins: its first game waits for it (for the minute of grace), so a
-    // game is being played, its deal made and every hand hidden, while the test looks.
+/// Its stderr, line by line.
+type Lines = std::io::Lines<BufReader<std::process::ChildStderr>>;
+
+/// A tournament in `dir` with an entrant that never joins: its first game waits for it (for the
+/// minute of grace), so a game is being played, its deal made and every hand hidden, while the
+/// test looks. Returns it once it has printed where to watch its games, with that address and
+/// the rest of its stderr.
+fn idle_tournament(dir: &std::path::Path) -> (Running, Lines, String) {
     let mut child = Command::new(BIN)
         .arg("tournament")
         .args(["--seats", "2", "--deals", "1", "--threads", "1"])
         .args(["--bots", "heuristic", "--entrant", "idle=cmd:sleep 300"])
         .args(["--grace-ms", "60000", "--out"])
-        .arg(dir.path().join("out"))
+        .arg(dir.join("out"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut child = Running(child);
+    let child = Running(child);
     let list_url = loop {
         let line = lines
             .next()
@@ -94,6 +97,13 @@ fn a_tournament_prints_where_its_games_are_watched_and_a_live_one_shows_no_hand(
             break url.to_string();
         }
     };
+    (child, lines, list_url)
+}
+
+#[test]
+fn a_tournament_prints_where_its_games_are_watched_and_a_live_one_shows_no_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, lines, list_url) = idle_tournament(dir.path());
     assert!(list_url.starts_with("http://127.0.0.1:"), "{list_url}");
     assert!(list_url.ends_with("/matches"), "{list_url}");
     // The rest of its output is read meanwhile, so it never blocks on a full pipe (nor finds
@@ -154,25 +164,8 @@ fn a_tournament_prints_where_its_games_are_watched_and_a_live_one_shows_no_hand(
 #[test]
 fn an_interrupted_tournament_stops_even_when_its_stderr_is_closed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
-        .arg("tournament")
-        .args(["--seats", "2", "--deals", "1", "--threads", "1"])
-        .args(["--bots", "heuristic", "--entrant", "idle=cmd:sleep 300"])
-        .args(["--grace-ms", "60000", "--out"])
-        .arg(dir.path().join("out"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut child = Running(child);
     // Started (its server is up, its game waits for the idle seat) ...
-    while !lines
-        .next()
-        .expect("the tournament prints where to watch before it ends")
-        .unwrap()
-        .starts_with("maumau: watch the games at ")
-    {}
+    let (mut child, lines, _) = idle_tournament(dir.path());
     // ... then nobody reads its output any more.
     drop(lines);
     assert!(
