@@ -193,7 +193,10 @@ pub(crate) fn run(
                         std::env::temp_dir().join(format!("maumau-bot-{}", std::process::id()));
                     std::fs::create_dir_all(&logs)
                         .map_err(|e| format!("cannot make {}: {e}", logs.display()))?;
-                    println!("your program's output goes to {}", logs.display());
+                    println!(
+                        "each match's program writes its output to a log in {}",
+                        logs.display()
+                    );
                     let play = move |invitation: pb::Invitation, server: String| {
                         let (tx, over) = oneshot::channel();
                         lock(&ended).insert((invitation.ladder_match_id, invitation.seat), tx);
