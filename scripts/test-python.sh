@@ -2,7 +2,9 @@
 # Tests the Python package of the engine (python/, `maumau_engine`): builds the native module
 # once in the dev profile with maturin into python/.venv and runs its pytest suite (the Game
 # class against golden games written by the Rust engine, PettingZoo's api_test and seed test,
-# the vectorized environment).
+# the vectorized environment), then scripts/test-wheels.sh: the wheels a Python user installs
+# (`maumau` with the command line, `maumau-engine`, `maumau-client`) in a fresh virtual
+# environment, with check-bot, a tournament and the tests that need the binary and the client.
 #
 #   scripts/test-python.sh
 #
@@ -27,3 +29,5 @@ echo "== python engine: maturin develop (dev profile) =="
 echo "== python engine: pytest =="
 # Exit code 5 (no tests collected) is a failure here too.
 (cd "$PKG" && "$VENV/bin/python" -m pytest -q)
+
+"$ROOT/scripts/test-wheels.sh"

@@ -152,6 +152,56 @@ pub struct Frame {
     pub table: Table,
     /// The round that ended in this step, if one did.
     pub round_end: Option<RoundSummary>,
+    /// Messages the server refused while the table stood here (after this step, before the
+    /// next), as the perspective may see them: a seat sees its own, the omniscient view every
+    /// seat's, the public view none.
+    pub rejections: Vec<Refused>,
+}
+
+/// A seat's message the server refused (it changed nothing), from the replay's `rejections`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Refused {
+    /// The seat that sent it.
+    pub seat: Seat,
+    /// The action it named, in readable notation (`play 7♥`), if the server could read one.
+    pub action: Option<String>,
+    /// The reason in words: `illegal card`, `stale state`.
+    pub reason: String,
+    /// The refusal's message, as the seat was sent it.
+    pub message: String,
+    /// All of it in one line: "S0 tried “play 7♥” — refused (illegal card): …".
+    pub line: String,
+}
+
+impl Refused {
+    /// A recorded refusal in words.
+    pub fn from_wire(r: &pb::ReplayRejection) -> Refused {
+        let seat = Seat::try_from(r.seat).unwrap_or(Seat::MAX);
+        let action = r
+            .action
+            .as_ref()
+            .and_then(|a| Action::try_from(a).ok())
+            .map(action_text);
+        let reason = pb::ErrorReason::try_from(r.reason)
+            .unwrap_or(pb::ErrorReason::Unspecified)
+            .as_str_name()
+            .trim_start_matches("ERROR_REASON_")
+            .replace('_', " ")
+            .to_lowercase();
+        let what = match &action {
+            Some(a) => format!("S{seat} tried “{a}”"),
+            None => format!("S{seat} sent a message"),
+        };
+        // A replay file is anyone's: no control character of it reaches a terminal.
+        let message: String = r.message.chars().filter(|c| !c.is_control()).collect();
+        Refused {
+            seat,
+            line: format!("{what} — refused ({reason}): {message}"),
+            action,
+            reason,
+            message,
+        }
+    }
 }
 
 /// The table as the perspective sees it.
@@ -393,6 +443,7 @@ impl Recorder {
             notes,
             table: table(self.perspective, &obs, game),
             round_end,
+            rejections: Vec::new(),
         };
         self.frames.push(frame);
         self.frames.last().expect("just pushed")
@@ -694,6 +745,19 @@ pub fn frames(replay: &pb::Replay, perspective: Perspective) -> Result<Viewing, 
             }
         },
     )?;
+    let mut frames = recorder.into_frames();
+    // Each refusal at the frame the table stood at when it came; a seat sees only its own.
+    for r in &replay.rejections {
+        let shown = match perspective {
+            Perspective::Omniscient => true,
+            Perspective::Public => false,
+            Perspective::Seat(s) => r.seat == u32::from(s),
+        };
+        let at = (r.step as usize).min(frames.len() - 1);
+        if shown {
+            frames[at].rejections.push(Refused::from_wire(r));
+        }
+    }
     Ok(Viewing {
         match_id: replay.match_id.clone(),
         profile: config.profile.name().to_string(),
@@ -702,7 +766,7 @@ pub fn frames(replay: &pb::Replay, perspective: Perspective) -> Result<Viewing, 
         seats: config.seats,
         perspective,
         finished: game.phase() == Phase::Over,
-        frames: recorder.into_frames(),
+        frames,
     })
 }
 
@@ -914,6 +978,54 @@ mod tests {
             format!("S{seat} ran out of time: the server played for it")
         );
         assert_eq!(seen.frames[3].think_ms, 0);
+    }
+
+    #[test]
+    fn a_refusal_is_shown_at_its_step_to_its_seat_and_the_omniscient_view_only() {
+        let (mut replay, _) = played(ProfileId::Classic, 2, 9);
+        let tried = Action::Draw;
+        replay.rejections = vec![
+            pb::ReplayRejection {
+                seat: 0,
+                step: 3,
+                reason: pb::ErrorReason::IllegalCard as i32,
+                message: "no such card in hand".into(),
+                action: Some(tried.into()),
+            },
+            // A step past the end (a truncated replay) lands on the last frame.
+            pb::ReplayRejection {
+                seat: 1,
+                step: 10_000,
+                reason: pb::ErrorReason::RateLimited as i32,
+                message: "too many Pings;\x1b[2J slow down".into(),
+                action: None,
+            },
+        ];
+        let at = |p: Perspective| -> Vec<(usize, String)> {
+            frames(&replay, p)
+                .unwrap()
+                .frames
+                .iter()
+                .flat_map(|f| f.rejections.iter().map(|r| (f.index, r.line.clone())))
+                .collect()
+        };
+        let last = replay.actions.len();
+        let mine = format!(
+            "S0 tried “{}” — refused (illegal card): no such card in hand",
+            action_text(tried)
+        );
+        // (Without the control character the message held.)
+        let theirs = "S1 sent a message — refused (rate limited): too many Pings;[2J slow down";
+        assert_eq!(at(Perspective::Seat(0)), [(3, mine.clone())]);
+        assert_eq!(at(Perspective::Seat(1)), [(last, theirs.to_string())]);
+        assert_eq!(
+            at(Perspective::Omniscient),
+            [(3, mine), (last, theirs.to_string())]
+        );
+        assert!(
+            at(Perspective::Public).is_empty(),
+            "a seat's refusals are its own"
+        );
     }
 
     #[test]

@@ -70,12 +70,19 @@ async fn open_lobby(
 
 impl LobbyConn {
     /// The next message within 20 s; `None` when the stream ended.
+    /// The next message but the reasons for waiting (`LobbyWaiting`, tested in
+    /// `ladder_house.rs`).
     async fn next(&mut self) -> Option<pb::lobby_response::Kind> {
-        tokio::time::timeout(Duration::from_secs(20), self.rx.message())
-            .await
-            .expect("a lobby message within 20 s")
-            .expect("the lobby stream does not fail")
-            .map(|m| m.kind.expect("a message kind"))
+        loop {
+            let kind = tokio::time::timeout(Duration::from_secs(20), self.rx.message())
+                .await
+                .expect("a lobby message within 20 s")
+                .expect("the lobby stream does not fail")
+                .map(|m| m.kind.expect("a message kind"));
+            if !matches!(kind, Some(pb::lobby_response::Kind::Waiting(_))) {
+                return kind;
+            }
+        }
     }
 
     async fn welcome(&mut self) -> pb::LobbyWelcome {

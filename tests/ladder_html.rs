@@ -207,15 +207,17 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
         "Rank",
         "Bot",
         "Version",
-        "Score",
-        "95% interval",
+        "Score (μ − 3σ)",
+        "95% interval of μ",
         "Matches",
         "Win rate",
         "Avg placing",
         "Timeouts",
     ] {
-        assert!(html.contains(&format!("<th>{column}</th>")), "{column}");
+        assert!(html.contains(&format!(">{column}</th>")), "{column}");
     }
+    // The score column is explained beside the interval.
+    assert!(html.contains("class=\"note score-note\""), "{html}");
     assert!(html.contains("<h2>Provisional</h2>"));
     let h2 = get(&server, "/ladder?profile=classic", true).await;
     assert_eq!(h2.status, StatusCode::OK);

@@ -266,7 +266,8 @@ impl Seen {
             pb::lobby_response::Kind::Drained(_) => {
                 self.drained.insert(who);
             }
-            pb::lobby_response::Kind::Welcome(_) => {}
+            // Why a lobby waits is tested in ladder_house.rs.
+            pb::lobby_response::Kind::Welcome(_) | pb::lobby_response::Kind::Waiting(_) => {}
         }
     }
 

@@ -2,7 +2,9 @@
 //! the others by built-in bots) in every profile; the frames the server sends are compared with
 //! the engine's own replay of the match, and the page, loaded in headless Chromium at a
 //! permalinked event, shows exactly the engine's state there. A live match is followed as it is
-//! played, showing only what a spectator may see (checked in the page Chromium renders). The
+//! played, showing only what a spectator may see and whose turn it is with the time it has left
+//! (checked in the page Chromium renders). A seat's view shows its prompts: what it was offered
+//! and the actions of its the server refused, at the event they came at. The
 //! refusals (every hand of a live match, a wrong token, a bad query, an unknown match) carry
 //! their typed reasons.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -15,7 +17,7 @@ use common::{Seat, TestServer, play_to_end};
 use hyper::StatusCode;
 use maumau::pb;
 use maumau_engine::{Action, Game, MatchConfig};
-use web::{chromium_or_explain, dump_dom, get};
+use web::{chromium_or_explain, dump_dom, get, screenshot};
 
 /// A match of `profile` at `seats` seats, at most two rounds: seat 0 played over gRPC, the
 /// others by the heuristic bot. Returns its creation and, once it has ended, its replay.
@@ -387,6 +389,13 @@ async fn a_live_match_is_followed_showing_only_what_a_spectator_sees() {
             "the frames grow as the match is played"
         );
         seen = frames.len();
+        // Whose turn and the time it has left: seat 0, prompted and not answering yet, within
+        // its decision time and bank.
+        assert_eq!(frames[seen - 1]["table"]["to_act"], 0);
+        let left = v["time_left_ms"]
+            .as_u64()
+            .expect("the time left while seat 0 is to act");
+        assert!(left > 0 && left <= 120_000, "{left}");
         for f in frames {
             for s in f["table"]["seats"].as_array().unwrap() {
                 assert!(s["hand"].is_null(), "a hand in a live public view: {f}");
@@ -407,6 +416,17 @@ async fn a_live_match_is_followed_showing_only_what_a_spectator_sees() {
                 seat_cards(&dom, 2).iter().all(Vec::is_empty),
                 "a card face in a seat's hand on the live page"
             );
+            assert_eq!(attr_of_id(&dom, "turn", "data-seat"), "0");
+            let ms: u64 = attr_of_id(&dom, "deadline", "data-ms").parse().unwrap();
+            assert!(ms > 0 && ms <= 120_000, "{ms}");
+            let shown = text_of_id(&dom, "deadline");
+            assert!(
+                shown.starts_with("S0") && shown.ends_with(" s left"),
+                "{shown}"
+            );
+            let png = shots().join("live-public.png");
+            let url = format!("{}/matches/{id}/view", server.url());
+            screenshot(chromium, &url, &png, 1280, 900);
         }
         seat.send_action(prompt.state_id, common::default_index(&prompt), step)
             .await;
@@ -421,4 +441,155 @@ async fn a_live_match_is_followed_showing_only_what_a_spectator_sees() {
         v["perspective"], "omniscient",
         "every hand once it has ended"
     );
+}
+
+/// The folder for the screenshots people look at (`target/test-output/viewer`).
+fn shots() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output/viewer");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A seat sends an action the rules refuse, then a legal one: the replay records the refusal
+/// with its reason and step (and still verifies), and the seat's view (live with its token,
+/// and after the end) shows it at that event, in the frames and in the page; nobody else's
+/// view does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seats_view_shows_its_refused_action_at_the_event_it_came_at() {
+    let server = TestServer::start().await;
+    let mut matches = server.matches().await;
+    let created = matches
+        .create_match(pb::CreateMatchRequest {
+            config: Some(pb::MatchConfig {
+                max_rounds: 1,
+                ..common::config(pb::Profile::Classic, 2)
+            }),
+            seed: Some(31),
+            bots: vec![pb::SeatBot {
+                seat: 1,
+                kind: pb::BotKind::Heuristic as i32,
+            }],
+            time_control: Some(common::relaxed_clock()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let id = &created.match_id;
+    let token = &created.seat_tokens[0].token;
+    let json = |got: &web::Got| serde_json::from_slice::<serde_json::Value>(&got.body).unwrap();
+    let mut play = server.play_client().await;
+    let mut seat = Seat::join(&mut play, token, None).await;
+    // Seat 0's second decision: it first names a card action it was not offered.
+    let mut prompt = seat.required_prompt().await;
+    seat.send_action(prompt.state_id, common::default_index(&prompt), 1)
+        .await;
+    prompt = seat.required_prompt().await;
+    let offered: Vec<u32> = prompt.legal_actions.iter().map(|a| a.index).collect();
+    let illegal = (0..192).find(|i| !offered.contains(i)).unwrap();
+    seat.send_action(prompt.state_id, illegal, 2).await;
+    let refused = seat
+        .until(|m| match &m.kind {
+            Some(pb::server_message::Kind::Rejected(r)) => Some(r.clone()),
+            _ => None,
+        })
+        .await;
+    // Live, with the seat's token: the refusal is at the newest event, where the seat stood.
+    let live = json(
+        &get(
+            &server,
+            &format!("/matches/{id}/frames?token={token}"),
+            false,
+        )
+        .await,
+    );
+    assert_eq!(live["live"], true);
+    let frames = live["frames"].as_array().unwrap();
+    let k = frames.len() - 1;
+    let line = frames[k]["rejections"][0]["line"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(line.starts_with("S0 tried “play "), "{line}");
+    assert!(line.ends_with(&refused.message), "{line}");
+    let public = json(&get(&server, &format!("/matches/{id}/frames"), false).await);
+    assert!(
+        public["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rejections"].as_array().unwrap().is_empty()),
+        "a seat's refusals in the public view"
+    );
+    seat.send_action(prompt.state_id, common::default_index(&prompt), 3)
+        .await;
+    play_to_end(seat, 31).await;
+
+    // The replay keeps it, and still verifies.
+    let replay = matches
+        .get_replay(pb::GetReplayRequest {
+            match_id: id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .replay
+        .unwrap();
+    assert_eq!(replay.rejections.len(), 1, "{:?}", replay.rejections);
+    let r = &replay.rejections[0];
+    assert_eq!((r.seat, r.step as usize), (0, k));
+    assert_eq!(r.reason, refused.reason);
+    assert_eq!(r.message, refused.message);
+    assert!(r.action.is_some());
+    let verified = matches
+        .verify_replay(pb::VerifyReplayRequest {
+            replay: Some(replay.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(verified.valid, "{verified:?}");
+
+    // After the end: seat 0's view and the omniscient one show it at event k, and only there.
+    for (view, shown) in [
+        ("0", true),
+        ("omniscient", true),
+        ("1", false),
+        ("public", false),
+    ] {
+        let v = json(&get(&server, &format!("/matches/{id}/frames?view={view}"), false).await);
+        let at: Vec<u64> = v["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| !f["rejections"].as_array().unwrap().is_empty())
+            .map(|f| f["index"].as_u64().unwrap())
+            .collect();
+        let want = if shown { vec![k as u64] } else { vec![] };
+        assert_eq!(at, want, "view {view}");
+    }
+
+    // The page, as seat 0 saw it, at that event: the refusal is listed under the step, and
+    // seat 0's offered actions beside it.
+    let Some(chromium) = chromium_or_explain() else {
+        return;
+    };
+    let url = format!("{}/matches/{id}/view?view=0#e={k}", server.url());
+    let dom = {
+        let (chromium, url) = (chromium.clone(), url.clone());
+        tokio::task::spawn_blocking(move || dump_dom(&chromium, &url))
+            .await
+            .unwrap()
+    };
+    assert_eq!(attr_of_id(&dom, "viewer", "data-e"), k.to_string());
+    let list = &dom[dom.find("id=\"refused\"").unwrap()..];
+    let list = &list[..list.find("</ul>").unwrap()];
+    assert!(list.contains("data-seat=\"0\""), "{list}");
+    assert!(list.contains("S0 tried “play "), "{list}");
+    assert!(dom.contains("<b>may: </b>"), "seat 0's offered actions");
+    let png = shots().join("seat-view-refused.png");
+    tokio::task::spawn_blocking(move || screenshot(&chromium, &url, &png, 1280, 900))
+        .await
+        .unwrap();
+    server.stop().await;
 }

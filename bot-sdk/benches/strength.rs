@@ -8,6 +8,21 @@
 //! - `STRENGTH_GAMES` (default 600): games per case, about; a case plays this many divided by
 //!   its seatings per deal (see below) deals, at least 2.
 //! - `SEARCH_ITERATIONS`: the search bot's budget (default [`SearchBot::DEFAULT_ITERATIONS`]).
+//! - `SEARCH_MS`: a budget in time instead: each decision searches for this many milliseconds
+//!   (no playout limit; [`SearchBot::with_time_limit`] shares the time out between the rounds of
+//!   successive halving). Decisions then depend on the machine's speed and load.
+//! - `SEARCH_PATHS` (default `trusted`): `trusted,checked` plays the search pair twice, in the
+//!   same run and deal by deal (so both meet the same load): with playouts applied by the
+//!   engine's trusted `apply_unchecked` (what the bot does) and by the checked `apply_with`
+//!   ([`SearchBot::with_checked_playouts`], how it played before). Under a playout budget both
+//!   make the same moves; under `SEARCH_MS` the trusted path fits more playouts into the time.
+//!   The paired difference of the two win shares is printed with its 95% interval, and before
+//!   the table the playout rate of each path (see below).
+//! - `SPEED_ROUNDS` (default 5, 0 to skip): with `checked` among the paths, the search bot's
+//!   decisions on a fixed set of positions per case (40 positions of a heuristic game, 2000
+//!   playouts each, the same decisions on both paths) are timed for each path in turn, this many
+//!   rounds; printed: playouts per second of each path (medians) and the median of the per-round
+//!   ratios, i.e. how many more playouts the trusted path fits in a fixed time.
 //! - `STRENGTH_CASES`: only these cases, comma-separated (`classic/2,romanian-32/3`).
 //! - `STRENGTH_PAIRS`: only the pairs whose first bot is named (`heuristic`, `search`).
 //! - `STRENGTH_THREADS` (default: the available cores): deals are shared out between threads;
@@ -16,6 +31,9 @@
 //!   again on one thread (nothing else of the bench running) to time the search bot's
 //!   decisions: the median, the 99th percentile and the maximum over every decision with a
 //!   real choice.
+//!
+//! - `SEARCH_INSTRUCTIONS=classic/4:trusted`: only counts a few search decisions for callgrind
+//!   (see `instructions_mode`).
 //!
 //! Progress goes to stderr; the table to stdout.
 //!
@@ -119,10 +137,33 @@ fn seatings(seats: usize) -> Vec<Vec<bool>> {
     out
 }
 
-/// A bot of `kind` for a seat; the search bot gets the budget under test.
-fn bot(kind: BotKind, seed: u64, iterations: u32) -> Box<dyn Bot> {
+/// How the search bot under test searches: its playout budget, or a time per decision, and
+/// which apply its playouts use.
+#[derive(Clone, Copy)]
+struct Search {
+    iterations: u32,
+    ms: Option<u64>,
+    checked: bool,
+}
+
+impl Search {
+    fn build(self, seed: u64) -> SearchBot {
+        let mut bot = match self.ms {
+            Some(ms) => SearchBot::with_iterations(seed, u32::MAX)
+                .with_time_limit(Duration::from_millis(ms)),
+            None => SearchBot::with_iterations(seed, self.iterations),
+        };
+        if self.checked {
+            bot = bot.with_checked_playouts();
+        }
+        bot
+    }
+}
+
+/// A bot of `kind` for a seat; the search bot is set up as under test.
+fn bot(kind: BotKind, seed: u64, search: Search) -> Box<dyn Bot> {
     match kind {
-        BotKind::Search => Box::new(SearchBot::with_iterations(seed, iterations)),
+        BotKind::Search => Box::new(search.build(seed)),
         k => k.build(seed),
     }
 }
@@ -133,7 +174,7 @@ fn play(
     deal: u64,
     is_a: &[bool],
     (a, b): (BotKind, BotKind),
-    iterations: u32,
+    search: Search,
     times: &Arc<Mutex<Vec<Duration>>>,
 ) -> MatchResult {
     let mut bots: Vec<Box<dyn Bot>> = is_a
@@ -141,7 +182,7 @@ fn play(
         .enumerate()
         .map(|(s, &x)| {
             let kind = if x { a } else { b };
-            let inner = bot(kind, deal * 131 + s as u64, iterations);
+            let inner = bot(kind, deal * 131 + s as u64, search);
             if kind == BotKind::Search {
                 Box::new(Timed {
                     inner,
@@ -162,7 +203,7 @@ fn play_deal(
     deal: u64,
     seatings: &[Vec<bool>],
     kinds: (BotKind, BotKind),
-    iterations: u32,
+    search: Search,
 ) -> (f64, f64) {
     let positive = config
         .rules()
@@ -171,7 +212,7 @@ fn play_deal(
     let times = Arc::new(Mutex::new(Vec::new()));
     let (mut w, mut d) = (0.0, 0.0);
     for is_a in seatings {
-        let r = play(config, deal, is_a, kinds, iterations, &times);
+        let r = play(config, deal, is_a, kinds, search, &times);
         let winners: Vec<usize> = r.winners().map(|s| s as usize).collect();
         w += winners.iter().filter(|&&s| is_a[s]).count() as f64 / winners.len() as f64;
         let mean = |want: bool| {
@@ -248,12 +289,146 @@ fn quantile_ms(sorted: &[Duration], q: f64) -> f64 {
     sorted[i].as_secs_f64() * 1e3
 }
 
+/// The search bot's playout rate on each path (see `SPEED_ROUNDS` in the module docs): returns
+/// the medians of playouts per second, trusted and checked, and the median per-round ratio.
+fn playout_speed(config: MatchConfig, rounds: usize) -> (f64, f64, f64) {
+    const ITERATIONS: u32 = 2000;
+    let positions = positions(config, 40);
+    let time = |checked: bool| {
+        let search = Search {
+            iterations: ITERATIONS,
+            ms: None,
+            checked,
+        };
+        let started = Instant::now();
+        for (i, obs) in positions.iter().enumerate() {
+            std::hint::black_box(search.build(i as u64).decide(obs));
+        }
+        (positions.len() as f64 * f64::from(ITERATIONS)) / started.elapsed().as_secs_f64()
+    };
+    let (mut trusted, mut checked, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Alternate which path goes first.
+        let (t, c) = if round % 2 == 0 {
+            let t = time(false);
+            (t, time(true))
+        } else {
+            let c = time(true);
+            (time(false), c)
+        };
+        trusted.push(t);
+        checked.push(c);
+        ratios.push(t / c);
+    }
+    (median(trusted), median(checked), median(ratios))
+}
+
+/// Up to `n` positions with a real choice, from one heuristic game, as their seats see them.
+fn positions(config: MatchConfig, n: usize) -> Vec<Observation> {
+    let mut game = Game::new(config, 0x5EED).expect("valid");
+    let mut heuristic: Vec<Box<dyn Bot>> = (0..config.seats)
+        .map(|s| BotKind::Heuristic.build(u64::from(s)))
+        .collect();
+    let mut positions = Vec::new();
+    while positions.len() < n {
+        let Some(seat) = game.to_act() else { break };
+        let obs = game.observation(seat);
+        if obs.legal.len() > 1 {
+            positions.push(obs);
+        }
+        let action = heuristic[seat as usize].decide(&obs);
+        game.apply(seat, action).expect("legal");
+    }
+    positions
+}
+
+/// `SEARCH_INSTRUCTIONS=classic/4:trusted` (a case, then `trusted` or `checked`): decides 10
+/// positions of that case with 500 playouts each, inside [`measured_search`], and prints the
+/// playouts, so that callgrind counts the instructions of exactly those decisions:
+///
+/// ```sh
+/// SEARCH_INSTRUCTIONS=classic/4:trusted valgrind --tool=callgrind \
+///     --toggle-collect='*measured_search*' target/release/deps/strength-<hash>
+/// ```
+///
+/// Instructions divided by playouts: the cost of a playout (sampling included), load-free.
+fn instructions_mode(spec: &str) {
+    let (case, path) = spec.split_once(':').unwrap_or((spec, "trusted"));
+    let (profile, seats) = case.split_once('/').expect("a case like classic/4");
+    let config = MatchConfig {
+        calls: CallsMode::Enforce,
+        ..MatchConfig::new(
+            profile.parse().expect("a profile"),
+            seats.parse().expect("seats"),
+        )
+    };
+    let search = Search {
+        iterations: 500,
+        ms: None,
+        checked: path == "checked",
+    };
+    let positions = positions(config, 10);
+    let chosen = measured_search(search, &positions);
+    println!(
+        "{case} {}: {} playouts, {chosen} choices differ from the first action",
+        path_name(search),
+        positions.len() * 500
+    );
+}
+
+/// The decisions callgrind counts in [`instructions_mode`].
+#[inline(never)]
+fn measured_search(search: Search, positions: &[Observation]) -> usize {
+    positions
+        .iter()
+        .enumerate()
+        .filter(|(i, obs)| search.build(*i as u64).decide(obs) != obs.legal[0])
+        .count()
+}
+
+/// `trusted` or `checked`: how the search's playouts apply their moves.
+fn path_name(search: Search) -> &'static str {
+    if search.checked { "checked" } else { "trusted" }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--test" || a == "--list") {
         return; // `cargo test` runs benches once; this one is a measurement, not a test.
     }
+    if let Ok(spec) = std::env::var("SEARCH_INSTRUCTIONS") {
+        instructions_mode(&spec);
+        return;
+    }
     let games: u64 = env("STRENGTH_GAMES").unwrap_or(600);
     let iterations: u32 = env("SEARCH_ITERATIONS").unwrap_or(SearchBot::DEFAULT_ITERATIONS);
+    let ms: Option<u64> = env("SEARCH_MS");
+    let paths = std::env::var("SEARCH_PATHS").unwrap_or_else(|_| "trusted".into());
+    let checked_paths: Vec<bool> = paths
+        .split(',')
+        .filter_map(|p| match p {
+            "trusted" => Some(false),
+            "checked" => Some(true),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !checked_paths.is_empty(),
+        "SEARCH_PATHS: trusted, checked or both"
+    );
+    let speed_rounds: usize = env("SPEED_ROUNDS").unwrap_or(5);
     let threads: usize = env("STRENGTH_THREADS")
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let timed_deals: u64 = env("STRENGTH_TIMED_DEALS").unwrap_or(4);
@@ -266,17 +441,53 @@ fn main() {
         (ProfileId::Brazilian, 6),
         (ProfileId::Romanian32, 3),
     ];
+    let budget = match ms {
+        Some(ms) => format!("{ms} ms per decision"),
+        None => format!("{iterations} playouts per decision"),
+    };
     println!(
         "duplicate matches, calls=enforce, about {games} games per case: every deal played with \
          each distinct rotation of the seating and with the kinds swapped; search budget \
-         {iterations} playouts per decision; intervals are 95% over deals\n"
+         {budget}; playouts applied by: {paths}; intervals are 95% over deals\n"
     );
+    let selected = |profile: ProfileId, seats: u8| {
+        only.is_empty() || only.split(',').any(|c| c == format!("{profile}/{seats}"))
+    };
+    if checked_paths.len() > 1 && speed_rounds > 0 {
+        println!(
+            "search playouts per second, {speed_rounds} rounds, each path in turn (medians): \
+             trusted = apply_unchecked, checked = apply_with"
+        );
+        println!(
+            "{:<17} {:>12} {:>12} {:>16} {:>22}",
+            "case", "trusted", "checked", "trusted/checked", "playouts in 10 ms t/c"
+        );
+        for (profile, seats) in cases {
+            if !selected(profile, seats) {
+                continue;
+            }
+            let config = MatchConfig {
+                calls: CallsMode::Enforce,
+                ..MatchConfig::new(profile, seats)
+            };
+            let (t, c, ratio) = playout_speed(config, speed_rounds);
+            println!(
+                "{:<17} {:>12.0} {:>12.0} {:>16.3} {:>22}",
+                format!("{profile}/{seats}"),
+                t,
+                c,
+                ratio,
+                format!("{:.0} / {:.0}", t / 100.0, c / 100.0)
+            );
+        }
+        println!();
+    }
     println!(
-        "{:<17} {:<20} {:>6} {:>15} {:>15} {:>24}",
+        "{:<17} {:<28} {:>6} {:>15} {:>15} {:>24}",
         "case", "A vs B", "games", "A win share", "A score adv.", "A ms/decision p50/p99/max"
     );
     for (profile, seats) in cases {
-        if !only.is_empty() && !only.split(',').any(|c| c == format!("{profile}/{seats}")) {
+        if !selected(profile, seats) {
             continue;
         }
         for (a, b) in [
@@ -293,54 +504,98 @@ fn main() {
             let seatings = seatings(seats as usize);
             let deals = (games / seatings.len() as u64).max(2);
             let label = format!("{profile}/{seats} {a} vs {b}");
+            // The search pair is played once per path, deal by deal; other pairs once.
+            let variants: Vec<Search> = if a == BotKind::Search {
+                checked_paths
+                    .iter()
+                    .map(|&checked| Search {
+                        iterations,
+                        ms,
+                        checked,
+                    })
+                    .collect()
+            } else {
+                vec![Search {
+                    iterations,
+                    ms,
+                    checked: false,
+                }]
+            };
             let started = Instant::now();
             let per_deal = parallel(deals, threads, &label, |deal| {
-                play_deal(config, deal, &seatings, (a, b), iterations)
+                variants
+                    .iter()
+                    .map(|&search| play_deal(config, deal, &seatings, (a, b), search))
+                    .collect::<Vec<_>>()
             });
             let wall = started.elapsed();
             let played = deals as usize * seatings.len();
-            let win: Vec<f64> = per_deal.iter().map(|r| r.0).collect();
-            let adv: Vec<f64> = per_deal.iter().map(|r| r.1).collect();
-            let ms = if a == BotKind::Search {
-                let times = Arc::new(Mutex::new(Vec::new()));
-                for deal in 0..timed_deals {
-                    for is_a in &seatings {
-                        play(config, deal, is_a, (a, b), iterations, &times);
+            for (v, &search) in variants.iter().enumerate() {
+                let win: Vec<f64> = per_deal.iter().map(|r| r[v].0).collect();
+                let adv: Vec<f64> = per_deal.iter().map(|r| r[v].1).collect();
+                let ms = if a == BotKind::Search {
+                    let times = Arc::new(Mutex::new(Vec::new()));
+                    for deal in 0..timed_deals {
+                        for is_a in &seatings {
+                            play(config, deal, is_a, (a, b), search, &times);
+                        }
                     }
-                }
-                let mut times = times.lock().map(|t| t.clone()).unwrap_or_default();
-                times.sort();
-                format!(
-                    "{:.1}/{:.1}/{:.1} ({})",
-                    quantile_ms(&times, 0.5),
-                    quantile_ms(&times, 0.99),
-                    quantile_ms(&times, 1.0),
-                    times.len()
-                )
-            } else {
-                "-".into()
-            };
-            let (wm, wc) = mean_ci(&win);
-            let (dm, dc) = mean_ci(&adv);
-            let verdict = if wm - wc > 0.5 {
-                "A stronger"
-            } else if wm + wc < 0.5 {
-                "B stronger"
-            } else {
-                "not separated"
-            };
-            println!(
-                "{:<17} {:<20} {:>6} {:>6.3} ± {:<6.3} {:>6.1} ± {:<6.1} {:>24}  {verdict} [{:.0} s]",
-                format!("{profile}/{seats}"),
-                format!("{a} vs {b}"),
-                played,
-                wm,
-                wc,
-                dm,
-                dc,
-                ms,
-                wall.as_secs_f64()
-            );
+                    let mut times = times.lock().map(|t| t.clone()).unwrap_or_default();
+                    times.sort();
+                    format!(
+                        "{:.1}/{:.1}/{:.1} ({})",
+                        quantile_ms(&times, 0.5),
+                        quantile_ms(&times, 0.99),
+                        quantile_ms(&times, 1.0),
+                        times.len()
+                    )
+                } else {
+                    "-".into()
+                };
+                let (wm, wc) = mean_ci(&win);
+                let (dm, dc) = mean_ci(&adv);
+                let verdict = if wm - wc > 0.5 {
+                    "A stronger"
+                } else if wm + wc < 0.5 {
+                    "B stronger"
+                } else {
+                    "not separated"
+                };
+                let name = if variants.len() > 1 {
+                    format!("{a} ({})", path_name(search))
+                } else {
+                    a.name().to_string()
+                };
+                println!(
+                    "{:<17} {:<28} {:>6} {:>6.3} ± {:<6.3} {:>6.1} ± {:<6.1} {:>24}  {verdict} [{:.0} s]",
+                    format!("{profile}/{seats}"),
+                    format!("{name} vs {b}"),
+                    played,
+                    wm,
+                    wc,
+                    dm,
+                    dc,
+                    ms,
+                    wall.as_secs_f64()
+                );
+            }
+            if variants.len() == 2 {
+                // Paired over deals: the same deals and seatings on both paths.
+                let diff: Vec<f64> = per_deal.iter().map(|r| r[0].0 - r[1].0).collect();
+                let (dm, dc) = mean_ci(&diff);
+                println!(
+                    "{:<17} {:<28} {:>6} {:>+6.3} ± {:<6.3}",
+                    format!("{profile}/{seats}"),
+                    format!(
+                        "win share {} - {}",
+                        path_name(variants[0]),
+                        path_name(variants[1])
+                    ),
+                    played,
+                    dm,
+                    dc
+                );
+            }
         }
     }
 }

@@ -21,6 +21,8 @@
 
 pub mod bots;
 #[cfg(feature = "net")]
+pub mod lobby;
+#[cfg(feature = "net")]
 pub mod runner;
 
 pub use maumau_engine as engine;

@@ -1,6 +1,7 @@
 //! The gauntlet: which matches are played, how each is run, and how each is judged.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,6 +52,10 @@ pub async fn run(
     }
     let started = Instant::now();
     let plans = plans(&options);
+    let log_dir = match options.bot {
+        BotUnderTest::Command(_) => Some(log_dir(&options)?),
+        _ => None,
+    };
     let kit = Kit::start(&options).await?;
     if matches!(options.bot, BotUnderTest::Connect) {
         progress(Progress::Waiting {
@@ -61,8 +66,10 @@ pub async fn run(
     }
     let mut checks = Vec::new();
     let mut times = Vec::new();
+    let mut stopped = None;
     for (i, plan) in plans.iter().enumerate() {
-        let outcome = kit.play(plan, &options, i as u64).await;
+        let log = log_dir.as_ref().map(|d| d.join(log_name(i, &plan.name)));
+        let outcome = kit.play(plan, &options, i as u64, log.as_deref()).await;
         times.extend(
             outcome
                 .record
@@ -78,14 +85,48 @@ pub async fn run(
         };
         progress(Progress::Check(&result));
         checks.push(result);
+        if outcome.not_started && i + 1 < plans.len() {
+            stopped = Some(i + 1);
+            break;
+        }
     }
     kit.stop().await;
     Ok(Report {
         bot: options.bot.to_string(),
         checks,
+        not_run: stopped.map_or(Vec::new(), |from| {
+            plans[from..].iter().map(|p| p.name.clone()).collect()
+        }),
+        stopped: stopped.map(|_| "the bot did not start (it never joined its match)".into()),
+        log_dir,
         decision_times: DecisionTimes::of(&times),
         elapsed: started.elapsed(),
     })
+}
+
+/// The directory for the bot's output: the one given (made if need be), or a new one under the
+/// system's temporary directory, kept after the run.
+fn log_dir(o: &Options) -> Result<PathBuf, KitError> {
+    match &o.log_dir {
+        Some(dir) => std::fs::create_dir_all(dir)
+            .map(|()| dir.clone())
+            .map_err(|e| KitError::LogDir(format!("{}: {e}", dir.display()))),
+        None => tempfile::Builder::new()
+            .prefix("maumau-check-bot-")
+            .tempdir()
+            .map(tempfile::TempDir::keep)
+            .map_err(|e| KitError::LogDir(e.to_string())),
+    }
+}
+
+/// The log file of the `i`th match (0-based): `01-classic-2-seats.log`.
+fn log_name(i: usize, check: &str) -> String {
+    let words: Vec<String> = check
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    format!("{:02}-{}.log", i + 1, words.join("-"))
 }
 
 // ----- the plan -----------------------------------------------------------------------------
@@ -325,29 +366,37 @@ struct Kit {
 
 /// How a bot under test is running for one match.
 enum Running {
-    Process(Launched),
+    Process(Box<Launched>),
     Thread(oneshot::Receiver<Result<(), String>>),
     ByHand,
 }
 
 /// How the bot ended after its match.
 struct BotEnd {
-    /// It ended cleanly (or runs by hand).
+    /// It ended cleanly: status 0, or returned.
     ok: bool,
-    /// It had to be stopped.
-    lingering: bool,
-    /// What happened, for a reason.
-    text: String,
+    /// What happened, for a reason: "exited with status 2".
+    what: String,
+    /// An excerpt of its output and where the whole of it is (empty when it ended cleanly).
+    output: String,
+}
+
+impl BotEnd {
+    /// What happened, and the excerpt.
+    fn text(&self) -> String {
+        format!("{}{}", self.what, self.output)
+    }
 }
 
 impl Running {
-    /// The end, if the bot already ended.
+    /// The end, if the bot already ended (before joining, so always a failure: its output is
+    /// quoted).
     fn try_end(&mut self) -> Option<BotEnd> {
         match self {
             Running::Process(p) => p.try_exit().map(|e| BotEnd {
                 ok: e.success(),
-                lingering: false,
-                text: format!("{}{}", e.describe(), e.tail_text()),
+                what: e.describe(EXIT_GRACE),
+                output: e.output(),
             }),
             Running::Thread(rx) => rx.try_recv().ok().map(thread_end),
             Running::ByHand => None,
@@ -359,18 +408,26 @@ impl Running {
         match self {
             Running::Process(p) => {
                 let e = p.finish(EXIT_GRACE).await;
+                // A bot that had to be stopped is named with its log; one that crashed quotes it.
+                let output = match e.status {
+                    Some(s) if !s.success() => e.output(),
+                    _ => String::new(),
+                };
                 Some(BotEnd {
                     ok: e.success(),
-                    lingering: e.status.is_none(),
-                    text: format!("{}{}", e.describe(), e.tail_text()),
+                    what: e.describe(EXIT_GRACE),
+                    output,
                 })
             }
             Running::Thread(rx) => match tokio::time::timeout(EXIT_GRACE, rx).await {
                 Ok(Ok(r)) => Some(thread_end(r)),
                 _ => Some(BotEnd {
                     ok: false,
-                    lingering: true,
-                    text: "did not return after its match".into(),
+                    what: format!(
+                        "did not return within {} s after its match ended",
+                        EXIT_GRACE.as_secs()
+                    ),
+                    output: String::new(),
                 }),
             },
             Running::ByHand => None,
@@ -382,13 +439,13 @@ fn thread_end(r: Result<(), String>) -> BotEnd {
     match r {
         Ok(()) => BotEnd {
             ok: true,
-            lingering: false,
-            text: "returned".into(),
+            what: "returned".into(),
+            output: String::new(),
         },
         Err(e) => BotEnd {
             ok: false,
-            lingering: false,
-            text: format!("stopped with an error: {e}"),
+            what: format!("stopped with an error: {e}"),
+            output: String::new(),
         },
     }
 }
@@ -399,6 +456,9 @@ struct Outcome {
     report: Option<pb::MatchReport>,
     end: Option<BotEnd>,
     problem: Option<String>,
+    /// The bot never joined the match: it could not be launched, or it ended or ran out of
+    /// time before joining.
+    not_started: bool,
 }
 
 impl Outcome {
@@ -408,6 +468,7 @@ impl Outcome {
             report: None,
             end: None,
             problem: Some(why),
+            not_started: false,
         }
     }
 }
@@ -487,7 +548,7 @@ impl Kit {
     }
 
     /// Plays one match of the gauntlet with the bot.
-    async fn play(&self, plan: &Plan, o: &Options, index: u64) -> Outcome {
+    async fn play(&self, plan: &Plan, o: &Options, index: u64, log: Option<&Path>) -> Outcome {
         if let Check::Unavailable(why) = &plan.check {
             return Outcome::problem(format!("the kit has no position for this check: {why}"));
         }
@@ -522,13 +583,20 @@ impl Kit {
             .map(|t| tokio::spawn(kit_seat(self.plays(), t, WINDOW_HOLD)));
         let mut bot = match &o.bot {
             BotUnderTest::Command(cmd) => {
-                match Launched::start(cmd, &self.proxy_addr, &presented) {
-                    Ok(p) => Running::Process(p),
+                let launched = match log {
+                    Some(log) => Launched::start(cmd, &self.proxy_addr, &presented, log),
+                    None => Err(std::io::Error::other("no file for its output")),
+                };
+                match launched {
+                    Ok(p) => Running::Process(Box::new(p)),
                     Err(e) => {
                         self.abort(&created.match_id, "the bot could not be launched")
                             .await;
                         self.proxy.unregister(&presented);
-                        return Outcome::problem(format!("cannot launch `{}`: {e}", cmd.join(" ")));
+                        return Outcome {
+                            not_started: true,
+                            ..Outcome::problem(format!("cannot launch `{}`: {e}", cmd.join(" ")))
+                        };
                     }
                 }
             }
@@ -547,6 +615,7 @@ impl Kit {
         // The match's time runs from the bot's join (a bot started by hand may come late).
         let mut joined_at = None;
         let mut problem = None;
+        let mut not_started = false;
         let mut aborted_at = None;
         let report = loop {
             tokio::select! {
@@ -570,10 +639,15 @@ impl Kit {
                     )
                 })
             } else if let Some(end) = bot.try_end() {
-                Some(format!("the bot {} before joining", end.text))
-            } else if started.elapsed() > o.join_timeout {
+                not_started = true;
                 Some(format!(
-                    "the bot did not join within {} s",
+                    "the bot {} before joining its match{}",
+                    end.what, end.output
+                ))
+            } else if started.elapsed() > o.join_timeout {
+                not_started = true;
+                Some(format!(
+                    "the bot did not join its match within {} s",
                     o.join_timeout.as_secs()
                 ))
             } else {
@@ -597,6 +671,7 @@ impl Kit {
             report,
             end,
             problem,
+            not_started,
         }
     }
 }
@@ -736,6 +811,32 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// How long the bot took over decision `n` (1-based), in its author's terms: "its answer to
+/// decision 4 came after 1012 ms", or "it did not answer decision 4 before the match moved on".
+fn answer_time(r: &Record, n: usize) -> String {
+    match r.prompts.get(n - 1).and_then(|p| p.answered_after) {
+        Some(d) => format!("its answer to decision {n} came after {}", ms(d)),
+        None => format!("it did not answer decision {n} before the match moved on"),
+    }
+}
+
+/// The bot's slowest decision, in its author's terms (see [`answer_time`]): the first it never
+/// answered, or else the one it took longest over.
+fn slowest(r: &Record) -> String {
+    let unanswered = r.prompts.iter().position(|p| p.answered_after.is_none());
+    let longest = r
+        .prompts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, p.answered_after?)))
+        .max_by_key(|&(_, d)| d)
+        .map(|(i, _)| i);
+    match unanswered.or(longest) {
+        Some(i) => answer_time(r, i + 1),
+        None => "it was sent no decision".into(),
+    }
+}
+
 /// A refusal that is the bot's own fault: a turn action refused for a reason other than a
 /// stale state (stale answers are normal after a reconnect), and not one the kit caused.
 fn faults(record: &Record) -> Vec<(pb::ErrorReason, String)> {
@@ -759,10 +860,32 @@ impl Plan {
         report.seats.iter().find(|s| s.seat == self.seat)
     }
 
+    /// The time for one decision in this check's match.
+    fn decision_time(&self) -> Duration {
+        Duration::from_millis(
+            self.create
+                .time_control
+                .as_ref()
+                .map_or(0, |t| t.decision_ms)
+                .into(),
+        )
+    }
+
+    /// The clock in the bot author's terms: "300 ms (no time bank)", or "2000 ms (or up to 2000
+    /// ms more from a time bank)".
+    fn allowance(&self) -> String {
+        let bank = self.create.time_control.as_ref().map_or(0, |t| t.bank_ms);
+        let bank = if bank <= 1 {
+            "no time bank".into()
+        } else {
+            format!("or up to {bank} ms more from a time bank")
+        };
+        format!("{} ({bank})", ms(self.decision_time()))
+    }
+
     /// What every check needs: the match finished, the bot did not crash, give up, miss more
-    /// deadlines than the kit caused, or have its own actions refused. Returns a note to add
-    /// to the detail.
-    fn health(&self, o: &Outcome, expected_timeouts: u32) -> Result<String, String> {
+    /// deadlines than the kit caused, or have its own actions refused, and it ended cleanly.
+    fn health(&self, o: &Outcome, expected_timeouts: u32) -> Result<(), String> {
         if let Some(p) = &o.problem {
             return Err(p.clone());
         }
@@ -775,37 +898,28 @@ impl Plan {
         }
         if let Some(end) = &o.end
             && !end.ok
-            && !end.lingering
         {
-            return Err(format!("the bot {}", end.text));
+            return Err(format!("the bot {}", end.text()));
         }
         let stats = self
             .stats(report)
             .ok_or("the report has no statistics for the bot's seat")?;
         if stats.gave_up {
             return Err(format!(
-                "the server gave the seat up after {}",
-                plural(stats.timeouts as usize, "timeout", "timeouts")
+                "the server gave the seat up after {}: {}; this check needs an answer within {}",
+                plural(stats.timeouts as usize, "late decision", "late decisions"),
+                slowest(&o.record),
+                self.allowance()
             ));
         }
         if stats.timeouts > expected_timeouts {
             let late = stats.timeouts - expected_timeouts;
-            let slowest = o
-                .record
-                .prompts
-                .iter()
-                .filter_map(|p| p.answered_after)
-                .max()
-                .map_or("none answered".into(), |d| {
-                    format!("slowest answer {}", ms(d))
-                });
             return Err(format!(
-                "{} too late, so the server played the default action ({slowest}, allowed {} ms)",
+                "{} too late, so the server played the default action: {}; this check needs \
+                 an answer within {}",
                 plural(late as usize, "decision came", "decisions came"),
-                self.create
-                    .time_control
-                    .as_ref()
-                    .map_or(0, |t| t.decision_ms)
+                slowest(&o.record),
+                self.allowance()
             ));
         }
         let faults = faults(&o.record);
@@ -816,10 +930,7 @@ impl Plan {
                 reason.as_str_name()
             ));
         }
-        Ok(match &o.end {
-            Some(end) if end.lingering => format!(" (the bot {})", end.text),
-            _ => String::new(),
-        })
+        Ok(())
     }
 
     /// Pass (`Ok(evidence)`) or fail (`Err(reason)`).
@@ -830,7 +941,7 @@ impl Plan {
                 Err(format!("the kit has no position for this check: {why}"))
             }
             Check::Table(case) => {
-                let note = self.health(o, 0)?;
+                self.health(o, 0)?;
                 let report = o.report.as_ref().ok_or("no report")?;
                 let stats = self.stats(report).ok_or("no statistics")?;
                 let placing = report
@@ -842,7 +953,7 @@ impl Plan {
                     return Err("the bot made no decision".into());
                 }
                 Ok(format!(
-                    "{}, {} decisions, placed {placing} of {}{note}",
+                    "{}, {} decisions, placed {placing} of {}",
                     plural(report.rounds.len(), "round", "rounds"),
                     stats.decisions,
                     case.seats
@@ -885,14 +996,28 @@ impl Plan {
                         None => return Err("its second answer got no verdict".into()),
                     },
                 };
-                let note = self.health(o, 0)?;
+                self.health(o, 0)?;
                 Ok(format!(
                     "its first answer was swapped for a card it does not hold and refused \
-                     ({refused}); it answered again {} later and was accepted{note}",
+                     ({refused}); it answered again {} later and was accepted",
                     ms(after)
                 ))
             }
             Check::Stale => {
+                // A late answer is stale already: the kit has nothing to hold back.
+                let allowed = self.decision_time();
+                if r.prompts
+                    .get(self.at - 1)
+                    .is_some_and(|p| p.answered_after.is_none_or(|d| d > allowed))
+                {
+                    return Err(format!(
+                        "{}; this check needs an answer within {}: the kit holds back an \
+                         answer that comes in time until the server has timed the decision \
+                         out, to see the bot carry on after a STALE_STATE refusal",
+                        answer_time(r, self.at),
+                        self.allowance()
+                    ));
+                }
                 let (_, state) = r.tampered.ok_or_else(|| {
                     o.problem.clone().unwrap_or_else(|| {
                         "not exercised: the match ended before the bot's second decision \
@@ -906,10 +1031,26 @@ impl Plan {
                     .find(|s| s.tampered == Some(Tamper::Stale));
                 match held.and_then(|s| s.verdict.clone()) {
                     Some(Verdict::Rejected(pb::ErrorReason::StaleState, _)) => {}
-                    other => {
+                    Some(Verdict::Rejected(reason, m)) => {
                         return Err(o.problem.clone().unwrap_or(format!(
-                            "the kit could not make the answer stale (verdict {other:?})"
+                            "the server refused its held-back answer as {}, not as \
+                             STALE_STATE ({m})",
+                            reason.as_str_name()
                         )));
+                    }
+                    Some(Verdict::Accepted) => {
+                        return Err(o.problem.clone().unwrap_or(
+                            "the server accepted its held-back answer: the decision had not \
+                             timed out (a problem of the kit)"
+                                .into(),
+                        ));
+                    }
+                    None => {
+                        return Err(o.problem.clone().unwrap_or(
+                            "the match ended before the server answered its held-back answer \
+                             (try another --seed)"
+                                .into(),
+                        ));
                     }
                 }
                 let later: Vec<_> = r
@@ -918,11 +1059,11 @@ impl Plan {
                     .skip_while(|p| p.prompt.state_id != state)
                     .skip(1)
                     .collect();
-                let note = self.health(o, 1)?;
+                self.health(o, 1)?;
                 Ok(format!(
                     "its answer to decision {} was held until the server had timed it out and \
                      moved on, then refused as STALE_STATE; it answered the {} after that in \
-                     time{note}",
+                     time",
                     self.at,
                     plural(later.len(), "prompt", "prompts")
                 ))
@@ -940,7 +1081,7 @@ impl Plan {
                     let end = o
                         .end
                         .as_ref()
-                        .map_or(String::new(), |e| format!("; the bot {}", e.text));
+                        .map_or(String::new(), |e| format!("; the bot {}", e.text()));
                     return Err(format!(
                         "it never reconnected after its connection was cut{end}"
                     ));
@@ -958,19 +1099,19 @@ impl Plan {
                         "it reconnected ({how}) but did not answer the pending prompt"
                     ));
                 }
-                let note = self.health(o, 0)?;
+                self.health(o, 0)?;
                 Ok(format!(
                     "cut with its answer to decision {} in flight; it reconnected {} later \
-                     with {how} and answered the pending prompt{note}",
+                     with {how} and answered the pending prompt",
                     self.at,
                     ms(rejoin.at.duration_since(cut))
                 ))
             }
             Check::Deadline => {
-                let note = self.health(o, 0)?;
+                self.health(o, 0)?;
                 let slowest = r.prompts.iter().filter_map(|p| p.answered_after).max();
                 Ok(format!(
-                    "{} within {} ms each, no time bank; slowest {}{note}",
+                    "{} within {} ms each, no time bank; slowest {}",
                     plural(r.prompts.len(), "decision", "decisions"),
                     options.deadline.as_millis(),
                     slowest.map_or("-".into(), ms)
@@ -1009,9 +1150,9 @@ impl Plan {
                     Some(None) => "challenged (no verdict)".into(),
                 };
                 let after = r.prompts.iter().filter(|p| p.sent > offered).count();
-                let note = self.health(o, 0)?;
+                self.health(o, 0)?;
                 Ok(format!(
-                    "S{} had missed its call: the bot {choice}, then played on for {}{note}",
+                    "S{} had missed its call: the bot {choice}, then played on for {}",
                     w.offender,
                     plural(after, "more decision", "more decisions")
                 ))
@@ -1041,9 +1182,9 @@ impl Plan {
                         p.position
                     ));
                 }
-                let note = self.health(o, 0)?;
+                self.health(o, 0)?;
                 Ok(format!(
-                    "holding J♣ and K♠ on 10♥ it played `{answer}`, naming the suit it keeps{note}"
+                    "holding J♣ and K♠ on 10♥ it played `{answer}`, naming the suit it keeps"
                 ))
             }
         }

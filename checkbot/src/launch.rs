@@ -1,43 +1,57 @@
 //! Launching the bot under test: once per match, with the address and token in the environment
 //! (`MAUMAU_ADDR`, `MAUMAU_TOKEN`) and, for programs that only take flags, in place of `{addr}`
-//! and `{token}` in its arguments. Its output is kept (the last lines) for the report.
+//! and `{token}` in its arguments. Its whole output (stdout and stderr together) goes to a log
+//! file, one per match; a failure's reason quotes an excerpt of it ([`Excerpt`]).
 
-use std::collections::VecDeque;
+use std::fmt;
+use std::fs::File;
+use std::future::Future;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 
-/// Lines of the bot's output kept for the report.
-const TAIL: usize = 12;
+/// Lines quoted from the start of a crash (or of the output, when no crash is recognised).
+const HEAD: usize = 6;
+/// Lines quoted from the end of the output.
+const TAIL: usize = 8;
+/// Output this short is quoted whole.
+const WHOLE: usize = HEAD + TAIL + 2;
+/// Characters quoted of one line.
+const LINE: usize = 300;
 
 /// A running bot process.
-pub(crate) struct Launched {
+pub struct Launched {
     child: Child,
-    output: Arc<Mutex<VecDeque<String>>>,
+    log: PathBuf,
 }
 
 /// How a bot process ended.
 #[derive(Clone, Debug)]
-pub(crate) struct Exit {
-    /// Its exit status; `None` when the kit had to kill it.
-    pub(crate) status: Option<ExitStatus>,
-    /// The last lines it wrote (stdout and stderr together).
-    pub(crate) tail: Vec<String>,
+pub struct Exit {
+    /// Its exit status; `None` when the kit had to stop it.
+    pub status: Option<ExitStatus>,
+    /// The file with its whole output.
+    pub log: PathBuf,
 }
 
 impl Exit {
     /// True for a clean exit (status 0).
-    pub(crate) fn success(&self) -> bool {
+    pub fn success(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }
 
-    /// "exited with status 1", "was killed by signal 9", "did not exit: killed by check-bot".
-    pub(crate) fn describe(&self) -> String {
+    /// "exited with status 1", "was stopped by a signal (...)", "did not exit ...".
+    pub fn describe(&self, grace: Duration) -> String {
         match self.status {
-            None => "did not exit by itself after its match, so check-bot stopped it".into(),
+            None => format!(
+                "did not exit within {} s after its match ended, so it was stopped (its output \
+                 is in {})",
+                grace.as_secs(),
+                self.log.display()
+            ),
             Some(s) => match s.code() {
                 Some(c) => format!("exited with status {c}"),
                 None => format!("was stopped by a signal ({s})"),
@@ -45,52 +59,92 @@ impl Exit {
         }
     }
 
-    /// The last lines of output, indented, for a failure's reason.
-    pub(crate) fn tail_text(&self) -> String {
-        if self.tail.is_empty() {
-            return String::new();
+    /// What it wrote, for a failure's reason: an excerpt and where the whole output is.
+    pub fn output(&self) -> String {
+        match Excerpt::read(&self.log) {
+            Ok(e) => e.to_string(),
+            Err(e) => format!(
+                "\n      its output could not be read from {}: {e}",
+                self.log.display()
+            ),
         }
-        let lines: Vec<String> = self.tail.iter().map(|l| format!("      | {l}")).collect();
-        format!("\n      last output:\n{}", lines.join("\n"))
     }
 }
 
 impl Launched {
-    /// Starts `command` (program and arguments) for one match.
-    pub(crate) fn start(command: &[String], addr: &str, token: &str) -> std::io::Result<Launched> {
+    /// Starts `command` (program and arguments) for one match; its output goes to `log`.
+    pub fn start(
+        command: &[String],
+        addr: &str,
+        token: &str,
+        log: &Path,
+    ) -> std::io::Result<Launched> {
+        Launched::spawn(command, addr, token, log, false)
+    }
+
+    /// [`Launched::start`] in a process group of its own, so that a Ctrl-C at the terminal
+    /// reaches only the launcher, which may let the match finish (`maumau bot --ladder` drains).
+    pub fn start_in_own_group(
+        command: &[String],
+        addr: &str,
+        token: &str,
+        log: &Path,
+    ) -> std::io::Result<Launched> {
+        Launched::spawn(command, addr, token, log, true)
+    }
+
+    fn spawn(
+        command: &[String],
+        addr: &str,
+        token: &str,
+        log: &Path,
+        own_group: bool,
+    ) -> std::io::Result<Launched> {
         let fill = |s: &String| s.replace("{addr}", addr).replace("{token}", token);
         let (program, args) = command.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "no bot command given")
         })?;
-        let mut child = Command::new(fill(program))
-            .args(args.iter().map(fill))
+        let out = File::create(log).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot write {}: {e}", log.display()))
+        })?;
+        let mut cmd = Command::new(fill(program));
+        cmd.args(args.iter().map(fill))
             .env("MAUMAU_ADDR", addr)
             .env("MAUMAU_TOKEN", token)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let output = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(out) = child.stdout.take() {
-            tokio::spawn(keep_tail(out, output.clone()));
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        if own_group {
+            cmd.process_group(0);
         }
-        if let Some(err) = child.stderr.take() {
-            tokio::spawn(keep_tail(err, output.clone()));
-        }
-        Ok(Launched { child, output })
+        let child = cmd.spawn()?;
+        Ok(Launched {
+            child,
+            log: log.to_path_buf(),
+        })
     }
 
     /// The exit, if the process has ended.
-    pub(crate) fn try_exit(&mut self) -> Option<Exit> {
+    pub fn try_exit(&mut self) -> Option<Exit> {
         match self.child.try_wait() {
             Ok(Some(status)) => Some(self.exit(Some(status))),
             _ => None,
         }
     }
 
+    /// Waits for the process to end; once `over` completes (its match ended), waits up to
+    /// `grace` more, then stops it.
+    pub async fn finish_after(mut self, over: impl Future<Output = ()>, grace: Duration) -> Exit {
+        tokio::select! {
+            status = self.child.wait() => self.exit(status.ok()),
+            () = over => self.finish(grace).await,
+        }
+    }
+
     /// Waits up to `grace` for the process to end, then stops it.
-    pub(crate) async fn finish(mut self, grace: Duration) -> Exit {
+    pub async fn finish(mut self, grace: Duration) -> Exit {
         let status = match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => {
@@ -98,30 +152,198 @@ impl Launched {
                 None
             }
         };
-        // Let the output readers drain what the process wrote last.
-        tokio::time::sleep(Duration::from_millis(20)).await;
         self.exit(status)
     }
 
     fn exit(&self, status: Option<ExitStatus>) -> Exit {
-        let tail = self
-            .output
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect();
-        Exit { status, tail }
+        Exit {
+            status,
+            log: self.log.clone(),
+        }
     }
 }
 
-async fn keep_tail(stream: impl AsyncRead + Unpin, into: Arc<Mutex<VecDeque<String>>>) {
-    let mut lines = BufReader::new(stream).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let mut tail = into.lock().unwrap_or_else(|e| e.into_inner());
-        if tail.len() == TAIL {
-            tail.pop_front();
+/// True for the first line of a crash report: a Python traceback, a Go panic or fatal error, a
+/// Rust panic, an uncaught Java exception. (A JavaScript or Java stack trace is recognised by
+/// its first `    at ` line instead: the line before it is the message.)
+fn starts_crash(line: &str) -> bool {
+    line.starts_with("Traceback (most recent call last)")
+        || line.starts_with("panic: ")
+        || line.starts_with("fatal error: ")
+        || line.starts_with("Exception in thread ")
+        || line.contains(" panicked at ")
+}
+
+/// The part of a bot's output a failure quotes: the first lines of its last crash report (or of
+/// the output, when none is recognised), where a crash's message usually is (a Go panic, a
+/// Rust panic, a JavaScript error), and the last lines, where the rest is (a Python
+/// traceback's message, the last thing it said). Output of up to [`WHOLE`] lines is quoted
+/// whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Excerpt {
+    /// The log file.
+    path: PathBuf,
+    /// Lines in the output.
+    total: usize,
+    /// The quoted lines with their 0-based numbers, in order.
+    lines: Vec<(usize, String)>,
+}
+
+impl Excerpt {
+    /// Reads the excerpt of a log file (in one pass, keeping only the lines it quotes).
+    pub(crate) fn read(path: &Path) -> std::io::Result<Excerpt> {
+        let mut reader = BufReader::new(File::open(path)?);
+        let mut first: Vec<String> = Vec::new();
+        let mut crash: Option<(usize, Vec<String>)> = None;
+        let mut tail = std::collections::VecDeque::new();
+        let mut previous: Option<String> = None;
+        let mut total = 0;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if reader.read_until(b'\n', &mut buf)? == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&buf);
+            let text = text.trim_end_matches(['\n', '\r']);
+            let line: String = text.chars().take(LINE).collect();
+            let n = total;
+            total += 1;
+            let at = line.starts_with("    at ")
+                && previous
+                    .as_deref()
+                    .is_some_and(|p| !p.is_empty() && !p.starts_with(char::is_whitespace));
+            if at {
+                // A new JavaScript or Java stack: it starts at its message, the line before.
+                crash = Some((n - 1, previous.clone().into_iter().collect()));
+            } else if starts_crash(&line) {
+                crash = Some((n, Vec::new()));
+            }
+            if let Some((_, head)) = &mut crash
+                && head.len() < HEAD
+            {
+                head.push(line.clone());
+            }
+            if first.len() < WHOLE {
+                first.push(line.clone());
+            }
+            tail.push_back(line.clone());
+            if tail.len() > TAIL {
+                tail.pop_front();
+            }
+            previous = Some(line);
         }
-        tail.push_back(line);
+        let lines = if total <= WHOLE {
+            first.into_iter().enumerate().collect()
+        } else {
+            let (start, head) = crash.unwrap_or_else(|| (0, first[..HEAD].to_vec()));
+            let from_tail = total - tail.len();
+            let head = head
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| (start + i, l))
+                .filter(|(n, _)| *n < from_tail);
+            head.chain((from_tail..).zip(tail)).collect()
+        };
+        Ok(Excerpt {
+            path: path.to_path_buf(),
+            total,
+            lines,
+        })
+    }
+}
+
+impl fmt::Display for Excerpt {
+    /// The quoted lines, indented, with the gaps and the log file named.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.total == 0 {
+            return write!(f, "; it wrote nothing to stdout or stderr");
+        }
+        let what = if self.lines.len() == self.total {
+            "its output"
+        } else {
+            "the start of its crash and the end of its output"
+        };
+        write!(
+            f,
+            "\n      {what} ({} lines in all, the whole of it in {}):",
+            self.total,
+            self.path.display()
+        )?;
+        let mut next = 0;
+        for (n, line) in &self.lines {
+            if *n > next {
+                write!(f, "\n      | … {} lines left out …", n - next)?;
+            }
+            write!(f, "\n      | {line}")?;
+            next = n + 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn excerpt(text: &str) -> String {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("bot.log");
+        std::fs::write(&path, text).expect("written");
+        Excerpt::read(&path).expect("read").to_string()
+    }
+
+    #[test]
+    fn short_output_is_quoted_whole() {
+        let text = excerpt("one\ntwo\n");
+        assert!(text.contains("its output (2 lines in all"), "{text}");
+        assert!(text.contains("| one\n      | two"), "{text}");
+        assert!(!text.contains("left out"), "{text}");
+        assert_eq!(excerpt(""), "; it wrote nothing to stdout or stderr");
+    }
+
+    #[test]
+    fn a_go_panic_keeps_its_message_and_its_last_lines() {
+        let mut text = "INFO joined\n".repeat(30);
+        text.push_str("panic: runtime error: index out of range [3] with length 3\n\n");
+        text.push_str("goroutine 1 [running]:\n");
+        for i in 0..20 {
+            text.push_str(&format!("main.frame{i}(...)\n\t/src/bot.go:{i} +0x1d\n"));
+        }
+        text.push_str("exit status 2\n");
+        let quoted = excerpt(&text);
+        assert!(
+            quoted.contains("| … 30 lines left out …\n      | panic: runtime error: index out"),
+            "{quoted}"
+        );
+        assert!(quoted.contains("| goroutine 1 [running]:"), "{quoted}");
+        assert!(quoted.contains("| exit status 2"), "{quoted}");
+        assert!(quoted.contains("74 lines in all"), "{quoted}");
+    }
+
+    #[test]
+    fn a_javascript_error_is_found_by_its_stack() {
+        let mut text = String::from("/bot.js:10\n    throw new Error('no card');\n    ^\n\n");
+        text.push_str("Error: no card\n");
+        for i in 0..15 {
+            text.push_str(&format!("    at frame{i} (/bot.js:{i}:1)\n"));
+        }
+        text.push_str("\nNode.js v20.19.2\n");
+        let quoted = excerpt(&text);
+        assert!(
+            quoted
+                .contains("| … 4 lines left out …\n      | Error: no card\n      |     at frame0"),
+            "{quoted}"
+        );
+        assert!(quoted.contains("| Node.js v20.19.2"), "{quoted}");
+    }
+
+    #[test]
+    fn without_a_crash_the_first_and_last_lines_are_quoted() {
+        let text: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        let quoted = excerpt(&text);
+        assert!(quoted.contains("| line 0\n"), "{quoted}");
+        assert!(quoted.contains("| line 5\n      | … 26 lines left out …\n      | line 32"));
+        assert!(quoted.ends_with("| line 39"), "{quoted}");
     }
 }

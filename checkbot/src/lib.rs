@@ -8,13 +8,29 @@
 //!
 //! | check | what the kit does | the bot passes when |
 //! |---|---|---|
-//! | `<profile>, <n> seats` (each profile and seat count the bot plays) | nothing: a two-round match against the built-in bots | the match finishes, no decision is late, no action of its own is refused, and it exits cleanly |
+//! | `<profile>, <n> seats` (each profile and seat count the bot plays) | nothing: a two-round match against the built-in bots | the match finishes, no decision is late, and no action of its own is refused |
 //! | `rejected action` | swaps its first answer for a play of a card it does not hold, which the server refuses | it answers the same prompt again, in time, and that answer is accepted |
-//! | `stale state id` | holds its second answer back until the server has timed the decision out and moved on, then delivers it: the server refuses it as STALE_STATE | it carries on: every later prompt answered in time |
+//! | `stale state id` | holds its second answer back until the server has timed the decision out and moved on, then delivers it: the server refuses it as STALE_STATE | it answers within `--deadline-ms` (a late answer is stale already: the check cannot be made) and carries on: every later prompt answered in time |
 //! | `dropped connection` | swallows its second answer and shuts its TCP connections down | it reconnects, resumes (`Join.resume`), and answers the pending prompt in time |
 //! | `deadline` | a match where every decision must come within `--deadline-ms` (no time bank) | no decision is late |
 //! | `challenge window` | a set position where another seat has just missed its call, so a CHALLENGE is open to the bot | it does not crash, and keeps playing: every later prompt answered in time (challenging is its choice) |
-//! | `best move` | a set position where the bot holds one card that follows: playing it goes out and wins | it plays it |
+//! | `best move` | a set position where the bot is to act holding J♣ and K♠ on 10♥: its only plays are the jack, naming one of the four suits | it names ♠, the suit of the card it keeps, so that it can go out with K♠ next turn |
+//!
+//! Every check also needs the bot to end cleanly after its match: a launched bot must exit with
+//! status 0 within 5 s of the match's end, and an in-process one must return. **A bot that never
+//! exits fails**, although its match counts: check-bot, `maumau tournament` and the `--connect`
+//! loop start a bot once per match, so one that never exits holds every tournament game until it
+//! is stopped and, started by hand in a loop, never comes back for the next match; and a bot that
+//! exits with an error after its match fails too.
+//!
+//! A bot that does not start (its program cannot be launched, or it ends, or runs out of time,
+//! before it joins its match) stops the gauntlet: the report says so and names the checks not
+//! run, which would all fail the same way.
+//!
+//! A launched bot's stdout and stderr go to one log file per match (`01-classic-2-seats.log`
+//! and so on, in [`Options::log_dir`]); when the bot fails, the reason quotes the first lines of
+//! its crash (a Python traceback, a Go or Rust panic, a JavaScript or Java stack trace) and its
+//! last lines, and names the file.
 //!
 //! The report gives pass or fail per check with the evidence or the reason, and the bot's
 //! decision-time percentiles, measured at the proxy.
@@ -39,13 +55,14 @@
 //! loop) with them.
 
 mod gauntlet;
-mod launch;
+pub mod launch;
 mod positions;
 mod proxy;
 mod report;
 mod trial;
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -179,12 +196,16 @@ pub struct Options {
     pub join_timeout: Duration,
     /// How long one match may take before the kit aborts it.
     pub match_timeout: Duration,
+    /// Where a launched bot's output goes, one file per match (the directory is made if need
+    /// be); `None`: a new directory under the system's temporary directory, kept after the run.
+    /// The report names it.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl Options {
     /// The default gauntlet for a bot: the usual tables, heuristic opponents, a 500 ms deadline,
     /// seed 1; the bot has 30 s to join each match (5 minutes when it connects by itself) and
-    /// each match may take a minute.
+    /// each match may take a minute; its output goes to a new temporary directory.
     pub fn new(bot: BotUnderTest) -> Options {
         let join = match bot {
             BotUnderTest::Connect => Duration::from_secs(300),
@@ -198,6 +219,7 @@ impl Options {
             seed: 1,
             join_timeout: join,
             match_timeout: Duration::from_secs(60),
+            log_dir: None,
         }
     }
 }
@@ -225,6 +247,8 @@ pub enum KitError {
     BadOption(String),
     /// The local server or the proxy could not start.
     Start(String),
+    /// The directory for the bot's output cannot be made.
+    LogDir(String),
 }
 
 impl fmt::Display for KitError {
@@ -232,6 +256,9 @@ impl fmt::Display for KitError {
         match self {
             KitError::BadOption(why) => write!(f, "bad option: {why}"),
             KitError::Start(why) => write!(f, "cannot start the local server: {why}"),
+            KitError::LogDir(why) => {
+                write!(f, "cannot make the directory for the bot's output: {why}")
+            }
         }
     }
 }

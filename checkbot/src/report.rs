@@ -1,6 +1,7 @@
 //! The report card.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The verdict of one check.
@@ -74,8 +75,15 @@ impl fmt::Display for DecisionTimes {
 pub struct Report {
     /// The bot, as given (its command, or "a bot that connected").
     pub bot: String,
-    /// Every check, in the order run.
+    /// Every check run, in the order run.
     pub checks: Vec<CheckResult>,
+    /// Checks not run because the gauntlet stopped early, in order.
+    pub not_run: Vec<String>,
+    /// Why the gauntlet stopped early (the bot did not start), if it did.
+    pub stopped: Option<String>,
+    /// Where the launched bot's output is, one file per match (`None` when nothing was
+    /// launched).
+    pub log_dir: Option<PathBuf>,
     /// The bot's decision times over the whole gauntlet.
     pub decision_times: DecisionTimes,
     /// How long the gauntlet took.
@@ -83,31 +91,58 @@ pub struct Report {
 }
 
 impl Report {
-    /// True when every check passed.
+    /// True when every check ran and passed.
     pub fn passed(&self) -> bool {
-        self.checks.iter().all(|c| c.passed)
+        self.not_run.is_empty() && self.checks.iter().all(|c| c.passed)
     }
 
-    /// The summary line: `11 of 11 checks passed in 9.4 s`.
+    /// The summary line: `11 of 11 checks passed in 9.4 s`, or `0 of 11 checks passed (10 not
+    /// run) in 0.3 s`.
     pub fn summary(&self) -> String {
         let passed = self.checks.iter().filter(|c| c.passed).count();
+        let total = self.checks.len() + self.not_run.len();
+        let not_run = match self.not_run.len() {
+            0 => String::new(),
+            n => format!(" ({n} not run)"),
+        };
         format!(
-            "{passed} of {} checks passed in {:.1} s",
-            self.checks.len(),
+            "{passed} of {total} checks passed{not_run} in {:.1} s",
             self.elapsed.as_secs_f64()
         )
+    }
+
+    /// What follows the checks: why the gauntlet stopped (if it did), where the bot's output
+    /// is, the decision times and the summary, one a line.
+    pub fn footer(&self) -> String {
+        let mut lines = Vec::new();
+        if let Some(why) = &self.stopped {
+            lines.push(format!(
+                "check-bot stopped after this check: {why}, so the other {} checks ({}) were \
+                 not run: they would fail the same way",
+                self.not_run.len(),
+                self.not_run.join("; ")
+            ));
+        }
+        if let Some(dir) = &self.log_dir {
+            lines.push(format!(
+                "the bot's output of each match (stdout and stderr): {}",
+                dir.display()
+            ));
+        }
+        lines.push(self.decision_times.to_string());
+        lines.push(self.summary());
+        lines.join("\n")
     }
 }
 
 impl fmt::Display for Report {
-    /// The card: a line per check, then the decision times and the summary.
+    /// The card: a line per check, then the footer.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "check-bot report for {}", self.bot)?;
         for c in &self.checks {
             writeln!(f, "{c}")?;
         }
-        writeln!(f, "{}", self.decision_times)?;
-        write!(f, "{}", self.summary())
+        write!(f, "{}", self.footer())
     }
 }
 
@@ -136,6 +171,9 @@ mod tests {
         let mut r = Report {
             bot: "b".into(),
             checks: vec![check(true), check(true)],
+            not_run: Vec::new(),
+            stopped: None,
+            log_dir: None,
             decision_times: DecisionTimes::default(),
             elapsed: Duration::from_secs(1),
         };
@@ -144,5 +182,9 @@ mod tests {
         assert!(!r.passed());
         assert!(r.to_string().contains("FAIL"));
         assert!(r.summary().starts_with("2 of 3 checks passed"));
+        r.checks.truncate(1);
+        r.not_run = vec!["y".into(), "z".into()];
+        assert!(!r.passed(), "checks not run do not pass");
+        assert!(r.summary().starts_with("1 of 3 checks passed (2 not run)"));
     }
 }

@@ -263,6 +263,14 @@ impl Trial {
             tampered: None,
             verdict: None,
         };
+        if self.tamper == Tamper::Stale
+            && target
+            && r.prompt(sub.state_id)
+                .is_some_and(|p| r.last_event > p.prompt.last_event_number)
+        {
+            // A late answer: the server has moved on already and will refuse it as it is.
+            self.release.send_replace(true);
+        }
         let route = match self.tamper {
             Tamper::Reject if target && first => {
                 let prompt = r.prompt(sub.state_id).map(|p| p.prompt.clone());
@@ -398,5 +406,21 @@ mod tests {
         let record = trial.record();
         assert_eq!(record.tampered.map(|t| t.1), Some(7));
         assert!(record.prompt(5).and_then(|p| p.answered_after).is_some());
+    }
+
+    #[test]
+    fn a_late_answer_is_not_held_the_server_has_moved_on_already() {
+        let trial = Trial::new("t".into(), Tamper::Stale, 2);
+        trial.on_down(&prompt(5, 10));
+        assert!(matches!(trial.on_action(answer(5, 1)), Route::Forward(_)));
+        trial.on_down(&prompt(7, 12));
+        trial.on_down(&pb::ServerMessage {
+            kind: Some(pb::server_message::Kind::Event(pb::NumberedEvent {
+                number: 13,
+                event: None,
+            })),
+        });
+        assert!(matches!(trial.on_action(answer(7, 2)), Route::Forward(_)));
+        assert_eq!(trial.record().tampered, None);
     }
 }

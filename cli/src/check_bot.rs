@@ -1,5 +1,6 @@
 //! `maumau check-bot`: the conformance kit of `maumau-checkbot`, from the command line.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use maumau_checkbot::{BotUnderTest, Case, Options, Progress};
@@ -9,8 +10,9 @@ use maumau_checkbot::{BotUnderTest, Case, Options, Progress};
 ///
 /// The bot is launched once per match with the address and its seat token in MAUMAU_ADDR
 /// (host:port) and MAUMAU_TOKEN ({addr} and {token} in its arguments are replaced too), plays
-/// the match and exits. With --connect the kit prints an address and a token instead and waits
-/// for the bot to connect, once per match. Exits non-zero when a check fails.
+/// the match and exits (a bot that never exits fails). Its output goes to a log file per match.
+/// With --connect the kit prints an address and a token instead and waits for the bot to
+/// connect, once per match. Exits non-zero when a check fails.
 #[derive(clap::Args)]
 pub(crate) struct CheckBotArgs {
     /// A profile the bot plays, optionally with seat counts (`classic`, `classic:2,3`);
@@ -36,10 +38,14 @@ pub(crate) struct CheckBotArgs {
     /// Seconds the bot has to join each match (default 30, or 300 with --connect).
     #[arg(long, value_name = "SECONDS")]
     join_timeout: Option<u64>,
-    /// The bot's command and its arguments, after `--`, e.g.
-    /// `-- python3 clients/python/examples/random_bot.py`. It is launched once per match with the
-    /// server's address (host:port) in MAUMAU_ADDR and its seat token in MAUMAU_TOKEN ({addr} and
-    /// {token} in its arguments are replaced too), and must play the match and exit.
+    /// Where the launched bot's output (stdout and stderr) goes, one file per match [default: a
+    /// new directory under the system's temporary directory, printed at the end].
+    #[arg(long, value_name = "DIR")]
+    log_dir: Option<PathBuf>,
+    /// The bot's command and its arguments, after `--`, e.g. `-- ./my-bot --fast`. It is
+    /// launched once per match with the server's address (host:port) in MAUMAU_ADDR and its seat
+    /// token in MAUMAU_TOKEN ({addr} and {token} in its arguments are replaced too), and must
+    /// play the match and exit within 5 s of its end.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -73,6 +79,7 @@ pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::E
     if let Some(s) = args.join_timeout {
         options.join_timeout = Duration::from_secs(s);
     }
+    options.log_dir.clone_from(&args.log_dir);
     println!("check-bot: {}", options.bot);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -92,8 +99,7 @@ pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::E
         }
         Progress::Check(c) => println!("{c}"),
     }))?;
-    println!("{}", report.decision_times);
-    println!("{}", report.summary());
+    println!("{}", report.footer());
     println!(
         "seed {seed} ({}): --seed {seed} deals the same gauntlet again",
         if args.seed.is_some() {

@@ -2,11 +2,13 @@
 //!
 //! `maumau tournament` (the default) runs the reference bots against each other; `maumau play`
 //! plays one seeded match between random players and prints it; `maumau serve` runs the game
-//! server; `maumau bot` plays a seat on a server; `maumau check-bot` puts any bot through the
+//! server; `maumau bot` plays a seat on a server, or with `--ladder` a version on a ladder;
+//! `maumau check-bot` puts any bot through the
 //! conformance gauntlet; `maumau ladder ...` runs a ladder's operator calls on a running server
 //! (ban, pause, void, seasons, formats, replay pruning) and `maumau ladder rerate` checks a
 //! stopped ladder's ratings.
 
+mod bot_ladder;
 mod check_bot;
 mod ladder;
 mod ladder_operator;
@@ -45,7 +47,12 @@ enum Command {
     /// (in ladder mode), every open match ended and recorded as aborted; then it exits with
     /// status 0.
     Serve(serve::ServeArgs),
-    /// Play one seat of a match on a server with a reference bot.
+    /// Play one seat of a match on a server with a reference bot; with --ladder, hold a ladder
+    /// version's lobby and play its invitations with a reference bot or your program.
+    ///
+    /// With --ladder it prints the invitations, results, ratings and why it waits; it reconnects
+    /// after a dropped lobby; SIGINT (Ctrl-C) or SIGTERM drains it (no new invitations, the
+    /// running matches finish), then it exits with status 0; a second signal stops it at once.
     Bot(BotArgs),
     /// Run a bot-versus-bot tournament and print the standings.
     Tournament(tournament::TournamentArgs),
@@ -63,9 +70,14 @@ struct BotArgs {
     /// The reference bot: random, heuristic or search.
     #[arg(long, default_value = "heuristic")]
     kind: String,
-    /// The seat token from CreateMatch.
-    #[arg(long, env = "MAUMAU_TOKEN", hide_env_values = true)]
-    token: String,
+    /// The seat token from CreateMatch (not with --ladder).
+    #[arg(
+        long,
+        env = "MAUMAU_TOKEN",
+        hide_env_values = true,
+        required_unless_present = "ladder"
+    )]
+    token: Option<String>,
     /// The server: `host:port` or a URL.
     #[arg(long, env = "MAUMAU_ADDR", default_value = "127.0.0.1:50051")]
     server: String,
@@ -79,6 +91,8 @@ struct BotArgs {
     /// of batched with each prompt (EVENT_DELIVERY_WITH_PROMPT, the default).
     #[arg(long)]
     events_as_they_happen: bool,
+    #[command(flatten)]
+    join: bot_ladder::LadderBotArgs,
 }
 
 #[derive(clap::Args)]
@@ -187,16 +201,20 @@ fn main() -> ExitCode {
 fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
     use maumau_bot_sdk::bots::{BotKind, SearchBot};
     let kind: BotKind = args.kind.parse()?;
+    if let Some(server) = &args.join.ladder {
+        let player = bot_ladder::Player::BuiltIn(kind, args.seed, args.iterations);
+        return bot_ladder::run(server, &args.join, player);
+    }
+    let token = args
+        .token
+        .clone()
+        .ok_or("--token (or MAUMAU_TOKEN) is needed")?;
     let mut bot = match (kind, args.iterations) {
         (BotKind::Search, Some(n)) => Box::new(SearchBot::with_iterations(args.seed, n)),
         _ => kind.build(args.seed),
     };
-    let server = if args.server.contains("://") {
-        args.server.clone()
-    } else {
-        format!("http://{}", args.server)
-    };
-    let mut options = maumau_bot_sdk::runner::RunOptions::new(server, args.token.clone());
+    let server = bot_ladder::url(&args.server);
+    let mut options = maumau_bot_sdk::runner::RunOptions::new(server, token);
     options.name = format!("maumau-{kind}");
     options.batched = !args.events_as_they_happen;
     let runtime = tokio::runtime::Runtime::new()?;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use maumau::viewer::Perspective;
 use maumau_server::viewer::{STYLE, encode, options_words, standalone_page};
-use maumau_tournament::{Estimate, Format, Report, Standing};
+use maumau_tournament::{DecisionTimes, Estimate, Format, Report, Standing};
 
 use crate::replay::TournamentGame;
 
@@ -118,7 +118,7 @@ fn page(
                         b { (report.games.len()) } " games, " b { (decisions) } " decisions"
                         @if let Some(c) = &report.champion { " · knockout winner " b { (c) } }
                     }
-                    (standings(&report.standings))
+                    (standings(report))
                     (matrix(report))
                     @if !report.notices.is_empty() {
                         section.card-box #notices {
@@ -156,8 +156,10 @@ fn bar(e: &Estimate, lo: f64, hi: f64) -> Markup {
     }
 }
 
-/// The standings table, with interval bars for the rating and the win share.
-fn standings(rows: &[Standing]) -> Markup {
+/// The standings table, with interval bars for the rating and the win share; the forfeits beside
+/// the rank, the total's heading saying which way is better under the profile's scoring.
+fn standings(report: &Report) -> Markup {
+    let rows: &[Standing] = &report.standings;
     let lo = rows
         .iter()
         .map(|s| s.rating.mean - s.rating.ci95)
@@ -173,16 +175,18 @@ fn standings(rows: &[Standing]) -> Markup {
             h2 { "Standings" }
             table.standings {
                 thead { tr {
-                    th { "rank" } th { "entrant" } th.num { "games" }
+                    th { "rank" } th.num { "forfeits" } th { "entrant" } th.num { "games" }
                     th.num { "rating μ ± 95%" } th.barcol { "rating interval" }
                     th.num { "μ − 3σ" }
                     th.num { "win share" } th.barcol { "win share interval (0 to 1)" }
-                    th.num { "placing" } th.num { "score / game" } th.num { "forfeits" }
+                    th.num { "placing, 1 is best" } th.num.score { (report.description.score_heading()) }
+                    th.num { "decision time: median, longest" }
                 } }
                 tbody {
                     @for s in rows {
                         tr.entrant data-name=(s.name) {
                             td.rank { @if s.tied { "=" } (s.rank) }
+                            td.num.forfeits.bad[s.forfeits > 0] { (s.forfeits) }
                             td.name { (s.name) }
                             td.num { (s.games) }
                             td.num.rating { (format!("{:.2}", s.rating.mean)) small { " ± " (format!("{:.2}", s.rating.ci95)) } }
@@ -192,40 +196,48 @@ fn standings(rows: &[Standing]) -> Markup {
                             td.barcol { (bar(&s.win_share, 0.0, 1.0)) }
                             td.num { (format!("{:.2}", s.placing.mean)) small { " ± " (format!("{:.2}", s.placing.ci95)) } }
                             td.num { (format!("{:.1}", s.score.mean)) small { " ± " (format!("{:.1}", s.score.ci95)) } }
-                            td.num.forfeits.bad[s.forfeits > 0] { (s.forfeits) }
+                            td.num.decisions title={ (s.decision_times.decisions) " decisions timed" } { (decision_words(&s.decision_times)) }
                         }
                     }
                 }
             }
             @if rows.iter().any(|s| s.tied) {
-                p.note { "= : not separable from the entrant above at 95% confidence." }
+                p.note { "=: a shared rank. Entrants share one only when no two of them are separable by the pairwise test (below), so a tie never joins two entrants that are." }
             }
-            p.note { "Bars: the 95% interval, the mark at the mean. Forfeits: games the entrant forfeited (placed last in each)." }
+            p.note { "Ordered by the Weng-Lin rating μ. Bars: the 95% interval, the mark at the mean. Forfeits: games the entrant forfeited (placed last in each). Decision time: the median over the entrant's games of each game's median decision, and the longest decision; in-process every decision that needed the game's state is timed (a random bot's answers from its legal actions alone are not), over gRPC the server times every prompt to its answer, in whole milliseconds." }
         }
     }
 }
 
-/// The head-to-head matrix: row over column, the share of their shared games where the row's
-/// entrant placed above the column's, from red (never) through white to green (always).
+/// The pairwise matrix: row over column, the places per game the row's entrant finished above
+/// the column's over their duplicate blocks, with its 95% interval (paired bootstrap over the
+/// blocks), from red (always below) through white to green (always above); `=` where the
+/// interval holds zero.
 fn matrix(report: &Report) -> Markup {
     let order: Vec<&str> = report.standings.iter().map(|s| s.name.as_str()).collect();
+    let range = f64::from(report.description.seats.max(2) - 1);
     let cell = |row: &str, col: &str| {
-        report.pairs.iter().find_map(|p| {
-            if p.a == row && p.b == col {
-                Some((p.a_ahead.mean, p.a_ahead.ci95, p.games))
-            } else if p.a == col && p.b == row {
-                Some((1.0 - p.a_ahead.mean, p.a_ahead.ci95, p.games))
-            } else {
-                None
-            }
-        })
+        report
+            .pairs
+            .iter()
+            .filter(|p| p.a == col || p.b == col)
+            .find_map(|p| p.seen_from(row))
+    };
+    let signed = |x: f64| {
+        if x.is_finite() {
+            format!("{x:+.2}")
+        } else if x > 0.0 {
+            "+∞".to_string()
+        } else {
+            "−∞".to_string()
+        }
     };
     html! {
-        section.card-box {
-            h2 { "Head to head" }
+        section.card-box #pairs {
+            h2 { "Pairwise, over duplicate blocks" }
             table.matrix {
                 thead { tr {
-                    th { "row ahead of column" }
+                    th { "row against column" }
                     @for c in &order { th.col { (c) } }
                 } }
                 tbody {
@@ -235,10 +247,12 @@ fn matrix(report: &Report) -> Markup {
                             @for c in &order {
                                 @if r == c {
                                     td.self { "—" }
-                                } @else if let Some((share, ci, games)) = cell(r, c) {
-                                    td.pair style={ "background:" (shade(share)) }
-                                        title={ (r) " placed above " (c) " in " (format!("{:.1}", share * 100.0)) "% of " (games) " shared games (± " (format!("{:.1}", ci * 100.0)) ")" } {
-                                        b { (format!("{share:.2}")) } small { "± " (format!("{ci:.2}")) br; (games) " games" }
+                                } @else if let Some(p) = cell(r, c) {
+                                    td.pair style={ "background:" (shade(0.5 + p.gain.mean / (2.0 * range))) }
+                                        data-separable=(if p.separable { "true" } else { "false" })
+                                        title={ (r) " finished " (format!("{:+.3}", p.gain.mean)) " places per game above " (c) " over " (p.blocks) " blocks (" (p.games) " games), 95% interval " (signed(p.gain.low)) " to " (signed(p.gain.high)) "; placed above in " (format!("{:.1}", p.a_ahead * 100.0)) "% of their games" } {
+                                        b { @if !p.separable { "= " } (signed(p.gain.mean)) }
+                                        small { "[" (signed(p.gain.low)) ", " (signed(p.gain.high)) "]" br; (p.blocks) " blocks" }
                                     }
                                 } @else {
                                     td.none { "never met" }
@@ -248,7 +262,42 @@ fn matrix(report: &Report) -> Markup {
                     }
                 }
             }
+            p.note {
+                "Places per game the row's entrant finished above the column's, averaged over each block (a deal played once per seating, so the luck of the deal cancels), with its 95% interval by a paired bootstrap over the blocks. "
+                "= : the interval holds zero (or they shared fewer than " (maumau_tournament::MIN_BLOCKS) " blocks): not separable. The same figures are in pairs.csv."
+            }
         }
+    }
+}
+
+/// A duration for people: `850 ns`, `12.4 µs`, `3.1 ms`, `2.05 s`.
+fn duration_words(ns: u64) -> String {
+    let x = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", x / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.1} ms", x / 1e6)
+    } else {
+        format!("{:.2} s", x / 1e9)
+    }
+}
+
+/// An entrant's decision times as `median, longest` (`not timed` when none was: a bot that
+/// answers from its legal actions alone, in-process).
+pub(crate) fn decision_words(d: &DecisionTimes) -> String {
+    if d.decisions == 0 {
+        "not timed".to_string()
+    } else if d.median_ns == 0 && d.max_ns == 0 {
+        // The server's whole milliseconds.
+        "< 1 ms, < 1 ms".to_string()
+    } else {
+        format!(
+            "{}, {}",
+            duration_words(d.median_ns),
+            duration_words(d.max_ns)
+        )
     }
 }
 

@@ -105,6 +105,23 @@ pub(crate) struct ServeArgs {
     /// at most this many at once; more get LADDER_ERROR_REASON_RATE_LIMITED [default: 30].
     #[arg(long, value_name = "N")]
     registrations_per_minute: Option<u32>,
+    /// With --ladder: keep these built-in bots on the ladder as house bots (comma-separated:
+    /// random, heuristic, search), under the reserved owner `house`: they fill tables a real
+    /// bot would otherwise wait for (docs/LADDER.md, "House bots").
+    #[arg(long, value_name = "KINDS", value_delimiter = ',')]
+    house_bots: Vec<String>,
+}
+
+/// A built-in bot's kind by name, for `--house-bots`.
+fn house_bot_kind(name: &str) -> Result<maumau::pb::BotKind, String> {
+    match name.trim() {
+        "random" => Ok(maumau::pb::BotKind::Random),
+        "heuristic" => Ok(maumau::pb::BotKind::Heuristic),
+        "search" => Ok(maumau::pb::BotKind::Search),
+        other => Err(format!(
+            "--house-bots: unknown bot {other:?} (random, heuristic or search)"
+        )),
+    }
 }
 
 /// One `[[ladder_formats]]` entry of a configuration file.
@@ -151,6 +168,8 @@ struct FileConfig {
     ladder_drain_timeout_ms: Option<u64>,
     /// Turn off validation of new versions (default on).
     ladder_validation: Option<bool>,
+    /// Like `--house-bots`: built-in bots kept on the ladder, e.g. `["heuristic", "search"]`.
+    ladder_house_bots: Option<Vec<String>>,
     /// Like `--metrics-listen`.
     metrics_listen: Option<SocketAddr>,
     /// Like `--handshake-timeout-ms`.
@@ -344,11 +363,15 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         config.join_timeout = ms(v);
     }
     connection_limits(args, &file, &mut config)?;
-    if args.store.is_some() && !(args.ladder || file.ladder.unwrap_or(false)) {
+    let ladder_wanted = args.ladder || file.ladder.unwrap_or(false);
+    if !args.house_bots.is_empty() && !ladder_wanted {
+        return Err("--house-bots keeps bots on the ladder: give --ladder too".into());
+    }
+    if args.store.is_some() && !ladder_wanted {
         return Err("--store is the ladder's storage: give --ladder too".into());
     }
     let mut ladder = None;
-    if args.ladder || file.ladder.unwrap_or(false) {
+    if ladder_wanted {
         let mut l = LadderSettings::default();
         if !args.ladder_invitation_code.is_empty() {
             l.invitation_codes = args.ladder_invitation_code.clone();
@@ -387,6 +410,15 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         if let Some(v) = file.ladder_validation {
             l.validation.required = v;
         }
+        let house = if args.house_bots.is_empty() {
+            file.ladder_house_bots.unwrap_or_default()
+        } else {
+            args.house_bots.clone()
+        };
+        l.house_bots = house
+            .iter()
+            .map(|k| house_bot_kind(k))
+            .collect::<Result<_, _>>()?;
         if let Some(formats) = file.ladder_formats {
             l.formats = formats
                 .into_iter()

@@ -43,6 +43,15 @@ impl Style {
         out
     }
 
+    /// A refused message's line: red on a terminal.
+    fn refused(self, text: &str) -> String {
+        if self.colour {
+            format!("\x1b[31m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
     fn heading(self, text: &str) -> String {
         if self.colour {
             format!("\x1b[1m{}\x1b[0m", self.suits(text))
@@ -86,7 +95,8 @@ pub(crate) fn header(v: &Viewing) -> String {
 }
 
 /// Writes one frame: a round heading and the hands at a deal, the move with its number, its
-/// notes, and the hands laid down at a round's end.
+/// notes, the hands laid down at a round's end, and (a seat's view) what the seat may do next
+/// and the messages of its that were refused there.
 pub(crate) fn write_frame(
     out: &mut impl Write,
     style: Style,
@@ -107,7 +117,8 @@ pub(crate) fn write_frame(
     };
     if frame.index == 0 {
         writeln!(out, "{}", style.heading(&format!("── {}", frame.line)))?;
-        return deal(out, frame);
+        deal(out, frame)?;
+        return write_prompt(out, style, frame);
     }
     writeln!(out, "{:>5}. {}", frame.index, style.suits(&frame.line))?;
     for note in &frame.notes {
@@ -131,6 +142,21 @@ pub(crate) fn write_frame(
     }
     if frame.round_end.is_some() && frame.table.phase != "over" {
         deal(out, frame)?;
+    }
+    write_prompt(out, style, frame)
+}
+
+/// What the perspective's seat was offered at this frame and what it sent that was refused (a
+/// seat's view; the omniscient one shows every seat's refusals).
+fn write_prompt(out: &mut impl Write, style: Style, frame: &Frame) -> std::io::Result<()> {
+    if !frame.table.legal.is_empty()
+        && let Some(seat) = frame.table.to_act
+    {
+        let offered = frame.table.legal.join(" · ");
+        writeln!(out, "       S{seat} may: {}", style.suits(&offered))?;
+    }
+    for r in &frame.rejections {
+        writeln!(out, "       {}", style.refused(&format!("✗ {}", r.line)))?;
     }
     Ok(())
 }

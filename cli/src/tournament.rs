@@ -28,6 +28,9 @@ pub(crate) struct TournamentArgs {
     /// `name=cmd:COMMAND`: it is run with `sh -c` once per match, with the seat token in
     /// MAUMAU_TOKEN and the server in MAUMAU_ADDR (host:port) and MAUMAU_URL (http://host:port),
     /// e.g. --entrant 'mine=cmd:python3 bot.py --address "$MAUMAU_ADDR" --token "$MAUMAU_TOKEN"'.
+    /// `name=lobby:COMMAND` runs it once for the whole tournament, with a lobby in
+    /// MAUMAU_LOBBY_ADDR and MAUMAU_LOBBY_KEY where it is invited to each of its matches (the
+    /// SDKs' ladder lobby helpers read them), e.g. 'py=lobby:python3 examples/ladder_bot.py'.
     #[arg(long = "entrant", value_name = "SPEC")]
     entrants: Vec<String>,
     /// Rule profile: classic, penalty-points, brazilian or romanian-32.
@@ -239,6 +242,9 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
                 ""
             }
         );
+        // The server's match list links every game to its viewer: live games as a spectator
+        // sees them, finished ones with every hand.
+        eprintln!("maumau: watch the games at {}/matches", r.url());
     }
     if t.entrants.iter().any(Entrant::is_external) {
         // External programs run in process groups of their own (so they can be stopped with
@@ -258,7 +264,10 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             };
             if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
                 maumau_tournament::stop_programs();
-                eprintln!("\nmaumau: interrupted; {resume}");
+                // Not eprintln!: it panics on a closed stderr, and this thread must reach
+                // the exit whatever happens to the message.
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "\nmaumau: interrupted; {resume}");
                 std::process::exit(130);
             }
         });
@@ -376,9 +385,26 @@ fn print_report(r: &Report) {
         r.seconds,
         decisions
     );
+    let score = r.description.score_heading();
+    let width = r
+        .standings
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7);
     println!(
-        "\n{:<5} {:<18} {:>5}  {:>15}  {:>6}  {:>15}  {:>13}  {:>15}",
-        "rank", "entrant", "games", "rating μ ±95%", "μ−3σ", "win share", "placing", "score/game"
+        "\n{:<5} {:<8} {:<width$} {:>5}  {:>15}  {:>6}  {:>15}  {:>21}  {:>w$}  decision time: median, longest",
+        "rank",
+        "forfeits",
+        "entrant",
+        "games",
+        "rating μ ±95%",
+        "μ−3σ",
+        "win share",
+        "placing, 1 is best",
+        score,
+        w = score.chars().count().max(15)
     );
     for s in &r.standings {
         let rank = if s.tied {
@@ -386,9 +412,15 @@ fn print_report(r: &Report) {
         } else {
             s.rank.to_string()
         };
+        let forfeits = if s.forfeits > 0 {
+            format!("{} of {}", s.forfeits, s.games)
+        } else {
+            "-".to_string()
+        };
         println!(
-            "{:<5} {:<18} {:>5}  {:>7.2} ± {:<5.2}  {:>6.2}  {:>6.3} ± {:<5.3}  {:>5.2} ± {:<4.2}  {:>6.1} ± {:<6.1}",
+            "{:<5} {:<8} {:<width$} {:>5}  {:>7.2} ± {:<5.2}  {:>6.2}  {:>6.3} ± {:<5.3}  {:>12.2} ± {:<6.2}  {:>w$}  {}",
             rank,
+            forfeits,
             s.name,
             s.games,
             s.rating.mean,
@@ -398,12 +430,15 @@ fn print_report(r: &Report) {
             s.win_share.ci95,
             s.placing.mean,
             s.placing.ci95,
-            s.score.mean,
-            s.score.ci95
+            format!("{:.1} ± {:.1}", s.score.mean, s.score.ci95),
+            crate::report::decision_words(&s.decision_times),
+            w = score.chars().count().max(15)
         );
     }
     if r.standings.iter().any(|s| s.tied) {
-        println!("(= : not separable from the entrant above at 95% confidence)");
+        println!(
+            "(=: a shared rank; no two entrants sharing one are separable by the pairwise test below)"
+        );
     }
     for s in r.standings.iter().filter(|s| s.forfeits > 0) {
         println!(
@@ -426,11 +461,69 @@ fn print_report(r: &Report) {
             println!("  … and {} more", r.notices.len() - 20);
         }
     }
-    println!("\nhead to head (share of shared games where the first placed above the second):");
+    print_pairs(r, width);
+}
+
+/// The pairwise comparisons: a matrix of signs in standings order, then every pair with its
+/// placing gain and interval.
+fn print_pairs(r: &Report, width: usize) {
+    if r.pairs.is_empty() {
+        return;
+    }
+    println!(
+        "\npairwise, over duplicate blocks (a deal played once per seating): row against column, \
+         > places better, < worse, = not separable at 95%"
+    );
+    // Columns numbered as the rows, in standings order.
+    let names: Vec<&str> = r.standings.iter().map(|s| s.name.as_str()).collect();
+    print!("{:<w$}", "", w = width + 4);
+    for i in 1..=names.len() {
+        print!(" {i:>3}");
+    }
+    println!();
+    for (i, row) in names.iter().enumerate() {
+        print!("{:>2}. {row:<width$}", i + 1);
+        for col in &names {
+            let sign = if row == col {
+                "·"
+            } else {
+                match r
+                    .pairs
+                    .iter()
+                    .filter(|p| p.a == *col || p.b == *col)
+                    .find_map(|p| p.seen_from(row))
+                {
+                    Some(p) if p.separable && p.gain.mean > 0.0 => ">",
+                    Some(p) if p.separable => "<",
+                    Some(_) => "=",
+                    None => " ",
+                }
+            };
+            print!(" {sign:>3}");
+        }
+        println!();
+    }
+    println!(
+        "\nplaces per game the first finished above the second (95% interval, paired bootstrap \
+         over blocks), and the share of their games where it placed above:"
+    );
     for p in &r.pairs {
+        // Each pair as its better half sees it.
+        let p = if p.gain.mean < 0.0 {
+            p.seen_from(&p.b).unwrap_or_else(|| p.clone())
+        } else {
+            p.clone()
+        };
         println!(
-            "  {:<18} vs {:<18} {:>5} games  {:.3} ± {:.3}",
-            p.a, p.b, p.games, p.a_ahead.mean, p.a_ahead.ci95
+            "  {:<width$} {} {:<width$} {:+.3} [{:+.3}, {:+.3}]  {:>5} blocks  ahead in {:.3}",
+            p.a,
+            if p.separable { ">" } else { "=" },
+            p.b,
+            p.gain.mean,
+            p.gain.low,
+            p.gain.high,
+            p.blocks,
+            p.a_ahead,
         );
     }
 }

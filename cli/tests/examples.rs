@@ -46,3 +46,101 @@ fn the_tournament_script_runs_a_tournament_with_an_external_program() {
     );
     assert!(!results.contains("\"forfeit"), "{results}");
 }
+
+/// The lines of the README's check-bot example up to its first `check-bot` run: the setup of the
+/// Python client, then the gauntlet of the Python example.
+fn readme_check_bot_example() -> Vec<String> {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("## Checking a bot: `maumau check-bot`")
+        .nth(1)
+        .unwrap();
+    let block = section.split("```sh\n").nth(1).unwrap();
+    let block = block.split("```").next().unwrap();
+    let mut lines = Vec::new();
+    for line in block.lines() {
+        lines.push(line.to_string());
+        if line.contains(" check-bot ") {
+            break;
+        }
+    }
+    lines
+}
+
+/// Copies `from` into `to` as a fresh clone has it: without a virtual environment, caches or
+/// an installed package's metadata.
+fn copy_clean(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || name == "__pycache__" || name.ends_with(".egg-info") {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&*name));
+        if entry.file_type().unwrap().is_dir() {
+            copy_clean(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// The README's first check-bot example runs as written, from the root of a fresh copy of the
+/// Python client, in a shell without any virtual environment active: its first line installs
+/// the client with grpcio and protobuf (from the package index) in a new virtual environment,
+/// the second puts the example bot through the whole gauntlet, which it passes.
+#[test]
+fn the_readme_check_bot_example_runs_as_written_without_an_active_virtual_environment() {
+    let lines = readme_check_bot_example();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let run = lines[1]
+        .strip_prefix("cargo run --release -- check-bot ")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(
+        run.contains("clients/python/examples/random_bot.py"),
+        "{run}"
+    );
+    let root = tempfile::tempdir().unwrap();
+    let client = concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/python");
+    copy_clean(
+        std::path::Path::new(client),
+        &root.path().join("clients/python"),
+    );
+    // The shell of someone who has just cloned: no virtual environment on PATH or in the
+    // environment, `cargo run --release --` standing for this package's `maumau`.
+    let path: Vec<String> = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.contains("venv"))
+        .map(String::from)
+        .collect();
+    let script = format!("set -e\n{}\n\"$MAUMAU\" check-bot {run}\n", lines[0]);
+    // check-bot's log directory goes under TMPDIR: here, into the test's directory.
+    let tmp = root.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(root.path())
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("PYTHONPATH")
+        .env_remove("PYTHONHOME")
+        .env("PATH", path.join(":"))
+        .env("MAUMAU", BIN)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{script}\n{stdout}\n{stderr}");
+    assert!(stdout.contains("11 of 11 checks passed"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "the bot's output of each match (stdout and stderr): {}",
+            tmp.display()
+        )),
+        "{stdout}"
+    );
+}

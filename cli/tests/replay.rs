@@ -182,6 +182,55 @@ fn show_prints_the_moves_as_the_chosen_perspective_saw_them() {
     );
 }
 
+/// The refusals a replay records are shown under the event they came at: a seat's own in its
+/// view (with what it was offered there), every seat's with every hand; the replay verifies.
+#[test]
+fn show_prints_a_seats_refused_actions_at_their_event() {
+    let mut replay = a_replay();
+    let tried = replay.actions[3].action;
+    replay.rejections = vec![
+        pb::ReplayRejection {
+            seat: replay.actions[3].seat,
+            step: 3,
+            reason: pb::ErrorReason::StaleState as i32,
+            message: "state 3 is stale; the current state is 4".into(),
+            action: tried,
+        },
+        pb::ReplayRejection {
+            seat: 1 - replay.actions[3].seat,
+            step: 5,
+            reason: pb::ErrorReason::RateLimited as i32,
+            message: "too many Pings; slow down".into(),
+            action: None,
+        },
+    ];
+    let seat = replay.actions[3].seat;
+    let (ok, text, err) = run(&["--show", "--seat", &seat.to_string()], &replay);
+    assert!(ok, "{err}");
+    assert!(text.contains("valid: the re-simulation reaches the recorded result"));
+    let refused = text
+        .find(&format!("✗ S{seat} tried “"))
+        .unwrap_or_else(|| panic!("no refusal in\n{text}"));
+    let third = text.find("    3. ").unwrap();
+    let fourth = text.find("    4. ").unwrap();
+    assert!(third < refused && refused < fourth, "at event 3:\n{text}");
+    assert!(text[refused..].contains("— refused (stale state): state 3 is stale"));
+    assert!(
+        !text.contains("too many Pings"),
+        "another seat's refusal:\n{text}"
+    );
+    assert!(text.contains(&format!("S{seat} may: ")), "{text}");
+    let (ok, text, err) = run(&["--show"], &replay);
+    assert!(ok, "{err}");
+    assert!(
+        text.contains("refused (rate limited): too many Pings"),
+        "{text}"
+    );
+    let (ok, text, err) = run(&["--show", "--seat", &(1 - seat).to_string()], &replay);
+    assert!(ok, "{err}");
+    assert!(!text.contains("stale state"), "{text}");
+}
+
 #[test]
 fn play_prints_readable_moves() {
     let out = Command::new(BIN)

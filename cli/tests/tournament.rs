@@ -80,7 +80,7 @@ fn an_external_bot_over_grpc_plays_the_same_games_as_in_process() {
 }
 
 /// The lines of a results.jsonl in id order, without the `game` and `match_id` fields that
-/// only games over gRPC have.
+/// only games over gRPC have, and without the decision times (measured, so never the same).
 fn results_without_server_ids(path: &Path) -> Vec<serde_json::Value> {
     let mut v: Vec<serde_json::Value> = std::fs::read_to_string(path)
         .unwrap()
@@ -90,6 +90,7 @@ fn results_without_server_ids(path: &Path) -> Vec<serde_json::Value> {
             let map = g.as_object_mut().unwrap();
             map.remove("game");
             map.remove("match_id");
+            map.remove("decision_ns");
             g
         })
         .collect();
@@ -195,11 +196,30 @@ fn a_crashing_program_forfeits_with_a_clear_message() {
         "{shown}"
     );
     assert!(shown.contains("no module named grpc"), "{shown}");
-    // The report shows the forfeits in the entrant's row, marked.
+    // A bot that forfeited every game is ranked below the one that played, not tied with it
+    // (two deals are too few for the statistics to separate anyone), its forfeits beside its
+    // rank, in the terminal and in the report.
+    let line = |name: &str| {
+        shown
+            .lines()
+            .find(|l| {
+                l.starts_with(|c: char| c.is_ascii_digit() || c == '=')
+                    && l.contains(&format!(" {name} "))
+            })
+            .unwrap_or_else(|| panic!("no standings line for {name}: {shown}"))
+            .to_string()
+    };
+    assert!(line("random").starts_with("1     -  "), "{shown}");
+    assert!(line("crash").starts_with("2     4 of 4  "), "{shown}");
     let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     let row = entrant_row(&report, "crash");
     assert!(
-        row.contains("<td class=\"num forfeits bad\">4</td>"),
+        row.contains("<td class=\"rank\">2</td><td class=\"num forfeits bad\">4</td>"),
+        "{row}"
+    );
+    let row = entrant_row(&report, "random");
+    assert!(
+        row.contains("<td class=\"rank\">1</td><td class=\"num forfeits\">0</td>"),
         "{row}"
     );
 }
@@ -290,13 +310,60 @@ fn the_report_shows_the_standings_and_links_every_game() {
         // The two interval bars.
         assert_eq!(row.matches("class=\"interval\"").count(), 2, "{row}");
     }
-    // The head-to-head grid: every ordered pair of entrants has a coloured cell.
+    // The total's heading says which way is better in classic; so does the terminal's.
+    assert!(
+        report.contains("<th class=\"num score\">penalty/game, lower is better</th>"),
+        "{report}"
+    );
+    assert!(shown.contains("penalty/game, lower is better"), "{shown}");
+    // Decision times: the heuristic bots' decisions are timed in-process, the random bot's
+    // answers from its legal actions are not.
+    assert!(entrant_row(&report, "random").contains(">not timed</td>"));
+    for name in ["heuristic", "heuristic~0.3"] {
+        let row = entrant_row(&report, name);
+        let cell = &row[row.find("class=\"num decisions\"").unwrap()..];
+        assert!(cell.contains("s, "), "{cell}");
+        assert!(!cell.contains("not timed"), "{cell}");
+    }
+
+    // pairs.csv: every pair with its blocks, placing gain and interval, as standings.json has
+    // them; two deals per table are two blocks, too few to separate anyone.
+    let body: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
+            .unwrap();
+    let pairs_json = body["pairs"].as_array().unwrap();
+    let csv = std::fs::read_to_string(out.join("pairs.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("a,b,games,blocks,a_ahead,gain,gain_low,gain_high,separable,score_diff")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3);
+    for (row, p) in rows.iter().zip(pairs_json) {
+        assert_eq!(row[0], p["a"].as_str().unwrap());
+        assert_eq!(row[1], p["b"].as_str().unwrap());
+        assert_eq!((row[2], row[3]), ("4", "2"), "{row:?}");
+        assert_eq!(
+            row[5],
+            format!("{:.4}", p["gain"]["mean"].as_f64().unwrap())
+        );
+        let (low, high): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
+        assert!(low <= high, "{row:?}");
+        assert_eq!(row[8], "false", "{row:?}");
+    }
+    // Everyone shares the first rank, marked `=`, and the grid has a coloured cell marked `=`
+    // for every ordered pair.
+    assert_eq!(report.matches("<td class=\"rank\">=1</td>").count(), 3);
     assert_eq!(
         report
             .matches("<td class=\"pair\" style=\"background:hsl(")
             .count(),
         6
     );
+    assert_eq!(report.matches("data-separable=\"false\"").count(), 6);
+    assert!(report.contains("Pairwise, over duplicate blocks"));
+    assert!(shown.contains("pairwise, over duplicate blocks"), "{shown}");
 
     // Every game is linked, and its file holds its own viewer.
     let ids: Vec<String> = std::fs::read_to_string(out.join("results.jsonl"))

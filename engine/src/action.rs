@@ -253,6 +253,7 @@ impl Default for ActionList {
 
 impl ActionList {
     /// Empties the list.
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
     }
@@ -302,22 +303,26 @@ impl ActionList {
         self.len = n as u8;
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, a: Action) {
         self.items[self.len as usize] = a;
         self.len += 1;
     }
 
     /// The actions.
+    #[inline]
     pub fn as_slice(&self) -> &[Action] {
         &self.items[..self.len as usize]
     }
 
     /// Number of actions.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
 
     /// True when no action is legal.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -341,6 +346,7 @@ impl FromIterator<Action> for ActionList {
 
 impl std::ops::Deref for ActionList {
     type Target = [Action];
+    #[inline]
     fn deref(&self) -> &[Action] {
         self.as_slice()
     }

@@ -299,6 +299,11 @@ impl Hand {
         self.once
     }
 
+    /// The set of cards held twice (a subset of [`Hand::distinct`]).
+    pub const fn twice(&self) -> u64 {
+        self.twice
+    }
+
     /// Adds one copy of `card`. Returns false (and changes nothing) if two are held already.
     pub fn insert(&mut self, card: Card) -> bool {
         let b = card.bit();
@@ -431,33 +436,121 @@ impl Pile {
         &self.cards[..self.len as usize]
     }
 
-    /// The cards from bottom to top, mutable (for shuffling).
+    /// The cards from bottom to top, mutable.
     pub(crate) fn as_mut_slice(&mut self) -> &mut [Card] {
         &mut self.cards[..self.len as usize]
     }
 
-    /// Empties the pile.
-    /// Replaces the pile with every card of the set `deck`, lowest first, each `copies` times
-    /// in a row: the order [`cards_of`] gives, without a push per card.
-    pub(crate) fn fill_with_deck(&mut self, deck: u64, copies: u8) {
+    /// Every card of the set `deck`, lowest first, each `copies` times in a row: the order
+    /// [`cards_of`] gives. The three decks of the profiles are made at compile time, so a deal
+    /// copies one instead of placing each card.
+    pub(crate) fn sorted_deck(deck: u64, copies: u8) -> Pile {
+        const DECKS: [(u64, u8, Pile); 3] = {
+            let lane52 = 0x1FFF * 0x0001_0001_0001_0001;
+            let lane32 = 0x1FE0 * 0x0001_0001_0001_0001;
+            [
+                (lane52, 1, Pile::sorted(lane52, 1)),
+                (lane32, 1, Pile::sorted(lane32, 1)),
+                (lane52, 2, Pile::sorted(lane52, 2)),
+            ]
+        };
+        for (d, c, pile) in &DECKS {
+            if *d == deck && *c == copies {
+                return *pile;
+            }
+        }
+        Pile::sorted(deck, copies)
+    }
+
+    const fn sorted(deck: u64, copies: u8) -> Pile {
+        let mut pile = Pile::EMPTY;
         let mut n = 0;
         let mut set = deck;
         while set != 0 {
             let card = Card::lowest(set);
             set &= set - 1;
-            self.cards[n] = card;
-            n += 1;
-            for _ in 1..copies {
-                self.cards[n] = card;
+            let mut k = 0;
+            while k < copies {
+                pile.cards[n] = card;
                 n += 1;
+                k += 1;
             }
         }
-        self.len = n as u8;
+        pile.len = n as u8;
+        pile
     }
 
+    /// Keeps the bottom `len` cards (at most as many as the pile holds).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len as u8);
+    }
+
+    /// Empties the pile.
     pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
+
+    /// Shuffles the pile with `rng`: the permutation `rand` 0.10's `SliceRandom::shuffle` makes
+    /// with the same generator (Fisher–Yates from the bottom up, several indices drawn from one
+    /// 32-bit number: its `IncreasingUniform`, with `random_range`'s biased widening multiply),
+    /// written out here so that a deal depends on the seed alone, not on the version or the
+    /// features of `rand`, and costs about half as many instructions. A unit test checks it
+    /// against `rand`'s for every pile length.
+    pub(crate) fn shuffle(&mut self, rng: &mut impl rand::Rng) {
+        let cards = &mut self.cards[..self.len as usize];
+        // Card `i` swaps with one of `0..=i`. One number drawn below n * (n + 1) * … (as many
+        // factors as fit in 32 bits) gives the indices of cards n - 1, n, …: each but the last
+        // is the remainder by its factor, the last is the quotient left. (Card 0 only swaps with
+        // itself.)
+        let len = cards.len();
+        let mut i = 1;
+        while i < len {
+            let (bound, count) = CHUNKS[i + 1];
+            let mut chunk = below(rng, bound);
+            let last = i + count as usize - 1;
+            while i < last.min(len) {
+                let n = i as u32 + 1;
+                cards.swap(i, (chunk % n) as usize);
+                chunk /= n;
+                i += 1;
+            }
+            if last < len {
+                cards.swap(last, chunk as usize);
+            }
+            i = last + 1;
+        }
+    }
+}
+
+/// For each `n` up to [`MAX_CARDS`]: the product n * (n + 1) * … of as many factors as fit in a
+/// `u32`, and how many that is (`rand`'s `calculate_bound_u32`), worked out at compile time.
+const CHUNKS: [(u32, u8); MAX_CARDS + 1] = {
+    let mut table = [(1, 1); MAX_CARDS + 1];
+    let mut n = 1;
+    while n <= MAX_CARDS {
+        let (mut bound, mut count) = (n as u32, 1u8);
+        while let Some(p) = bound.checked_mul(n as u32 + count as u32) {
+            bound = p;
+            count += 1;
+        }
+        table[n] = (bound, count);
+        n += 1;
+    }
+    table
+};
+
+/// A number in `0..bound` exactly as `rand` 0.10's `random_range(..bound)` draws it for a `u32`:
+/// the high half of a widening multiply, corrected once when the low half falls in the biased
+/// zone.
+#[inline]
+fn below(rng: &mut impl rand::Rng, bound: u32) -> u32 {
+    let wide = u64::from(rng.next_u32()) * u64::from(bound);
+    let (mut result, low) = ((wide >> 32) as u32, wide as u32);
+    if low > bound.wrapping_neg() {
+        let high = ((u64::from(rng.next_u32()) * u64::from(bound)) >> 32) as u32;
+        result += u32::from(low.checked_add(high).is_none());
+    }
+    result
 }
 
 impl fmt::Debug for Pile {
@@ -507,6 +600,23 @@ mod tests {
         assert!(h.remove(c) && h.remove(c));
         assert!(!h.remove(c));
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn the_shuffle_is_rands() {
+        use rand::SeedableRng;
+        use rand::seq::SliceRandom;
+        for len in 0..=MAX_CARDS {
+            for seed in 0..40 {
+                let mut pile: Pile = (0..len).map(|i| Card::from_index((i % 52) as u8)).collect();
+                let mut theirs = pile;
+                pile.shuffle(&mut rand_pcg::Pcg64Mcg::seed_from_u64(seed));
+                theirs
+                    .as_mut_slice()
+                    .shuffle(&mut rand_pcg::Pcg64Mcg::seed_from_u64(seed));
+                assert_eq!(pile, theirs, "{len} cards, seed {seed}");
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@
 
 use rand::RngExt;
 use rand::SeedableRng;
-use rand::seq::SliceRandom;
 use rand_pcg::Pcg64Mcg;
 
 use crate::action::{Action, ActionList, Call};
@@ -346,6 +345,12 @@ impl Game {
         ) {
             return 0;
         }
+        self.playable_in_turn()
+    }
+
+    /// [`Game::playable`] in a phase in which the seat to move may play.
+    #[inline]
+    fn playable_in_turn(&self) -> u64 {
         let hand = &self.hands[self.current as usize];
         let mut avail = if self.rules.penalty_cards_playable {
             hand.distinct()
@@ -421,6 +426,13 @@ impl Game {
         }
     }
 
+    /// The calls that carry no penalty for a play by the seat to move now: the call words its
+    /// listed plays carry (two where romanian-32 lets the seat choose, MAU first). For bots
+    /// that build plays from [`Game::playable`] without listing the legal actions.
+    pub fn calls_for_play(&self) -> &'static [Call] {
+        self.calls_for(self.hands[self.current as usize].len().saturating_sub(1))
+    }
+
     /// True when a brazilian ANNOUNCE by the seat to move would be valid.
     fn announce_valid(&self) -> bool {
         self.hands[self.current as usize].len() == 2 && self.playable() != 0
@@ -469,20 +481,24 @@ impl Game {
         if seat == self.current {
             // An empty hand (a caught pending-out seat with no card left to draw) plays nothing.
             let left = self.hands[seat as usize].len().saturating_sub(1);
-            let calls = self.calls_for(left);
-            let playable = self.playable();
-            list.push_plays(playable, calls);
-            if self.check_draw_with(playable).is_ok() {
-                list.push(Action::Draw);
-            }
-            if self.phase == Phase::AfterDraw {
-                list.push(Action::Pass);
-            }
-            if self.rules.call_rule == CallRule::Announce
-                && self.phase != Phase::Announced
-                && self.announce_valid()
-            {
-                list.push(Action::Announce(Call::MauMau));
+            let playable = self.playable_in_turn();
+            list.push_plays(playable, self.calls_for(left));
+            match self.phase {
+                Phase::Start => {
+                    if self.check_draw_with(playable).is_ok() {
+                        list.push(Action::Draw);
+                    }
+                    if self.rules.call_rule == CallRule::Announce && self.announce_valid() {
+                        list.push(Action::Announce(Call::MauMau));
+                    }
+                }
+                Phase::AfterDraw => {
+                    list.push(Action::Pass);
+                    if self.rules.call_rule == CallRule::Announce && self.announce_valid() {
+                        list.push(Action::Announce(Call::MauMau));
+                    }
+                }
+                _ => {}
             }
         }
         // Both need an open offence, which most states (all of them under `enforce`) lack.
@@ -644,6 +660,7 @@ impl Game {
     }
 
     /// A play by the seat to move, checked by [`Game::check_play`].
+    #[inline]
     fn play(&mut self, card: Card, suit: Option<Suit>, call: Call, sink: &mut impl EventSink) {
         let seat = self.current;
         // Checked: from here on the play happens.
@@ -711,6 +728,7 @@ impl Game {
     }
 
     /// DRAW by the seat to move, checked by [`Game::check_draw`].
+    #[inline]
     fn draw(&mut self, sink: &mut impl EventSink) {
         self.accused = false;
         let seat = self.current;
@@ -861,6 +879,7 @@ impl Game {
     }
 
     /// Applies a played card's effect (§1.7) and returns the seat that plays next.
+    #[inline]
     fn resolve_effect(
         &mut self,
         seat: Seat,
@@ -913,6 +932,7 @@ impl Game {
     /// resolved first, so its window opens (with `PendingOut` for an emptied hand), and only then
     /// does the limit end the round as BLOCKED, which closes that window under §1.9(d): the
     /// pending seat does not win and its empty hand scores as it stands.
+    #[inline]
     fn end_turn(&mut self, next: Seat, opened: Option<Offence>, sink: &mut impl EventSink) {
         self.turns += 1;
         if let Some(o) = self.offence.take() {
@@ -968,7 +988,7 @@ impl Game {
             self.discard.clear();
             self.discard.push(top);
             let mut rng = self.rng();
-            self.stock.as_mut_slice().shuffle(&mut rng);
+            self.stock.shuffle(&mut rng);
             sink.event(&Event::StockRebuilt {
                 size: self.stock.len() as u8,
             });
@@ -1048,10 +1068,9 @@ impl Game {
         match deck {
             Some(d) => d.iter().rev().for_each(|&c| self.stock.push(c)),
             None => {
-                self.stock
-                    .fill_with_deck(self.rules.deck_mask(), self.rules.copies);
+                self.stock = Pile::sorted_deck(self.rules.deck_mask(), self.rules.copies);
                 let mut rng = self.rng();
-                self.stock.as_mut_slice().shuffle(&mut rng);
+                self.stock.shuffle(&mut rng);
             }
         }
         self.clockwise = true;
@@ -1071,10 +1090,12 @@ impl Game {
             UpCardMode::AsPlayByFirst => self.dealer,
             _ => (self.dealer + 1) % n,
         };
+        // The hands are the top of the stock, dealt from the top down.
+        let dealt = self.rules.hand_size as usize * n as usize;
+        let rest = self.stock.len() - dealt;
         let mut seat = first_dealt;
-        for _ in 0..self.rules.hand_size as usize * n as usize {
-            let card = self.stock.pop().expect("a deck holds every hand");
-            self.hands[seat as usize].insert(card);
+        for &card in self.stock.as_slice()[rest..].iter().rev() {
+            self.hands[seat as usize % MAX_SEATS].insert(card);
             sink.event(&Event::Drew {
                 seat,
                 card: Some(card),
@@ -1082,6 +1103,7 @@ impl Game {
             });
             seat = if seat + 1 == n { 0 } else { seat + 1 };
         }
+        self.stock.truncate(rest);
         let up = self.stock.pop().expect("a deck holds the up-card");
         self.discard.push(up);
         self.refresh_matching();

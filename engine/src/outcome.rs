@@ -1,6 +1,6 @@
 //! Outcomes of rounds and matches: scoring per profile and the final ranking.
 
-use crate::card::Hand;
+use crate::card::{Hand, cards_of};
 use crate::event::Seat;
 use crate::profile::{Rules, Scoring, TieBreak};
 
@@ -45,7 +45,13 @@ impl RoundResult {
 
 /// Value of a hand under these rules.
 pub fn hand_value(rules: &Rules, hand: &Hand) -> i32 {
-    hand.iter().map(|c| rules.value(c.rank()) as i32).sum()
+    // Each distinct card once, then the second copies: no per-card copy count.
+    let value = |set: u64| -> i32 {
+        cards_of(set)
+            .map(|c| i32::from(rules.value(c.rank())))
+            .sum()
+    };
+    value(hand.distinct()) + value(hand.twice())
 }
 
 /// Points of a round: who scores what, given the hands as they stand.

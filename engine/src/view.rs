@@ -205,7 +205,6 @@ impl Observation {
     /// [`Observation::determinize`]. Never allocates.
     pub fn determinize_with_hands(&self, seed: u64, hands: &[(Seat, Hand)]) -> Game {
         use rand::SeedableRng;
-        use rand::seq::SliceRandom;
 
         let mut g = Game::blank(self.config, seed).expect("an observation has a valid config");
         let rules = g.rules;
@@ -239,7 +238,7 @@ impl Observation {
             }
         }
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
-        unseen.as_mut_slice().shuffle(&mut rng);
+        unseen.shuffle(&mut rng);
         for s in 0..n {
             if Some(s as Seat) == self.viewer {
                 g.hands[s] = self.hand;

@@ -105,6 +105,7 @@ fn fill(dir: &std::path::Path, versions: usize, per_version: usize) -> Result<()
             .map(|&placing| SeatResult {
                 placing,
                 timeouts: u32::from(rng.below(20) == 0),
+                rejections: 0,
             })
             .collect();
         store

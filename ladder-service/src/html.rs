@@ -8,13 +8,20 @@
 //!   provisional section, paged (`&page=N`, 1-based; `&per_page=N`, 1 to 500, default 100).
 //!   Each line: rank, bot, version, score (μ − 3σ), 95% interval of μ, matches, win rate,
 //!   average placing and timeouts (over the version's finished rated matches in the season and
-//!   profile). Links to every season and profile. A closed season is frozen: it shows every
-//!   version rated in it (retired since or not), as it stood at the close; bans still hide.
-//! - `/ladder/bots/{id}` (`?season=NAME`): the bot, its owner, its versions with status and
-//!   ratings in the season, and each version's newest matches with links.
+//!   profile), with a note on what the score (μ − 3σ) and the interval mean. Links to every
+//!   season and profile. A closed season is frozen: it shows every version rated in it (retired
+//!   since or not), as it stood at the close; bans still hide.
+//! - `/ladder/bots/{id}` (`?season=NAME`): the bot, its owner, its versions with status, whether
+//!   each is online and why it waits, ratings in the season with a rating plot per profile (an
+//!   SVG drawn here: μ after each rating event with its 95% interval), validation verdicts, and
+//!   each version's newest matches (result, opponents, timeouts, viewer and replay links).
 //! - `/ladder/matches/{id}`: a ladder match: season, profile, state, times, seats (bot, version,
 //!   placing, joined, timeouts), a link to the server's match viewer (`/matches/{server id}/view`:
-//!   public information while it is played) and, once it has ended, its seed and a replay link.
+//!   public information while it is played) and, once it has ended, its seed, a replay link and
+//!   its rounds with each seat's points and totals (from the server's record).
+//!
+//! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
+//! their name appears. The newer parts are `maud` templates, as the match viewer's pages are.
 //! - `/ladder/replays/{id}`: the replay of ladder match `id` as a file
 //!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
 //!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.
@@ -29,10 +36,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use maud::{Markup, html};
 use maumau_engine::ProfileId;
-use maumau_ladder::store::{MatchRecord, MatchState, PlacingStats, Season};
+use maumau_ladder::store::{
+    MatchRecord, MatchState, PlacingStats, RatingEvent, Season, Validation,
+};
 use maumau_ladder::{
-    BotId, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, Standing, Store, VersionId,
+    BotId, HOUSE_OWNER, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, Standing,
+    Store, VersionId,
 };
 use prost::Message as _;
 use tokio::sync::Semaphore;
@@ -489,6 +500,7 @@ fn leaderboard_page(
         .map(|s| (s.version, s))
         .collect();
 
+    let house = house_bots(ladder)?;
     let total = board.ranked.len() + board.provisional.len();
     let pages = total.div_ceil(per_page).max(1);
     if page > pages {
@@ -535,6 +547,7 @@ fn leaderboard_page(
         );
     }
     h.raw("</nav>\n");
+    h.raw(&score_note().into_string());
 
     let in_page = |i: usize| (start..end).contains(&i);
     let ranked: Vec<&Standing> = board
@@ -555,7 +568,7 @@ fn leaderboard_page(
     if board.ranked.is_empty() {
         h.raw("<p>No bot has an established rating yet.</p>\n");
     } else if !ranked.is_empty() {
-        standings_table(&mut h, &ranked, &stats, &season.name);
+        standings_table(&mut h, &ranked, &stats, &season.name, &house);
     } else {
         h.raw("<p>On earlier pages.</p>\n");
     }
@@ -570,7 +583,7 @@ fn leaderboard_page(
     if board.provisional.is_empty() {
         h.raw("<p>None.</p>\n");
     } else if !provisional.is_empty() {
-        standings_table(&mut h, &provisional, &stats, &season.name);
+        standings_table(&mut h, &provisional, &stats, &season.name, &house);
     } else {
         h.raw("<p>On later pages.</p>\n");
     }
@@ -595,23 +608,35 @@ fn standings_table(
     lines: &[&Standing],
     stats: &HashMap<VersionId, PlacingStats>,
     season: &str,
+    house: &HashSet<BotId>,
 ) {
     h.raw(
         "<table class=\"standings\">\n<thead><tr><th>Rank</th><th>Bot</th><th>Version</th>\
-         <th>Score</th><th>95% interval</th><th>Matches</th><th>Win rate</th>\
-         <th>Avg placing</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
+         <th title=\"μ − 3σ: the rating the ladder is 99.9% sure the bot has at least\">\
+         Score (μ − 3σ)</th><th title=\"μ ± 1.96σ\">95% interval of μ</th><th>Matches</th>\
+         <th>Win rate</th><th>Avg placing</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
     );
     for s in lines {
+        let is_house = house.contains(&s.bot);
         let _ = write!(
             h.0,
-            "<tr class=\"standing\" data-bot=\"{}\" data-version=\"{}\"><td class=\"rank\">{}</td>\
-             <td><a class=\"bot\" href=\"/ladder/bots/{}?season=",
-            s.bot, s.version, s.rank, s.bot,
+            "<tr class=\"standing{}\" data-bot=\"{}\" data-version=\"{}\" data-house=\"{}\">\
+             <td class=\"rank\">{}</td><td><a class=\"bot\" href=\"/ladder/bots/{}?season=",
+            if is_house { " house" } else { "" },
+            s.bot,
+            s.version,
+            is_house,
+            s.rank,
+            s.bot,
         );
         h.text(&percent_encode(season));
         h.raw("\">");
         h.text(&s.bot_name);
-        h.raw("</a></td><td>");
+        h.raw("</a>");
+        if is_house {
+            h.raw(HOUSE_BADGE);
+        }
+        h.raw("</td><td>");
         h.text(&s.label);
         let _ = write!(
             h.0,
@@ -645,15 +670,26 @@ fn bot_page(
     let store = ladder.store();
     let bot = store.bot(id)?;
     let owner = store.owner(bot.owner)?;
+    let is_house = ladder.is_house(owner.id)?;
+    let house = house_bots(ladder)?;
     let seasons = store.seasons()?;
     let season = pick_season(&seasons, season)?;
     let ratings = store.ratings(season.id)?;
     let versions = store.versions_of(bot.id)?;
+    let events = store.rating_events(season.id)?;
 
     let mut h = Html::new(&format!("Bot {}", bot.name));
     h.raw("<h1>Bot <span class=\"name\">");
     h.text(&bot.name);
-    h.raw("</span></h1>\n<p>Owner ");
+    h.raw("</span>");
+    if is_house {
+        h.raw(HOUSE_BADGE);
+    }
+    h.raw("</h1>\n");
+    if is_house {
+        h.raw(&house_note().into_string());
+    }
+    h.raw("<p>Owner ");
     h.text(&owner.name);
     h.raw(", registered ");
     h.text(&format_time(bot.created_ms));
@@ -704,15 +740,19 @@ fn bot_page(
             h.raw(")");
         }
         h.raw(".</p>\n");
+        if !is_house {
+            h.raw(&lobby_state(hub.waiting_of(v.id), hub_has_lobby(hub, v.id)).into_string());
+        }
         let mine: Vec<_> = ratings.iter().filter(|r| r.version == v.id).collect();
         if mine.is_empty() {
             h.raw("<p>No rated match in this season.</p>\n");
         } else {
             h.raw(
-                "<table class=\"ratings\">\n<thead><tr><th>Profile</th><th>Score</th><th>μ</th>\
-                 <th>σ</th><th>Matches</th><th></th></tr></thead>\n<tbody>\n",
+                "<table class=\"ratings\">\n<thead><tr><th>Profile</th><th>Score (μ − 3σ)</th>\
+                 <th>μ</th><th>σ</th><th>95% interval of μ</th><th>Matches</th><th></th></tr>\
+                 </thead>\n<tbody>\n",
             );
-            for r in mine {
+            for r in &mine {
                 h.raw("<tr><td>");
                 h.link(
                     &leaderboard_url(&season.name, &r.profile, 1, PER_PAGE),
@@ -720,9 +760,11 @@ fn bot_page(
                     false,
                 );
                 let s = r.state.rating;
+                let (low, high) = s.interval95();
                 let _ = writeln!(
                     h.0,
-                    "</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+                    "</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{low:.2} – {high:.2}</td>\
+                     <td>{}</td><td>{}</td></tr>",
                     s.score(),
                     s.mu,
                     s.sigma,
@@ -735,6 +777,17 @@ fn bot_page(
                 );
             }
             h.raw("</tbody>\n</table>\n");
+            for r in &mine {
+                let history: Vec<&RatingEvent> = events
+                    .iter()
+                    .filter(|e| e.change.version == v.id && e.change.profile == r.profile)
+                    .collect();
+                h.raw(&rating_plot(v.id, &r.profile, &history).into_string());
+            }
+        }
+        let validations = store.validations_of(v.id)?;
+        if !validations.is_empty() {
+            h.raw(&validations_table(hub, &validations).into_string());
         }
         let history = store.seat_history(v.id, None, HISTORY)?;
         if history.is_empty() {
@@ -743,8 +796,8 @@ fn bot_page(
             let _ = writeln!(h.0, "<h3>Newest matches (at most {HISTORY})</h3>");
             h.raw(
                 "<table class=\"history\">\n<thead><tr><th>Match</th><th>Ended</th>\
-                 <th>Profile</th><th>State</th><th>Placing</th><th>Opponents</th>\
-                 <th>Timeouts</th><th>Replay</th></tr></thead>\n<tbody>\n",
+                 <th>Profile</th><th>State</th><th>Result</th><th>Opponents</th>\
+                 <th>Timeouts</th><th>Rejections</th><th>Watch</th><th>Replay</th></tr></thead>\n<tbody>\n",
             );
             for e in history {
                 let m = store.match_record(e.match_id)?;
@@ -755,23 +808,28 @@ fn bot_page(
                     .and_then(|s| s.placing);
                 let _ = write!(
                     h.0,
-                    "<tr class=\"match\"><td><a class=\"match\" href=\"/ladder/matches/{0}\">\
-                     #{0}</a></td><td>",
-                    m.id
+                    "<tr class=\"match\" data-joined=\"{1}\"><td><a class=\"match\" \
+                     href=\"/ladder/matches/{0}\">#{0}</a></td><td>",
+                    m.id, e.outcome.joined
                 );
                 h.text(&format_time(e.ended_ms));
                 h.raw("</td><td>");
                 h.text(&m.profile);
                 h.raw("</td><td>");
                 h.text(m.state.as_str());
-                if !e.outcome.joined {
-                    h.raw(" (did not join)");
+                if !m.rated {
+                    h.raw(" (unrated)");
                 }
-                h.raw("</td><td>");
+                h.raw("</td><td class=\"result\">");
                 match placing {
+                    Some(1) => {
+                        let _ = write!(h.0, "won (1 of {})", m.seats.len());
+                    }
                     Some(p) => {
                         let _ = write!(h.0, "{p} of {}", m.seats.len());
                     }
+                    None if !e.invited => h.raw("not played (no invitation was sent)"),
+                    None if !e.outcome.joined => h.raw("did not join"),
                     None => h.raw("–"),
                 }
                 h.raw("</td><td>");
@@ -783,8 +841,20 @@ fn bot_page(
                     first = false;
                     let n = names.get(store, s.version)?;
                     h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
+                    if house.contains(&n.bot) {
+                        h.raw(HOUSE_BADGE);
+                    }
                 }
-                let _ = write!(h.0, "</td><td>{}</td><td>", e.outcome.timeouts);
+                if first && !m.rated {
+                    h.raw("copies of itself and built-in bots");
+                }
+                let _ = write!(
+                    h.0,
+                    "</td><td class=\"timeouts\">{}</td><td class=\"rejections\">{}</td><td>",
+                    e.outcome.timeouts, e.outcome.rejections
+                );
+                viewer_link(&mut h, hub, &m);
+                h.raw("</td><td>");
                 replay_link(&mut h, hub, &m);
                 h.raw("</td></tr>\n");
             }
@@ -796,6 +866,220 @@ fn bot_page(
         h.raw("<p>No version yet.</p>\n");
     }
     Ok(Page::Html(h.finish()))
+}
+
+/// The bots of the house owner (none when the ladder never had house bots).
+fn house_bots(ladder: &Ladder<dyn Store>) -> Result<HashSet<BotId>, LadderError> {
+    Ok(match ladder.house_owner()? {
+        Some(o) => ladder
+            .store()
+            .bots_of(o)?
+            .into_iter()
+            .map(|b| b.id)
+            .collect(),
+        None => HashSet::new(),
+    })
+}
+
+/// The mark of a house bot, after its name.
+const HOUSE_BADGE: &str = " <span class=\"house\" title=\"a house bot: one of the server's \
+built-in bots, kept on the ladder by its operator\">house</span>";
+
+/// What a house bot is, on its page.
+fn house_note() -> Markup {
+    html! {
+        p.note.house-note {
+            "A house bot: one of the server's built-in bots, kept on the ladder by its operator "
+            "under the reserved owner " code { (HOUSE_OWNER) } ". It only fills tables a real bot "
+            "would otherwise wait for, and its rating is a fixed anchor for everyone else's."
+        }
+    }
+}
+
+/// What the score column means, above the leaderboard.
+fn score_note() -> Markup {
+    html! {
+        p.note.score-note {
+            "Bots are ranked by their " strong { "score, μ − 3σ" } ": μ is the rating's mean, σ "
+            "its uncertainty, so the score is a cautious estimate that rises as a bot plays and "
+            "σ shrinks. The " strong { "95% interval" } " is μ ± 1.96σ: where the bot's true μ "
+            "lies, 19 times out of 20. Bots marked " span.house { "house" } " are the server's "
+            "built-in bots."
+        }
+    }
+}
+
+/// Whether the version has a lobby open on this server.
+fn hub_has_lobby(hub: &Hub, version: VersionId) -> bool {
+    lock(&hub.lobbies).open.contains_key(&version)
+}
+
+/// The version's lobby: online and why it waits, or offline.
+fn lobby_state(waiting: Option<maumau::pb::LobbyWaiting>, open: bool) -> Markup {
+    html! {
+        @if let Some(w) = waiting {
+            p.lobby data-online="true" data-reason=(waiting_name(w.reason)) {
+                "Online, waiting: " strong { (waiting_name(w.reason)) } " — " (w.detail)
+                " (" (w.bots_online) " bot(s) online)."
+            }
+        } @else if open {
+            p.lobby data-online="true" { "Online: its lobby is open." }
+        } @else {
+            p.lobby data-online="false" { "Offline: no lobby open on this server." }
+        }
+    }
+}
+
+/// A waiting reason's name for people (`no opponents`).
+fn waiting_name(reason: i32) -> String {
+    maumau::pb::WaitingReason::try_from(reason)
+        .unwrap_or_default()
+        .as_str_name()
+        .trim_start_matches("WAITING_REASON_")
+        .replace('_', " ")
+        .to_lowercase()
+}
+
+/// A version's validation verdicts (rejections with their reasons).
+fn validations_table(hub: &Hub, validations: &[Validation]) -> Markup {
+    html! {
+        h3 { "Validation" }
+        table.validations {
+            thead { tr { th { "Match" } th { "Profile" } th { "Verdict" } th { "Why" } } }
+            tbody {
+                @for x in validations {
+                    tr.validation data-passed=(x.passed.to_string()) {
+                        td { a href={ "/ladder/matches/" (x.match_id) } { "#" (x.match_id) } }
+                        td { (x.profile) }
+                        td { @if x.passed { "passed" } @else { "rejected" } }
+                        td {
+                            @if x.reasons.is_empty() { "–" } @else { (x.reasons.join("; ")) }
+                            @let server_id = hub.server_id(x.match_id);
+                            @if !server_id.is_empty() && !x.passed {
+                                " " a.watch href={ "/matches/" (percent_encode(&server_id)) "/view" } { "watch it" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The plot's size in SVG units, and its margins.
+const PLOT_W: f64 = 640.0;
+const PLOT_H: f64 = 220.0;
+const PLOT_LEFT: f64 = 44.0;
+const PLOT_RIGHT: f64 = 12.0;
+const PLOT_TOP: f64 = 12.0;
+const PLOT_BOTTOM: f64 = 28.0;
+
+/// A version's rating history in one profile as an SVG plot: μ after each rating event
+/// (a rated match, a void), with its 95% interval (μ ± 1.96σ) as a band, from the starting
+/// rating. Each point carries its event's id, μ and σ.
+fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Markup {
+    let Some(first) = events.first() else {
+        return html! {};
+    };
+    // The rating before the first event, then after each.
+    let mut points: Vec<(Option<&RatingEvent>, f64, f64)> = vec![(
+        None,
+        first.change.before.rating.mu,
+        first.change.before.rating.sigma,
+    )];
+    points.extend(events.iter().map(|e| {
+        (
+            Some(*e),
+            e.change.after.rating.mu,
+            e.change.after.rating.sigma,
+        )
+    }));
+    let low = points
+        .iter()
+        .map(|p| p.1 - 1.96 * p.2)
+        .fold(f64::INFINITY, f64::min);
+    let high = points
+        .iter()
+        .map(|p| p.1 + 1.96 * p.2)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let span = (high - low).max(1e-9);
+    let n = (points.len() - 1).max(1) as f64;
+    let x = |i: usize| PLOT_LEFT + (PLOT_W - PLOT_LEFT - PLOT_RIGHT) * i as f64 / n;
+    let y = |v: f64| PLOT_TOP + (PLOT_H - PLOT_TOP - PLOT_BOTTOM) * (high - v) / span;
+    let mut band = String::new();
+    for (i, p) in points.iter().enumerate() {
+        let _ = write!(
+            band,
+            "{}{:.2},{:.2} ",
+            if i == 0 { "M" } else { "L" },
+            x(i),
+            y(p.1 + 1.96 * p.2)
+        );
+    }
+    for (i, p) in points.iter().enumerate().rev() {
+        let _ = write!(band, "L{:.2},{:.2} ", x(i), y(p.1 - 1.96 * p.2));
+    }
+    band.push('Z');
+    let line: String = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{:.2},{:.2}", x(i), y(p.1)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let ticks = [high, (high + low) / 2.0, low];
+    html! {
+        figure.rating-plot data-version=(version.0) data-profile=(profile) {
+            figcaption { "Rating in " (profile) ": μ after each rated match, with its 95% interval (μ ± 1.96σ)" }
+            svg xmlns="http://www.w3.org/2000/svg" width=(PLOT_W) height=(PLOT_H)
+                viewBox={ "0 0 " (PLOT_W) " " (PLOT_H) } role="img"
+                aria-label={ "rating history in " (profile) } {
+                @for t in ticks {
+                    line x1=(PLOT_LEFT) x2=(PLOT_W - PLOT_RIGHT) y1=(format!("{:.2}", y(t))) y2=(format!("{:.2}", y(t)))
+                        stroke="#ddd" {}
+                    text x=(PLOT_LEFT - 4.0) y=(format!("{:.2}", y(t) + 4.0)) text-anchor="end"
+                        font-size="11" fill="#666" { (format!("{t:.1}")) }
+                }
+                path.interval d=(band) fill="#cfe0f5" stroke="none" {}
+                polyline.mu points=(line) fill="none" stroke="#1f5fae" stroke-width="1.5" {}
+                @for (i, p) in points.iter().enumerate() {
+                    @match p.0 {
+                        Some(e) => {
+                            circle.rating-point cx=(format!("{:.2}", x(i))) cy=(format!("{:.2}", y(p.1))) r="3"
+                                fill="#1f5fae" data-event=(e.id)
+                                data-match=(e.match_id.map_or(0, |m| m.0))
+                                data-mu=(p.1) data-sigma=(p.2) {
+                                title { (format!("μ {:.2}, σ {:.2}", p.1, p.2)) }
+                            }
+                        }
+                        None => {
+                            circle.rating-start cx=(format!("{:.2}", x(i))) cy=(format!("{:.2}", y(p.1))) r="3"
+                                fill="#fff" stroke="#1f5fae" data-mu=(p.1) data-sigma=(p.2) {
+                                title { (format!("start: μ {:.2}, σ {:.2}", p.1, p.2)) }
+                            }
+                        }
+                    }
+                }
+                text x=(PLOT_LEFT) y=(PLOT_H - 8.0) font-size="11" fill="#666" { "start" }
+                text x=(PLOT_W - PLOT_RIGHT) y=(PLOT_H - 8.0) text-anchor="end" font-size="11" fill="#666" {
+                    (events.len()) " rating event(s)"
+                }
+            }
+        }
+    }
+}
+
+/// A link to the server's match viewer for a match it hosted, else a dash.
+fn viewer_link(h: &mut Html, hub: &Hub, m: &MatchRecord) {
+    let server_id = hub.server_id(m.id);
+    if server_id.is_empty() {
+        h.raw("–");
+    } else {
+        let _ = write!(
+            h.0,
+            "<a class=\"watch\" href=\"/matches/{}/view\">view</a>",
+            percent_encode(&server_id)
+        );
+    }
 }
 
 /// A replay link for an ended match whose table this server keeps, else a dash.
@@ -905,12 +1189,22 @@ fn match_page(
     h.raw("</dl>\n");
     h.raw(
         "<table class=\"seats\">\n<thead><tr><th>Seat</th><th>Bot</th><th>Version</th>\
-         <th>Placing</th><th>Joined</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
+         <th>Placing</th><th>Joined</th><th>Timeouts</th><th>Rejections</th></tr></thead>\n<tbody>\n",
     );
+    let house = house_bots(ladder)?;
+    let mut seat_names = Vec::new();
     for (i, s) in m.seats.iter().enumerate() {
         let n = names.get(store, s.version)?;
-        let _ = write!(h.0, "<tr class=\"seat\"><td>{i}</td><td>");
+        let joined = s.outcome.is_some_and(|o| o.joined);
+        let _ = write!(
+            h.0,
+            "<tr class=\"seat\" data-joined=\"{joined}\"><td>{i}</td><td>"
+        );
         h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
+        if house.contains(&n.bot) {
+            h.raw(HOUSE_BADGE);
+        }
+        seat_names.push(n.bot_name.clone());
         h.raw("</td><td>");
         h.text(&n.label);
         h.raw("</td><td>");
@@ -925,17 +1219,98 @@ fn match_page(
             Some(o) => {
                 let _ = write!(
                     h.0,
-                    "{}</td><td>{}",
+                    "{}</td><td>{}</td><td class=\"rejections\">{}",
                     if o.joined { "yes" } else { "no" },
-                    o.timeouts
+                    o.timeouts,
+                    o.rejections
                 );
             }
-            None => h.raw("–</td><td>–"),
+            // Ended before any invitation was sent: nobody could join.
+            None if m.state == MatchState::Aborted => h.raw("no</td><td>0</td><td>0"),
+            None => h.raw("–</td><td>–</td><td>–"),
         }
         h.raw("</td></tr>\n");
     }
     h.raw("</tbody>\n</table>\n");
+    // Rounds, scores and totals: from the server's record of the match, once it has ended.
+    let report = if table_over(hub, &m) {
+        hub.host
+            .find_blocking(&hub.server_id(m.id))
+            .and_then(|e| e.report())
+    } else {
+        None
+    };
+    if let Some(report) = report {
+        // A validation match's table holds the version's copies and built-in bots: the
+        // server's names for them.
+        let names: Vec<String> = if m.rated {
+            seat_names
+        } else {
+            report.players.iter().map(|p| p.name.clone()).collect()
+        };
+        h.raw(&rounds_table(&report, &names).into_string());
+    }
     Ok(Page::Html(h.finish()))
+}
+
+/// Every round of a match with each seat's points and running total, then the final totals.
+fn rounds_table(report: &maumau::pb::MatchReport, names: &[String]) -> Markup {
+    let seats = report
+        .result
+        .as_ref()
+        .map_or(names.len(), |r| r.seats as usize)
+        .max(names.len());
+    let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("seat {i}"));
+    let total = |i: usize| {
+        report
+            .result
+            .as_ref()
+            .and_then(|r| r.standings.iter().find(|s| s.seat as usize == i))
+            .map(|s| s.total)
+    };
+    html! {
+        h2 { "Rounds" }
+        @if report.rounds.is_empty() {
+            p { "No round was finished." }
+        } @else {
+            table.rounds {
+                thead {
+                    tr {
+                        th { "Round" } th { "Ended" }
+                        @for i in 0..seats { th { (name(i)) } }
+                    }
+                }
+                tbody {
+                    @for r in &report.rounds {
+                        tr.round {
+                            td { (r.round) }
+                            td {
+                                @match r.winner {
+                                    Some(w) => { (name(w as usize)) " went out" }
+                                    None => { "blocked" }
+                                }
+                            }
+                            @for i in 0..seats {
+                                td.points {
+                                    (r.points.get(i).copied().unwrap_or(0))
+                                    " (" (r.totals.get(i).copied().unwrap_or(0)) ")"
+                                }
+                            }
+                        }
+                    }
+                }
+                tfoot {
+                    tr.totals {
+                        th colspan="2" { "Total" }
+                        @for i in 0..seats {
+                            td.total { (total(i).map_or_else(|| "–".to_string(), |t| t.to_string())) }
+                        }
+                    }
+                }
+            }
+            p.note { "Each cell: the seat's points in the round (its running total)." }
+        }
+    }
 }
 
 fn replay_file(hub: &Hub, ladder: &Ladder<dyn Store>, id: MatchId) -> Result<Page, LadderError> {
@@ -999,7 +1374,8 @@ padding:0 1em;color:#222}table{border-collapse:collapse;margin:.5em 0}\
 th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left}\
 th{background:#f4f4f4}td.rank,td.score{font-variant-numeric:tabular-nums}\
 nav{margin:.4em 0}a.current{font-weight:bold;text-decoration:none;color:#222}\
-.note{color:#666}dt{font-weight:bold;float:left;clear:left;width:9em}dd{margin-left:10em}";
+.note{color:#666}.house{font-size:.8em;padding:0 .35em;margin-left:.3em;\
+border-radius:.3em;background:#fde9b8;color:#6b4b00}figure{margin:.5em 0}dt{font-weight:bold;float:left;clear:left;width:9em}dd{margin-left:10em}";
 
 impl Html {
     fn new(title: &str) -> Html {

@@ -11,7 +11,9 @@
 //!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
 //!   Store calls are synchronous and run on blocking threads ([`Hub::store`]).
 //! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
-//!   the free capacity with the core's seeded planner, schedules them in the store, creates them
+//!   the free capacity with the core's seeded planner (real bots first, then the house bots
+//!   filling what they left), tells each lobby without an invitation why it waits (only when
+//!   that changed), schedules the tables in the store, creates them
 //!   on the game server (rated, from the planned seed), sends the invitations, and watches
 //!   each match: a seat not joined by the deadline aborts it unrated (a no-show for health); a
 //!   finished match's placings are rated.
@@ -157,6 +159,13 @@ pub struct LadderSettings {
     /// network) may make per minute, at most this many at once; more are refused with
     /// `LADDER_ERROR_REASON_RATE_LIMITED`.
     pub registrations_per_minute: u32,
+    /// House bots: built-in bots kept on the ladder (`serve --house-bots heuristic,search`),
+    /// registered under the reserved owner `house`, one bot per kind. They only fill tables a
+    /// real bot would otherwise wait for, never a seat a real bot could take, and (one owner)
+    /// never sit together. Not on a ladder shared through PostgreSQL.
+    pub house_bots: Vec<pb::BotKind>,
+    /// Matches each house bot plays at once.
+    pub house_matches: u32,
 }
 
 impl Default for LadderSettings {
@@ -173,6 +182,8 @@ impl Default for LadderSettings {
             drain_timeout: Duration::from_secs(60),
             seed: None,
             registrations_per_minute: 30,
+            house_bots: Vec::new(),
+            house_matches: 4,
         }
     }
 }
@@ -312,6 +323,25 @@ struct Lobbies {
     open: HashMap<VersionId, LobbyHandle>,
     /// Invitations sent whose match has not ended, per version (kept across reconnects).
     in_flight: HashMap<VersionId, u32>,
+    /// What each open lobby was last told about why it waits (dropped when it is invited or
+    /// closes, so that the next wait is told again).
+    waiting: HashMap<VersionId, pb::LobbyWaiting>,
+}
+
+/// A house bot: a built-in bot with its ladder version.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HouseBot {
+    pub(crate) version: VersionId,
+    pub(crate) kind: pb::BotKind,
+}
+
+/// The name of the house bot of `kind` (under the owner `house`).
+pub(crate) fn house_bot_name(kind: pb::BotKind) -> String {
+    let name = kind
+        .as_str_name()
+        .trim_start_matches("BOT_KIND_")
+        .to_lowercase();
+    format!("{name} (house)")
 }
 
 /// The ladder's shared state.
@@ -336,6 +366,8 @@ pub(crate) struct Hub {
     cluster: Option<nodes::Cluster>,
     /// Each client address's budget of registrations.
     registrations: Mutex<HashMap<std::net::IpAddr, RateLimit>>,
+    /// The house bots.
+    house: Vec<HouseBot>,
 }
 
 /// Addresses whose registration budgets are kept before the full ones are forgotten.
@@ -411,51 +443,68 @@ impl Hub {
         let first_season = settings.first_season.clone();
         let store_url = settings.store.clone();
         let validation = settings.validation;
+        if !settings.house_bots.is_empty() && settings.store.is_some() {
+            return Err(LadderError::Invalid(
+                "house bots run on a ladder of one server (SQLite), not on a shared one".into(),
+            ));
+        }
+        let house_kinds = settings.house_bots.clone();
         let node_address = if settings.node_address.is_empty() {
             format!("http://{addr}")
         } else {
             settings.node_address.clone()
         };
-        let (ladder, cluster) = tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
-            let config = LadderConfig {
-                registration: if codes.is_empty() {
-                    RegistrationPolicy::Open
-                } else {
-                    RegistrationPolicy::invitation(&codes)
-                },
-                validation,
-                ..LadderConfig::default()
-            };
-            let now = now_ms();
-            let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
-                Some(url) => {
-                    let pg = PgStore::open(url)?;
-                    let node = pg.join_node(&node_address, now)?;
-                    let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
-                    (Arc::new(Ladder::new(pg, config)), Some(cluster))
+        let (ladder, cluster, house) =
+            tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
+                let config = LadderConfig {
+                    registration: if codes.is_empty() {
+                        RegistrationPolicy::Open
+                    } else {
+                        RegistrationPolicy::invitation(&codes)
+                    },
+                    validation,
+                    ..LadderConfig::default()
+                };
+                let now = now_ms();
+                let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
+                    Some(url) => {
+                        let pg = PgStore::open(url)?;
+                        let node = pg.join_node(&node_address, now)?;
+                        let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
+                        (Arc::new(Ladder::new(pg, config)), Some(cluster))
+                    }
+                    None => (
+                        Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
+                        None,
+                    ),
+                };
+                if ladder.store().seasons()?.is_empty() {
+                    // Nodes starting together may race to open it.
+                    if let Err(e) = ladder.store().open_season(&first_season, now)
+                        && ladder.store().current_season()?.is_none()
+                    {
+                        return Err(e);
+                    }
                 }
-                None => (
-                    Arc::new(Ladder::new(SqliteStore::open(&dir)?, config)),
-                    None,
-                ),
-            };
-            if ladder.store().seasons()?.is_empty() {
-                // Nodes starting together may race to open it.
-                if let Err(e) = ladder.store().open_season(&first_season, now)
-                    && ladder.store().current_season()?.is_none()
-                {
-                    return Err(e);
+                // A shared ladder's matches belong to the nodes holding their leases; the ones of
+                // a node that died are settled when their lease runs out (nodes.rs).
+                if cluster.is_none() {
+                    matchmaker::settle_leftovers(&ladder, now)?;
                 }
-            }
-            // A shared ladder's matches belong to the nodes holding their leases; the ones of
-            // a node that died are settled when their lease runs out (nodes.rs).
-            if cluster.is_none() {
-                matchmaker::settle_leftovers(&ladder, now)?;
-            }
-            Ok((ladder, cluster))
-        })
-        .await
-        .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
+                let mut house = Vec::new();
+                for kind in house_kinds {
+                    if kind == pb::BotKind::Unspecified
+                        || house.iter().any(|h: &HouseBot| h.kind == kind)
+                    {
+                        continue;
+                    }
+                    let version = ladder.house_version(&house_bot_name(kind), now)?;
+                    house.push(HouseBot { version, kind });
+                }
+                Ok((ladder, cluster, house))
+            })
+            .await
+            .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
         // Ladder matches this server still knows, by their label.
         let mut server_ids = HashMap::new();
         let reader = host.clone();
@@ -491,6 +540,7 @@ impl Hub {
             next_conn: AtomicU64::new(1),
             cluster,
             registrations: Mutex::new(HashMap::new()),
+            house,
         });
         tokio::spawn(matchmaker::run(hub.clone()));
         if hub.cluster.is_some() {
@@ -651,6 +701,7 @@ impl Hub {
         let mut l = lock(&self.lobbies);
         if l.open.get(&version).is_some_and(|h| h.conn == conn) {
             l.open.remove(&version);
+            l.waiting.remove(&version);
         }
     }
 
@@ -734,6 +785,38 @@ impl Hub {
                 close_drained(&mut l, version);
             }
         }
+    }
+
+    /// Tells each lobby why it waits when that changed since it was last told (`waits`), and
+    /// forgets what the `invited` ones were told: an invitation answers the wait.
+    fn tell_waiting(&self, waits: Vec<(VersionId, pb::LobbyWaiting)>, invited: &[VersionId]) {
+        let mut changed = Vec::new();
+        {
+            let mut l = lock(&self.lobbies);
+            for v in invited {
+                l.waiting.remove(v);
+            }
+            for (v, w) in waits {
+                if self.cluster.is_none() && !l.open.contains_key(&v) {
+                    continue;
+                }
+                if l.waiting.get(&v) != Some(&w) {
+                    l.waiting.insert(v, w.clone());
+                    changed.push((v, w));
+                }
+            }
+        }
+        for (v, w) in changed {
+            self.tell(v, pb::lobby_response::Kind::Waiting(w));
+        }
+    }
+
+    /// Why the version's open lobby waits, as it was last told; `None` without an open lobby
+    /// here or before the matchmaker looked at it.
+    pub(crate) fn waiting_of(&self, version: VersionId) -> Option<pb::LobbyWaiting> {
+        let l = lock(&self.lobbies);
+        l.open.get(&version)?;
+        l.waiting.get(&version).cloned()
     }
 
     fn server_id(&self, id: MatchId) -> String {
@@ -854,9 +937,12 @@ pub(crate) struct Pruned {
 }
 
 fn close_drained(l: &mut Lobbies, version: VersionId) {
+    l.waiting.remove(&version);
     if let Some(h) = l.open.remove(&version) {
         let _ = h.tx.try_send(Ok(pb::LobbyResponse {
-            kind: Some(pb::lobby_response::Kind::Drained(pb::LobbyDrained {})),
+            kind: Some(pb::lobby_response::Kind::Drained(
+                pb::LobbyDrained::default(),
+            )),
         }));
     }
 }

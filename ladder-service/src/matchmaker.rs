@@ -6,15 +6,16 @@
 //! table it created; the watcher then waits for the table to close (its command channel closes
 //! when the table task ends, after the report is recorded) and writes the end to the store.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use maumau::pb;
 use maumau_ladder::health::SeatOutcome;
-use maumau_ladder::matchmaking::{MatchmakingConfig, Table, plan_tables};
+use maumau_ladder::matchmaking::{Candidate, Format, MatchmakingConfig, Table, plan_with_house};
 use maumau_ladder::store::{Layout, MatchState, NewMatch};
 use maumau_ladder::validation::{CopyReport, ValidationNeed};
 use maumau_ladder::{
-    Eligibility, Ladder, MatchId, MatchReport, Millis, SeatResult, Store, VersionId,
+    Eligibility, Ladder, Lobby, MatchId, MatchReport, Millis, SeatResult, Store, VersionId,
 };
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
@@ -29,22 +30,24 @@ pub(crate) const LABEL_PREFIX: &str = "ladder match ";
 const RECENT_TABLES: usize = 64;
 
 /// Aborts (unrated, nobody at fault) the matches a previous run left scheduled or running: their
-/// tables died with that process.
+/// tables died with that process. A scheduled match never started, so nobody joined it.
 pub(crate) fn settle_leftovers(
     ladder: &Ladder<dyn Store>,
     now: Millis,
 ) -> maumau_ladder::Result<()> {
-    for state in [MatchState::Scheduled, MatchState::Running] {
-        for m in ladder.store().matches_in_state(state)? {
-            let outcomes = vec![
-                SeatOutcome {
-                    joined: true,
-                    timeouts: 0,
-                };
-                m.seats.len()
-            ];
-            ladder.record_abort(m.id, &outcomes, "the server restarted", now)?;
-        }
+    for m in ladder.store().matches_in_state(MatchState::Scheduled)? {
+        ladder.record_unplayed(m.id, "the server restarted before the match started", now)?;
+    }
+    for m in ladder.store().matches_in_state(MatchState::Running)? {
+        let outcomes = vec![
+            SeatOutcome {
+                joined: true,
+                timeouts: 0,
+                rejections: 0,
+            };
+            m.seats.len()
+        ];
+        ladder.record_abort(m.id, &outcomes, "the server restarted", now)?;
     }
     Ok(())
 }
@@ -94,6 +97,8 @@ enum SeatPlan {
     Version(VersionId),
     /// A built-in bot of the server (validation matches).
     Bot(pb::BotKind),
+    /// A house bot: a built-in bot of the server playing a ladder version.
+    House(VersionId, pb::BotKind),
 }
 
 /// A table to create: a rated match, or a validation match of one version.
@@ -106,12 +111,24 @@ pub(super) struct Launch {
 }
 
 impl Launch {
-    pub(super) fn rated(id: MatchId, t: Table) -> Launch {
+    /// A rated table; `house` tells which versions are house bots (played by the server).
+    pub(super) fn rated(
+        id: MatchId,
+        t: Table,
+        house: impl Fn(VersionId) -> Option<pb::BotKind>,
+    ) -> Launch {
         Launch {
             id,
             profile: t.profile,
             seed: t.seed,
-            seats: t.seats.into_iter().map(SeatPlan::Version).collect(),
+            seats: t
+                .seats
+                .into_iter()
+                .map(|v| match house(v) {
+                    Some(kind) => SeatPlan::House(v, kind),
+                    None => SeatPlan::Version(v),
+                })
+                .collect(),
             validation: false,
         }
     }
@@ -149,7 +166,7 @@ impl Launch {
             .enumerate()
             .filter_map(|(s, p)| match p {
                 SeatPlan::Version(v) => Some((s, *v)),
-                SeatPlan::Bot(_) => None,
+                SeatPlan::Bot(_) | SeatPlan::House(..) => None,
             })
             .collect()
     }
@@ -169,11 +186,17 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
         return Ok(());
     }
     let formats = super::lock(&hub.formats).clone();
+    let house = hub.house.clone();
+    let house_lobbies: Vec<Lobby> = house
+        .iter()
+        .map(|h| house_lobby(h.version, &formats, hub.settings.house_matches))
+        .collect();
+    let online = (lobbies.len() + house.len()) as u32;
     let plan_seed = hub.next_seed();
     // Deal seeds come from their own stream, keyed by the hub's cryptographic generator: a seed
     // revealed at the end of one match says nothing about its siblings still being played.
     let mut deals = ChaCha20Rng::seed_from_u64(hub.next_seed());
-    let planned = hub
+    let (planned, waits) = hub
         .store(move |ladder| {
             // On a shared ladder a match is scheduled with its layout, for the node that
             // claims it.
@@ -182,18 +205,35 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                 None => ladder.store().schedule_match(m, now_ms()),
             };
             let Some(season) = ladder.store().current_season()? else {
-                return Ok(Vec::new());
+                let waits = lobbies
+                    .iter()
+                    .map(|l| {
+                        let why = waiting(
+                            pb::WaitingReason::NoSeason,
+                            "no season is open: no matches are made until the operator opens one"
+                                .into(),
+                            online,
+                        );
+                        (l.version, why)
+                    })
+                    .collect();
+                return Ok((Vec::new(), waits));
             };
             let now = now_ms();
+            let is_house = |v: VersionId| house.iter().any(|h| h.version == v);
+            let mut all = lobbies.clone();
+            all.extend(house_lobbies);
             // Every read first, then the writes: a failed read schedules nothing.
-            let (plan, candidates) = ladder.round(season.id, &lobbies, &formats)?;
-            let tables = if candidates.len() < 2 {
+            let (plan, candidates) = ladder.round(season.id, &all, &formats)?;
+            let (house_cands, real): (Vec<Candidate>, Vec<Candidate>) =
+                candidates.into_iter().partition(|c| is_house(c.version));
+            let config = MatchmakingConfig::new(formats.clone());
+            let recent = if real.is_empty() {
                 Vec::new()
             } else {
-                let recent = ladder.recent_tables(RECENT_TABLES)?;
-                let config = MatchmakingConfig::new(formats);
-                plan_tables(&config, &candidates, &recent, now, plan_seed)
+                ladder.recent_tables(RECENT_TABLES)?
             };
+            let tables = plan_with_house(&config, &real, &house_cands, &recent, now, plan_seed);
             // Each match is scheduled on its own; one that cannot be (the season closed, a
             // version retired meanwhile) is skipped, and those already scheduled still launch,
             // so none is left behind in the scheduled state.
@@ -232,24 +272,169 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                     copies: n,
                 };
                 match schedule(&new, layout) {
-                    Ok(id) => out.push(Launch::rated(id, t)),
+                    Ok(id) => out.push(Launch::rated(id, t, |v| {
+                        house.iter().find(|h| h.version == v).map(|h| h.kind)
+                    })),
                     Err(e) => tracing::warn!(error = %e, "ladder table not scheduled"),
                 }
             }
-            Ok(out)
+            let invited: HashSet<VersionId> = out
+                .iter()
+                .flat_map(|l| l.version_seats())
+                .map(|(_, v)| v)
+                .collect();
+            let mut waits = Vec::new();
+            for l in &lobbies {
+                if invited.contains(&l.version) {
+                    continue;
+                }
+                let why = why_waiting(ladder, l, &plan.waiting, &real, &house_cands, &config)?;
+                waits.push((l.version, waiting(why.0, why.1, online)));
+            }
+            Ok((out, waits))
         })
         .await?;
+    let mut invited: Vec<VersionId> = Vec::new();
     match &hub.cluster {
         // The nodes (this one too) claim them.
-        Some(c) if !planned.is_empty() => c.kick.notify_one(),
+        Some(c) if !planned.is_empty() => {
+            invited.extend(
+                planned
+                    .iter()
+                    .flat_map(|l| l.version_seats())
+                    .map(|(_, v)| v),
+            );
+            c.kick.notify_one();
+        }
         Some(_) => {}
         None => {
             for l in planned {
-                launch(hub, l).await;
+                let versions: Vec<VersionId> = l.version_seats().iter().map(|&(_, v)| v).collect();
+                if launch(hub, l).await {
+                    invited.extend(versions);
+                }
             }
         }
     }
+    hub.tell_waiting(waits, &invited);
     Ok(())
+}
+
+/// The lobby a house bot holds: every profile of the formats, every table size, `max_matches`
+/// at once.
+fn house_lobby(version: VersionId, formats: &[Format], max_matches: u32) -> Lobby {
+    let mut profiles: Vec<String> = formats.iter().map(|f| f.profile.clone()).collect();
+    profiles.sort();
+    profiles.dedup();
+    Lobby {
+        version,
+        max_matches: max_matches.max(1),
+        profiles,
+        seats: (2..=8).collect(),
+    }
+}
+
+fn waiting(reason: pb::WaitingReason, detail: String, bots_online: u32) -> pb::LobbyWaiting {
+    pb::LobbyWaiting {
+        reason: reason as i32,
+        detail,
+        bots_online,
+    }
+}
+
+/// Why a lobby got no invitation this round: `validating` are the versions held back for
+/// validation, `real` and `house` the round's candidates (real bots and house bots).
+fn why_waiting(
+    ladder: &Ladder<dyn Store>,
+    lobby: &Lobby,
+    validating: &[VersionId],
+    real: &[Candidate],
+    house: &[Candidate],
+    config: &MatchmakingConfig,
+) -> maumau_ladder::Result<(pb::WaitingReason, String)> {
+    use pb::WaitingReason as W;
+    if validating.contains(&lobby.version) {
+        return Ok((
+            W::Validating,
+            "it plays its unrated validation matches first (one at a time, one per profile it \
+             accepts); rated matches follow once they pass"
+                .into(),
+        ));
+    }
+    let Some(me) = real.iter().find(|c| c.version == lobby.version) else {
+        // Not a candidate: a sanction, a failed validation, or nobody else to plan with.
+        return Ok(match ladder.eligibility(lobby.version)? {
+            Eligibility::Paused { reason } => (W::Paused, format!("paused by hand: {reason}")),
+            Eligibility::Probe { reason } => (
+                W::Paused,
+                format!("paused for health ({reason}); its probe match is in flight"),
+            ),
+            Eligibility::Banned { reason } => (W::Paused, format!("banned: {reason}")),
+            Eligibility::Rejected { reason } => (
+                W::Paused,
+                format!("{reason}; never matched again: add a fixed version"),
+            ),
+            Eligibility::Retired => (
+                W::Paused,
+                "retired: a newer version of its bot replaced it".into(),
+            ),
+            Eligibility::Validating => (
+                W::Validating,
+                "it needs a passed validation match before it is rated".into(),
+            ),
+            Eligibility::Active if real.is_empty() && house.is_empty() => (
+                W::NoOpponents,
+                "no other bot is online on this ladder".into(),
+            ),
+            Eligibility::Active => (
+                W::Validating,
+                "it passed validation in none of the profiles it accepts".into(),
+            ),
+        });
+    };
+    if me.free == 0 {
+        return Ok((
+            W::AtCapacity,
+            format!(
+                "it plays {} match(es) at once, as many as its lobby allows (max_matches)",
+                lobby.max_matches
+            ),
+        ));
+    }
+    // An opponent: another owner's bot online that accepts a format it accepts, with enough
+    // owners to fill the table.
+    let others: Vec<&Candidate> = real
+        .iter()
+        .chain(house)
+        .filter(|c| c.owner != me.owner)
+        .collect();
+    let playable = config.formats.iter().any(|f| {
+        if f.weight <= 0.0 || !me.seats.contains(&f.seats) || !me.profiles.contains(&f.profile) {
+            return false;
+        }
+        let owners: HashSet<_> = others
+            .iter()
+            .filter(|c| c.seats.contains(&f.seats) && c.profiles.contains(&f.profile))
+            .map(|c| c.owner)
+            .collect();
+        owners.len() + 1 >= usize::from(f.seats)
+    });
+    Ok(if playable {
+        (
+            W::Matchmaking,
+            "opponents of a format it accepts are online; the next matchmaking round will \
+             consider it"
+                .into(),
+        )
+    } else {
+        (
+            W::NoOpponents,
+            format!(
+                "no opponent of a format it accepts is online ({} other bot(s) online)",
+                others.len()
+            ),
+        )
+    })
 }
 
 /// Records a match that never got a table as aborted, nobody at fault.
@@ -257,26 +442,19 @@ async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
     if let Some(c) = &hub.cluster {
         c.unhost(l.id);
     }
-    let stored = if l.validation { 1 } else { l.seats.len() };
-    let outcomes = vec![
-        SeatOutcome {
-            joined: true,
-            timeouts: 0,
-        };
-        stored
-    ];
     let id = l.id;
     let _ = hub
-        .store(move |ladder| ladder.record_abort(id, &outcomes, &reason, now_ms()))
+        .store(move |ladder| ladder.record_unplayed(id, &reason, now_ms()))
         .await;
 }
 
-/// Creates the match on the game server, sends the invitations and starts the watcher.
-pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
+/// Creates the match on the game server, sends the invitations and starts the watcher. Returns
+/// false when the match was aborted before its invitations (recorded as such).
+pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) -> bool {
     let id = l.id;
     if hub.is_closed() {
         abort_unplayed(hub, &l, "the server is shutting down".into()).await;
-        return;
+        return false;
     }
     let versions: Vec<VersionId> = l.version_seats().iter().map(|&(_, v)| v).collect();
     // On a shared ladder the lobbies may be on other nodes: the node delivering an invitation
@@ -288,7 +466,7 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
             "a lobby drained or closed before its invitation".into(),
         )
         .await;
-        return;
+        return false;
     }
     let created = check_format(&l.profile, l.seats.len() as u8).and_then(|config| {
         hub.host
@@ -300,7 +478,7 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
                     .iter()
                     .map(|p| match p {
                         SeatPlan::Version(_) => None,
-                        SeatPlan::Bot(k) => Some(*k),
+                        SeatPlan::Bot(k) | SeatPlan::House(_, k) => Some(*k),
                     })
                     .collect(),
                 rated: !l.validation,
@@ -323,7 +501,7 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
                 format!("the server could not create the table: {why}"),
             )
             .await;
-            return;
+            return false;
         }
     };
     super::lock(&hub.server_ids).insert(id, response.match_id.clone());
@@ -362,6 +540,7 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) {
         watch(watched, l, handle).await;
         drop(watching);
     });
+    true
 }
 
 /// How a match ended, as recorded.
@@ -443,6 +622,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                         CopyReport {
                             seat: s as u32,
                             timeouts: st.timeouts,
+                            rejections: st.rejections,
                             protocol_errors: st.protocol_errors,
                             gave_up: st.gave_up,
                         }
@@ -469,6 +649,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                     .map(|s| SeatResult {
                         placing: placing(s),
                         timeouts: stats(s).map(|x| x.timeouts).unwrap_or(0),
+                        rejections: stats(s).map(|x| x.rejections).unwrap_or(0),
                     })
                     .collect();
                 hub.store(move |ladder| ladder.record_finish(id, &results, now_ms()))
@@ -485,6 +666,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
             let outcome = |s: usize| SeatOutcome {
                 joined: joined[s],
                 timeouts: stats(s).map(|x| x.timeouts).unwrap_or(0),
+                rejections: stats(s).map(|x| x.rejections).unwrap_or(0),
             };
             let outcomes: Vec<SeatOutcome> = if l.validation {
                 // One stored seat for all the copies.
@@ -493,6 +675,10 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                     timeouts: version_seats
                         .iter()
                         .map(|&(s, _)| outcome(s).timeouts)
+                        .sum(),
+                    rejections: version_seats
+                        .iter()
+                        .map(|&(s, _)| outcome(s).rejections)
                         .sum(),
                 }]
             } else {

@@ -124,6 +124,8 @@ fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
                 seats: record.seats.iter().map(|s| s.version).collect(),
                 seed: record.seed,
             },
+            // A shared ladder has no house bots.
+            |_| None,
         )
     } else {
         let version = record.seats.first().map_or(VersionId(0), |s| s.version);
@@ -260,7 +262,7 @@ pub(super) async fn run(hub: Arc<Hub>) {
                 for claimed in round.claimed {
                     let l = launch_of(&claimed.record, claimed.layout);
                     lock(&c.hosted).insert(l.id, false);
-                    launch(&hub, l).await;
+                    let _ = launch(&hub, l).await;
                 }
                 busy
             }

@@ -1,5 +1,6 @@
 //! The gRPC calls of `maumau.v1.LadderService`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -468,12 +469,17 @@ impl LadderService for LadderApi {
             n => n.min(500) as usize,
         };
         let profile = r.profile.clone();
-        let (season, board) = self
+        let (season, board, house) = self
             .hub
             .store(move |l| {
                 let season = season_named(l, &r.season)?;
                 let board = l.leaderboard(season.id, &profile)?;
-                Ok((season.name, board))
+                // The house bots' bots, to mark their lines.
+                let house: HashSet<BotId> = match l.house_owner()? {
+                    Some(o) => l.store().bots_of(o)?.into_iter().map(|b| b.id).collect(),
+                    None => HashSet::new(),
+                };
+                Ok((season.name, board, house))
             })
             .await?;
         let lines: Vec<pb::Standing> = board
@@ -490,6 +496,7 @@ impl LadderService for LadderApi {
                 rating: Some(rating_to_wire(&s.rating)),
                 matches: s.matches,
                 provisional,
+                house: house.contains(&s.bot),
             })
             .collect();
         if start > lines.len() {
@@ -553,6 +560,7 @@ impl LadderService for LadderApi {
                             placing: placing.into(),
                             joined: h.outcome.joined,
                             timeouts: h.outcome.timeouts,
+                            rejections: h.outcome.rejections,
                             ended_unix_ms: h.ended_ms.max(0) as u64,
                             reason: m.reason.clone().unwrap_or_default(),
                             replay_pruned: false,
@@ -590,9 +598,12 @@ impl LadderService for LadderApi {
                             .collect(),
                         history,
                         validations,
+                        waiting: None,
                     });
                 }
+                let house = l.is_house(owner.id)?;
                 Ok(pb::GetBotResponse {
+                    house,
                     bot_id: bot.id.0,
                     name: bot.name,
                     owner_id: owner.id.0,
@@ -603,6 +614,7 @@ impl LadderService for LadderApi {
             })
             .await?;
         for v in &mut response.versions {
+            v.waiting = hub.waiting_of(VersionId(v.version_id));
             for h in &mut v.history {
                 h.match_id = hub.server_id(MatchId(h.ladder_match_id));
                 h.replay_pruned = hub.replay_pruned(MatchId(h.ladder_match_id));

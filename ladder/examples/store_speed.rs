@@ -61,6 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|&placing| SeatResult {
             placing,
             timeouts: 0,
+            rejections: 0,
         })
         .collect();
     println!("history   matches/s  round ms (Ladder::round + recent tables)");

@@ -13,6 +13,8 @@ pub struct SeatOutcome {
     pub joined: bool,
     /// Decisions the seat did not make in time.
     pub timeouts: u32,
+    /// Actions from the seat the server refused, for any reason (shown, never a fault).
+    pub rejections: u32,
 }
 
 impl SeatOutcome {
@@ -84,14 +86,17 @@ mod tests {
     const CLEAN: SeatOutcome = SeatOutcome {
         joined: true,
         timeouts: 0,
+        rejections: 0,
     };
     const TIMEOUT: SeatOutcome = SeatOutcome {
         joined: true,
         timeouts: 2,
+        rejections: 0,
     };
     const NO_SHOW: SeatOutcome = SeatOutcome {
         joined: false,
         timeouts: 0,
+        rejections: 0,
     };
 
     #[test]

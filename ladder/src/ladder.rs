@@ -16,6 +16,13 @@ use crate::store::{
 };
 use crate::validation::{CopyReport, ValidationNeed, ValidationPlan, ValidationPolicy};
 
+/// The reserved owner of the house bots: the server's built-in bots, kept on the ladder by its
+/// operator (see [`Ladder::house_version`]). Nobody may register an owner of this name.
+pub const HOUSE_OWNER: &str = "house";
+
+/// The label of a house bot's one version.
+pub const HOUSE_VERSION: &str = "builtin";
+
 /// The ladder's policies.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LadderConfig {
@@ -186,6 +193,8 @@ impl Leaderboard {
 #[derive(Debug)]
 pub struct Ladder<S: ?Sized> {
     config: LadderConfig,
+    /// The house owner's id, once it is known (it never changes).
+    house: std::sync::OnceLock<OwnerId>,
     // Last, so that a boxed ladder can be unsized to `Ladder<dyn Store>`.
     store: S,
 }
@@ -193,7 +202,11 @@ pub struct Ladder<S: ?Sized> {
 impl<S: Store> Ladder<S> {
     /// A ladder over `store`.
     pub fn new(store: S, config: LadderConfig) -> Ladder<S> {
-        Ladder { config, store }
+        Ladder {
+            config,
+            house: std::sync::OnceLock::new(),
+            store,
+        }
     }
 }
 
@@ -219,9 +232,69 @@ impl<S: Store + ?Sized> Ladder<S> {
         now: Millis,
     ) -> Result<(OwnerId, SecretKey)> {
         self.config.registration.admits(invitation)?;
+        if name.trim().eq_ignore_ascii_case(HOUSE_OWNER) {
+            return Err(LadderError::Invalid(format!(
+                "the owner name {HOUSE_OWNER:?} is reserved for the ladder's house bots"
+            )));
+        }
         let key = SecretKey::generate(KeyKind::Owner)?;
         let id = self.store.create_owner(name, &key.hash(), now)?;
         Ok((id, key))
+    }
+
+    /// The house owner, if the ladder has house bots (or had them).
+    pub fn house_owner(&self) -> Result<Option<OwnerId>> {
+        if let Some(id) = self.house.get() {
+            return Ok(Some(*id));
+        }
+        let found = self.store.owner_named(HOUSE_OWNER)?.map(|o| o.id);
+        if let Some(id) = found {
+            let _ = self.house.set(id);
+        }
+        Ok(found)
+    }
+
+    /// Whether a bot's owner is the house owner: a house bot.
+    pub fn is_house(&self, owner: OwnerId) -> Result<bool> {
+        Ok(self.house_owner()? == Some(owner))
+    }
+
+    /// The version of house bot `name` (registered under the reserved owner [`HOUSE_OWNER`], with
+    /// the one version [`HOUSE_VERSION`]), created on first use. A house version is never
+    /// validated (it is one of the server's own bots) and has no key that anybody knows: the
+    /// server plays its seats itself.
+    pub fn house_version(&self, name: &str, now: Millis) -> Result<VersionId> {
+        let owner = match self.house_owner()? {
+            Some(o) => o,
+            None => {
+                let key = SecretKey::generate(KeyKind::Owner)?;
+                let id = self.store.create_owner(HOUSE_OWNER, &key.hash(), now)?;
+                let _ = self.house.set(id);
+                id
+            }
+        };
+        let bot = match self
+            .store
+            .bots_of(owner)?
+            .into_iter()
+            .find(|b| b.name == name)
+        {
+            Some(b) => b.id,
+            None => self.store.create_bot(owner, name, now)?,
+        };
+        let versions = self.store.versions_of(bot)?;
+        if let Some(v) = versions.iter().find(|v| v.label == HOUSE_VERSION) {
+            return Ok(v.id);
+        }
+        let key = SecretKey::generate(KeyKind::Version)?;
+        let (v, _) = self.store.create_version(
+            bot,
+            HOUSE_VERSION,
+            &key.hash(),
+            self.config.active_versions,
+            now,
+        )?;
+        Ok(v)
     }
 
     /// Who holds this key. Unknown, malformed and revoked keys, and keys of retired versions, are
@@ -402,16 +475,25 @@ impl<S: Store + ?Sized> Ladder<S> {
         } else {
             Vec::new()
         };
-        Ok(self.judge_eligibility(&targets, active, &validations))
+        let house = match targets[2] {
+            SanctionTarget::Owner(o)
+                if self.config.validation.required && validations.is_empty() =>
+            {
+                self.is_house(o)?
+            }
+            _ => false,
+        };
+        Ok(self.judge_eligibility(&targets, active, &validations, house))
     }
 
-    /// The eligibility of an active version from the sanctions in force and its validations:
-    /// the one place these rules live.
+    /// The eligibility of an active version from the sanctions in force and its validations
+    /// (a `house` version needs none): the one place these rules live.
     fn judge_eligibility(
         &self,
         targets: &[SanctionTarget; 3],
         active: &[Sanction],
         validations: &[Validation],
+        house: bool,
     ) -> Eligibility {
         let on: Vec<&Sanction> = active
             .iter()
@@ -428,7 +510,7 @@ impl<S: Store + ?Sized> Ladder<S> {
             }
         } else if let Some(reason) = first(SanctionKind::Health) {
             Eligibility::Probe { reason }
-        } else if self.config.validation.required && validations.is_empty() {
+        } else if self.config.validation.required && validations.is_empty() && !house {
             Eligibility::Validating
         } else {
             Eligibility::Active
@@ -538,6 +620,13 @@ impl<S: Store + ?Sized> Ladder<S> {
         self.after_match(id, now)
     }
 
+    /// Records a match aborted before its invitations were sent (the server was stopping, a lobby
+    /// closed, the table could not be created): unrated, no seat joined, nobody at fault.
+    pub fn record_unplayed(&self, id: MatchId, reason: &str, now: Millis) -> Result<MatchReport> {
+        self.store.abort_uninvited(id, reason, now)?;
+        self.after_match(id, now)
+    }
+
     /// Records a finished validation match from how each copy of the version played: judges it
     /// by [`LadderConfig::validation`], stores the verdict, and checks health like any match.
     /// The report's `rejected` holds the reasons when it failed.
@@ -556,6 +645,7 @@ impl<S: Store + ?Sized> Ladder<S> {
         let outcome = SeatOutcome {
             joined: true,
             timeouts: copies.iter().map(|c| c.timeouts).sum(),
+            rejections: copies.iter().map(|c| c.rejections).sum(),
         };
         self.store.finish_validation(id, outcome, &reasons, now)?;
         let mut report = self.after_match(id, now)?;
@@ -635,6 +725,7 @@ impl<S: Store + ?Sized> Ladder<S> {
             }
         }
         Ok(RoundReads {
+            house: self.house_owner()?,
             sanctions: self.store.active_sanctions()?,
             active,
             in_flight,
@@ -658,6 +749,9 @@ impl<S: Store + ?Sized> Ladder<S> {
                 reads.eligibility(self, l.version),
                 Eligibility::Active | Eligibility::Validating | Eligibility::Probe { .. }
             ) {
+                continue;
+            }
+            if reads.is_house(l.version) {
                 continue;
             }
             let passed = reads.passed(l.version);
@@ -736,6 +830,7 @@ impl<S: Store + ?Sized> Ladder<S> {
                 .store
                 .seat_history(v, since, window)?
                 .into_iter()
+                .filter(|h| h.invited)
                 .map(|h| h.outcome)
                 .collect();
             if let Some(reason) = self.config.health.assess(&outcomes) {
@@ -868,16 +963,17 @@ impl<S: Store + ?Sized> Ladder<S> {
                 _ => continue,
             };
             // Rated only in profiles it passed validation in.
-            let profiles: Vec<String> = if self.config.validation.required {
-                let passed = reads.passed(l.version);
-                l.profiles
-                    .iter()
-                    .filter(|p| passed.contains(p.as_str()))
-                    .cloned()
-                    .collect()
-            } else {
-                l.profiles.clone()
-            };
+            let profiles: Vec<String> =
+                if self.config.validation.required && !reads.is_house(l.version) {
+                    let passed = reads.passed(l.version);
+                    l.profiles
+                        .iter()
+                        .filter(|p| passed.contains(p.as_str()))
+                        .cloned()
+                        .collect()
+                } else {
+                    l.profiles.clone()
+                };
             if profiles.is_empty() {
                 continue;
             }
@@ -921,6 +1017,8 @@ struct RoundReads {
     in_flight: HashMap<VersionId, u32>,
     /// Validations of the lobbies' active versions (empty when validation is not required).
     validations: HashMap<VersionId, Vec<Validation>>,
+    /// The house owner, whose versions need no validation.
+    house: Option<OwnerId>,
 }
 
 impl RoundReads {
@@ -941,7 +1039,17 @@ impl RoundReads {
             .validations
             .get(&version)
             .map_or(&[][..], Vec::as_slice);
-        ladder.judge_eligibility(&targets, &self.sanctions, validations)
+        ladder.judge_eligibility(
+            &targets,
+            &self.sanctions,
+            validations,
+            self.is_house(version),
+        )
+    }
+
+    /// Whether the version is a house bot's.
+    fn is_house(&self, version: VersionId) -> bool {
+        self.house.is_some() && self.active.get(&version).map(|i| i.owner) == self.house
     }
 
     /// The profiles the version passed validation in.

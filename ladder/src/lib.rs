@@ -37,7 +37,7 @@
 //!     season, profile: t.profile.clone(), seed: t.seed, rated: true, seats: t.seats.clone(),
 //! }, 1).unwrap();
 //! let results: Vec<SeatResult> =
-//!     [1, 2, 2, 4].iter().map(|&placing| SeatResult { placing, timeouts: 0 }).collect();
+//!     [1, 2, 2, 4].iter().map(|&placing| SeatResult { placing, timeouts: 0 , rejections: 0}).collect();
 //! let report = ladder.record_finish(id, &results, 2).unwrap();
 //! assert_eq!(report.ratings.len(), 4);
 //! assert!(report.ratings[0].after.rating.mu > 25.0);
@@ -65,7 +65,7 @@ pub mod validation;
 pub use error::{LadderError, Result};
 pub use ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 pub use ladder::{
-    Eligibility, Ladder, LadderConfig, Leaderboard, Lobby, MatchReport, NewVersion, Principal,
-    Standing,
+    Eligibility, HOUSE_OWNER, HOUSE_VERSION, Ladder, LadderConfig, Leaderboard, Lobby, MatchReport,
+    NewVersion, Principal, Standing,
 };
 pub use store::{PgStore, SeatResult, SqliteStore, Store};

@@ -312,6 +312,50 @@ pub fn plan_tables(
     tables
 }
 
+/// Plans tables for the real bots first (`real`, as [`plan_tables`]), then lets the house bots
+/// (`house`: the server's built-in bots kept on the ladder) fill only the capacity the real bots
+/// left: a second plan over the real bots with free capacity left and the house bots, keeping
+/// only tables with at least one real bot. So a house bot never takes a seat a real bot could
+/// have, and house bots never play only among themselves (they share one owner, so they never
+/// even sit together).
+pub fn plan_with_house(
+    config: &MatchmakingConfig,
+    real: &[Candidate],
+    house: &[Candidate],
+    recent: &[Table],
+    now: Millis,
+    seed: u64,
+) -> Vec<Table> {
+    let mut tables = if real.len() < 2 {
+        Vec::new()
+    } else {
+        plan_tables(config, real, recent, now, seed)
+    };
+    if house.is_empty() || tables.len() >= config.max_tables {
+        return tables;
+    }
+    let mut left = real.to_vec();
+    for v in tables.iter().flat_map(|t| &t.seats) {
+        if let Some(c) = left.iter_mut().find(|c| c.version == *v) {
+            c.free = c.free.saturating_sub(1);
+        }
+    }
+    left.retain(|c| c.free > 0);
+    if left.is_empty() {
+        return tables;
+    }
+    let is_house = |v: &VersionId| house.iter().any(|h| h.version == *v);
+    left.extend(house.iter().cloned());
+    let filled = plan_tables(config, &left, recent, now, seed.rotate_left(17));
+    tables.extend(
+        filled
+            .into_iter()
+            .filter(|t| t.seats.iter().any(|v| !is_house(v)))
+            .take(config.max_tables - tables.len()),
+    );
+    tables
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,5 +597,45 @@ mod tests {
         assert_eq!(tables.len(), 1);
         assert!(!tables[0].seats.contains(&VersionId(0)));
         assert!(plan_tables(&four_seats(), &[], &[], 0, 5).is_empty());
+    }
+    #[test]
+    fn house_bots_fill_only_what_real_bots_leave() {
+        let config = MatchmakingConfig::new(vec![Format {
+            profile: "classic".into(),
+            seats: 2,
+            weight: 1.0,
+        }]);
+        // Two house bots of one owner, with room for many matches.
+        let house = [cand(100, 99, 8, 25.0), cand(101, 99, 8, 25.0)];
+        for seed in 0..50 {
+            // Two real bots with one free match each meet each other, not the house.
+            let real = [cand(1, 1, 1, 25.0), cand(2, 2, 1, 25.0)];
+            let t = plan_with_house(&config, &real, &house, &[], 0, seed);
+            assert_eq!(t.len(), 1, "{t:?}");
+            assert_eq!(t[0].key().1, vec![VersionId(1), VersionId(2)]);
+            // A lone real bot plays the house, up to its capacity; the house never plays alone.
+            let lone = [cand(1, 1, 3, 25.0)];
+            let t = plan_with_house(&config, &lone, &house, &[], 0, seed);
+            assert_eq!(t.len(), 3, "{t:?}");
+            for table in &t {
+                assert!(table.seats.contains(&VersionId(1)), "{table:?}");
+                assert!(table.seats.iter().any(|v| v.0 >= 100), "{table:?}");
+            }
+            // Three real bots: two meet, the third gets a house bot.
+            let three = [
+                cand(1, 1, 1, 25.0),
+                cand(2, 2, 1, 25.0),
+                cand(3, 3, 1, 25.0),
+            ];
+            let t = plan_with_house(&config, &three, &house, &[], 0, seed);
+            assert_eq!(t.len(), 2, "{t:?}");
+            let real_only = t
+                .iter()
+                .filter(|t| t.seats.iter().all(|v| v.0 < 100))
+                .count();
+            assert_eq!(real_only, 1, "{t:?}");
+        }
+        // No real bot: no table, however much room the house has.
+        assert!(plan_with_house(&config, &[], &house, &[], 0, 1).is_empty());
     }
 }

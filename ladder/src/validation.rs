@@ -35,6 +35,9 @@ pub struct CopyReport {
     pub seat: u32,
     /// Decisions the server took for the seat because its time ran out.
     pub timeouts: u32,
+    /// Actions the server refused, for any reason (shown on the pages, judged through
+    /// `protocol_errors`).
+    pub rejections: u32,
     /// Protocol errors: unreadable messages and refused turn actions for the current state.
     pub protocol_errors: u32,
     /// The seat gave up (too many timeouts, or away too long).

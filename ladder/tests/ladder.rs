@@ -85,6 +85,7 @@ fn clean(placings: &[u8]) -> Vec<SeatResult> {
         .map(|&placing| SeatResult {
             placing,
             timeouts: 0,
+            rejections: 0,
         })
         .collect()
 }
@@ -260,6 +261,7 @@ fn faulty_match(w: &World, faulty: usize, no_show: bool, t: i64) -> maumau_ladde
             .map(|i| SeatOutcome {
                 joined: i != faulty,
                 timeouts: 0,
+                rejections: 0,
             })
             .collect();
         w.ladder
@@ -682,4 +684,57 @@ fn new_versions_validate_every_profile_before_they_are_rated() {
         l.record_validation(rated, &[clean_copy], 41),
         Err(LadderError::Invalid(_))
     ));
+}
+
+#[test]
+fn a_match_aborted_before_its_invitations_is_not_joined_and_faults_nobody() {
+    let w = world(2, plain());
+    let store = w.ladder.store();
+    // More than a health streak of matches that never sent an invitation.
+    for t in 1..=5 {
+        let id = schedule(&w, &w.versions, t);
+        let report = w
+            .ladder
+            .record_unplayed(id, "the server could not create the table", t)
+            .unwrap();
+        assert!(report.paused.is_empty(), "{report:?}");
+        let m = store.match_record(id).unwrap();
+        assert!(m.seats.iter().all(|s| s.outcome.is_none()), "{m:?}");
+    }
+    for &v in &w.versions {
+        assert_eq!(w.ladder.eligibility(v).unwrap(), Eligibility::Active);
+        let history = store.seat_history(v, None, 10).unwrap();
+        assert_eq!(history.len(), 5);
+        assert!(history.iter().all(|h| !h.invited && !h.outcome.joined));
+    }
+    // Only a scheduled match can be: one whose invitations went out cannot.
+    let id = schedule(&w, &w.versions, 9);
+    store.start_match(id, 9).unwrap();
+    assert!(matches!(
+        w.ladder.record_unplayed(id, "too late", 10),
+        Err(LadderError::State(_))
+    ));
+}
+
+#[test]
+fn house_bots_need_no_validation_and_their_owner_is_reserved() {
+    let w = world(1, LadderConfig::default());
+    let house = w.ladder.house_version("heuristic (house)", 1).unwrap();
+    // Asked again: the same version.
+    assert_eq!(
+        w.ladder.house_version("heuristic (house)", 2).unwrap(),
+        house
+    );
+    assert_eq!(w.ladder.eligibility(house).unwrap(), Eligibility::Active);
+    // A real version validates first.
+    assert_eq!(
+        w.ladder.eligibility(w.versions[0]).unwrap(),
+        Eligibility::Validating
+    );
+    assert!(matches!(
+        w.ladder.register_owner("House", Some("invite"), 3),
+        Err(LadderError::Invalid(_))
+    ));
+    let owner = w.ladder.house_owner().unwrap().unwrap();
+    assert!(w.ladder.is_house(owner).unwrap());
 }

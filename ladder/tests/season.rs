@@ -116,6 +116,7 @@ fn play_rounds(s: &Season, rounds: i64, rng: &mut Pcg64) -> usize {
                 .map(|&placing| SeatResult {
                     placing,
                     timeouts: 0,
+                    rejections: 0,
                 })
                 .collect();
             let report = s.ladder.record_finish(id, &results, now + 2).unwrap();
@@ -193,6 +194,7 @@ fn the_board_shows_each_bots_best_active_version_and_hides_bans() {
         .map(|&placing| SeatResult {
             placing,
             timeouts: 0,
+            rejections: 0,
         })
         .collect();
     s.ladder.record_finish(id, &results, 100_002).unwrap();

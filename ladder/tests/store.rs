@@ -48,6 +48,7 @@ fn results(placings: &[u8]) -> Vec<SeatResult> {
         .map(|&placing| SeatResult {
             placing,
             timeouts: 0,
+            rejections: 0,
         })
         .collect()
 }
@@ -210,6 +211,22 @@ impl Harness {
         });
     }
 
+    /// Closes the store, runs `sql` on its database, and opens the store again.
+    fn reopen_after(&mut self, sql: &str) {
+        drop(self.store.take());
+        match &self.backend {
+            Backend::Sqlite(dir) => rusqlite::Connection::open(dir.path().join(DATABASE_FILE))
+                .unwrap()
+                .execute_batch(sql)
+                .unwrap(),
+            Backend::Postgres(url) => ::postgres::Client::connect(url, ::postgres::NoTls)
+                .unwrap()
+                .batch_execute(sql)
+                .unwrap(),
+        }
+        self.reopen();
+    }
+
     /// Tries to change a version's label with plain SQL, past the store.
     fn relabel_behind_the_stores_back(&self, v: VersionId) -> Result<(), String> {
         match &self.backend {
@@ -271,6 +288,7 @@ suite!(
     concurrent_finishes_rate_a_match_once,
     placing_stats_count_finished_rated_matches_of_the_season_and_profile,
     validation_matches_have_one_seat_and_keep_their_verdict,
+    a_database_from_before_rejections_migrates,
 );
 
 #[test]
@@ -530,6 +548,7 @@ fn a_match_is_rated_once_with_one_event_per_seat(h: &mut Harness) {
 
     let mut r = results(&[2, 1, 3, 3]);
     r[2].timeouts = 4;
+    r[2].rejections = 2;
     let changes = s.finish_match(id, &r, &cfg, 130).unwrap();
     assert_eq!(changes.len(), 4);
     assert!(changes[1].after.rating.mu > changes[0].after.rating.mu);
@@ -546,7 +565,8 @@ fn a_match_is_rated_once_with_one_event_per_seat(h: &mut Harness) {
         rec.seats[2].outcome,
         Some(SeatOutcome {
             joined: true,
-            timeouts: 4
+            timeouts: 4,
+            rejections: 2,
         })
     );
 
@@ -619,14 +639,17 @@ fn aborted_matches_keep_seat_outcomes_and_are_never_rated(h: &mut Harness) {
         SeatOutcome {
             joined: true,
             timeouts: 0,
+            rejections: 0,
         },
         SeatOutcome {
             joined: false,
             timeouts: 0,
+            rejections: 0,
         },
         SeatOutcome {
             joined: true,
             timeouts: 1,
+            rejections: 0,
         },
     ];
     assert!(matches!(
@@ -808,6 +831,28 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
+fn a_database_from_before_rejections_migrates(h: &mut Harness) {
+    let (season, vs, old) = {
+        let (s, season, vs) = setup(h, 2);
+        (season, vs.clone(), play(s, season, &vs, &[1, 2], 10))
+    };
+    // Back to step 4: no rejections column, step 5 not applied.
+    h.reopen_after(
+        "ALTER TABLE match_seats DROP COLUMN rejections;
+         DELETE FROM schema_migrations WHERE step = 5;",
+    );
+    let s = h.store();
+    let seat = s.match_record(old).unwrap().seats[0].outcome.unwrap();
+    assert_eq!((seat.joined, seat.rejections), (true, 0));
+    let id = s.schedule_match(&new_match(season, &vs), 20).unwrap();
+    let mut r = results(&[1, 2]);
+    r[1].rejections = 3;
+    s.finish_match(id, &r, &RatingConfig::default(), 30)
+        .unwrap();
+    let h = s.seat_history(vs[1], None, 1).unwrap();
+    assert_eq!((h[0].match_id, h[0].outcome.rejections), (id, 3));
+}
+
 fn everything_survives_a_restart(h: &mut Harness) {
     let (season, vs, id) = {
         let s = h.store();
@@ -869,14 +914,17 @@ fn placing_stats_count_finished_rated_matches_of_the_season_and_profile(h: &mut 
         SeatResult {
             placing: 1,
             timeouts: 0,
+            rejections: 0,
         },
         SeatResult {
             placing: 1,
             timeouts: 2,
+            rejections: 0,
         },
         SeatResult {
             placing: 3,
             timeouts: 5,
+            rejections: 0,
         },
     ];
     s.finish_match(id, &with_timeouts, &cfg, 21).unwrap();
@@ -893,6 +941,7 @@ fn placing_stats_count_finished_rated_matches_of_the_season_and_profile(h: &mut 
     let joined = SeatOutcome {
         joined: true,
         timeouts: 9,
+        rejections: 0,
     };
     s.abort_match(a, &[joined; 3], "test", 51).unwrap();
     let v = play(s, season, &vs, &[3, 2, 1], 60);
@@ -949,6 +998,7 @@ fn validation_matches_have_one_seat_and_keep_their_verdict(h: &mut Harness) {
     let clean = SeatOutcome {
         joined: true,
         timeouts: 0,
+        rejections: 0,
     };
     s.finish_validation(passed, clean, &[], 20).unwrap();
     let failed = s.schedule_match(&validation("brazilian"), 30).unwrap();
@@ -959,6 +1009,7 @@ fn validation_matches_have_one_seat_and_keep_their_verdict(h: &mut Harness) {
     let late = SeatOutcome {
         joined: true,
         timeouts: 3,
+        rejections: 0,
     };
     // Finished straight from scheduled: it may never have started.
     s.finish_validation(failed, late, &reasons, 40).unwrap();
@@ -1066,6 +1117,7 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
             &[SeatOutcome {
                 joined: true,
                 timeouts: 0,
+                rejections: 0,
             }; 4],
             "no",
             30

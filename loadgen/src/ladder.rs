@@ -608,7 +608,8 @@ async fn lobby_inner(
                 K::Notice(n) => {
                     tally.error(format!("lobby notice: {:?} ({})", n.status(), n.reason))
                 }
-                K::Welcome(_) => {}
+                // Why the lobby waits: expected between invitations.
+                K::Welcome(_) | K::Waiting(_) => {}
             },
             Ok(Some(_)) => return Err("a lobby message without a kind".into()),
             Ok(None) if draining => break,

@@ -10,7 +10,9 @@ romanian-32 late cure) are not offered: play them through ``Game`` if you need t
   its text);
 - observation: ``{"observation": float32[OBS_LEN], "action_mask": int8[202]}``; the vector's
   layout is ``OBS_LAYOUT`` and the package README, the mask is 1 for the selected agent's legal
-  actions and all 0 for every other agent;
+  actions and all 0 for every other agent. The two arrays are read-only views of buffers
+  allocated once per agent and overwritten in place: an agent's arrays are valid until the next
+  ``step()`` or ``reset()``; copy what you keep (``obs["observation"].copy()``);
 - rewards (``reward="win"`` or ``"score"``), given to every seat when a round or the match ends:
   see the package README. A match ends by the rules (or its turn and round guards), so every
   agent terminates together; truncations are never set.
@@ -28,7 +30,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ._core import ACTION_COUNT, OBS_LEN, Game
+from ._core import ACTION_COUNT, OBS_LEN, AecCore, Game
 
 
 def env(**kwargs) -> AECEnv:
@@ -64,13 +66,27 @@ class MauMauEnv(AECEnv):
             max_rounds=max_rounds,
         )
         # Checks the configuration and the reward mode now (InvalidConfig).
-        probe = Game(seed=0, **self._config)
-        probe.step_rewards(reward)
+        self.game = Game(seed=0, **self._config)
+        self._core = AecCore(self.game, reward)
         self.reward_mode = reward
         self.render_mode = render_mode
         self.possible_agents = [f"seat_{i}" for i in range(seats)]
         self.agents = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        # Each agent's arrays, as the user sees them: read-only views of the core's buffers.
+        self._obs = {}
+        self._masks = {}
+        for agent, vector, mask in zip(
+            self.possible_agents, self._core.observations, self._core.masks
+        ):
+            self._obs[agent] = vector.view()
+            self._obs[agent].flags.writeable = False
+            self._masks[agent] = mask.view()
+            self._masks[agent].flags.writeable = False
+        # The agent whose arrays hold its view of the match as it is now (the core writes the
+        # selected agent's at every step), or None.
+        self._fresh = None
+        self._over = True
         self._action_space = spaces.Discrete(ACTION_COUNT)
         self._observation_space = spaces.Dict(
             {
@@ -79,7 +95,6 @@ class MauMauEnv(AECEnv):
             }
         )
         self._np_random, _ = seeding.np_random(None)
-        self.game: Game | None = None
 
     def observation_space(self, agent):
         return self._observation_space
@@ -94,6 +109,7 @@ class MauMauEnv(AECEnv):
             self._np_random, _ = seeding.np_random(seed)
         match_seed = int(self._np_random.integers(0, 2**63 - 1))
         self.game = Game(seed=match_seed, **self._config)
+        self._core.reset(self.game)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._rewarded = False
@@ -102,18 +118,48 @@ class MauMauEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.to_act]
+        self._fresh = self.agent_selection
+        self._over = False
 
     def observe(self, agent):
-        vector, mask = self.game.observe(self._index[agent])
-        return {"observation": vector, "action_mask": mask}
+        """The agent's observation (see the module docs: valid until the next step)."""
+        if agent != self._fresh:
+            self._core.observe(self._index[agent])
+        return {"observation": self._obs[agent], "action_mask": self._masks[agent]}
+
+    def last(self, observe: bool = True):
+        """``(observation, cumulative reward, termination, truncation, info)`` of the selected
+        agent, as ``AECEnv.last``."""
+        agent = self.agent_selection
+        if not observe:
+            obs = None
+        else:
+            # observe(agent), inlined: last() is called once per decision.
+            if agent != self._fresh:
+                self._core.observe(self._index[agent])
+            obs = {"observation": self._obs[agent], "action_mask": self._masks[agent]}
+        return (
+            obs,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def agent_iter(self, max_iter: int = 2**63):
+        """The selected agent until every agent is done or after ``max_iter`` steps, as
+        ``AECEnv.agent_iter`` (a generator: cheaper per step than PettingZoo's iterator class)."""
+        return _AgentIter(self, max_iter)
 
     def step(self, action) -> None:
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        if self._over:
             self._was_dead_step(action)
             return
+        # One call applies the action and writes the next agent's observation (RejectedAction
+        # changes nothing).
+        to_act, rewards = self._core.step(action)
         self._cumulative_rewards[agent] = 0.0
-        rewards = self.game.step(int(action), self.reward_mode)
         # Most steps end no round: no reward to hand out, and the last ones to clear only once.
         if rewards is not None:
             self.rewards = dict(zip(self.possible_agents, rewards))
@@ -122,12 +168,13 @@ class MauMauEnv(AECEnv):
         elif self._rewarded:
             self.rewards = {a: 0.0 for a in self.agents}
             self._rewarded = False
-        to_act = self.game.to_act
         if to_act is None:
+            self._over = True
             for a in self.agents:
                 self.terminations[a] = True
         else:
-            self.agent_selection = self.possible_agents[to_act]
+            self.agent_selection = agent = self.possible_agents[to_act]
+        self._fresh = agent
         if self.render_mode == "human":
             self.render()
 
@@ -142,3 +189,21 @@ class MauMauEnv(AECEnv):
 
     def close(self) -> None:
         pass
+
+
+class _AgentIter:
+    """``MauMauEnv.agent_iter``'s iterable: each ``iter()`` runs up to ``max_iter`` steps, as
+    PettingZoo's ``AECIterable``."""
+
+    __slots__ = ("env", "max_iter")
+
+    def __init__(self, env: MauMauEnv, max_iter: int):
+        self.env = env
+        self.max_iter = max_iter
+
+    def __iter__(self):
+        env = self.env
+        for _ in range(self.max_iter):
+            if not env.agents:
+                return
+            yield env.agent_selection

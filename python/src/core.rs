@@ -172,6 +172,20 @@ pub fn encode(obs: &Observation, out: &mut [f32]) {
     }
 }
 
+/// Writes what `seat` sees of `game` into `obs` ([`OBS_LEN`] long, as [`encode`]) and its legal
+/// actions into `mask` ([`ACTION_COUNT`] long, 1 for legal), all zero unless `seat` is to act: the
+/// environments' observation of one seat.
+pub fn encode_seat(game: &Game, seat: u8, obs: &mut [f32], mask: &mut [i8]) {
+    let o = game.observation(seat);
+    encode(&o, obs);
+    mask.fill(0);
+    if game.to_act() == Some(seat) {
+        for a in o.legal.iter() {
+            mask[a.index()] = 1;
+        }
+    }
+}
+
 /// Writes the legal actions as a mask over the [`ACTION_COUNT`] dense indices.
 pub fn encode_mask(legal: &ActionList, out: &mut [bool]) {
     out.fill(false);

@@ -2,14 +2,16 @@
 //!
 //! Python users import `maumau_engine`, which re-exports [`PyGame`] as `Game`, [`PyVecEnv`] as
 //! `VecEnv`, the exceptions and the observation layout, and adds the PettingZoo environment
-//! (written in Python). The pure half, the observation vector, the rewards and the stepping of N
-//! games, is [`core`]; this file only converts between Python values and engine values.
+//! (written in Python on [`aec`]'s `AecCore`). The pure half, the observation vector, the rewards
+//! and the stepping of N games, is [`core`]; this file only converts between Python values and
+//! engine values.
 //!
 //! Errors are typed: every exception derives from `MaumauError` (a `ValueError`); an action the
 //! engine refuses raises `RejectedAction`, whose `code` is the engine's
 //! [`maumau_engine::Rejection::code`] (`not_your_turn`, `illegal_card`, ...), and leaves the game
 //! unchanged.
 
+pub mod aec;
 pub mod core;
 
 use maumau_engine::{
@@ -486,31 +488,7 @@ impl PyGame {
         let mode = RewardMode::parse(reward).ok_or_else(|| {
             InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
         })?;
-        let action = usize::try_from(action)
-            .ok()
-            .and_then(Action::from_index)
-            .ok_or_else(|| {
-                InvalidAction::new_err(format!(
-                    "{action} is not an action index (0..{ACTION_COUNT})"
-                ))
-            })?;
-        let Some(seat) = self.game.to_act() else {
-            return Err(rejected(py, Rejection::MatchOver, 0, action));
-        };
-        let mut events = Vec::new();
-        if let Err(r) = self.game.apply_with(seat, action, &mut events) {
-            return Err(rejected(py, r, seat, action));
-        }
-        self.events = events;
-        let ends = |e: &Event| matches!(e, Event::RoundEnded(_) | Event::MatchEnded);
-        if !self.events.iter().any(ends) {
-            return Ok(None);
-        }
-        let mut r = vec![0.0; self.game.seats() as usize];
-        for e in &self.events {
-            crate::core::add_event_rewards(mode, &self.game, e, &mut r);
-        }
-        Ok(Some(r))
+        self.step_rewarded(py, action, mode)
     }
 
     /// The events of the last step (the deal, for a new game), as `seat` may see them (a card
@@ -579,15 +557,9 @@ impl PyGame {
     /// `observation_vector` and the mask as int8[202], all zero unless `seat` is to act.
     fn observe<'py>(&self, py: Python<'py>, seat: u8) -> PyResult<Observed<'py>> {
         self.check_seat(seat)?;
-        let o = self.game.observation(seat);
         let mut v = vec![0.0; OBS_LEN];
-        crate::core::encode(&o, &mut v);
         let mut mask = vec![0i8; ACTION_COUNT];
-        if self.game.to_act() == Some(seat) {
-            for a in o.legal.iter() {
-                mask[a.index()] = 1;
-            }
-        }
+        crate::core::encode_seat(&self.game, seat, &mut v, &mut mask);
         Ok((v.into_pyarray(py), mask.into_pyarray(py)))
     }
 
@@ -668,6 +640,43 @@ impl PyGame {
 }
 
 impl PyGame {
+    /// `step`'s work: applies `action` for the seat to act, keeps the step's events and returns
+    /// the rewards, or `None` when no round ended.
+    fn step_rewarded(
+        &mut self,
+        py: Python<'_>,
+        action: i64,
+        mode: RewardMode,
+    ) -> PyResult<Option<Vec<f32>>> {
+        let action = usize::try_from(action)
+            .ok()
+            .and_then(Action::from_index)
+            .ok_or_else(|| {
+                InvalidAction::new_err(format!(
+                    "{action} is not an action index (0..{ACTION_COUNT})"
+                ))
+            })?;
+        let Some(seat) = self.game.to_act() else {
+            return Err(rejected(py, Rejection::MatchOver, 0, action));
+        };
+        // The step's events go after the last step's, which are dropped once it succeeded (a
+        // refused action reports none): the list is allocated once, not at every step.
+        let before = self.events.len();
+        if let Err(r) = self.game.apply_with(seat, action, &mut self.events) {
+            return Err(rejected(py, r, seat, action));
+        }
+        self.events.drain(..before);
+        let ends = |e: &Event| matches!(e, Event::RoundEnded(_) | Event::MatchEnded);
+        if !self.events.iter().any(ends) {
+            return Ok(None);
+        }
+        let mut r = vec![0.0; self.game.seats() as usize];
+        for e in &self.events {
+            crate::core::add_event_rewards(mode, &self.game, e, &mut r);
+        }
+        Ok(Some(r))
+    }
+
     fn check_seat(&self, seat: u8) -> PyResult<()> {
         if seat >= self.game.seats() {
             return Err(InvalidAction::new_err(format!(
@@ -911,6 +920,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyGame>()?;
     m.add_class::<PyVecEnv>()?;
+    m.add_class::<aec::PyAecCore>()?;
     m.add("MaumauError", py.get_type::<MaumauError>())?;
     m.add("RejectedAction", py.get_type::<RejectedAction>())?;
     m.add("InvalidAction", py.get_type::<InvalidAction>())?;

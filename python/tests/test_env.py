@@ -73,3 +73,20 @@ def test_ansi_render_shows_the_table():
     e = MauMauEnv(profile="romanian-32", seats=3, render_mode="ansi")
     e.reset(seed=2)
     assert "romanian-32 with 3 seats" in e.render()
+
+
+def test_observations_are_read_only_buffers_that_match_the_game_at_every_step():
+    e = MauMauEnv(profile="penalty-points", seats=3)
+    e.reset(seed=5)
+    for _ in range(200):
+        obs, _, termination, _, _ = e.last()
+        if termination:
+            break
+        assert not obs["observation"].flags.writeable and not obs["action_mask"].flags.writeable
+        for other in e.possible_agents:
+            vector, mask = e.game.observe(e._index[other])
+            seen = e.observe(other)
+            assert np.array_equal(seen["observation"], vector)
+            assert np.array_equal(seen["action_mask"], mask)
+        e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        assert e.game.is_over or e.agent_selection == e.possible_agents[e.game.to_act]

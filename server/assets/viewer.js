@@ -3,7 +3,9 @@
 // the frames' own URL (a served page) or none at all (an exported file holds its frames).
 // Keys: space plays and pauses, ← → step, Home End jump, PageUp PageDown go by round.
 // A live match (`viewing.live`) is followed: the page asks for its frames again every second
-// and stays at the newest one if it was there; when the match ends it loads the whole viewer.
+// and stays at the newest one if it was there, with the time the seat to act has left counting
+// down; when the match ends it loads the whole viewer. A seat's refused messages are listed at
+// the event they came at (in its own view and the omniscient one).
 // (Polling, not Watch over grpc-web: Watch carries events, and the table's state at each step
 // would then be worked out here, outside the engine; the frames endpoint answers from the
 // table's own record and the engine's views, in one small GET.)
@@ -15,6 +17,7 @@
   let viewing = null; // { perspective, seats, finished, frames: [...] }
   let at = 0;
   let timer = null;
+  let tick = null; // the live countdown's interval
   const $ = (id) => document.getElementById(id);
 
   // A card face from its text form ("10H"), or a card back when `code` is null.
@@ -94,6 +97,7 @@
     $("direction").textContent = t.clockwise ? "↻ clockwise" : "↺ counter-clockwise";
     $("turn").textContent = t.to_act == null ? (t.phase === "over" ? "match over" : "–") : seatName(t.to_act);
     $("turn").dataset.seat = t.to_act == null ? "" : t.to_act;
+    clock(frame);
     $("round").textContent = t.round;
     $("offence").textContent = t.offence || "";
     const legal = $("legal");
@@ -107,6 +111,13 @@
   function renderStep(frame) {
     $("line").textContent = frame.line;
     $("think").textContent = frame.think_ms ? "decided in " + frame.think_ms + " ms" : "";
+    const refused = $("refused");
+    refused.replaceChildren();
+    for (const r of frame.rejections || []) {
+      const li = text(document.createElement("li"), r.line);
+      li.dataset.seat = r.seat;
+      refused.append(li);
+    }
     const notes = $("notes");
     notes.replaceChildren();
     for (const n of frame.notes) notes.append(text(document.createElement("li"), n));
@@ -124,6 +135,29 @@
         end.append(row);
       });
     }
+  }
+
+  // The time the seat to act has left, counting down, on the newest frame of a live match
+  // (`time_left_ms` is the server's as of the answer that brought it).
+  function clock(frame) {
+    const el = $("deadline");
+    if (tick) clearInterval(tick);
+    tick = null;
+    $("deadline-box").hidden = !viewing.live;
+    const left = viewing.time_left_ms;
+    const newest = frame.index === viewing.frames.length - 1;
+    if (!viewing.live || left == null || !newest || frame.table.to_act == null) {
+      el.textContent = "–";
+      el.dataset.ms = "";
+      return;
+    }
+    el.dataset.ms = left;
+    const show = () => {
+      const ms = Math.max(0, left - (performance.now() - viewing.received));
+      el.textContent = seatName(frame.table.to_act) + ": " + (ms / 1000).toFixed(1) + " s left";
+    };
+    show();
+    tick = setInterval(show, 100);
   }
 
   function go(i) {
@@ -162,6 +196,11 @@
       li.dataset.e = f.index;
       li.textContent = (f.index ? f.index + ". " : "") + f.line;
       if (f.notes.length) li.append(text(document.createElement("small"), f.notes.join("; ")));
+      for (const r of f.rejections || []) {
+        const small = text(document.createElement("small"), "✗ " + r.line);
+        small.className = "refused";
+        li.append(small);
+      }
       list.append(li);
       if (f.round_end) {
         round = f.table.round;
@@ -225,6 +264,7 @@
     const body = await answer.json();
     if (!answer.ok) return failed(body.message || "the frames could not be loaded");
     const keep = viewing ? at : null;
+    body.received = performance.now();
     show(body);
     if (keep != null) go(keep);
     if (body.live) setTimeout(follow, FOLLOW_MS);
@@ -250,9 +290,11 @@
       location.reload();
       return;
     }
-    if (body && body.frames.length !== viewing.frames.length) {
+    if (body) {
+      body.received = performance.now();
+      const grown = body.frames.length !== viewing.frames.length;
       viewing = body;
-      buildMoves();
+      if (grown) buildMoves();
       go(newest ? viewing.frames.length - 1 : at);
     }
     setTimeout(follow, FOLLOW_MS);
@@ -273,7 +315,10 @@
   if (perspective) {
     perspective.addEventListener("change", () => {
       play(false);
-      load("?view=" + encodeURIComponent(perspective.value));
+      // The address keeps the perspective, so it stays a permalink (with the event's `#e=`).
+      const query = "?view=" + encodeURIComponent(perspective.value);
+      history.replaceState(null, "", location.pathname + query + location.hash);
+      load(query);
     });
   }
   window.addEventListener("hashchange", () => { const e = fromHash(); if (e != null && e !== at) go(e); });

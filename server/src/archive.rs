@@ -92,12 +92,13 @@ pub fn token_hash(token: &str) -> [u8; 32] {
     sha2::Sha256::digest(token.as_bytes()).into()
 }
 
-/// Prunes a record's replay: deletes its actions, keeping the report and the replay's header,
+/// Prunes a record's replay: deletes its actions (and refused messages), keeping the report and the replay's header,
 /// and marks record and summary pruned. Returns the bytes freed in the encoded record.
 pub fn prune_replay(record: &mut pb::StoredMatch, summary: &mut pb::MatchSummary) -> u64 {
     let before = record.encoded_len();
     if let Some(replay) = &mut record.replay {
         replay.actions = Vec::new();
+        replay.rejections = Vec::new();
     }
     record.replay_pruned = true;
     summary.replay_pruned = true;

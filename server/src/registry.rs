@@ -173,9 +173,10 @@ impl MatchEntry {
         lock(&self.tx).clone()
     }
 
-    /// The replay of the match so far, from its table; `None` once the table is gone (the match
-    /// has ended: its replay is then [`MatchEntry::replay`]).
-    pub(crate) async fn live_replay(&self) -> Option<pb::Replay> {
+    /// The replay of the match so far and the time the seat to act has left, from its table;
+    /// `None` once the table is gone (the match has ended: its replay is then
+    /// [`MatchEntry::replay`]).
+    pub(crate) async fn live_replay(&self) -> Option<crate::table::Live> {
         let tx = self.sender()?;
         let (reply, replay) = oneshot::channel();
         tx.send(Command::Replay { reply }).await.ok()?;

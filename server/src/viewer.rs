@@ -7,7 +7,9 @@
 //! - `/matches/{id}/frames`: the frames as JSON ([`maumau::viewer::Viewing`] plus the players'
 //!   `names`). Query: `view=public` (the default while a match is open), `omniscient` (the
 //!   default once it has ended) or a seat number; `token=T` shows the view of the seat whose
-//!   token it is (a spectator token: the public view). Every hand (`omniscient`) and any seat's
+//!   token it is (a spectator token: the public view). A live match's frames carry
+//!   `time_left_ms`, the time the seat to act has left before the server acts for it (absent
+//!   while no remote seat is to act). Every hand (`omniscient`) and any seat's
 //!   view without its token only once the match has ended. A refusal is JSON too,
 //!   `{"reason": "ERROR_REASON_…", "message": "…"}`, with the reason in the `maumau-reason`
 //!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
@@ -36,9 +38,6 @@ const SCRIPT: &str = include_str!("../assets/viewer.js");
 /// The viewer's style, served inside its page (and inlined in other pages that should look like
 /// it, such as a tournament's `report.html`).
 pub const STYLE: &str = include_str!("../assets/viewer.css");
-/// How often the page of a match still being played reloads itself, in seconds: live following
-/// move by move needs the table to publish its steps (not built yet); until then the page turns
-/// into the viewer soon after the match ends.
 /// Frames built at once, for all requests (each takes a blocking thread).
 static BUILDS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 /// How long a request waits for a build slot before it gets 503 `ERROR_REASON_UNAVAILABLE`.
@@ -225,8 +224,8 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
     }
     // A live match is shown as it stands: to everyone as a spectator sees it, to a seat's token
     // as that seat saw it; every hand only once it has ended.
-    let (replay, live) = match entry.replay() {
-        Some(replay) => (replay, false),
+    let (replay, live, time_left) = match entry.replay() {
+        Some(replay) => (replay, false, None),
         None => {
             if q.token.is_none() && perspective.is_some_and(|p| p != Perspective::Public) {
                 return Err(Refusal::new(
@@ -237,9 +236,9 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
                 ));
             }
             match entry.live_replay().await {
-                Some(replay) => (replay, true),
+                Some(l) => (l.replay, true, l.time_left),
                 // The table ended in between: the match's own replay is there now.
-                None => (entry.replay().ok_or_else(|| not_found(id))?, false),
+                None => (entry.replay().ok_or_else(|| not_found(id))?, false, None),
             }
         }
     };
@@ -271,7 +270,14 @@ async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<Strin
             };
             Refusal::new(status, reason, e.message)
         })?;
-        Ok(with_names(&viewing, &names, live))
+        let mut json = with_names(&viewing, &names, live);
+        if let (Some(left), Some(object)) = (time_left, json.as_object_mut()) {
+            object.insert(
+                "time_left_ms".into(),
+                serde_json::json!(left.as_millis() as u64),
+            );
+        }
+        Ok(json.to_string())
     })
     .await;
     built.unwrap_or_else(|_| {
@@ -299,13 +305,13 @@ fn player_name(p: &pb::PlayerInfo) -> String {
 
 /// The viewing as JSON, with the players' names beside it and whether the match is still being
 /// played (`live`: the page then asks again for what came since).
-fn with_names(viewing: &Viewing, names: &[String], live: bool) -> String {
+fn with_names(viewing: &Viewing, names: &[String], live: bool) -> serde_json::Value {
     let mut value = serde_json::to_value(viewing).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
         object.insert("names".into(), serde_json::json!(names));
         object.insert("live".into(), serde_json::json!(live));
     }
-    value.to_string()
+    value
 }
 
 fn not_found(id: &str) -> Refusal {
@@ -466,6 +472,7 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
                 dl.facts {
                     dt { "round" } dd #round { "–" }
                     dt { "to move" } dd #turn { "–" }
+                    div.clock #deadline-box hidden { dt { "time left" } dd #deadline { "–" } }
                     dt { "named suit" } dd #named { "–" }
                     div #debt-box style="display:contents" { dt { "7-debt" } dd #debt { "0" } }
                     dt { "direction" } dd #direction { "–" }
@@ -477,6 +484,7 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
                 p #line { "Loading…" }
                 div #think {}
                 ul #notes {}
+                ul #refused aria-label="refused messages" {}
                 div #offence {}
                 div #legal {}
                 div #round-end {}
@@ -531,7 +539,9 @@ fn shell(title: &str, body: Markup) -> Markup {
 /// names by seat (empty: the seats are shown by number only).
 pub fn standalone_page(viewing: &Viewing, names: &[String]) -> String {
     // JSON inside a script element: `<` escaped so no `</script>` can end it early.
-    let json = with_names(viewing, names, false).replace('<', "\\u003c");
+    let json = with_names(viewing, names, false)
+        .to_string()
+        .replace('<', "\\u003c");
     let title = if viewing.match_id.is_empty() {
         "A replay".to_string()
     } else {

@@ -1,11 +1,11 @@
 //! Shared helpers for the tests of the server's web pages (the ladder's, the match viewer's): a
 //! plain HTTP GET over HTTP/1.1 or HTTP/2, and Debian's headless Chromium to load a page and
 //! dump the DOM its scripts built (in `chromium.rs`, which the CLI's tests share).
-#![allow(dead_code, unreachable_pub, missing_docs)]
+#![allow(dead_code, unused_imports, unreachable_pub, missing_docs)]
 
 #[path = "chromium.rs"]
 mod chromium;
-pub use chromium::{chromium_or_explain, dump_dom};
+pub use chromium::{chromium_or_explain, dump_dom, screenshot};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};

@@ -19,6 +19,7 @@
 //! results either way).
 
 pub mod entrant;
+mod lobby;
 mod net;
 pub mod schedule;
 mod stats;
@@ -34,14 +35,19 @@ use std::time::Instant;
 use maumau_bot_sdk::bots::RandomBot;
 use maumau_bot_sdk::play_match_with;
 use maumau_engine::outcome::MAX_SEATS;
-use maumau_engine::{Action, CallsMode, Game, MatchConfig};
+use maumau_engine::profile::Scoring;
+use maumau_engine::{Action, CallsMode, Game, MatchConfig, Options, ProfileId};
 use serde::{Deserialize, Serialize};
 
-use entrant::SeatBot;
 pub use entrant::{BuiltIn, Entrant, Player};
+use entrant::{SeatBot, TimedBot};
 pub use net::{Clock, Remote, stop_programs};
 pub use schedule::{Fixture, Knockout, Stage};
-pub use stats::{Estimate, GameRecord, PairResult, Standing, Tally, standings};
+pub use stats::{
+    BOOTSTRAP_MAX_BLOCKS, BOOTSTRAP_RESAMPLES, BlockGains, DecisionTimes, Estimate, GameRecord,
+    Interval, MIN_BLOCKS, PairResult, Standing, Tally, paired_interval, standings,
+    strength_differences,
+};
 
 /// How entrants are brought together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,6 +164,29 @@ pub struct Description {
     pub seed: u64,
     /// Duplicate deals.
     pub duplicate: bool,
+}
+
+impl Description {
+    /// The heading of the mean final total per game, saying which way is better under this
+    /// tournament's scoring (the engine's `Rules::scoring`): `penalty/game, lower is better`
+    /// under penalty scoring (classic, penalty-points, brazilian), `points/game, higher is
+    /// better` where the winner collects points (romanian-32).
+    pub fn score_heading(&self) -> &'static str {
+        let rules = self.profile.parse::<ProfileId>().ok().and_then(|profile| {
+            let options = Options::from_words(&self.options).ok()?;
+            MatchConfig {
+                options,
+                ..MatchConfig::new(profile, self.seats)
+            }
+            .rules()
+            .ok()
+        });
+        match rules.map(|r| r.scoring) {
+            Some(Scoring::Penalty) => "penalty/game, lower is better",
+            Some(Scoring::Positive) => "points/game, higher is better",
+            None => "total/game",
+        }
+    }
 }
 
 /// Progress of a run, for a progress bar.
@@ -303,7 +332,12 @@ impl Tournament {
             .as_ref()
             .is_some_and(|s| s.every_game || self.entrants.iter().any(Entrant::is_external));
         let session = match &self.server {
-            Some(remote) if uses_server => Some(net::Session::connect(remote, self.threads)?),
+            Some(remote) if uses_server => Some(net::Session::connect(
+                remote,
+                self.threads,
+                &self.entrants,
+                out.map(|d| d.join("logs")).as_deref(),
+            )?),
             _ => None,
         };
         let names: Vec<String> = self.entrants.iter().map(|e| e.name.clone()).collect();
@@ -312,7 +346,7 @@ impl Tournament {
         let mut notices = Vec::new();
         let mut games: Vec<GameRecord> = Vec::new();
         // Games are rated in schedule order as soon as every earlier one is in.
-        let mut tally = Tally::new(self.entrants.len());
+        let mut tally = Tally::new(self.entrants.len(), self.seed);
         let mut round = 0u32;
         let mut met: HashSet<(usize, usize)> = HashSet::new();
         let mut knockout = match self.format {
@@ -374,6 +408,9 @@ impl Tournament {
             }
             games.extend(records);
             round += 1;
+        }
+        if let Some(session) = session {
+            notices.extend(session.finish());
         }
         let (rows, pairs) = tally.standings(&names);
         let report = Report {
@@ -515,12 +552,17 @@ impl Tournament {
     pub(crate) fn play_in_process(&self, f: &Fixture, replays: Option<&ReplayHead>) -> Played {
         let mut game = Game::new(self.config, f.seed).expect("validated");
         // On the stack: seats past the table's are never asked.
-        let mut bots: [SeatBot; MAX_SEATS] = std::array::from_fn(|s| match f.seats.get(s) {
-            Some(&e) => match &self.entrants[e].player {
-                Player::BuiltIn(b) => b.seat_bot(schedule::bot_seed(f.seed, s)),
-                Player::Command(_) => panic!("only built-in entrants play in-process"),
+        let mut bots: [TimedBot; MAX_SEATS] = std::array::from_fn(|s| TimedBot {
+            bot: match f.seats.get(s) {
+                Some(&e) => match &self.entrants[e].player {
+                    Player::BuiltIn(b) => b.seat_bot(schedule::bot_seed(f.seed, s)),
+                    Player::Command(_) | Player::Lobby(_) => {
+                        panic!("only built-in entrants play in-process")
+                    }
+                },
+                None => SeatBot::Random(RandomBot::new(0)),
             },
-            None => SeatBot::Random(RandomBot::new(0)),
+            times: Vec::new(),
         });
         let bots = &mut bots[..f.seats.len().min(MAX_SEATS)];
         let mut count = 0u32;
@@ -534,6 +576,13 @@ impl Tournament {
                 (result, Some(line.finish()))
             }
             None => (play_match_with(&mut game, bots, |_, _| count += 1), None),
+        };
+        let decision_ns = if bots.iter().any(|b| !b.times.is_empty()) {
+            bots.iter_mut()
+                .map(|b| DecisionTimes::of(&mut b.times).to_record())
+                .collect()
+        } else {
+            Vec::new()
         };
         let n = self.config.seats as usize;
         let (placings, totals, rounds) = match result {
@@ -552,6 +601,7 @@ impl Tournament {
                 forfeits: Vec::new(),
                 game: String::new(),
                 match_id: String::new(),
+                decision_ns,
             },
             replay,
             notices: Vec::new(),
@@ -855,15 +905,16 @@ impl Store {
         .map_err(io(json))?;
         let csv = self.dir.join("standings.csv");
         let mut text = String::from(
-            "rank,tied,name,games,mu,mu_ci95,conservative,win_share,win_share_ci95,placing,placing_ci95,score,score_ci95\n",
+            "rank,tied,name,games,forfeits,mu,mu_ci95,conservative,win_share,win_share_ci95,placing,placing_ci95,score,score_ci95\n",
         );
         for r in &report.standings {
             text.push_str(&format!(
-                "{},{},{},{},{:.3},{:.3},{:.3},{:.4},{:.4},{:.3},{:.3},{:.2},{:.2}\n",
+                "{},{},{},{},{},{:.3},{:.3},{:.3},{:.4},{:.4},{:.3},{:.3},{:.2},{:.2}\n",
                 r.rank,
                 r.tied,
                 csv_field(&r.name),
                 r.games,
+                r.forfeits,
                 r.rating.mean,
                 r.rating.ci95,
                 r.conservative,
@@ -877,15 +928,21 @@ impl Store {
         }
         fs::write(&csv, text).map_err(io(csv))?;
         let pairs = self.dir.join("pairs.csv");
-        let mut text = String::from("a,b,games,a_ahead,a_ahead_ci95\n");
+        let mut text =
+            String::from("a,b,games,blocks,a_ahead,gain,gain_low,gain_high,separable,score_diff\n");
         for p in &report.pairs {
             text.push_str(&format!(
-                "{},{},{},{:.4},{:.4}\n",
+                "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{:.2}\n",
                 csv_field(&p.a),
                 csv_field(&p.b),
                 p.games,
-                p.a_ahead.mean,
-                p.a_ahead.ci95
+                p.blocks,
+                p.a_ahead,
+                p.gain.mean,
+                p.gain.low,
+                p.gain.high,
+                p.separable,
+                p.score_diff
             ));
         }
         fs::write(&pairs, text).map_err(io(pairs))
@@ -920,6 +977,19 @@ fn push_record(line: &mut Vec<u8>, record: &GameRecord) {
     if !record.match_id.is_empty() {
         line.extend_from_slice(b",\"match_id\":");
         push_json_str(line, &record.match_id);
+    }
+    if !record.decision_ns.is_empty() {
+        line.extend_from_slice(b",\"decision_ns\":[");
+        for (i, seat) in record.decision_ns.iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            push_list(
+                line,
+                seat.iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)),
+            );
+        }
+        line.push(b']');
     }
     line.push(b'}');
 }
@@ -988,6 +1058,7 @@ mod tests {
             forfeits: Vec::new(),
             game: String::new(),
             match_id: String::new(),
+            decision_ns: Vec::new(),
         };
         let mut line = Vec::new();
         for (id, forfeits, game) in [
@@ -998,10 +1069,43 @@ mod tests {
             record.forfeits = forfeits;
             record.game = game.into();
             record.match_id = if game.is_empty() { "" } else { "m42" }.into();
+            record.decision_ns = if game.is_empty() {
+                Vec::new()
+            } else {
+                vec![[3, 1_500, 2_000_000], [0, 0, 0]]
+            };
             line.clear();
             push_record(&mut line, &record);
             let expected = serde_json::to_string(&record).unwrap();
             assert_eq!(String::from_utf8(line.clone()).unwrap(), expected);
+        }
+    }
+
+    /// The total's heading says which way is better, as the engine scores each profile.
+    #[test]
+    fn score_headings_say_which_way_is_better() {
+        let entrants = Entrant::parse_list("random,random,random,random").unwrap();
+        for (profile, heading) in [
+            (ProfileId::Classic, "penalty/game, lower is better"),
+            (ProfileId::PenaltyPoints, "penalty/game, lower is better"),
+            (ProfileId::Brazilian, "penalty/game, lower is better"),
+            (ProfileId::Romanian32, "points/game, higher is better"),
+        ] {
+            let mut t = Tournament::new(entrants.clone(), MatchConfig::new(profile, 4));
+            (t.deals, t.seed, t.record_replays) = (3, 11, false);
+            let d = t.description();
+            assert_eq!(d.score_heading(), heading, "{profile}");
+            // The games agree: the winner has the best total in the direction the heading says.
+            let report = t.run(None, &mut |_| {}).unwrap();
+            for g in &report.games {
+                let winner = g.totals[g.placings.iter().position(|&p| p == 1).unwrap()];
+                let best = if heading.contains("lower") {
+                    g.totals.iter().min()
+                } else {
+                    g.totals.iter().max()
+                };
+                assert_eq!(Some(&winner), best, "{profile}: {g:?}");
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Games on a Mau Mau Arena server over gRPC: external programs launched per match, and built-in
-//! bots driven by the Rust SDK's runner.
+//! Games on a Mau Mau Arena server over gRPC: external programs launched per match or invited
+//! through their lobby ([`crate::lobby`]), and built-in bots driven by the Rust SDK's runner.
 //!
 //! For each game the tournament creates a match with the game's seed and a clock whose give-up
 //! policy is `GIVE_UP_POLICY_FORFEIT`, watches it with the spectator token, and seats every
@@ -9,6 +9,7 @@
 //! server plays the default action for it and places it last, the tournament notes why and
 //! carries on. A program still running when its match is over is stopped after a few seconds.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -21,7 +22,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::entrant::Player;
+use crate::entrant::{Entrant, Player};
+use crate::lobby::{Lobbies, Reserved, unix_ms_after};
 use crate::schedule::{Fixture, bot_seed, opaque_game_id};
 use crate::{GameRecord, Played, Tournament, TournamentError};
 
@@ -117,11 +119,18 @@ pub(crate) struct Session {
     runtime: tokio::runtime::Runtime,
     channel: Channel,
     remote: Remote,
+    /// The lobbies of the lobby entrants, while the tournament runs.
+    lobbies: Option<Lobbies>,
 }
 
 impl Session {
-    /// Connects to the server.
-    pub(crate) fn connect(remote: &Remote, threads: usize) -> Result<Session, TournamentError> {
+    /// Connects to the server and launches the lobby entrants' programs (output to `logs`).
+    pub(crate) fn connect(
+        remote: &Remote,
+        threads: usize,
+        entrants: &[Entrant],
+        logs: Option<&Path>,
+    ) -> Result<Session, TournamentError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(2))
             .enable_all()
@@ -139,11 +148,32 @@ impl Session {
         let channel = runtime.block_on(endpoint.connect()).map_err(|e| {
             TournamentError::Server(format!("cannot reach the server at {url}: {e}"))
         })?;
+        let lobbies = if entrants
+            .iter()
+            .any(|e| matches!(e.player, Player::Lobby(_)))
+        {
+            let lobbies = runtime
+                .block_on(Lobbies::start(entrants, logs))
+                .map_err(|e| TournamentError::Server(format!("cannot open the lobbies: {e}")))?;
+            Some(lobbies)
+        } else {
+            None
+        };
         Ok(Session {
             runtime,
             channel,
             remote: remote.clone(),
+            lobbies,
         })
+    }
+
+    /// Closes the lobbies and waits for their programs to exit; returns a notice per program
+    /// that ended badly.
+    pub(crate) fn finish(mut self) -> Vec<String> {
+        match self.lobbies.take() {
+            Some(lobbies) => self.runtime.block_on(lobbies.close()),
+            None => Vec::new(),
+        }
     }
 
     /// Plays one game on the server.
@@ -170,6 +200,24 @@ impl Session {
                 wire::reason_of(&s).as_str_name()
             ))
         };
+        // Room in the lobbies of the lobby entrants, taken in entrant order (so that no two games
+        // wait for each other) and before the match exists (so that its clock does not run
+        // while they wait).
+        let mut reserved = HashMap::new();
+        if let Some(lobbies) = &self.lobbies {
+            let mut at_table: Vec<usize> = f
+                .seats
+                .iter()
+                .copied()
+                .filter(|&e| matches!(t.entrants[e].player, Player::Lobby(_)))
+                .collect();
+            at_table.sort_unstable();
+            at_table.dedup();
+            for e in at_table {
+                reserved.insert(e, lobbies.reserve(e).await);
+            }
+        }
+        let mut invited: Vec<(usize, Arc<Reserved>)> = Vec::new();
         let mut matches = pb::match_service_client::MatchServiceClient::new(self.channel.clone());
         // What the seats can read (the match's label, MAUMAU_GAME) names the game by an opaque
         // id: the fixture id would tell a program where its game sits in the schedule, and with
@@ -235,7 +283,45 @@ impl Session {
                         ("MAUMAU_ENTRANT", entrant.name.clone()),
                     ];
                     let log = logs.map(|d| d.join(format!("{}-s{s}.log", f.id)));
-                    tokio::spawn(launch(command.clone(), env, log, over_rx.clone()))
+                    tokio::spawn(launch(
+                        command.clone(),
+                        env,
+                        log,
+                        over_rx.clone(),
+                        EXIT_GRACE,
+                        "the match",
+                    ))
+                }
+                Player::Lobby(_) => {
+                    let invitation = pb::Invitation {
+                        ladder_match_id: lobby_match_id(&game),
+                        match_id: created.match_id.clone(),
+                        seat: s as u32,
+                        seat_token: st.token.clone(),
+                        node_address: self.remote.url(),
+                        join_deadline_unix_ms: unix_ms_after(self.remote.clock.disconnect_grace),
+                        profile: t.config.profile.name().to_string(),
+                        seats: t.config.seats as u32,
+                        rated: true,
+                        validation: false,
+                    };
+                    let reserved = match reserved.remove(&f.seats[s]) {
+                        Some(Ok(r)) => Arc::new(r),
+                        Some(Err(why)) => {
+                            seats.push((s, tokio::spawn(async move { Some(why) })));
+                            continue;
+                        }
+                        None => unreachable!("every lobby entrant of the fixture was reserved"),
+                    };
+                    invited.push((s, reserved.clone()));
+                    let mut over = over_rx.clone();
+                    tokio::spawn(async move {
+                        if let Err(why) = reserved.invite(invitation).await {
+                            return Some(why);
+                        }
+                        let _ = over.wait_for(|&done| done).await;
+                        reserved.failure()
+                    })
                 }
             };
             seats.push((s, handle));
@@ -282,6 +368,19 @@ impl Session {
                     f.id, created.match_id
                 ))
             })?;
+        for (s, lobby) in invited {
+            lobby.ended(pb::LadderMatchEnded {
+                ladder_match_id: lobby_match_id(&game),
+                match_id: created.match_id.clone(),
+                finished: true,
+                rated: true,
+                placing: result.placings[s] as u32,
+                rating: None,
+                reason: String::new(),
+                seat: s as u32,
+                validation: false,
+            });
+        }
         let n = t.config.seats as usize;
         let forfeits: Vec<u8> = report
             .seats
@@ -335,6 +434,23 @@ impl Session {
                 forfeits,
                 game,
                 match_id: created.match_id.clone(),
+                // The server's figures, in whole milliseconds.
+                decision_ns: (0..n)
+                    .map(|s| {
+                        report
+                            .seats
+                            .iter()
+                            .find(|st| st.seat as usize == s)
+                            .map_or([0; 3], |st| {
+                                let ns = |ms: u32| u64::from(ms) * 1_000_000;
+                                [
+                                    u64::from(st.decisions),
+                                    ns(st.decision_ms_p50),
+                                    ns(st.decision_ms_max),
+                                ]
+                            })
+                    })
+                    .collect(),
             },
             replay,
             notices,
@@ -342,13 +458,21 @@ impl Session {
     }
 }
 
-/// Runs one program for one seat until it exits (or until [`EXIT_GRACE`] after its match is
-/// over); returns what went wrong, if anything. Its output goes to `log`.
-async fn launch(
+/// The match id a lobby's messages carry for a game: its opaque id's number.
+fn lobby_match_id(game: &str) -> i64 {
+    u64::from_str_radix(game.trim_start_matches('g'), 16).map_or(0, |n| (n >> 1) as i64)
+}
+
+/// Runs a program until it exits, or until `grace` after `over` (the end of `what`: its match,
+/// or the tournament for a lobby entrant); returns what went wrong, if anything. Its output goes
+/// to `log`.
+pub(crate) async fn launch(
     command: String,
     env: Vec<(&'static str, String)>,
     log: Option<PathBuf>,
     mut over: tokio::sync::watch::Receiver<bool>,
+    grace: Duration,
+    what: &'static str,
 ) -> Option<String> {
     let mut cmd = shell(&command);
     cmd.envs(env)
@@ -381,7 +505,7 @@ async fn launch(
         s = child.wait() => s.ok(),
         () = async {
             let _ = over.wait_for(|&done| done).await;
-            tokio::time::sleep(EXIT_GRACE).await;
+            tokio::time::sleep(grace).await;
         } => None,
     };
     if status.is_none() {
@@ -421,8 +545,8 @@ async fn launch(
         .unwrap_or_default();
     match status {
         None => Some(format!(
-            "its program was still running {} s after the match and was stopped{where_}",
-            EXIT_GRACE.as_secs()
+            "its program was still running {} s after {what} and was stopped{where_}",
+            grace.as_secs()
         )),
         Some(s) if !s.success() => Some(format!("its program exited with {s}{last}{where_}")),
         Some(_) => None,

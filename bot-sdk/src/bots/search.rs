@@ -4,10 +4,9 @@
 use std::time::{Duration, Instant};
 
 use maumau_engine::outcome::{MAX_SEATS, hand_value};
-use maumau_engine::profile::{CallRule, PlayAfterDraw, Rules, Scoring};
+use maumau_engine::profile::{PlayAfterDraw, Rules, Scoring};
 use maumau_engine::{
-    Action, ActionList, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat,
-    Suit,
+    Action, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat, Suit,
 };
 
 use super::{HeuristicBot, Scorer, SplitMix, reactions};
@@ -392,9 +391,14 @@ pub struct SearchBot {
     rng: SplitMix,
     /// Playouts per decision (a candidate played out in one sample is one playout).
     pub iterations: u32,
-    /// A wall-clock limit per decision, on top of the budget. A decision it cuts short
-    /// depends on the machine's speed, so it is no longer reproducible.
+    /// A wall-clock limit per decision, on top of the budget, shared out between the rounds of
+    /// successive halving as the budget is (with a budget of `u32::MAX`, the time alone
+    /// decides). A decision it cuts short depends on the machine's speed, so it is no longer
+    /// reproducible.
     pub time_limit: Option<Duration>,
+    /// Playouts apply their moves with the checked [`Game::apply_with`] instead of the trusted
+    /// [`Game::apply_unchecked`] (see [`SearchBot::with_checked_playouts`]).
+    checked_playouts: bool,
     inference: Inference,
 }
 
@@ -415,6 +419,7 @@ impl SearchBot {
             rng: SplitMix::new(seed ^ 0x5EA7_C4B0_7000_0001),
             iterations: iterations.max(1),
             time_limit: None,
+            checked_playouts: false,
             inference: Inference::default(),
         }
     }
@@ -422,6 +427,15 @@ impl SearchBot {
     /// The same bot, stopping each decision after `limit` at the latest.
     pub fn with_time_limit(mut self, limit: Duration) -> SearchBot {
         self.time_limit = Some(limit);
+        self
+    }
+
+    /// The same bot, its playouts applying each move with the checked [`Game::apply_with`] (as
+    /// before the trusted [`Game::apply_unchecked`] was used): the same moves and the same
+    /// decisions for a given budget, only slower. For benchmarks that measure what the trusted
+    /// path gains (`bot-sdk/benches/strength.rs`).
+    pub fn with_checked_playouts(mut self) -> SearchBot {
+        self.checked_playouts = true;
         self
     }
 
@@ -470,7 +484,13 @@ impl Bot for SearchBot {
         // Successive halving: ceil(log2 k) rounds, each with an equal share of the budget.
         let rounds = (usize::BITS - (k - 1).leading_zeros()) as usize;
         let budget = self.iterations as usize;
-        let deadline = self.time_limit.map(|t| started + t);
+        // A time limit is shared out like the budget: halving round `r` of `R` ends at the latest
+        // at `(r + 1) / R` of it, so that a limit far below the budget still leaves time for
+        // the later rounds, among the better candidates.
+        let round_end = |round: usize| {
+            self.time_limit
+                .map(|t| started + t.mul_f64((round + 1) as f64 / rounds as f64))
+        };
         let base = self.rng.next_u64();
         let mut alive: Vec<usize> = (0..k).collect();
         let mut sum = vec![0f64; k];
@@ -479,13 +499,13 @@ impl Bot for SearchBot {
         let mut gain = vec![(0f64, 0f64); k];
         let mut values = vec![0f64; k];
         let mut samples = 0u64;
-        let mut list = ActionList::default();
-        'rounds: for round in 0..rounds {
+        for round in 0..rounds {
             let per = (budget / (rounds * alive.len())).max(1) as u64;
             let first = samples;
+            let end = round_end(round);
             for j in first..first + per {
-                if deadline.is_some_and(|d| Instant::now() >= d) && samples > 0 {
-                    break 'rounds;
+                if end.is_some_and(|d| Instant::now() >= d) && samples > 0 {
+                    break;
                 }
                 let mut seeds = SplitMix::new(base ^ j.wrapping_mul(0xD1B5_4A32_D192_ED03));
                 let sample = sampler.sample(&view, &mut seeds);
@@ -493,7 +513,8 @@ impl Bot for SearchBot {
                 for &a in &alive {
                     let mut game = sample;
                     values[a] = if game.apply_with(me, cands[a], &mut ()).is_ok() {
-                        playout(&mut game, &mut SplitMix::new(playout_seed), &mut list);
+                        let rng = &mut SplitMix::new(playout_seed);
+                        playout(&mut game, rng, self.checked_playouts);
                         match_value(&rules, me, obs.round, &obs.totals, &game)
                     } else {
                         0.0
@@ -577,20 +598,13 @@ fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action>
             Action::Draw
         });
     }
-    let left = game.hand(seat).len().saturating_sub(1);
-    let (call, alternative) = match game.rules().call_rule {
-        CallRule::LastCards if left == 1 => (Call::Mau, None),
-        CallRule::LastCards if left == 0 => (Call::MauMau, None),
-        CallRule::Romanian if left == 1 => (Call::Mau, Some(Call::MauMau)),
-        CallRule::Announce if left == 1 && phase != Phase::Announced => (Call::MauMau, None),
-        _ => (Call::None, None),
-    };
+    let calls = game.calls_for_play();
     let mut set = playable;
     while set != 0 {
         let bit = set.trailing_zeros() as u8;
         set &= set - 1;
         let card = Card::new(Rank::from_index(bit & 15), Suit::from_index(bit >> 4));
-        for call in std::iter::once(call).chain(alternative) {
+        for &call in calls {
             if card.rank() == Rank::Jack {
                 for suit in Suit::ALL {
                     consider(Action::Play {
@@ -612,26 +626,27 @@ fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action>
 }
 
 /// Plays the round of `game` out, every seat following the heuristic; stops at the end of the
-/// round (the caller's game ends the match there, so no new round is dealt).
-fn playout(game: &mut Game, rng: &mut SplitMix, list: &mut ActionList) {
+/// round (the caller's game ends the match there, so no new round is dealt). The heuristic's move
+/// is always legal (`the_playout_shortcut_makes_the_heuristics_choice` checks it), so it is
+/// applied with the engine's trusted [`Game::apply_unchecked`]; with `checked`, with
+/// [`Game::apply_with`], which checks it again (the same games, slower; see
+/// [`SearchBot::with_checked_playouts`]).
+fn playout(game: &mut Game, rng: &mut SplitMix, checked: bool) {
     let round = game.round();
     for _ in 0..MAX_PLAYOUT_STEPS {
         if game.round() != round {
             return;
         }
         let Some(seat) = game.to_act() else { return };
-        let fast = heuristic_move(game, seat, rng);
-        if fast.is_some_and(|a| game.apply_with(seat, a, &mut ()).is_ok()) {
-            continue;
-        }
-        // Not a position the shortcut knows: choose among the listed legal actions.
-        game.legal_actions_into(seat, list);
-        if list.is_empty() {
+        let Some(action) = heuristic_move(game, seat, rng) else {
             return;
-        }
-        let action = Scorer::from_game(game, seat).choose(list, rng);
-        if game.apply_with(seat, action, &mut ()).is_err() {
-            return;
+        };
+        if checked {
+            if game.apply_with(seat, action, &mut ()).is_err() {
+                return;
+            }
+        } else {
+            game.apply_unchecked(seat, action, &mut ());
         }
     }
 }

@@ -8,12 +8,21 @@
 
     report = run(First(), "127.0.0.1:50051", token)
 
+Ladder bots: :func:`register` a version, then :func:`hold_lobby` plays its invitations (see
+``maumau_client.lobby``).
+
 ``maumau_client.deals`` recomputes a finished match's deals from its revealed seed and checks
 them against what a seat saw (``DealRecorder``, ``check_deals``).
 """
 
 from . import deals
 from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
+from .lobby import (
+    LobbyError, LobbyStats, Registration, describe, hold_lobby, lobby_from_env, register,
+)
 
-__all__ = ["Bot", "MatchError", "RunStats", "deals", "run", "seed_commitment", "verify_seed"]
+__all__ = [
+    "Bot", "LobbyError", "LobbyStats", "MatchError", "Registration", "RunStats", "deals",
+    "describe", "hold_lobby", "lobby_from_env", "register", "run", "seed_commitment", "verify_seed",
+]
 __version__ = "0.1.0"

@@ -5,7 +5,8 @@ Finished matches of every profile are opened at a permalinked event and the tabl
 with the frame the server sent for it (the Rust test tests/viewer.rs compares those frames with
 the engine); stepping, scrubbing, the keyboard, the move list and the perspective switch are
 driven by clicks and keys; the file written by `maumau replay FILE --html` opens from file://
-with the network off at the last position; and a public view never shows a hidden card.
+with the network off at the last position; a public view never shows a hidden card; and a live
+match shows whose turn it is with its time running down.
 Screenshots of each profile's table go to $MAUMAU_TEST_OUTPUT/viewer (default:
 target/test-output/viewer in the repository) for people to look at.
 """
@@ -16,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +27,7 @@ import grpc
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from maumau_client import Bot, run
 from maumau_client.pb.maumau.v1 import match_pb2, record_pb2, rules_pb2
 
 REPO = Path(__file__).resolve().parents[3]
@@ -196,6 +199,12 @@ def test_step_scrub_keys_moves_and_perspective(server, browser: Browser):
     got = shown(page)
     assert got["hands"][0] == [] and got["hands"][2] == [], "only seat 1's cards are faces"
     assert got["hands"][1] and got["backs"][1] == 0
+    # The address is a permalink to this perspective at this event.
+    assert page.evaluate("location.search + location.hash") == "?view=1#e=4"
+    page.reload()
+    page.wait_for_selector("#viewer.ready")
+    assert page.evaluate(READ_TABLE)["perspective"] == "seat 1"
+    assert shown(page) == expected(seat1[4])
     page.screenshot(path=str(OUT / "classic-seat-1.png"), full_page=True)
     page.select_option("#perspective", "public")
     page.wait_for_function("document.querySelector('#viewer').dataset.perspective === 'public'")
@@ -243,6 +252,72 @@ def test_a_public_view_never_shows_a_hidden_card(server, browser: Browser):
         faces = page.evaluate("[...document.querySelectorAll('[data-card]')].map((c) => c.dataset.card)")
         assert set(faces) <= allowed, f"event {got['e']}: {set(faces) - allowed}"
         page.keyboard.press("ArrowRight")
+    page.close()
+
+
+class _Waiting(Bot):
+    """Answers its first prompt only once `go` is set, then plays the first legal action."""
+
+    def __init__(self) -> None:
+        self.prompted = threading.Event()
+        self.go = threading.Event()
+
+    def decide(self, prompt) -> int:
+        self.prompted.set()
+        self.go.wait(120)
+        return prompt.legal_actions[0].index
+
+
+def test_a_live_match_shows_whose_turn_it_is_and_its_time_running_down(server, browser: Browser):
+    # Seat 0 is a Python bot that holds its first decision while the page is looked at.
+    created = server.matches.CreateMatch(
+        match_pb2.CreateMatchRequest(
+            config=rules_pb2.MatchConfig(profile=rules_pb2.PROFILE_CLASSIC, seats=2, max_rounds=1),
+            bots=[match_pb2.SeatBot(seat=1, kind=record_pb2.BOT_KIND_HEURISTIC)],
+            time_control=rules_pb2.TimeControl(
+                decision_ms=60_000, bank_ms=60_000, max_timeouts=3, disconnect_grace_ms=60_000
+            ),
+        ),
+        timeout=10,
+    )
+    bot = _Waiting()
+    done: dict[str, object] = {}
+
+    def play() -> None:
+        try:
+            done["report"] = run(bot, server.address, created.seat_tokens[0].token, client_name="waiting")
+        except BaseException as e:  # handed to the test below
+            done["error"] = e
+
+    thread = threading.Thread(target=play, daemon=True)
+    thread.start()
+    try:
+        assert bot.prompted.wait(60), "seat 0 was never prompted"
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"http://{server.address}/matches/{created.match_id}/view")
+        page.wait_for_selector("#viewer.ready")
+        page.wait_for_function("document.querySelector('#deadline').dataset.ms !== ''")
+        assert page.locator("#turn").get_attribute("data-seat") == "0"
+        assert page.locator("#deadline-box").is_visible()
+        left = page.locator("#deadline").inner_text()
+        assert left.startswith("S0 waiting: ") and left.endswith(" s left"), left
+        first = float(left.split(": ")[1].split(" ")[0])
+        assert 0 < first <= 120
+        # The time runs down on the page between the server's answers.
+        page.wait_for_function(
+            f"parseFloat(document.querySelector('#deadline').textContent.split(': ')[1]) < {first}"
+        )
+        assert page.locator("#seats [data-card]").count() == 0, "a card face on the live page"
+        OUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(OUT / "live-countdown.png"), full_page=True)
+    finally:
+        bot.go.set()
+    thread.join(120)
+    assert "error" not in done, done.get("error")
+    # Once it has ended, the page shows the whole match, with no clock.
+    page.wait_for_selector("#perspective", timeout=60_000)
+    page.wait_for_selector("#viewer.ready")
+    assert not page.locator("#deadline-box").is_visible()
     page.close()
 
 

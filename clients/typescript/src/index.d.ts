@@ -154,3 +154,68 @@ export class MatchError extends Error {
   code?: number;
 }
 export function run(bot: DecideFn | Bot, address: string, token: string, options?: RunOptions): Promise<MatchReport>;
+
+// ----- the ladder (src/lobby.js) -------------------------------------------------------------
+
+export const ALL_PROFILES: readonly string[];
+
+/** What register made; the keys are shown only once, so keep them. */
+export interface Registration { owner_key: string; bot_id: Uint64; version_id: Uint64; version_key: string }
+export function register(
+  address: string,
+  options: { owner?: string; bot?: string; version?: string; ownerKey?: string; botId?: Uint64; invitationCode?: string; protoDir?: string },
+): Promise<Registration>;
+
+export interface Rating { mu: number; sigma: number; score: number; interval_low: number; interval_high: number }
+export interface LobbyWelcome { version_id: Uint64; bot_id: Uint64; season: string; status: string; reason: string }
+export interface LobbyWaiting { reason: string; detail: string; bots_online: number }
+export interface Invitation {
+  ladder_match_id: Uint64; match_id: string; seat: number; seat_token: string; node_address: string;
+  join_deadline_unix_ms: Uint64; profile: string; seats: number; rated: boolean; validation: boolean;
+}
+export interface LadderMatchEnded {
+  ladder_match_id: Uint64; match_id: string; finished: boolean; rated: boolean; placing: number;
+  rating: Rating | null; reason: string; seat: number; validation: boolean;
+}
+export interface LobbyNotice { status: string; reason: string }
+
+/** What holdLobby saw. */
+export interface LobbyStats {
+  lobbies: number;
+  invitations: number;
+  ended: LadderMatchEnded[];
+  waiting: LobbyWaiting[];
+  failures: { invitation: Invitation; error: unknown }[];
+  /** The server confirmed the drain. */
+  drained: boolean;
+}
+export function newLobbyStats(): LobbyStats;
+
+export type LobbyEventKind =
+  | 'welcome' | 'waiting' | 'invitation' | 'match_ended' | 'notice' | 'played' | 'dropped' | 'draining' | 'drained';
+/** One line for a lobby event: "waiting: DETAIL (N bots online)", "invitation: match ...". */
+export function describe(kind: LobbyEventKind, message: unknown): string;
+
+export interface LobbyOptions {
+  /** Matches played at once (1 to 64). */
+  maxMatches?: number;
+  profiles?: string[];
+  seats?: number[];
+  /** Aborting it drains the lobby: no new invitations, the running matches finish. */
+  signal?: AbortSignal;
+  onEvent?(kind: LobbyEventKind, message: unknown): void;
+  maxBackoffMs?: number;
+  firstBackoffMs?: number;
+  stats?: LobbyStats;
+  protoDir?: string;
+}
+/** The ladder refused the lobby or a registration for good. */
+export class LobbyError extends Error {
+  /** The maumau-ladder-reason trailer, e.g. LADDER_ERROR_REASON_BAD_KEY. */
+  reason: string;
+  code?: number;
+}
+/** Holds the version's lobby and plays every invitation with `bot` until the signal drains it. */
+/** The lobby a tournament launched this bot for ($MAUMAU_LOBBY_ADDR, $MAUMAU_LOBBY_KEY), or null. */
+export function lobbyFromEnv(env?: Record<string, string | undefined>): { address: string; key: string } | null;
+export function holdLobby(bot: DecideFn | Bot, address: string, key: string, options?: LobbyOptions): Promise<LobbyStats>;

@@ -1,5 +1,6 @@
 // Node client of Mau Mau Arena: the gRPC services, loaded at run time from the same proto files
-// as the Rust server (no generated code, no protoc), and a thin bot helper.
+// as the Rust server (no generated code, no protoc), a thin bot helper, and (src/lobby.js) the
+// ladder's registration and lobby helper.
 //
 //   import { run } from '@maumau/client';
 //   const report = await run((prompt) => prompt.legal_actions[0].index, '127.0.0.1:50051', token);
@@ -22,7 +23,7 @@ export const PROTO_DIR =
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'proto');
 
 /** The files that define the services; they import the rest. */
-export const PROTO_FILES = ['maumau/v1/match.proto', 'maumau/v1/play.proto'];
+export const PROTO_FILES = ['maumau/v1/match.proto', 'maumau/v1/play.proto', 'maumau/v1/ladder.proto'];
 
 /** How proto-loader maps messages to JavaScript objects (see the top of this file). */
 export const LOADER_OPTIONS = Object.freeze({
@@ -389,3 +390,5 @@ export async function run(bot, address, token, options = {}) {
     if (!options.client) client.close();
   }
 }
+
+export { ALL_PROFILES, LobbyError, describe, holdLobby, lobbyFromEnv, newLobbyStats, register } from './lobby.js';

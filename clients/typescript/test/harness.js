@@ -33,12 +33,22 @@ export function serverBinary() {
   return binary;
 }
 
-/** Starts `maumau serve --listen 127.0.0.1:0` and reads the address it reports. */
-export async function startServer() {
+/**
+ * Starts `maumau serve --listen 127.0.0.1:0` and reads the address it reports. With
+ * `{ ladder: true }` it runs the ladder too, with its default formats and versions rated from
+ * their first match (validation matches are tested in the Rust suite).
+ */
+export async function startServer({ ladder = false } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maumau-js-'));
   const logPath = path.join(dir, 'server.log');
   const log = fs.openSync(logPath, 'w');
-  const proc = spawn(serverBinary(), ['serve', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')], {
+  const args = ['serve', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')];
+  if (ladder) {
+    const config = path.join(dir, 'ladder.toml');
+    fs.writeFileSync(config, 'ladder_validation = false\n');
+    args.push('--ladder', '--config', config);
+  }
+  const proc = spawn(serverBinary(), args, {
     stdio: ['ignore', log, log],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'info' },
   });

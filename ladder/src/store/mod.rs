@@ -202,6 +202,8 @@ pub struct SeatResult {
     pub placing: u8,
     /// Decisions the seat did not make in time.
     pub timeouts: u32,
+    /// Actions from the seat the server refused, for any reason.
+    pub rejections: u32,
 }
 
 /// One seat of a stored match.
@@ -211,7 +213,7 @@ pub struct SeatRecord {
     pub version: VersionId,
     /// Its placing, for a finished match.
     pub placing: Option<u8>,
-    /// Its join and timeouts, once the match ended.
+    /// Its join, timeouts and rejections, once the match ended.
     pub outcome: Option<SeatOutcome>,
 }
 
@@ -410,8 +412,11 @@ pub struct SeatHistory {
     pub state: MatchState,
     /// When it ended.
     pub ended_ms: Millis,
-    /// The version's join and timeouts.
+    /// The version's join and timeouts (not joined, no timeouts, when it was never invited).
     pub outcome: SeatOutcome,
+    /// False when the match was aborted before its invitations were sent: the seat could not
+    /// join, and the match says nothing about the version's health.
+    pub invited: bool,
 }
 
 /// The verdict of a finished validation match.
@@ -455,6 +460,8 @@ pub trait Store: Send + Sync {
     fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId>;
     /// The owner with this id.
     fn owner(&self, id: OwnerId) -> Result<Owner>;
+    /// The owner with this name, if any.
+    fn owner_named(&self, name: &str) -> Result<Option<Owner>>;
     /// Registers a bot under an owner.
     fn create_bot(&self, owner: OwnerId, name: &str, now: Millis) -> Result<BotId>;
     /// The bot with this id.
@@ -528,6 +535,9 @@ pub trait Store: Send + Sync {
         reason: &str,
         now: Millis,
     ) -> Result<()>;
+    /// Scheduled → aborted (unrated) before any invitation was sent: no seat could join, so every
+    /// seat reads "not joined" and none counts against its health (its join stays unknown).
+    fn abort_uninvited(&self, id: MatchId, reason: &str, now: Millis) -> Result<()>;
     /// A validation match (unrated, one seat), scheduled or running → finished, with the version's
     /// join and timeouts and the verdict (`reasons` empty: passed), in one transaction.
     fn finish_validation(

@@ -425,6 +425,7 @@ impl PgStore {
                         SeatOutcome {
                             joined: true,
                             timeouts: 0,
+                            rejections: 0,
                         };
                         record.seats.len()
                     ];

@@ -54,6 +54,11 @@ const MIGRATIONS: &[Migration] = &[
         "0004_indexes.sql",
         include_str!("../../migrations/postgres/0004_indexes.sql"),
     ),
+    (
+        5,
+        "0005_rejections.sql",
+        include_str!("../../migrations/postgres/0005_rejections.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).

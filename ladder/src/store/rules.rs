@@ -470,17 +470,22 @@ pub(super) fn group_rated_matches(
     Ok(out)
 }
 
-/// A stored seat: its join and timeouts are known once `joined` is (the match ended).
+/// A stored seat: its join, timeouts and rejections are known once `joined` is (the match ended).
 pub(super) fn seat_record(
     version: VersionId,
     placing: Option<u8>,
     joined: Option<bool>,
     timeouts: u32,
+    rejections: u32,
 ) -> SeatRecord {
     SeatRecord {
         version,
         placing,
-        outcome: joined.map(|joined| SeatOutcome { joined, timeouts }),
+        outcome: joined.map(|joined| SeatOutcome {
+            joined,
+            timeouts,
+            rejections,
+        }),
     }
 }
 
@@ -576,7 +581,7 @@ mod tests {
             reason: None,
             seats: seats
                 .iter()
-                .map(|&v| seat_record(VersionId(v), None, None, 0))
+                .map(|&v| seat_record(VersionId(v), None, None, 0, 0))
                 .collect(),
         }
     }
@@ -597,6 +602,7 @@ mod tests {
             .map(|&placing| SeatResult {
                 placing,
                 timeouts: 0,
+                rejections: 0,
             })
             .collect()
     }
@@ -883,6 +889,7 @@ mod tests {
         let out = SeatOutcome {
             joined: false,
             timeouts: 0,
+            rejections: 0,
         };
         assert!(check_abort(&m, &[out, out]).is_ok());
         assert_eq!(
@@ -1007,15 +1014,16 @@ mod tests {
 
     #[test]
     fn a_seat_has_an_outcome_once_its_join_is_known() {
-        let open = seat_record(VersionId(1), None, None, 0);
+        let open = seat_record(VersionId(1), None, None, 0, 0);
         assert_eq!(open.outcome, None);
-        let ended = seat_record(VersionId(1), Some(2), Some(true), 3);
+        let ended = seat_record(VersionId(1), Some(2), Some(true), 3, 0);
         assert_eq!(ended.placing, Some(2));
         assert_eq!(
             ended.outcome,
             Some(SeatOutcome {
                 joined: true,
-                timeouts: 3
+                timeouts: 3,
+                rejections: 0,
             })
         );
     }

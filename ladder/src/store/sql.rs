@@ -143,6 +143,7 @@ fn seat_from(r: &dyn Row, first: usize) -> Result<SeatRecord> {
         r.opt_u8(first + 1)?,
         r.opt_bool(first + 2)?,
         r.u32(first + 3)?,
+        r.u32(first + 4)?,
     ))
 }
 
@@ -165,7 +166,7 @@ pub(super) fn load_match(t: &mut dyn Tx, id: MatchId, lock: bool) -> Result<Matc
         .opt(&sql, &[id.0.into()], match_from_row)?
         .ok_or_else(|| not_found("match", id))?;
     m.seats = t.rows(
-        "SELECT version_id, \"placing\", joined, timeouts FROM match_seats
+        "SELECT version_id, \"placing\", joined, timeouts, rejections FROM match_seats
          WHERE match_id = ?1 ORDER BY seat",
         &[m.id.0.into()],
         |r| seat_from(r, 0),
@@ -184,9 +185,9 @@ fn load_matches(t: &mut dyn Tx, sql: &str, params: &[Value<'_>]) -> Result<Vec<M
     let ids: Vec<i64> = ms.iter().map(|m| m.id.0).collect();
     let at: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let sql = t.dialect().pick(
-        "SELECT match_id, version_id, \"placing\", joined, timeouts FROM match_seats
+        "SELECT match_id, version_id, \"placing\", joined, timeouts, rejections FROM match_seats
          WHERE match_id IN (SELECT value FROM json_each(?1)) ORDER BY match_id, seat",
-        "SELECT match_id, version_id, \"placing\", joined, timeouts FROM match_seats
+        "SELECT match_id, version_id, \"placing\", joined, timeouts, rejections FROM match_seats
          WHERE match_id = ANY(?1) ORDER BY match_id, seat",
     );
     t.query_each(sql, &[ids.as_slice().into()], &mut |r| {
@@ -365,9 +366,16 @@ fn finish_in(
     let rated = rules::finish_is_rated(&m, season_open);
     for (i, r) in results.iter().enumerate() {
         t.execute(
-            "UPDATE match_seats SET \"placing\" = ?1, joined = TRUE, timeouts = ?2
-             WHERE match_id = ?3 AND seat = ?4",
-            &[r.placing.into(), r.timeouts.into(), id.0.into(), i.into()],
+            "UPDATE match_seats SET \"placing\" = ?1, joined = TRUE, timeouts = ?2,
+                 rejections = ?3
+             WHERE match_id = ?4 AND seat = ?5",
+            &[
+                r.placing.into(),
+                r.timeouts.into(),
+                r.rejections.into(),
+                id.0.into(),
+                i.into(),
+            ],
         )?;
     }
     let mut changes = Vec::new();
@@ -405,8 +413,15 @@ pub(super) fn abort_in(
     rules::check_abort(&load_match(t, id, true)?, outcomes)?;
     for (i, o) in outcomes.iter().enumerate() {
         t.execute(
-            "UPDATE match_seats SET joined = ?1, timeouts = ?2 WHERE match_id = ?3 AND seat = ?4",
-            &[o.joined.into(), o.timeouts.into(), id.0.into(), i.into()],
+            "UPDATE match_seats SET joined = ?1, timeouts = ?2, rejections = ?3
+             WHERE match_id = ?4 AND seat = ?5",
+            &[
+                o.joined.into(),
+                o.timeouts.into(),
+                o.rejections.into(),
+                id.0.into(),
+                i.into(),
+            ],
         )?;
     }
     t.execute(
@@ -433,6 +448,22 @@ impl<B: Backend> Store for B {
             )?;
             unique(key, "key", "(hash)")?;
             Ok(OwnerId(id))
+        })
+    }
+
+    fn owner_named(&self, name: &str) -> Result<Option<Owner>> {
+        self.read(|t| {
+            t.opt(
+                "SELECT id, created_ms FROM owners WHERE name = ?1",
+                &[name.into()],
+                |r| {
+                    Ok(Owner {
+                        id: OwnerId(r.i64(0)?),
+                        name: name.to_string(),
+                        created_ms: r.i64(1)?,
+                    })
+                },
+            )
         })
     }
 
@@ -703,6 +734,25 @@ impl<B: Backend> Store for B {
         })
     }
 
+    fn abort_uninvited(&self, id: MatchId, reason: &str, now: Millis) -> Result<()> {
+        self.write(|t| {
+            let m = load_match(t, id, true)?;
+            rules::check_can_end(&m, Ending::Abort)?;
+            if m.state != MatchState::Scheduled {
+                return Err(LadderError::State(format!(
+                    "match {id} is {}: its invitations went out",
+                    m.state.as_str()
+                )));
+            }
+            self.check_lease(t, id)?;
+            t.execute(
+                "UPDATE matches SET state = 'aborted', ended_ms = ?1, reason = ?2 WHERE id = ?3",
+                &[now.into(), reason.into(), id.0.into()],
+            )?;
+            Ok(())
+        })
+    }
+
     fn finish_validation(
         &self,
         id: MatchId,
@@ -717,8 +767,14 @@ impl<B: Backend> Store for B {
             let version = rules::validation_version(&m)?;
             let (passed, reasons) = rules::verdict_to_text(reasons);
             t.execute(
-                "UPDATE match_seats SET joined = ?1, timeouts = ?2 WHERE match_id = ?3",
-                &[outcome.joined.into(), outcome.timeouts.into(), id.0.into()],
+                "UPDATE match_seats SET joined = ?1, timeouts = ?2, rejections = ?3
+                 WHERE match_id = ?4",
+                &[
+                    outcome.joined.into(),
+                    outcome.timeouts.into(),
+                    outcome.rejections.into(),
+                    id.0.into(),
+                ],
             )?;
             t.execute(
                 "UPDATE matches SET state = 'finished', started_ms = COALESCE(started_ms, ?1),
@@ -817,9 +873,9 @@ impl<B: Backend> Store for B {
         self.read(|t| {
             // The limit is in the SQL, not bound (see `recent_matches`).
             let sql = format!(
-                "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts
+                "SELECT m.id, m.state, m.ended_ms, s.joined, s.timeouts, s.rejections
                  FROM match_seats s JOIN matches m ON m.id = s.match_id
-                 WHERE s.version_id = ?1 AND s.joined IS NOT NULL
+                 WHERE s.version_id = ?1 AND (s.joined IS NOT NULL OR m.state = 'aborted')
                    AND m.ended_ms IS NOT NULL AND m.ended_ms > ?2
                  ORDER BY s.match_id DESC LIMIT {limit}"
             );
@@ -830,9 +886,11 @@ impl<B: Backend> Store for B {
                     state: state_at(r, 1)?,
                     ended_ms: r.i64(2)?,
                     outcome: SeatOutcome {
-                        joined: r.bool(3)?,
+                        joined: r.opt_bool(3)?.unwrap_or(false),
                         timeouts: r.u32(4)?,
+                        rejections: r.u32(5)?,
                     },
+                    invited: r.opt_bool(3)?.is_some(),
                 })
             })
         })

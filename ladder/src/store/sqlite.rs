@@ -50,6 +50,11 @@ const MIGRATIONS: &[Migration] = &[
         "0004_indexes.sql",
         include_str!("../../migrations/sqlite/0004_indexes.sql"),
     ),
+    (
+        5,
+        "0005_rejections.sql",
+        include_str!("../../migrations/sqlite/0005_rejections.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.

@@ -170,10 +170,7 @@ impl Table {
             Some(Ok(msg)) => msg,
             Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
-                self.seats[s as usize]
-                    .tally
-                    .rejection(pb::ErrorReason::MalformedMessage);
-                crate::metrics::rejection(pb::ErrorReason::MalformedMessage);
+                self.record_rejection(s, pb::ErrorReason::MalformedMessage, status.message(), None);
                 self.flush_seat(s);
                 let seat = &mut self.seats[s as usize];
                 if let Some((_, outbox)) = seat.feed.conn.take() {
@@ -189,7 +186,7 @@ impl Table {
             }
         };
         let refuse = |table: &mut Table, request_id: u64, reason: pb::ErrorReason, why: String| {
-            let rejected = table.rejection(s, request_id, reason, why);
+            let rejected = table.rejection(s, request_id, reason, why, None);
             table.answer(s, Reply::Stream { conn }, Err(rejected));
         };
         // Every message costs one from the stream's budget and one from the seat's: actions

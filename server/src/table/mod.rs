@@ -132,9 +132,20 @@ pub(crate) enum Command {
         reason: String,
         reply: oneshot::Sender<()>,
     },
-    /// The match's replay so far (no result yet), for the viewer of a live match. It holds the
-    /// seed: what a viewer is shown of it is decided by its perspective (see `viewer.rs`).
-    Replay { reply: oneshot::Sender<pb::Replay> },
+    /// The match's replay so far (no result yet) and the time the seat to act has left, for
+    /// the viewer of a live match. The replay holds the seed: what a viewer is shown of it is
+    /// decided by its perspective (see `viewer.rs`).
+    Replay { reply: oneshot::Sender<Live> },
+}
+
+/// A match being played, as the viewer is given it.
+pub(crate) struct Live {
+    /// The replay so far, without a result.
+    pub(crate) replay: pb::Replay,
+    /// The time the seat to act has left before the server acts for it (its decision time and
+    /// bank, or its disconnect grace); `None` before the match starts and while no remote seat
+    /// is to act.
+    pub(crate) time_left: Option<Duration>,
 }
 
 /// The table task's state.
@@ -162,6 +173,8 @@ pub(crate) struct Table {
     /// When the current decision was first prompted.
     decision_started: Option<Instant>,
     actions: Vec<pb::ReplayAction>,
+    /// The seats' refused messages, for the replay (see `recording.rs`).
+    rejections: Vec<pb::ReplayRejection>,
     rounds: Vec<pb::RoundResult>,
     aborted: Option<String>,
     /// Moves the table's future to the connection every seat plays through (see
@@ -247,6 +260,7 @@ impl Table {
             join_timeout,
             decision_started: None,
             actions: Vec::new(),
+            rejections: Vec::new(),
             rounds,
             aborted: None,
             mover: Mover::default(),
@@ -353,7 +367,8 @@ impl Table {
                 ..
             } if !self.seats[seat as usize].calls.allow() => {
                 let why = "too many SubmitAction calls for this seat; slow down".to_string();
-                let rejected = self.rejection(seat, request_id, pb::ErrorReason::RateLimited, why);
+                let rejected =
+                    self.rejection(seat, request_id, pb::ErrorReason::RateLimited, why, None);
                 self.answer(seat, reply, Err(rejected));
             }
             Command::Act {
@@ -370,7 +385,7 @@ impl Table {
                         action_index: action.index() as u32,
                     }),
                     Err((reason, message)) => {
-                        Err(self.rejection(seat, request_id, reason, message))
+                        Err(self.rejection(seat, request_id, reason, message, Some(action)))
                     }
                 };
                 self.answer(seat, reply, verdict);
@@ -382,7 +397,7 @@ impl Table {
                 message,
                 reply,
             } => {
-                let rejected = self.rejection(seat, request_id, reason, message);
+                let rejected = self.rejection(seat, request_id, reason, message, None);
                 self.answer(seat, reply, Err(rejected));
             }
             Command::Abort { reason, reply } => {
@@ -390,21 +405,27 @@ impl Table {
                 let _ = reply.send(());
             }
             Command::Replay { reply } => {
-                let _ = reply.send(self.replay(self.actions.clone(), None));
+                let time_left = self
+                    .deadline()
+                    .filter(|_| self.running)
+                    .map(|d| d.saturating_duration_since(Instant::now()));
+                let replay = self.replay(self.actions.clone(), None);
+                let _ = reply.send(Live { replay, time_left });
             }
         }
     }
 
-    /// Counts a rejection of one of a seat's messages and words it.
+    /// Counts and records a rejection of one of a seat's messages (`action`: the action it named,
+    /// if any) and words it.
     fn rejection(
         &mut self,
         s: Seat,
         request_id: u64,
         reason: pb::ErrorReason,
         message: String,
+        action: Option<Action>,
     ) -> pb::ActionRejected {
-        self.seats[s as usize].tally.rejection(reason);
-        crate::metrics::rejection(reason);
+        self.record_rejection(s, reason, &message, action);
         pb::ActionRejected {
             request_id,
             reason: reason as i32,

@@ -1,8 +1,11 @@
-//! Recording: each seat's statistics (decisions, think times, timeouts, rejections), the match's
-//! end as a `MatchReport` and a `Replay` (recorded durably before any seat is told), and the
-//! placing of seats that forfeited behind every seat that did not.
+//! Recording: each seat's statistics (decisions, think times, timeouts, rejections), each refused
+//! message with its reason and the step it came at (the replay's `rejections`, for the match
+//! viewer's seat views), the match's end as a `MatchReport` and a `Replay` (recorded durably
+//! before any seat is told), and the placing of seats that forfeited behind every seat that did
+//! not.
 
 use maumau::pb;
+use maumau_engine::{Action, Seat};
 
 use super::Table;
 use super::connections::drain;
@@ -72,6 +75,29 @@ impl Table {
         self.spectators.clear();
     }
 
+    /// Counts a refusal of one of seat `s`'s messages (`action`: the action it named, if it
+    /// could be read) and keeps it for the replay, the first [`KEPT_REJECTIONS`] of each seat.
+    pub(super) fn record_rejection(
+        &mut self,
+        s: Seat,
+        reason: pb::ErrorReason,
+        message: &str,
+        action: Option<Action>,
+    ) {
+        let tally = &mut self.seats[s as usize].tally;
+        tally.rejection(reason);
+        crate::metrics::rejection(reason);
+        if tally.rejections <= KEPT_REJECTIONS {
+            self.rejections.push(pb::ReplayRejection {
+                seat: s.into(),
+                step: self.actions.len() as u32,
+                reason: reason as i32,
+                message: message.to_string(),
+                action: action.map(Into::into),
+            });
+        }
+    }
+
     /// The match's replay: its start and `actions`, and its `result` once there is one.
     pub(super) fn replay(
         &self,
@@ -90,9 +116,14 @@ impl Table {
             result,
             seed_salt: self.entry.seed_salt.clone(),
             seed_commitment: self.entry.seed_commitment.clone(),
+            rejections: self.rejections.clone(),
         }
     }
 }
+
+/// Refused messages kept in the replay per seat (the first ones; the seat's statistics count
+/// them all): enough to see what a bot got wrong, bounded against a bot that floods.
+pub(super) const KEPT_REJECTIONS: u32 = 100;
 
 /// Whether a refusal means the bot broke the protocol or the rules, rather than losing a race that
 /// a correct bot can lose: its state id went stale (another action or a timeout came first),

@@ -23,6 +23,16 @@ class LadderErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LADDER_ERROR_REASON_OPERATOR_ONLY: _ClassVar[LadderErrorReason]
     LADDER_ERROR_REASON_RATE_LIMITED: _ClassVar[LadderErrorReason]
 
+class WaitingReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WAITING_REASON_UNSPECIFIED: _ClassVar[WaitingReason]
+    WAITING_REASON_NO_OPPONENTS: _ClassVar[WaitingReason]
+    WAITING_REASON_PAUSED: _ClassVar[WaitingReason]
+    WAITING_REASON_VALIDATING: _ClassVar[WaitingReason]
+    WAITING_REASON_NO_SEASON: _ClassVar[WaitingReason]
+    WAITING_REASON_AT_CAPACITY: _ClassVar[WaitingReason]
+    WAITING_REASON_MATCHMAKING: _ClassVar[WaitingReason]
+
 class VersionStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     VERSION_STATUS_UNSPECIFIED: _ClassVar[VersionStatus]
@@ -62,6 +72,13 @@ LADDER_ERROR_REASON_SUPERSEDED: LadderErrorReason
 LADDER_ERROR_REASON_STORAGE: LadderErrorReason
 LADDER_ERROR_REASON_OPERATOR_ONLY: LadderErrorReason
 LADDER_ERROR_REASON_RATE_LIMITED: LadderErrorReason
+WAITING_REASON_UNSPECIFIED: WaitingReason
+WAITING_REASON_NO_OPPONENTS: WaitingReason
+WAITING_REASON_PAUSED: WaitingReason
+WAITING_REASON_VALIDATING: WaitingReason
+WAITING_REASON_NO_SEASON: WaitingReason
+WAITING_REASON_AT_CAPACITY: WaitingReason
+WAITING_REASON_MATCHMAKING: WaitingReason
 VERSION_STATUS_UNSPECIFIED: VersionStatus
 VERSION_STATUS_ACTIVE: VersionStatus
 VERSION_STATUS_HEALTH_PAUSED: VersionStatus
@@ -176,18 +193,30 @@ class LobbyDrain(_message.Message):
     def __init__(self) -> None: ...
 
 class LobbyResponse(_message.Message):
-    __slots__ = ("welcome", "invitation", "match_ended", "notice", "drained")
+    __slots__ = ("welcome", "invitation", "match_ended", "notice", "drained", "waiting")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     INVITATION_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     NOTICE_FIELD_NUMBER: _ClassVar[int]
     DRAINED_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     welcome: LobbyWelcome
     invitation: Invitation
     match_ended: LadderMatchEnded
     notice: LobbyNotice
     drained: LobbyDrained
-    def __init__(self, welcome: _Optional[_Union[LobbyWelcome, _Mapping]] = ..., invitation: _Optional[_Union[Invitation, _Mapping]] = ..., match_ended: _Optional[_Union[LadderMatchEnded, _Mapping]] = ..., notice: _Optional[_Union[LobbyNotice, _Mapping]] = ..., drained: _Optional[_Union[LobbyDrained, _Mapping]] = ...) -> None: ...
+    waiting: LobbyWaiting
+    def __init__(self, welcome: _Optional[_Union[LobbyWelcome, _Mapping]] = ..., invitation: _Optional[_Union[Invitation, _Mapping]] = ..., match_ended: _Optional[_Union[LadderMatchEnded, _Mapping]] = ..., notice: _Optional[_Union[LobbyNotice, _Mapping]] = ..., drained: _Optional[_Union[LobbyDrained, _Mapping]] = ..., waiting: _Optional[_Union[LobbyWaiting, _Mapping]] = ...) -> None: ...
+
+class LobbyWaiting(_message.Message):
+    __slots__ = ("reason", "detail", "bots_online")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    BOTS_ONLINE_FIELD_NUMBER: _ClassVar[int]
+    reason: WaitingReason
+    detail: str
+    bots_online: int
+    def __init__(self, reason: _Optional[_Union[WaitingReason, str]] = ..., detail: _Optional[str] = ..., bots_online: _Optional[int] = ...) -> None: ...
 
 class LobbyWelcome(_message.Message):
     __slots__ = ("version_id", "bot_id", "season", "status", "reason")
@@ -258,8 +287,10 @@ class LobbyNotice(_message.Message):
     def __init__(self, status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class LobbyDrained(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("closed",)
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    closed: bool
+    def __init__(self, closed: _Optional[bool] = ...) -> None: ...
 
 class Rating(_message.Message):
     __slots__ = ("mu", "sigma", "score", "interval_low", "interval_high")
@@ -288,7 +319,7 @@ class GetLeaderboardRequest(_message.Message):
     def __init__(self, season: _Optional[str] = ..., profile: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Standing(_message.Message):
-    __slots__ = ("rank", "bot_id", "bot_name", "version_id", "version_label", "rating", "matches", "provisional")
+    __slots__ = ("rank", "bot_id", "bot_name", "version_id", "version_label", "rating", "matches", "provisional", "house")
     RANK_FIELD_NUMBER: _ClassVar[int]
     BOT_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -297,6 +328,7 @@ class Standing(_message.Message):
     RATING_FIELD_NUMBER: _ClassVar[int]
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     PROVISIONAL_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_FIELD_NUMBER: _ClassVar[int]
     rank: int
     bot_id: int
     bot_name: str
@@ -305,7 +337,8 @@ class Standing(_message.Message):
     rating: Rating
     matches: int
     provisional: bool
-    def __init__(self, rank: _Optional[int] = ..., bot_id: _Optional[int] = ..., bot_name: _Optional[str] = ..., version_id: _Optional[int] = ..., version_label: _Optional[str] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., matches: _Optional[int] = ..., provisional: _Optional[bool] = ...) -> None: ...
+    house: bool
+    def __init__(self, rank: _Optional[int] = ..., bot_id: _Optional[int] = ..., bot_name: _Optional[str] = ..., version_id: _Optional[int] = ..., version_label: _Optional[str] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., matches: _Optional[int] = ..., provisional: _Optional[bool] = ..., house: _Optional[bool] = ...) -> None: ...
 
 class GetLeaderboardResponse(_message.Message):
     __slots__ = ("season", "profile", "standings", "next_page_token")
@@ -342,7 +375,7 @@ class ProfileRating(_message.Message):
     def __init__(self, profile: _Optional[str] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., matches: _Optional[int] = ..., provisional: _Optional[bool] = ...) -> None: ...
 
 class BotVersion(_message.Message):
-    __slots__ = ("version_id", "label", "created_unix_ms", "status", "reason", "ratings", "history", "validations")
+    __slots__ = ("version_id", "label", "created_unix_ms", "status", "reason", "ratings", "history", "validations", "waiting")
     VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -351,6 +384,7 @@ class BotVersion(_message.Message):
     RATINGS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     VALIDATIONS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     version_id: int
     label: str
     created_unix_ms: int
@@ -359,7 +393,8 @@ class BotVersion(_message.Message):
     ratings: _containers.RepeatedCompositeFieldContainer[ProfileRating]
     history: _containers.RepeatedCompositeFieldContainer[HistoryEntry]
     validations: _containers.RepeatedCompositeFieldContainer[ValidationResult]
-    def __init__(self, version_id: _Optional[int] = ..., label: _Optional[str] = ..., created_unix_ms: _Optional[int] = ..., status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ..., ratings: _Optional[_Iterable[_Union[ProfileRating, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., validations: _Optional[_Iterable[_Union[ValidationResult, _Mapping]]] = ...) -> None: ...
+    waiting: LobbyWaiting
+    def __init__(self, version_id: _Optional[int] = ..., label: _Optional[str] = ..., created_unix_ms: _Optional[int] = ..., status: _Optional[_Union[VersionStatus, str]] = ..., reason: _Optional[str] = ..., ratings: _Optional[_Iterable[_Union[ProfileRating, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., validations: _Optional[_Iterable[_Union[ValidationResult, _Mapping]]] = ..., waiting: _Optional[_Union[LobbyWaiting, _Mapping]] = ...) -> None: ...
 
 class ValidationResult(_message.Message):
     __slots__ = ("ladder_match_id", "match_id", "profile", "passed", "reasons", "ended_unix_ms")
@@ -378,7 +413,7 @@ class ValidationResult(_message.Message):
     def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., profile: _Optional[str] = ..., passed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., ended_unix_ms: _Optional[int] = ...) -> None: ...
 
 class HistoryEntry(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation", "replay_pruned")
+    __slots__ = ("ladder_match_id", "match_id", "state", "profile", "seats", "placing", "joined", "timeouts", "ended_unix_ms", "reason", "validation", "replay_pruned", "rejections")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -391,6 +426,7 @@ class HistoryEntry(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
     REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
+    REJECTIONS_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     state: LadderMatchState
@@ -403,23 +439,26 @@ class HistoryEntry(_message.Message):
     reason: str
     validation: bool
     replay_pruned: bool
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
+    rejections: int
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., state: _Optional[_Union[LadderMatchState, str]] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., placing: _Optional[int] = ..., joined: _Optional[bool] = ..., timeouts: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ..., validation: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ..., rejections: _Optional[int] = ...) -> None: ...
 
 class GetBotResponse(_message.Message):
-    __slots__ = ("bot_id", "name", "owner_id", "owner_name", "season", "versions")
+    __slots__ = ("bot_id", "name", "owner_id", "owner_name", "season", "versions", "house")
     BOT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     OWNER_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_NAME_FIELD_NUMBER: _ClassVar[int]
     SEASON_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_FIELD_NUMBER: _ClassVar[int]
     bot_id: int
     name: str
     owner_id: int
     owner_name: str
     season: str
     versions: _containers.RepeatedCompositeFieldContainer[BotVersion]
-    def __init__(self, bot_id: _Optional[int] = ..., name: _Optional[str] = ..., owner_id: _Optional[int] = ..., owner_name: _Optional[str] = ..., season: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[BotVersion, _Mapping]]] = ...) -> None: ...
+    house: bool
+    def __init__(self, bot_id: _Optional[int] = ..., name: _Optional[str] = ..., owner_id: _Optional[int] = ..., owner_name: _Optional[str] = ..., season: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[BotVersion, _Mapping]]] = ..., house: _Optional[bool] = ...) -> None: ...
 
 class SanctionTarget(_message.Message):
     __slots__ = ("kind", "id")

@@ -23,34 +23,37 @@ _sym_db = _symbol_database.Default()
 
 
 from . import cards_pb2 as maumau_dot_v1_dot_cards__pb2
+from . import errors_pb2 as maumau_dot_v1_dot_errors__pb2
 from . import events_pb2 as maumau_dot_v1_dot_events__pb2
 from . import game_pb2 as maumau_dot_v1_dot_game__pb2
 from . import rules_pb2 as maumau_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16maumau/v1/record.proto\x12\tmaumau.v1\x1a\x15maumau/v1/cards.proto\x1a\x16maumau/v1/events.proto\x1a\x14maumau/v1/game.proto\x1a\x15maumau/v1/rules.proto\"\\\n\nPlayerInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x1f\n\x03\x62ot\x18\x03 \x01(\x0e\x32\x12.maumau.v1.BotKind\x12\x11\n\tconnected\x18\x04 \x01(\x08\";\n\tDeckOrder\x12\x0e\n\x06\x64\x65\x61ler\x18\x01 \x01(\r\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.maumau.v1.Card\"\x89\x02\n\tSeatStats\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tdecisions\x18\x02 \x01(\r\x12\x10\n\x08timeouts\x18\x03 \x01(\r\x12\x12\n\nrejections\x18\x04 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_p50\x18\x05 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_p90\x18\x06 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_p99\x18\x07 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_max\x18\x08 \x01(\r\x12\x14\n\x0c\x62\x61nk_left_ms\x18\t \x01(\r\x12\x0f\n\x07gave_up\x18\n \x01(\x08\x12\x11\n\tforfeited\x18\x0b \x01(\x08\x12\x17\n\x0fprotocol_errors\x18\x0c \x01(\r\"\xaf\x02\n\x0bMatchReport\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x06status\x18\x02 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\x12&\n\x06result\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12&\n\x06rounds\x18\x04 \x03(\x0b\x32\x16.maumau.v1.RoundResult\x12#\n\x05seats\x18\x05 \x03(\x0b\x32\x14.maumau.v1.SeatStats\x12\x0c\n\x04seed\x18\x06 \x01(\x04\x12\x17\n\x0fseed_commitment\x18\x07 \x01(\x0c\x12\x0f\n\x07\x61\x63tions\x18\x08 \x01(\r\x12&\n\x07players\x18\t \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12\x11\n\tseed_salt\x18\n \x01(\x0c\"q\n\x0cReplayAction\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.maumau.v1.Action\x12\r\n\x05index\x18\x03 \x01(\r\x12\x10\n\x08think_ms\x18\x04 \x01(\r\x12\x0f\n\x07timeout\x18\x05 \x01(\x08\"\xfd\x02\n\x06Replay\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12&\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12*\n\ndeck_order\x18\x05 \x01(\x0b\x32\x14.maumau.v1.DeckOrderH\x00\x12\x12\n\x08position\x18\x06 \x01(\tH\x00\x12(\n\x07\x61\x63tions\x18\x07 \x03(\x0b\x32\x17.maumau.v1.ReplayAction\x12&\n\x07players\x18\x08 \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12,\n\x0ctime_control\x18\t \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12&\n\x06result\x18\n \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12\x11\n\tseed_salt\x18\x0b \x01(\x0c\x12\x17\n\x0fseed_commitment\x18\x0c \x01(\x0c\x42\x07\n\x05start\"\xbd\x01\n\x0bStoredMatch\x12&\n\x06report\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchReport\x12!\n\x06replay\x18\x02 \x01(\x0b\x32\x11.maumau.v1.Replay\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x04\x12\x15\n\rended_unix_ms\x18\x04 \x01(\x04\x12\r\n\x05label\x18\x05 \x01(\t\x12\r\n\x05rated\x18\x06 \x01(\x08\x12\x15\n\rreplay_pruned\x18\x07 \x01(\x08*e\n\x07\x42otKind\x12\x18\n\x14\x42OT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x42OT_KIND_RANDOM\x10\x01\x12\x16\n\x12\x42OT_KIND_HEURISTIC\x10\x02\x12\x13\n\x0f\x42OT_KIND_SEARCH\x10\x03*\x94\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x18\n\x14MATCH_STATUS_ABORTED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16maumau/v1/record.proto\x12\tmaumau.v1\x1a\x15maumau/v1/cards.proto\x1a\x16maumau/v1/errors.proto\x1a\x16maumau/v1/events.proto\x1a\x14maumau/v1/game.proto\x1a\x15maumau/v1/rules.proto\"\\\n\nPlayerInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x1f\n\x03\x62ot\x18\x03 \x01(\x0e\x32\x12.maumau.v1.BotKind\x12\x11\n\tconnected\x18\x04 \x01(\x08\";\n\tDeckOrder\x12\x0e\n\x06\x64\x65\x61ler\x18\x01 \x01(\r\x12\x1e\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x0f.maumau.v1.Card\"\x89\x02\n\tSeatStats\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tdecisions\x18\x02 \x01(\r\x12\x10\n\x08timeouts\x18\x03 \x01(\r\x12\x12\n\nrejections\x18\x04 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_p50\x18\x05 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_p90\x18\x06 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_p99\x18\x07 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_ms_max\x18\x08 \x01(\r\x12\x14\n\x0c\x62\x61nk_left_ms\x18\t \x01(\r\x12\x0f\n\x07gave_up\x18\n \x01(\x08\x12\x11\n\tforfeited\x18\x0b \x01(\x08\x12\x17\n\x0fprotocol_errors\x18\x0c \x01(\r\"\xaf\x02\n\x0bMatchReport\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x06status\x18\x02 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\x12&\n\x06result\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12&\n\x06rounds\x18\x04 \x03(\x0b\x32\x16.maumau.v1.RoundResult\x12#\n\x05seats\x18\x05 \x03(\x0b\x32\x14.maumau.v1.SeatStats\x12\x0c\n\x04seed\x18\x06 \x01(\x04\x12\x17\n\x0fseed_commitment\x18\x07 \x01(\x0c\x12\x0f\n\x07\x61\x63tions\x18\x08 \x01(\r\x12&\n\x07players\x18\t \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12\x11\n\tseed_salt\x18\n \x01(\x0c\"q\n\x0cReplayAction\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x11.maumau.v1.Action\x12\r\n\x05index\x18\x03 \x01(\r\x12\x10\n\x08think_ms\x18\x04 \x01(\r\x12\x0f\n\x07timeout\x18\x05 \x01(\x08\"\x89\x01\n\x0fReplayRejection\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04step\x18\x02 \x01(\r\x12&\n\x06reason\x18\x03 \x01(\x0e\x32\x16.maumau.v1.ErrorReason\x12\x0f\n\x07message\x18\x04 \x01(\t\x12!\n\x06\x61\x63tion\x18\x05 \x01(\x0b\x32\x11.maumau.v1.Action\"\xad\x03\n\x06Replay\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12&\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12*\n\ndeck_order\x18\x05 \x01(\x0b\x32\x14.maumau.v1.DeckOrderH\x00\x12\x12\n\x08position\x18\x06 \x01(\tH\x00\x12(\n\x07\x61\x63tions\x18\x07 \x03(\x0b\x32\x17.maumau.v1.ReplayAction\x12&\n\x07players\x18\x08 \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12,\n\x0ctime_control\x18\t \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12&\n\x06result\x18\n \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12\x11\n\tseed_salt\x18\x0b \x01(\x0c\x12\x17\n\x0fseed_commitment\x18\x0c \x01(\x0c\x12.\n\nrejections\x18\r \x03(\x0b\x32\x1a.maumau.v1.ReplayRejectionB\x07\n\x05start\"\xbd\x01\n\x0bStoredMatch\x12&\n\x06report\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchReport\x12!\n\x06replay\x18\x02 \x01(\x0b\x32\x11.maumau.v1.Replay\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x04\x12\x15\n\rended_unix_ms\x18\x04 \x01(\x04\x12\r\n\x05label\x18\x05 \x01(\t\x12\r\n\x05rated\x18\x06 \x01(\x08\x12\x15\n\rreplay_pruned\x18\x07 \x01(\x08*e\n\x07\x42otKind\x12\x18\n\x14\x42OT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x42OT_KIND_RANDOM\x10\x01\x12\x16\n\x12\x42OT_KIND_HEURISTIC\x10\x02\x12\x13\n\x0f\x42OT_KIND_SEARCH\x10\x03*\x94\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x18\n\x14MATCH_STATUS_ABORTED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'maumau.v1.record_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BOTKIND']._serialized_start=1549
-  _globals['_BOTKIND']._serialized_end=1650
-  _globals['_MATCHSTATUS']._serialized_start=1653
-  _globals['_MATCHSTATUS']._serialized_end=1801
-  _globals['_PLAYERINFO']._serialized_start=129
-  _globals['_PLAYERINFO']._serialized_end=221
-  _globals['_DECKORDER']._serialized_start=223
-  _globals['_DECKORDER']._serialized_end=282
-  _globals['_SEATSTATS']._serialized_start=285
-  _globals['_SEATSTATS']._serialized_end=550
-  _globals['_MATCHREPORT']._serialized_start=553
-  _globals['_MATCHREPORT']._serialized_end=856
-  _globals['_REPLAYACTION']._serialized_start=858
-  _globals['_REPLAYACTION']._serialized_end=971
-  _globals['_REPLAY']._serialized_start=974
-  _globals['_REPLAY']._serialized_end=1355
-  _globals['_STOREDMATCH']._serialized_start=1358
-  _globals['_STOREDMATCH']._serialized_end=1547
+  _globals['_BOTKIND']._serialized_start=1761
+  _globals['_BOTKIND']._serialized_end=1862
+  _globals['_MATCHSTATUS']._serialized_start=1865
+  _globals['_MATCHSTATUS']._serialized_end=2013
+  _globals['_PLAYERINFO']._serialized_start=153
+  _globals['_PLAYERINFO']._serialized_end=245
+  _globals['_DECKORDER']._serialized_start=247
+  _globals['_DECKORDER']._serialized_end=306
+  _globals['_SEATSTATS']._serialized_start=309
+  _globals['_SEATSTATS']._serialized_end=574
+  _globals['_MATCHREPORT']._serialized_start=577
+  _globals['_MATCHREPORT']._serialized_end=880
+  _globals['_REPLAYACTION']._serialized_start=882
+  _globals['_REPLAYACTION']._serialized_end=995
+  _globals['_REPLAYREJECTION']._serialized_start=998
+  _globals['_REPLAYREJECTION']._serialized_end=1135
+  _globals['_REPLAY']._serialized_start=1138
+  _globals['_REPLAY']._serialized_end=1567
+  _globals['_STOREDMATCH']._serialized_start=1570
+  _globals['_STOREDMATCH']._serialized_end=1759
 # @@protoc_insertion_point(module_scope)

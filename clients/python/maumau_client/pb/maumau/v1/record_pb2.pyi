@@ -1,4 +1,5 @@
 from . import cards_pb2 as _cards_pb2
+from . import errors_pb2 as _errors_pb2
 from . import events_pb2 as _events_pb2
 from . import game_pb2 as _game_pb2
 from . import rules_pb2 as _rules_pb2
@@ -121,8 +122,22 @@ class ReplayAction(_message.Message):
     timeout: bool
     def __init__(self, seat: _Optional[int] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ..., index: _Optional[int] = ..., think_ms: _Optional[int] = ..., timeout: _Optional[bool] = ...) -> None: ...
 
+class ReplayRejection(_message.Message):
+    __slots__ = ("seat", "step", "reason", "message", "action")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    step: int
+    reason: _errors_pb2.ErrorReason
+    message: str
+    action: _game_pb2.Action
+    def __init__(self, seat: _Optional[int] = ..., step: _Optional[int] = ..., reason: _Optional[_Union[_errors_pb2.ErrorReason, str]] = ..., message: _Optional[str] = ..., action: _Optional[_Union[_game_pb2.Action, _Mapping]] = ...) -> None: ...
+
 class Replay(_message.Message):
-    __slots__ = ("format", "match_id", "config", "seed", "deck_order", "position", "actions", "players", "time_control", "result", "seed_salt", "seed_commitment")
+    __slots__ = ("format", "match_id", "config", "seed", "deck_order", "position", "actions", "players", "time_control", "result", "seed_salt", "seed_commitment", "rejections")
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +150,7 @@ class Replay(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     SEED_SALT_FIELD_NUMBER: _ClassVar[int]
     SEED_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    REJECTIONS_FIELD_NUMBER: _ClassVar[int]
     format: int
     match_id: str
     config: _rules_pb2.MatchConfig
@@ -147,7 +163,8 @@ class Replay(_message.Message):
     result: _events_pb2.MatchResult
     seed_salt: bytes
     seed_commitment: bytes
-    def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., seed_salt: _Optional[bytes] = ..., seed_commitment: _Optional[bytes] = ...) -> None: ...
+    rejections: _containers.RepeatedCompositeFieldContainer[ReplayRejection]
+    def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., seed_salt: _Optional[bytes] = ..., seed_commitment: _Optional[bytes] = ..., rejections: _Optional[_Iterable[_Union[ReplayRejection, _Mapping]]] = ...) -> None: ...
 
 class StoredMatch(_message.Message):
     __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated", "replay_pruned")

@@ -1,0 +1,182 @@
+//! `maumau tournament` with games over gRPC prints, at its start, where its games can be watched:
+//! the match list of its own server, which links each game to the viewer. A game being played
+//! is shown there as a spectator sees it: no hand, in the frames or in the page Chromium renders
+//! (the viewer's leak test, on a tournament's match).
+#![allow(missing_docs, clippy::unwrap_used)]
+
+#[path = "../../tests/common/chromium.rs"]
+mod chromium;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_maumau");
+
+/// A plain HTTP/1.1 GET of `url` (`http://host:port/path`): the status and the body.
+fn get(url: &str) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer[9..12].parse().unwrap();
+    let body = answer.split_once("\r\n\r\n").unwrap().1.to_string();
+    // A chunked body: the page's text is all that is looked at, chunk sizes do no harm.
+    (status, body)
+}
+
+/// The links to viewers on the match list, in order.
+fn viewer_links(list: &str) -> Vec<String> {
+    list.split("href=\"/matches/")
+        .skip(1)
+        .map(|s| format!("/matches/{}", s.split('"').next().unwrap()))
+        .filter(|l| l.ends_with("/view"))
+        .collect()
+}
+
+/// A tournament running in the background, interrupted (as by Ctrl-C, so it stops its programs
+/// too) when the test ends, passed or not. Returns whether it stopped within a minute.
+struct Running(std::process::Child);
+
+impl Running {
+    fn interrupt(&mut self) -> bool {
+        let pid = self.0.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.0.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = self.0.kill();
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        true
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            self.interrupt();
+        }
+    }
+}
+
+#[test]
+fn a_tournament_prints_where_its_games_are_watched_and_a_live_one_shows_no_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    // An entrant that never joins: its first game waits for it (for the minute of grace), so a
+    // game is being played, its deal made and every hand hidden, while the test looks.
+    let mut child = Command::new(BIN)
+        .arg("tournament")
+        .args(["--seats", "2", "--deals", "1", "--threads", "1"])
+        .args(["--bots", "heuristic", "--entrant", "idle=cmd:sleep 300"])
+        .args(["--grace-ms", "60000", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut child = Running(child);
+    let list_url = loop {
+        let line = lines
+            .next()
+            .expect("the tournament prints where to watch before it ends")
+            .unwrap();
+        if let Some(url) = line.strip_prefix("maumau: watch the games at ") {
+            break url.to_string();
+        }
+    };
+    assert!(list_url.starts_with("http://127.0.0.1:"), "{list_url}");
+    assert!(list_url.ends_with("/matches"), "{list_url}");
+    // The rest of its output is read meanwhile, so it never blocks on a full pipe (nor finds
+    // it closed when it is interrupted).
+    let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let base = list_url.trim_end_matches("/matches").to_string();
+
+    // The list links the game to its viewer once it is created.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let view = loop {
+        let (status, list) = get(&list_url);
+        assert_eq!(status, 200, "{list}");
+        if let Some(link) = viewer_links(&list).into_iter().next() {
+            break link;
+        }
+        assert!(Instant::now() < deadline, "no game on the list in 60 s");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let frames = view.replace("/view", "/frames");
+    let (status, body) = get(&format!("{base}{frames}"));
+    assert_eq!(status, 200, "{body}");
+    let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(
+        v["live"], true,
+        "the idle seat's game is still being played"
+    );
+    assert_eq!(v["perspective"], "public");
+    for f in v["frames"].as_array().unwrap() {
+        for s in f["table"]["seats"].as_array().unwrap() {
+            assert!(s["hand"].is_null(), "a hand in a live public view: {f}");
+            assert!(s["cards"].as_u64().unwrap() > 0, "the deal is made: {f}");
+        }
+    }
+    if let Some(chromium) = chromium::chromium_or_explain() {
+        let dom = chromium::dump_dom(&chromium, &format!("{base}{view}"));
+        assert!(dom.contains("data-live"), "not the live page");
+        let seats = &dom[dom.find("id=\"seats\"").unwrap()..dom.find("class=\"centre\"").unwrap()];
+        assert!(
+            seats.contains("aria-label=\"hidden card\""),
+            "the hands are drawn as backs: {seats}"
+        );
+        assert!(
+            !seats.contains("data-card="),
+            "a card face in a seat's hand on a live tournament game: {seats}"
+        );
+    }
+
+    // Interrupted, the tournament stops its program and leaves.
+    assert!(child.interrupt(), "the tournament did not stop");
+    let said = rest.join().unwrap().join("\n");
+    assert!(said.contains("interrupted"), "{said}");
+}
+
+/// Interrupted after whoever read its output has gone (its stderr a closed pipe), the tournament
+/// still stops: its message cannot be written, which must not keep it from leaving (it used to
+/// panic in the signal's thread and run on, with its programs).
+#[test]
+fn an_interrupted_tournament_stops_even_when_its_stderr_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("tournament")
+        .args(["--seats", "2", "--deals", "1", "--threads", "1"])
+        .args(["--bots", "heuristic", "--entrant", "idle=cmd:sleep 300"])
+        .args(["--grace-ms", "60000", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut child = Running(child);
+    // Started (its server is up, its game waits for the idle seat) ...
+    while !lines
+        .next()
+        .expect("the tournament prints where to watch before it ends")
+        .unwrap()
+        .starts_with("maumau: watch the games at ")
+    {}
+    // ... then nobody reads its output any more.
+    drop(lines);
+    assert!(
+        child.interrupt(),
+        "the tournament did not stop within a minute of its interrupt"
+    );
+}

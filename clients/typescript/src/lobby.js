@@ -1,0 +1,249 @@
+// Joining a ladder: register a version (`register`) and hold its lobby (`holdLobby`).
+//
+//   import { holdLobby, register } from '@maumau/client';
+//   const keys = await register('127.0.0.1:50051', { owner: 'me', bot: 'first-legal', version: '1.0' });
+//   const drain = new AbortController();       // abort it (e.g. on SIGINT) to drain and return
+//   await holdLobby((prompt) => prompt.legal_actions[0].index, '127.0.0.1:50051', keys.version_key,
+//     { signal: drain.signal });
+//
+// holdLobby opens LadderService.Lobby with the version key, plays every invitation with `run`
+// (several at once, up to maxMatches), reports what happens to onEvent (by default as lines on the
+// console such as "waiting: no opponent online (1 bots online)"), reconnects after a dropped lobby
+// with a growing delay, and when the signal aborts sends LobbyDrain, lets the running matches
+// finish and resolves.
+
+import grpc from '@grpc/grpc-js';
+
+import { PROTO_DIR, loadPackage, run, unary } from './index.js';
+
+/**
+ * The lobby a tournament launched this bot for (`--entrant 'name=lobby:COMMAND'`), from
+ * $MAUMAU_LOBBY_ADDR (as host:port) and $MAUMAU_LOBBY_KEY: `{ address, key }`, or null when either
+ * is unset. A ladder bot that tries this first plays tournaments unchanged: the tournament invites
+ * it to each of its matches and, when it is over, closes the lobby, which ends holdLobby as a
+ * drain does.
+ */
+export function lobbyFromEnv(env = process.env) {
+  const address = (env.MAUMAU_LOBBY_ADDR ?? '').trim().replace(/^[a-z]+:\/\//, '').replace(/\/+$/, '');
+  const key = (env.MAUMAU_LOBBY_KEY ?? '').trim();
+  return address && key ? { address, key } : null;
+}
+
+/** Every rule profile, by name. */
+export const ALL_PROFILES = Object.freeze(['classic', 'penalty-points', 'brazilian', 'romanian-32']);
+
+const S = grpc.status;
+// Refusals after which opening the lobby again cannot help.
+const FATAL_CODES = new Set([
+  S.UNAUTHENTICATED,
+  S.PERMISSION_DENIED,
+  S.INVALID_ARGUMENT,
+  S.NOT_FOUND,
+  S.FAILED_PRECONDITION,
+  S.ALREADY_EXISTS,
+  S.ABORTED, // superseded: a newer lobby of the same version took over
+]);
+
+/** The ladder refused the lobby or a registration for good (bad key, superseded, a taken name). */
+export class LobbyError extends Error {
+  constructor(message, { reason = '', code = undefined, cause = undefined } = {}) {
+    super(message, { cause });
+    this.name = 'LobbyError';
+    this.reason = reason; // the maumau-ladder-reason trailer, e.g. LADDER_ERROR_REASON_BAD_KEY
+    this.code = code;
+  }
+}
+
+function refused(what, e) {
+  const reason = String(e.metadata?.get?.('maumau-ladder-reason')?.[0] ?? '');
+  return new LobbyError(`${what}: ${e.message}`, { reason, code: e.code, cause: e });
+}
+
+function ladderClient(address, protoDir) {
+  const pkg = loadPackage(protoDir);
+  return new pkg.LadderService(address, grpc.credentials.createInsecure());
+}
+
+/**
+ * Registers an owner (or uses `ownerKey`), a bot (or adds to `botId`) and a version; resolves
+ * with `{ owner_key, bot_id, version_id, version_key }` (the keys are shown only once: keep them).
+ */
+export async function register(address, { owner = '', bot = '', version = '1', ownerKey = '', botId = '', invitationCode = '', protoDir = PROTO_DIR } = {}) {
+  const client = ladderClient(address, protoDir);
+  try {
+    let ownerKeyNow = ownerKey;
+    if (!ownerKeyNow) {
+      ownerKeyNow = (await unary(client, 'RegisterOwner', { name: owner, invitation_code: invitationCode })).owner_key;
+    }
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${ownerKeyNow}`);
+    let botIdNow = botId;
+    if (!botIdNow) botIdNow = (await unary(client, 'RegisterBot', { name: bot }, { metadata })).bot_id;
+    const added = await unary(client, 'AddVersion', { bot_id: botIdNow, label: version }, { metadata });
+    return { owner_key: ownerKeyNow, bot_id: botIdNow, version_id: added.version_id, version_key: added.version_key };
+  } catch (e) {
+    if (e instanceof LobbyError) throw e;
+    throw refused('registration refused', e);
+  } finally {
+    client.close();
+  }
+}
+
+const lower = (name, prefix) => name.replace(prefix, '').toLowerCase();
+
+/** One line for a lobby event (what the default onEvent prints). */
+export function describe(kind, message) {
+  switch (kind) {
+    case 'waiting': {
+      const detail = message.detail || lower(message.reason, 'WAITING_REASON_');
+      return `waiting: ${detail} (${message.bots_online} bots online)`;
+    }
+    case 'welcome': {
+      const season = message.season ? `season ${message.season}` : 'no season open';
+      return `lobby open: version ${message.version_id} of bot ${message.bot_id}, ${season}, status ${lower(message.status, 'VERSION_STATUS_')}`;
+    }
+    case 'invitation': {
+      const how = message.validation ? 'validation' : message.rated ? 'rated' : 'unrated';
+      return `invitation: match ${message.ladder_match_id} (${message.match_id}), ${message.profile} with ${message.seats} seats, seat ${message.seat}, ${how}`;
+    }
+    case 'match_ended': {
+      let text = `match ${message.ladder_match_id} (${message.match_id}) `;
+      text += message.finished ? `finished: placing ${message.placing}` : 'aborted';
+      if (message.rated && message.rating) {
+        const r = message.rating;
+        text += `, rating μ ${r.mu.toFixed(2)} σ ${r.sigma.toFixed(2)} (score ${r.score.toFixed(2)})`;
+      }
+      return text + (message.reason ? `: ${message.reason}` : '');
+    }
+    case 'notice':
+      return `status: ${lower(message.status, 'VERSION_STATUS_')}` + (message.reason ? ` (${message.reason})` : '');
+    case 'dropped':
+      return `lobby dropped (${message?.message ?? message}); reconnecting`;
+    case 'played': {
+      const { invitation, error } = message;
+      return `match ${invitation.ladder_match_id}: ` + (error ? `failed: ${error.message}` : 'played');
+    }
+    default:
+      return kind;
+  }
+}
+
+/** What holdLobby saw. */
+export function newLobbyStats() {
+  return { lobbies: 0, invitations: 0, ended: [], waiting: [], failures: [], drained: false };
+}
+
+function target(nodeAddress, address) {
+  if (!nodeAddress) return address;
+  return nodeAddress.replace(/^[a-z]+:\/\//, '').replace(/\/$/, '');
+}
+
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Holds the version's lobby and plays its invitations with `bot` (a decide function or a Bot, as
+ * `run` takes; one bot plays every match) until `options.signal` aborts, then drains and resolves
+ * with the stats once every running match is over. Rejects with a LobbyError when the ladder
+ * refuses the lobby for good (a bad key, a newer lobby of the same version).
+ *
+ * onEvent(kind, message) hears 'welcome', 'waiting' (a LobbyWaiting), 'invitation',
+ * 'match_ended', 'notice', 'played' ({ invitation, error }), 'dropped' (the error), 'draining'
+ * and 'drained'; describe(kind, message) turns each into a line.
+ */
+export async function holdLobby(bot, address, key, options = {}) {
+  const {
+    maxMatches = 1,
+    profiles = ALL_PROFILES,
+    seats = [2, 3, 4],
+    signal = undefined,
+    onEvent = (kind, message) => console.log(describe(kind, message)),
+    maxBackoffMs = 30_000,
+    firstBackoffMs = 250,
+    stats = newLobbyStats(),
+    protoDir = PROTO_DIR,
+  } = options;
+  const client = ladderClient(address, protoDir);
+  const hello = { version_key: key, max_matches: maxMatches, profiles: [...profiles], seats: [...seats] };
+  const running = new Set();
+  let backoff = firstBackoffMs;
+  let refusal = null;
+  try {
+    while (!signal?.aborted) {
+      const call = client.Lobby();
+      call.on('error', () => {}); // surfaced by the iterator below
+      call.write({ hello });
+      stats.lobbies += 1;
+      let asked = false;
+      const drain = () => {
+        asked = true;
+        onEvent('draining', null);
+        call.write({ drain: {} });
+      };
+      signal?.addEventListener('abort', drain, { once: true });
+      let error = new Error('the server closed the lobby');
+      try {
+        for await (const response of call) {
+          const kind = response.kind;
+          const message = response[kind];
+          if (kind === 'welcome') backoff = firstBackoffMs;
+          else if (kind === 'waiting') stats.waiting.push(message);
+          else if (kind === 'match_ended') stats.ended.push(message);
+          else if (kind === 'drained') {
+            // Asked for, or the lobby's last word (a tournament is over): done.
+            if (asked || message?.closed) {
+              stats.drained = true; // reported last, once the matches are done
+            } else {
+              error = new Error('the server is stopping'); // it drained on its own: come back later
+            }
+            break;
+          }
+          onEvent(kind, message);
+          if (kind === 'invitation') {
+            stats.invitations += 1;
+            const game = run(bot, target(message.node_address, address), message.seat_token, { protoDir })
+              .then(
+                () => onEvent('played', { invitation: message, error: null }),
+                (e) => {
+                  stats.failures.push({ invitation: message, error: e });
+                  onEvent('played', { invitation: message, error: e });
+                },
+              )
+              .finally(() => running.delete(game));
+            running.add(game);
+          }
+        }
+      } catch (e) {
+        if (FATAL_CODES.has(e.code)) {
+          refusal = refused('the ladder refused the lobby', e);
+          break;
+        }
+        error = e;
+      } finally {
+        signal?.removeEventListener('abort', drain);
+        call.end();
+        call.cancel();
+      }
+      if (stats.drained || signal?.aborted) break;
+      onEvent('dropped', error);
+      await pause(backoff, signal);
+      backoff = Math.min(backoff * 2, maxBackoffMs);
+    }
+    await Promise.allSettled([...running]);
+  } finally {
+    client.close();
+  }
+  if (refusal) throw refusal;
+  if (stats.drained) onEvent('drained', null);
+  return stats;
+}

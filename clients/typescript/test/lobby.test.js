@@ -1,0 +1,105 @@
+// End to end against the real `maumau serve --ladder`: the lobby helper (holdLobby) registers,
+// plays rated matches, reports what happens, and drains; a bad key is refused for good; the
+// ladder example registers, plays and drains on SIGINT.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import grpc from '@grpc/grpc-js';
+
+import { LobbyError, describe, holdLobby, loadPackage, newLobbyStats, register, unary } from '../src/index.js';
+import { startServer } from './harness.js';
+
+let server;
+before(async () => {
+  server = await startServer({ ladder: true });
+});
+after(async () => {
+  await server?.stop();
+});
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+async function waitFor(condition, what, limitMs = 120_000) {
+  for (const deadline = Date.now() + limitMs; !condition(); await sleep(50)) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+  }
+}
+
+const firstLegal = (prompt) => prompt.legal_actions[0].index;
+
+test('two lobby helpers play rated matches and drain', async () => {
+  const keys = [];
+  for (const n of ['a', 'b']) {
+    keys.push(await register(server.address, { owner: `js-lobby-${n}`, bot: `js-lobby-${n}-bot`, version: '1.0' }));
+  }
+  assert.ok(keys.every((k) => k.version_key.startsWith('mmv_') && k.owner_key.startsWith('mmo_')));
+  const lobbies = keys.map((k) => {
+    const drain = new AbortController();
+    const stats = newLobbyStats();
+    const lines = [];
+    const done = holdLobby(firstLegal, server.address, k.version_key, {
+      maxMatches: 2, profiles: ['classic'], seats: [2], signal: drain.signal, stats,
+      onEvent: (kind, message) => lines.push(describe(kind, message)),
+    });
+    return { drain, stats, lines, done };
+  });
+  const rated = (stats) => stats.ended.filter((e) => e.finished && e.rated);
+  await waitFor(() => lobbies.every((l) => rated(l.stats).length >= 2), 'two rated matches each');
+  for (const l of lobbies) l.drain.abort();
+  for (const l of lobbies) {
+    const stats = await l.done;
+    assert.ok(stats.drained);
+    assert.deepEqual(stats.failures, []);
+    assert.match(l.lines[0], /^lobby open: version/);
+    assert.ok(l.lines.some((line) => line.startsWith('invitation: match')), l.lines.join('\n'));
+    assert.ok(l.lines.some((line) => line.includes('rating μ')), l.lines.join('\n'));
+    assert.equal(l.lines.at(-1), 'drained');
+  }
+  const pkg = loadPackage();
+  const ladder = new pkg.LadderService(server.address, grpc.credentials.createInsecure());
+  const board = await unary(ladder, 'GetLeaderboard', { profile: 'classic' });
+  ladder.close();
+  assert.deepEqual(new Set(board.standings.map((s) => s.bot_name)), new Set(['js-lobby-a-bot', 'js-lobby-b-bot']));
+});
+
+test('a bad key is refused for good', async () => {
+  await assert.rejects(
+    holdLobby(firstLegal, server.address, 'mmv_not-a-key', { onEvent: () => {} }),
+    (e) => e instanceof LobbyError && e.reason === 'LADDER_ERROR_REASON_BAD_KEY',
+  );
+});
+
+test('a waiting message reads as one line', () => {
+  assert.equal(
+    describe('waiting', { reason: 'WAITING_REASON_NO_OPPONENTS', detail: 'no opponent of classic with 2 seats is online', bots_online: 1 }),
+    'waiting: no opponent of classic with 2 seats is online (1 bots online)',
+  );
+  assert.equal(describe('waiting', { reason: 'WAITING_REASON_NO_SEASON', detail: '', bots_online: 3 }), 'waiting: no_season (3 bots online)');
+});
+
+test('the ladder example registers, plays rated matches and drains on SIGINT', async () => {
+  const opponent = await register(server.address, { owner: 'js-example-opponent', bot: 'js-example-opponent-bot', version: '1' });
+  const drain = new AbortController();
+  const done = holdLobby(firstLegal, server.address, opponent.version_key, {
+    profiles: ['classic'], seats: [2], signal: drain.signal, onEvent: () => {},
+  });
+  const example = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'ladder-bot.js');
+  const child = spawn(process.execPath, [example, '--ladder', server.address, '--register', 'js-example,js-example-bot,1',
+    '--profiles', 'classic', '--seats', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    await waitFor(() => out.includes('rating μ'), "the example's first rated match");
+    child.kill('SIGINT');
+    assert.equal(await exited, 0, out);
+  } finally {
+    child.kill('SIGKILL');
+  }
+  assert.match(out, /version key \(shown once, keep it\): mmv_/);
+  assert.ok(out.split('\n').includes('drained'), out);
+  drain.abort();
+  await done;
+});
