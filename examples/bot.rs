@@ -45,6 +45,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (Some(server), Some(token)) = (server, token) else {
         return Err("usage: bot SERVER-URL SEAT-TOKEN (or set MAUMAU_URL and MAUMAU_TOKEN)".into());
     };
+    // Events come with each prompt (one message per decision);
+    // `.with_events_as_they_happen()` gets them as they happen, one message per step.
     let mut options = runner::RunOptions::new(server, token);
     options.name = "shedder (examples/bot.rs)".into();
     let report = runner::run(&mut Shedder, &options).await?;

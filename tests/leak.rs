@@ -134,13 +134,13 @@ async fn run_case(server: &TestServer, case: &Case) -> Coverage {
             last_event_number: 0,
             snapshot: false,
         });
-        // Seats 0 and 3 of each match's remote seats (in token order) get their events with
-        // their prompts, so every combination of resume and delivery is played.
-        let delivery = if matches!(i % 4, 0 | 3) {
-            pb::EventDelivery::WithPrompt
-        } else {
-            pb::EventDelivery::AsTheyHappen
-        };
+        // The deliveries rotate with the seed, so over the cases every combination of resume
+        // and delivery is played.
+        let delivery = [
+            pb::EventDelivery::WithPrompt,
+            pb::EventDelivery::AsTheyHappen,
+            pb::EventDelivery::PerStep,
+        ][(i + case.seed as usize) % 3];
         let seat = Seat::join_with(&mut client, &t.token, resume, delivery).await;
         let style = Style {
             seed: case.seed * 31 + t.seat as u64,

@@ -65,33 +65,43 @@ async fn sdk_bots_play_a_full_match() {
     assert_eq!(ra.seats[0].rejections + ra.seats[1].rejections, 0);
 }
 
-/// Both seats ask for EVENT_DELIVERY_WITH_PROMPT: the runner reads prompts (and held answers)
-/// out of batches, so the match plays out with no timeout and no refusal.
+/// The runner asks for EVENT_DELIVERY_WITH_PROMPT unless told otherwise, and for
+/// EVENT_DELIVERY_PER_STEP when the bot opts out; either way it reads prompts (and answers) out
+/// of batches, so the match plays out with no timeout and no refusal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sdk_bots_play_a_full_match_with_batched_events() {
+async fn sdk_bots_play_a_full_match_with_each_delivery() {
     let server = TestServer::start().await;
-    let created = create(&server, 4, 2, 3).await;
-    let mut tasks = Vec::new();
-    for t in created.seat_tokens {
-        let options = RunOptions::new(server.url(), t.token).with_batched_events();
-        assert!(options.batched);
-        tasks.push(tokio::spawn(async move {
-            run(&mut HeuristicBot::new(u64::from(t.seat)), &options).await
-        }));
+    for (opt_out, asked) in [
+        (false, pb::EventDelivery::WithPrompt),
+        (true, pb::EventDelivery::PerStep),
+    ] {
+        let created = create(&server, 4, 2, 3).await;
+        let mut tasks = Vec::new();
+        for t in created.seat_tokens {
+            let mut options = RunOptions::new(server.url(), t.token);
+            if opt_out {
+                options = options.with_events_as_they_happen();
+            }
+            assert_eq!(options.event_delivery(), asked);
+            tasks.push(tokio::spawn(async move {
+                run(&mut HeuristicBot::new(u64::from(t.seat)), &options).await
+            }));
+        }
+        let mut reports = Vec::new();
+        for t in tasks {
+            reports.push(t.await.expect("task").expect("a report"));
+        }
+        assert_eq!(reports[0], reports[1]);
+        let r = &reports[0];
+        assert_eq!(r.status(), pb::MatchStatus::Finished, "{asked:?}");
+        assert!(r.actions > 0);
+        assert!(
+            r.seats
+                .iter()
+                .all(|s| s.timeouts == 0 && s.rejections == 0 && !s.gave_up),
+            "{asked:?}: {r:?}"
+        );
     }
-    let mut reports = Vec::new();
-    for t in tasks {
-        reports.push(t.await.expect("task").expect("a report"));
-    }
-    assert_eq!(reports[0], reports[1]);
-    let r = &reports[0];
-    assert_eq!(r.status(), pb::MatchStatus::Finished);
-    assert!(r.actions > 0);
-    assert!(
-        r.seats
-            .iter()
-            .all(|s| s.timeouts == 0 && s.rejections == 0 && !s.gave_up)
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

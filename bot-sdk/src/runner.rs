@@ -35,10 +35,12 @@ pub struct RunOptions {
     pub name: String,
     /// Reconnects tried in a row before giving up.
     pub max_reconnects: u32,
-    /// Asks for `EVENT_DELIVERY_WITH_PROMPT`: the seat's events and the answers to its actions
-    /// come in one batch with its next prompt (one message per decision instead of one per
-    /// event), rather than each as it happens. The bot sees the same events in the same order
-    /// either way, only later.
+    /// Asks for `EVENT_DELIVERY_WITH_PROMPT` (the default, `true`): the seat's events and the
+    /// answers to its actions come in one batch with its next prompt, one message per decision.
+    /// `false` asks for `EVENT_DELIVERY_PER_STEP` instead (see
+    /// [`RunOptions::with_events_as_they_happen`]): each step's events in one message as the
+    /// step happens, for a bot that must see other seats' plays before its own turn. The bot
+    /// sees the same events in the same order either way; batched, it sees them later.
     pub batched: bool,
 }
 
@@ -50,15 +52,31 @@ impl RunOptions {
             token: token.into(),
             name: "rust-bot".into(),
             max_reconnects: 10,
-            batched: false,
+            batched: true,
         }
     }
 
-    /// The same options, asking for events batched with each prompt (see
+    /// The same options, asking for events batched with each prompt (the default; see
     /// [`RunOptions::batched`]).
     pub fn with_batched_events(mut self) -> RunOptions {
         self.batched = true;
         self
+    }
+
+    /// The same options, opting out of the batched delivery: events come as they happen, one
+    /// message per step of the match (`EVENT_DELIVERY_PER_STEP`; see [`RunOptions::batched`]).
+    pub fn with_events_as_they_happen(mut self) -> RunOptions {
+        self.batched = false;
+        self
+    }
+
+    /// The `Join.event_delivery` these options ask for.
+    pub fn event_delivery(&self) -> pb::EventDelivery {
+        if self.batched {
+            pb::EventDelivery::WithPrompt
+        } else {
+            pb::EventDelivery::PerStep
+        }
     }
 }
 
@@ -152,11 +170,7 @@ async fn play_once(
             last_event_number: n,
             snapshot: false,
         }),
-        event_delivery: if options.batched {
-            pb::EventDelivery::WithPrompt
-        } else {
-            pb::EventDelivery::AsTheyHappen
-        } as i32,
+        event_delivery: options.event_delivery() as i32,
     };
     let send = |kind| pb::PlayRequest { kind: Some(kind) };
     if tx

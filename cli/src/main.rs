@@ -87,6 +87,10 @@ struct BotArgs {
     /// Samples per decision for the search bot.
     #[arg(long)]
     iterations: Option<u32>,
+    /// Receive events as they happen, one message per step (EVENT_DELIVERY_PER_STEP), instead
+    /// of batched with each prompt (EVENT_DELIVERY_WITH_PROMPT, the default).
+    #[arg(long)]
+    events_as_they_happen: bool,
     #[command(flatten)]
     join: bot_ladder::LadderBotArgs,
 }
@@ -212,6 +216,7 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
     let server = bot_ladder::url(&args.server);
     let mut options = maumau_bot_sdk::runner::RunOptions::new(server, token);
     options.name = format!("maumau-{kind}");
+    options.batched = !args.events_as_they_happen;
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(maumau_bot_sdk::runner::run(bot.as_mut(), &options))?;
     let status = report

@@ -9,7 +9,10 @@
 //!
 //! With `Delivery::WithPrompt` every seat joins with EVENT_DELIVERY_WITH_PROMPT: its events and
 //! the answers to its accepted actions come in one EventBatch with its next prompt instead of one
-//! message each, so a decision costs one message each way, as an echo round trip does.
+//! message each, so a decision costs one message each way, as an echo round trip does. With
+//! `Delivery::PerStep` (EVENT_DELIVERY_PER_STEP) every seat gets one EventBatch per step of the
+//! match (the step's answer, events and prompt): events as they happen, a message per seat per
+//! decision.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -66,6 +69,8 @@ pub(crate) enum Delivery {
     AsTheyHappen,
     /// EVENT_DELIVERY_WITH_PROMPT: the events in one batch with the next prompt.
     WithPrompt,
+    /// EVENT_DELIVERY_PER_STEP: each step's answer, events and prompt in one batch.
+    PerStep,
 }
 
 impl Delivery {
@@ -73,6 +78,7 @@ impl Delivery {
         match self {
             Delivery::AsTheyHappen => pb::EventDelivery::AsTheyHappen,
             Delivery::WithPrompt => pb::EventDelivery::WithPrompt,
+            Delivery::PerStep => pb::EventDelivery::PerStep,
         }
     }
 }
@@ -361,10 +367,15 @@ async fn play_seat<R: Incoming>(
                     if window.contains(now) {
                         run.decisions += 1;
                     }
-                    // The answer comes with the seat's next prompt, long after the decision:
-                    // no latency to take from it.
-                    if pending.is_some_and(|(p, _)| p == id) {
+                    // Under WithPrompt the answer comes with the seat's next prompt, long after
+                    // the decision: no latency to take from it. Under PerStep it comes at once.
+                    if let Some((p, t0)) = pending
+                        && p == id
+                    {
                         pending = None;
+                        if delivery == Delivery::PerStep && window.contains(now) {
+                            run.latencies.push(now - t0);
+                        }
                     }
                 }
                 match prompt {
@@ -604,7 +615,11 @@ mod tests {
         let server = tokio::spawn(maumau_server::run(listener, config, async {
             let _ = stopped.await;
         }));
-        for delivery in [Delivery::AsTheyHappen, Delivery::WithPrompt] {
+        for delivery in [
+            Delivery::AsTheyHappen,
+            Delivery::WithPrompt,
+            Delivery::PerStep,
+        ] {
             for decode in [Decode::Lean, Decode::Full] {
                 for shared in [true, false] {
                     let what = format!("{delivery:?}, {decode:?}, shared {shared}");

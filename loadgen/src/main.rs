@@ -7,8 +7,9 @@
 //!    plays `streams / 4` concurrent 4-seat classic matches (calls enforced, every seat a remote
 //!    bot on its own Play stream, answering each prompt at once), starting a new match whenever
 //!    one finishes, for `--duration` seconds after a warm-up; once per event delivery
-//!    (`--delivery`: each event as its own message, and/or the events batched with the next
-//!    prompt) and per server thread count (`--server-threads`);
+//!    (`--delivery`: the events batched with the next prompt, the SDKs' default; each step's
+//!    events in one message, their opt-out; each event as its own message, the old default)
+//!    and per server thread count (`--server-threads`);
 //! 2. starts this binary as a bare tonic echo server (`echo-server`, hidden) and runs the same
 //!    number of bidirectional ping-pong streams (100-byte payload) for as long.
 //!
@@ -108,8 +109,13 @@ enum Deliveries {
     AsTheyHappen,
     /// EVENT_DELIVERY_WITH_PROMPT: the events in one batch with the next prompt.
     WithPrompt,
-    /// Both, one after the other.
+    /// EVENT_DELIVERY_PER_STEP: each step's answer, events and prompt in one batch.
+    PerStep,
+    /// The two the SDKs ask for, one after the other: with-prompt (their default) and
+    /// per-step (their opt-out).
     Both,
+    /// All three, one after the other.
+    All,
 }
 
 /// How the streams reach the server.
@@ -143,8 +149,8 @@ struct BenchArgs {
     /// How much of the server's messages bots decode: what they act on, or everything.
     #[arg(long, value_enum, default_value_t = Decode::Lean)]
     decode: Decode,
-    /// How bots ask for their events: each as its own message, batched with the next prompt,
-    /// or both (one game run each).
+    /// How bots ask for their events: batched with the next prompt, one message per step,
+    /// each as its own message; both (the first two) or all (one game run each).
     #[arg(long, value_enum, default_value_t = Deliveries::Both)]
     delivery: Deliveries,
     /// The game server's `--worker-threads`, comma-separated for one game run each; 0 = its
@@ -343,6 +349,7 @@ impl Row {
             None => self.kind.to_string(),
             Some(Delivery::AsTheyHappen) => format!("{}/each", self.kind),
             Some(Delivery::WithPrompt) => format!("{}/batch", self.kind),
+            Some(Delivery::PerStep) => format!("{}/step", self.kind),
         };
         if self.threads > 0 {
             l.push_str(&format!("/t{}", self.threads));
@@ -682,10 +689,13 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
 /// The median ratio over the rounds of each game run (same label, streams and layout).
 fn print_medians(ratios: &[(&Row, &Row, Option<&Row>)]) {
     println!();
-    println!("-- Median over the rounds of decisions/s ÷ echo round trips/s (target ≥ 0.5)");
     println!(
-        "{:<13} {:>7} {:<8} {:>7} {:>6}  rounds",
-        "load", "streams", "conns", "median", "target"
+        "-- Median over the rounds of decisions/s ÷ echo round trips/s (target ≥ 0.5), and of \
+         decisions/s ÷ the echo with as many round trips in flight (--same-in-flight)"
+    );
+    println!(
+        "{:<13} {:>7} {:<8} {:>7} {:>6} {:>17}  rounds",
+        "load", "streams", "conns", "median", "target", "÷ same in flight"
     );
     let mut seen: Vec<(String, usize, bool)> = Vec::new();
     for (g, _, _) in ratios {
@@ -703,22 +713,38 @@ fn print_medians(ratios: &[(&Row, &Row, Option<&Row>)]) {
             .map(|r| format!("{r:.3}"))
             .collect::<Vec<_>>()
             .join(", ");
-        each.sort_by(f64::total_cmp);
-        let n = each.len();
-        let median = if n % 2 == 1 {
-            each[n / 2]
+        let mid = median(&mut each);
+        let mut same: Vec<f64> = ratios
+            .iter()
+            .filter(|(o, _, _)| (o.label(), o.streams, o.shared) == key)
+            .filter_map(|(o, _, s)| s.map(|s| o.rate() / s.rate()))
+            .collect();
+        let same = if same.is_empty() {
+            "-".to_string()
         } else {
-            (each[n / 2 - 1] + each[n / 2]) / 2.0
+            format!("{:.3}", median(&mut same))
         };
         println!(
-            "{:<13} {:>7} {:<8} {:>7.3} {:>6}  {listed}",
+            "{:<13} {:>7} {:<8} {:>7.3} {:>6} {:>17}  {listed}",
             key.0,
             key.1,
             conns(key.2),
-            median,
-            if median >= 0.5 { "met" } else { "MISSED" }
+            mid,
+            if mid >= 0.5 { "met" } else { "MISSED" },
+            same
         );
         seen.push(key);
+    }
+}
+
+/// The median of `values` (not empty), which it sorts.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
     }
 }
 
@@ -841,7 +867,13 @@ async fn bench(mut args: BenchArgs, threads: usize) -> Result<(), String> {
     let deliveries: &[Delivery] = match args.delivery {
         Deliveries::AsTheyHappen => &[Delivery::AsTheyHappen],
         Deliveries::WithPrompt => &[Delivery::WithPrompt],
-        Deliveries::Both => &[Delivery::AsTheyHappen, Delivery::WithPrompt],
+        Deliveries::PerStep => &[Delivery::PerStep],
+        Deliveries::Both => &[Delivery::WithPrompt, Delivery::PerStep],
+        Deliveries::All => &[
+            Delivery::AsTheyHappen,
+            Delivery::WithPrompt,
+            Delivery::PerStep,
+        ],
     };
     let mut rows = Vec::new();
     let rounds = args.rounds;

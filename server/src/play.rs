@@ -238,8 +238,8 @@ async fn session(
     }
     let Some(delivery) = Delivery::from_wire(join.event_delivery) else {
         let why = format!(
-            "unknown event_delivery {}; use EVENT_DELIVERY_AS_THEY_HAPPEN or \
-             EVENT_DELIVERY_WITH_PROMPT",
+            "unknown event_delivery {}; use EVENT_DELIVERY_WITH_PROMPT, \
+             EVENT_DELIVERY_PER_STEP or EVENT_DELIVERY_AS_THEY_HAPPEN",
             join.event_delivery
         );
         outbox.send(Out::End(wire::status(

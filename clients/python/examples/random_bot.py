@@ -41,6 +41,8 @@ def main():
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO)
 
+    # Events come with each prompt (one message per decision); batched=False gets them as
+    # they happen, one message per step of the match.
     report = run(RandomBot(args.seed), args.address, args.token)
 
     print("status:", record_pb2.MatchStatus.Name(report.status))

@@ -126,7 +126,7 @@ class RunStats:
     prompts: int = 0  #: required prompts answered
     resent: int = 0  #: answers re-sent after a reconnect
     rejected: int = 0  #: ActionRejected received
-    batches: int = 0  #: EventBatch messages received (``batched=True``)
+    batches: int = 0  #: EventBatch messages received
     accepted: int = 0  #: ActionAccepted received, on their own or in batches
     last_event_number: int = 0
 
@@ -164,7 +164,7 @@ def _reason(error: grpc.RpcError) -> str:
 
 
 class _Session:
-    def __init__(self, bot: Bot, token: str, client_name: str, stats: RunStats, batched: bool = False):
+    def __init__(self, bot: Bot, token: str, client_name: str, stats: RunStats, batched: bool = True):
         self.bot = bot
         self.token = token
         self.client_name = client_name
@@ -203,8 +203,9 @@ class _Session:
 
     def join_request(self) -> play_pb2.PlayRequest:
         join = play_pb2.Join(token=self.token, client_name=self.client_name)
-        if self.batched:
-            join.event_delivery = play_pb2.EVENT_DELIVERY_WITH_PROMPT
+        join.event_delivery = (
+            play_pb2.EVENT_DELIVERY_WITH_PROMPT if self.batched else play_pb2.EVENT_DELIVERY_PER_STEP
+        )
         if self.joined:
             join.resume.last_event_number = self.last_event
             self.stats.resumed_from.append(self.last_event)
@@ -223,8 +224,8 @@ class _Session:
         kind = msg.WhichOneof("kind")
         if kind == "batch":
             self.stats.batches += 1
-            # EVENT_DELIVERY_WITH_PROMPT: the held answers, the events, then the prompt, each
-            # handled (and shown to the bot) as if it had come on its own.
+            # EVENT_DELIVERY_WITH_PROMPT or _PER_STEP: the held answers, the events, then the
+            # prompt, each handled (and shown to the bot) as if it had come on its own.
             for accepted in msg.batch.accepted:
                 self.handle(play_pb2.ServerMessage(accepted=accepted), outbox)
             for event in msg.batch.events:
@@ -330,7 +331,7 @@ def run(
     reconnect_delay: float = 0.2,
     connect_timeout: float = 10.0,
     stats: Optional[RunStats] = None,
-    batched: bool = False,
+    batched: bool = True,
     from_start: bool = False,
 ) -> record_pb2.MatchReport:
     """Plays one seat to the end of its match and returns the final ``MatchReport``.
@@ -340,11 +341,14 @@ def run(
     in a row without hearing from the server; refusals that a new stream cannot fix (bad
     token, superseded, ...) raise :class:`MatchError`.
 
-    ``batched=True`` joins with ``EVENT_DELIVERY_WITH_PROMPT``: the server holds the seat's events
-    and the answers to its actions and sends them in one ``EventBatch`` with its next prompt (one
-    message per decision instead of one per event). The bot sees the same messages in the same
-    order either way (each batch is handed over as its answers, events and prompt), only later:
-    an action's ``ActionAccepted`` comes with the seat's next prompt.
+    ``batched=True`` (the default) joins with ``EVENT_DELIVERY_WITH_PROMPT``: the server holds the
+    seat's events and the answers to its actions and sends them in one ``EventBatch`` with its
+    next prompt (one message per decision instead of one per event). ``batched=False`` opts out
+    and joins with ``EVENT_DELIVERY_PER_STEP``: events as they happen, each step's answer, events
+    and prompt in one ``EventBatch``, for a bot that must see other seats' plays before its own
+    turn. The bot sees the same messages in the same order either way (each batch is handed over
+    as its answers, events and prompt); batched, it sees them later: an action's
+    ``ActionAccepted`` comes with the seat's next prompt.
 
     ``from_start=True`` joins with ``resume{last_event_number: 0}``: the bot is handed every event
     of the match from event 1 (the deal of the first round included) instead of a first

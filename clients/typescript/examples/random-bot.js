@@ -34,6 +34,8 @@ function decide(prompt) {
   return choice.index;
 }
 
+// Events come with each prompt (one message per decision); { batched: false } as a fourth
+// argument gets them as they happen, one message per step of the match.
 const report = await run({ name: 'js-random', decide }, values.address, values.token);
 
 console.log('status:', report.status);

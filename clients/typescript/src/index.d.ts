@@ -105,7 +105,7 @@ export interface RunStats {
   prompts: number;
   resent: number;
   rejected: number;
-  /** EventBatch messages received (`batched: true`). */
+  /** EventBatch messages received. */
   batches: number;
   /** ActionAccepted received, on their own or in batches. */
   accepted: number;
@@ -120,8 +120,10 @@ export interface RunOptions {
   stats?: RunStats;
   protoDir?: string;
   /**
-   * Join with EVENT_DELIVERY_WITH_PROMPT: events and the answers to the seat's actions come in
-   * one EventBatch with its next prompt, handed to the bot one by one as usual.
+   * Join with EVENT_DELIVERY_WITH_PROMPT (true, the default): events and the answers to the
+   * seat's actions come in one EventBatch with its next prompt, handed to the bot one by one as
+   * usual. false opts out: EVENT_DELIVERY_PER_STEP, events as they happen, one EventBatch per
+   * step of the match.
    */
   batched?: boolean;
   /** A PlayService client to use instead of a new one (it is not closed). */

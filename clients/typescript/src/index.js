@@ -138,7 +138,7 @@ export function newStats() {
 }
 
 class Session {
-  constructor(bot, token, clientName, stats, batched = false) {
+  constructor(bot, token, clientName, stats, batched = true) {
     this.bot = bot;
     this.token = token;
     this.clientName = clientName;
@@ -181,7 +181,7 @@ class Session {
 
   joinRequest() {
     const join = { token: this.token, client_name: this.clientName };
-    if (this.batched) join.event_delivery = 'EVENT_DELIVERY_WITH_PROMPT';
+    join.event_delivery = this.batched ? 'EVENT_DELIVERY_WITH_PROMPT' : 'EVENT_DELIVERY_PER_STEP';
     if (this.joined) {
       join.resume = { last_event_number: String(this.lastEvent) };
       this.stats.resumedFrom.push(this.lastEvent);
@@ -192,8 +192,8 @@ class Session {
   /** Handles one server message; resolves with the report when the match is over. */
   async handle(msg) {
     if (msg.kind === 'batch') {
-      // EVENT_DELIVERY_WITH_PROMPT: the held answers, the events, then the prompt, each handled
-      // (and shown to the bot) as if it had come on its own.
+      // EVENT_DELIVERY_WITH_PROMPT or _PER_STEP: the held answers, the events, then the prompt,
+      // each handled (and shown to the bot) as if it had come on its own.
       this.stats.batches += 1;
       const { accepted = [], events = [], prompt = null } = msg.batch;
       for (const a of accepted) await this.handle({ kind: 'accepted', accepted: a });
@@ -317,10 +317,13 @@ function waitForReady(client, timeoutMs) {
  * `onEvent` (each event exactly once, in order), `onRejected`, `onDisconnect(error, attempt)`,
  * `onFinished`, and `name` (Join.client_name).
  *
- * `batched: true` joins with EVENT_DELIVERY_WITH_PROMPT: the seat's events and the answers to its
- * actions come in one EventBatch with its next prompt (one message per decision instead of one
- * per event); the bot sees the same messages in the same order, only later (an action's
- * ActionAccepted comes with the seat's next prompt).
+ * `batched: true` (the default) joins with EVENT_DELIVERY_WITH_PROMPT: the seat's events and the
+ * answers to its actions come in one EventBatch with its next prompt (one message per decision
+ * instead of one per event). `batched: false` opts out and joins with EVENT_DELIVERY_PER_STEP:
+ * events as they happen, each step's answer, events and prompt in one EventBatch, for a bot that
+ * must see other seats' plays before its own turn. The bot sees the same messages in the same
+ * order either way; batched, it sees them later (an action's ActionAccepted comes with the
+ * seat's next prompt).
  *
  * A dropped stream is reopened with Join{resume{last_event_number}}, up to `maxReconnects`
  * times in a row without hearing from the server; refusals a new stream cannot fix reject the
@@ -335,7 +338,7 @@ export async function run(bot, address, token, options = {}) {
     connectTimeoutMs = 10_000,
     stats = newStats(),
     protoDir = PROTO_DIR,
-    batched = false,
+    batched = true,
   } = options;
   const pkg = loadPackage(protoDir);
   const client = options.client ?? new pkg.PlayService(address, grpc.credentials.createInsecure());

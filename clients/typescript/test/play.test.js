@@ -155,6 +155,31 @@ test('batched: events and answers come in EventBatch messages, handed over one b
   });
 });
 
+// run() asks for its events with its prompts unless told otherwise; `batched: false` gets every
+// step as it happens, in one message each.
+for (const [what, options, check] of [
+  ['by default: one message per prompt', {}, (st, bot) => st.batches >= bot.prompts && st.batches <= bot.prompts + 1],
+  ['batched: false: every step as it happens, one message each', { batched: false }, (st, bot) => st.batches > bot.prompts + 1],
+]) {
+  test(`delivery ${what}`, { timeout: 120_000 }, async () => {
+    const created = await createClassic(2);
+    const bots = [recordingBot(5), recordingBot(6)];
+    const stats = [newStats(), newStats()];
+    const reports = await Promise.all(
+      created.seat_tokens.map((t, i) => run(bots[i], server.address, t.token, { stats: stats[i], ...options })),
+    );
+    checkReport(reports[0], created, 4);
+    bots.forEach((bot, seat) => {
+      const st = stats[seat];
+      assert.ok(check(st, bot), JSON.stringify({ ...st, prompts: bot.prompts }));
+      assert.ok(st.batches < st.events, 'fewer messages than events');
+      assertContiguous(bot.rawEvents, Number(bot.snapshots[0].last_event_number) + 1);
+      assert.equal(st.accepted, bot.prompts, 'every accepted action answered once');
+      assert.equal(reports[0].seats[seat].decisions, bot.prompts);
+    });
+  });
+}
+
 test('a dropped connection resumes without missing or repeating an event', { timeout: 120_000 }, async () => {
   const created = await createClassic(2);
   const proxy = await startProxy(server.address);

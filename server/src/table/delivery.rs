@@ -1,8 +1,9 @@
 //! Delivery: what one step of the table makes for each connection. Events are redacted for each
 //! viewer (encoded once per way of seeing them), staged per connection and queued as one item of
-//! its [`Outbox`] at the end of the step; under [`Delivery::WithPrompt`] a seat's events and
+//! its [`Outbox`] at the end of the step. Under [`Delivery::WithPrompt`] a seat's events and
 //! accepted answers are held and go out in one `EventBatch` with its next prompt (or before a
-//! Pong, a rejection or MatchFinished).
+//! Pong, a rejection or MatchFinished); under [`Delivery::PerStep`] they go out at the end of
+//! every step, with the step's prompt, in one `EventBatch`.
 
 use std::task::Waker;
 use std::time::Duration;
@@ -26,6 +27,10 @@ pub(crate) enum Delivery {
     /// Events and accepted answers held and sent in one `EventBatch` with the next prompt, or
     /// before a Pong, a rejection or MatchFinished.
     WithPrompt,
+    /// Each step's accepted answers, events and prompt in one `EventBatch` at the end of the
+    /// step (or before a Pong, a rejection or MatchFinished): events as they happen, one
+    /// message per step.
+    PerStep,
 }
 
 impl Delivery {
@@ -36,12 +41,19 @@ impl Delivery {
                 Some(Delivery::AsTheyHappen)
             }
             pb::EventDelivery::WithPrompt => Some(Delivery::WithPrompt),
+            pb::EventDelivery::PerStep => Some(Delivery::PerStep),
         }
+    }
+
+    /// Whether events and accepted answers are held for an `EventBatch` instead of sent alone.
+    pub(crate) fn batches(self) -> bool {
+        self != Delivery::AsTheyHappen
     }
 }
 
 /// A seat's connection and what waits to go out on it: the messages staged this step, and
-/// under [`Delivery::WithPrompt`] the events and accepted answers held for its next batch.
+/// under [`Delivery::WithPrompt`] and [`Delivery::PerStep`] the events and accepted answers
+/// (and, under `PerStep`, the prompt) held for its next batch.
 #[derive(Default)]
 pub(super) struct Feed {
     /// The connection's number and queue; `None` while the seat is away.
@@ -51,10 +63,12 @@ pub(super) struct Feed {
     /// How the connection receives events.
     pub(super) delivery: Delivery,
     /// Events held for the connection until its next prompt, Pong, rejection or MatchFinished
-    /// ([`Delivery::WithPrompt`]).
+    /// ([`Delivery::WithPrompt`]), or until the end of the step ([`Delivery::PerStep`]).
     pub(super) held: Vec<Bytes>,
     /// Answers to the connection's accepted actions, held with the events.
     pub(super) held_accepted: Vec<pb::ActionAccepted>,
+    /// The step's prompt, held until the end of the step ([`Delivery::PerStep`]).
+    pub(super) held_prompt: Option<Prompt>,
 }
 
 /// What became of a feed's staged messages when the step ended (see [`Feed::queue`]).
@@ -73,26 +87,31 @@ impl Feed {
         self.conn.as_ref().is_some_and(|(c, _)| *c == conn)
     }
 
-    /// Stages `m` (not a prompt: see [`Feed::prompt`]). Under [`Delivery::WithPrompt`] a Pong, a
-    /// rejection or MatchFinished has the held answers and events sent just before it.
+    /// Stages `m` (not a prompt: see [`Feed::prompt`]). Under a batching delivery a Pong, a
+    /// rejection or MatchFinished has the held answers and events (and under
+    /// [`Delivery::PerStep`] the step's prompt) sent just before it.
     pub(super) fn send(&mut self, m: pb::ServerMessage) {
         if self.conn.is_none() {
             return;
         }
-        if self.delivery == Delivery::WithPrompt
-            && (!self.held.is_empty() || !self.held_accepted.is_empty())
-        {
-            self.staged.push(Staged::Batch {
-                events: std::mem::take(&mut self.held),
-                prompt: None,
-                accepted: std::mem::take(&mut self.held_accepted),
-            });
-        }
+        self.release();
         self.staged.push(Staged::Message(m));
     }
 
+    /// Stages what is held, if anything, as one `EventBatch`.
+    fn release(&mut self) {
+        if self.held.is_empty() && self.held_accepted.is_empty() && self.held_prompt.is_none() {
+            return;
+        }
+        self.staged.push(Staged::Batch {
+            events: std::mem::take(&mut self.held),
+            prompt: self.held_prompt.take(),
+            accepted: std::mem::take(&mut self.held_accepted),
+        });
+    }
+
     /// Stages a prompt: under [`Delivery::WithPrompt`] in an `EventBatch` with the held answers
-    /// and events.
+    /// and events; under [`Delivery::PerStep`] it is held for the step's batch.
     pub(super) fn prompt(&mut self, prompt: Prompt) {
         let staged = match self.delivery {
             Delivery::WithPrompt => Staged::Batch {
@@ -100,12 +119,19 @@ impl Feed {
                 prompt: Some(prompt),
                 accepted: std::mem::take(&mut self.held_accepted),
             },
+            Delivery::PerStep => {
+                self.held_prompt = Some(prompt);
+                return;
+            }
             Delivery::AsTheyHappen => Staged::Prompt(prompt),
         };
         self.staged.push(staged);
     }
 
     /// An event, already redacted for this seat and encoded: staged, or held for the next batch.
+    /// Under [`Delivery::PerStep`] an event after the step's prompt makes that prompt stale (an
+    /// event comes with a new state): it is dropped, and the table prompts again for the new
+    /// state if the seat may act in it.
     pub(super) fn event(&mut self, event: Bytes) {
         if self.conn.is_none() {
             return;
@@ -113,12 +139,21 @@ impl Feed {
         match self.delivery {
             Delivery::AsTheyHappen => self.staged.push(Staged::Event(event)),
             Delivery::WithPrompt => self.held.push(event),
+            Delivery::PerStep => {
+                self.held_prompt = None;
+                self.held.push(event);
+            }
         }
     }
 
-    /// Holds the answer to an accepted action for the next `EventBatch`: the one this step
-    /// staged already (the action gave the seat its next prompt at once), or a later one.
+    /// Holds the answer to an accepted action for the next `EventBatch`: under
+    /// [`Delivery::WithPrompt`] the one this step staged already (the action gave the seat its
+    /// next prompt at once), or a later one; under [`Delivery::PerStep`] the step's.
     pub(super) fn hold_accepted(&mut self, a: pb::ActionAccepted) {
+        if self.delivery == Delivery::PerStep {
+            self.held_accepted.push(a);
+            return;
+        }
         let staged = self.staged.iter_mut().rev().find_map(|m| match m {
             Staged::Batch {
                 prompt: Some(_),
@@ -133,8 +168,12 @@ impl Feed {
         }
     }
 
-    /// Queues what was staged as one item of the connection's queue.
+    /// Queues what was staged as one item of the connection's queue; under
+    /// [`Delivery::PerStep`] what the step held goes with it, as one `EventBatch`.
     pub(super) fn queue(&mut self) -> Queued {
+        if self.delivery == Delivery::PerStep && self.conn.is_some() {
+            self.release();
+        }
         if self.staged.is_empty() {
             return Queued::Done(None);
         }
@@ -158,6 +197,7 @@ impl Feed {
         self.staged.clear();
         self.held.clear();
         self.held_accepted.clear();
+        self.held_prompt = None;
     }
 }
 
@@ -414,6 +454,40 @@ mod tests {
         feed.hold_accepted(accepted(3));
         feed.send(pong());
         assert_eq!(shape(&feed), ["M", "B(1,false,1)", "M"]);
+    }
+
+    #[test]
+    fn per_step_sends_what_a_step_held_as_one_batch_when_the_step_ends() {
+        let (mut feed, _rx) = connected(Delivery::PerStep, 4);
+        feed.event(Bytes::from_static(b"e1"));
+        feed.hold_accepted(accepted(1));
+        feed.event(Bytes::from_static(b"e2"));
+        feed.prompt(a_prompt());
+        assert!(feed.staged.is_empty(), "held until the step ends");
+        feed.release();
+        assert_eq!(shape(&feed), ["B(2,true,1)"]);
+        // A step with events and no prompt for the seat still sends them, at its end.
+        feed.staged.clear();
+        feed.event(Bytes::from_static(b"e3"));
+        feed.release();
+        assert_eq!(shape(&feed), ["B(1,false,0)"]);
+        assert!(matches!(feed.queue(), Queued::Done(_)));
+        assert!(feed.held.is_empty() && feed.held_prompt.is_none());
+    }
+
+    #[test]
+    fn per_step_drops_a_prompt_that_a_later_event_of_the_step_made_stale() {
+        let (mut feed, _rx) = connected(Delivery::PerStep, 4);
+        feed.prompt(a_prompt());
+        feed.event(Bytes::from_static(b"e1"));
+        feed.release();
+        assert_eq!(shape(&feed), ["B(1,false,0)"]);
+        feed.staged.clear();
+        // What a step held goes out before a Pong, prompt included, in order.
+        feed.event(Bytes::from_static(b"e2"));
+        feed.prompt(a_prompt());
+        feed.send(pong());
+        assert_eq!(shape(&feed), ["B(1,true,0)", "M"]);
     }
 
     #[test]

@@ -32,6 +32,10 @@
 //! the connection one message in and one out. Held events and answers belong to the connection:
 //! a new connection resumes from the number its client names, as after any loss (a Resume on
 //! the same stream keeps its held answers).
+//!
+//! A seat that joined with [`Delivery::PerStep`] has them held the same way, with its prompt,
+//! but only until the end of the step: each step sends the seat at most one `EventBatch` (more
+//! only when the step also answers it with a Pong or a rejection, or ends the match).
 
 mod connections;
 mod delivery;
@@ -436,7 +440,7 @@ impl Table {
             Reply::Stream { conn } => {
                 if self.seats[s as usize].feed.is_on(conn) {
                     let kind = match verdict {
-                        Ok(a) if self.seats[s as usize].feed.delivery == Delivery::WithPrompt => {
+                        Ok(a) if self.seats[s as usize].feed.delivery.batches() => {
                             self.seats[s as usize].feed.hold_accepted(a);
                             return;
                         }

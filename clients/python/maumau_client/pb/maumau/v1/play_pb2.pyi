@@ -17,9 +17,11 @@ class EventDelivery(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_DELIVERY_UNSPECIFIED: _ClassVar[EventDelivery]
     EVENT_DELIVERY_AS_THEY_HAPPEN: _ClassVar[EventDelivery]
     EVENT_DELIVERY_WITH_PROMPT: _ClassVar[EventDelivery]
+    EVENT_DELIVERY_PER_STEP: _ClassVar[EventDelivery]
 EVENT_DELIVERY_UNSPECIFIED: EventDelivery
 EVENT_DELIVERY_AS_THEY_HAPPEN: EventDelivery
 EVENT_DELIVERY_WITH_PROMPT: EventDelivery
+EVENT_DELIVERY_PER_STEP: EventDelivery
 
 class PlayRequest(_message.Message):
     __slots__ = ("join", "resume", "action", "ping")
