@@ -202,7 +202,7 @@ fn standings(report: &Report) -> Markup {
                 }
             }
             @if rows.iter().any(|s| s.tied) {
-                p.note { "=: a shared rank. Entrants share one only when no two of them are separable by the pairwise test (below), so a tie never joins two entrants that are." }
+                p.note { "=: a shared rank. Entrants share one only when no two of them are separable by the strength model (below), so a tie never joins two entrants that are." }
             }
             p.note { "Ordered by the Weng-Lin rating μ. Bars: the 95% interval, the mark at the mean. Forfeits: games the entrant forfeited (placed last in each). Decision time: the median over the entrant's games of each game's median decision, and the longest decision; in-process every decision that needed the game's state is timed (a random bot's answers from its legal actions alone are not), over gRPC the server times every prompt to its answer, in whole milliseconds." }
         }
@@ -211,8 +211,9 @@ fn standings(report: &Report) -> Markup {
 
 /// The pairwise matrix: row over column, the places per game the row's entrant finished above
 /// the column's over their duplicate blocks, with its 95% interval (paired bootstrap over the
-/// blocks), from red (always below) through white to green (always above); `=` where the
-/// interval holds zero.
+/// blocks), from red (always below) through white to green (always above), and the strength
+/// model's difference with its interval; `=` where the pair is not separable (the model's
+/// interval holds zero, see `maumau_tournament::stats`).
 fn matrix(report: &Report) -> Markup {
     let order: Vec<&str> = report.standings.iter().map(|s| s.name.as_str()).collect();
     let range = f64::from(report.description.seats.max(2) - 1);
@@ -250,9 +251,9 @@ fn matrix(report: &Report) -> Markup {
                                 } @else if let Some(p) = cell(r, c) {
                                     td.pair style={ "background:" (shade(0.5 + p.gain.mean / (2.0 * range))) }
                                         data-separable=(if p.separable { "true" } else { "false" })
-                                        title={ (r) " finished " (format!("{:+.3}", p.gain.mean)) " places per game above " (c) " over " (p.blocks) " blocks (" (p.games) " games), 95% interval " (signed(p.gain.low)) " to " (signed(p.gain.high)) "; placed above in " (format!("{:.1}", p.a_ahead * 100.0)) "% of their games" } {
+                                        title={ (r) " finished " (format!("{:+.3}", p.gain.mean)) " places per game above " (c) " over " (p.blocks) " blocks (" (p.games) " games), 95% interval " (signed(p.gain.low)) " to " (signed(p.gain.high)) "; strength model " (signed(p.model.mean)) ", 95% interval " (signed(p.model.low)) " to " (signed(p.model.high)) "; placed above in " (format!("{:.1}", p.a_ahead * 100.0)) "% of their games" } {
                                         b { @if !p.separable { "= " } (signed(p.gain.mean)) }
-                                        small { "[" (signed(p.gain.low)) ", " (signed(p.gain.high)) "]" br; (p.blocks) " blocks" }
+                                        small { "[" (signed(p.gain.low)) ", " (signed(p.gain.high)) "]" br; (p.blocks) " blocks" br; "model " (signed(p.model.mean)) " [" (signed(p.model.low)) ", " (signed(p.model.high)) "]" }
                                     }
                                 } @else {
                                     td.none { "never met" }
@@ -264,7 +265,8 @@ fn matrix(report: &Report) -> Markup {
             }
             p.note {
                 "Places per game the row's entrant finished above the column's, averaged over each block (a deal played once per seating, so the luck of the deal cancels), with its 95% interval by a paired bootstrap over the blocks. "
-                "= : the interval holds zero (or they shared fewer than " (maumau_tournament::MIN_BLOCKS) " blocks): not separable. The same figures are in pairs.csv."
+                "Model: the difference of the two entrants' strengths, fitted by least squares on every block's placing gains (so it uses the blocks they did not share too), with its 95% interval by a bootstrap over whole blocks. "
+                "= : the model's interval holds zero (or the tournament has fewer than " (maumau_tournament::MIN_BLOCKS) " blocks): not separable; entrants no chain of blocks joins fall back to their own interval. The same figures are in pairs.csv."
             }
         }
     }

@@ -437,7 +437,7 @@ fn print_report(r: &Report) {
     }
     if r.standings.iter().any(|s| s.tied) {
         println!(
-            "(=: a shared rank; no two entrants sharing one are separable by the pairwise test below)"
+            "(=: a shared rank; no two entrants sharing one are separable by the strength model below)"
         );
     }
     for s in r.standings.iter().filter(|s| s.forfeits > 0) {
@@ -493,7 +493,7 @@ fn print_pairs(r: &Report, width: usize) {
                     .filter(|p| p.a == *col || p.b == *col)
                     .find_map(|p| p.seen_from(row))
                 {
-                    Some(p) if p.separable && p.gain.mean > 0.0 => ">",
+                    Some(p) if p.separable && p.model.mean > 0.0 => ">",
                     Some(p) if p.separable => "<",
                     Some(_) => "=",
                     None => " ",
@@ -505,23 +505,28 @@ fn print_pairs(r: &Report, width: usize) {
     }
     println!(
         "\nplaces per game the first finished above the second (95% interval, paired bootstrap \
-         over blocks), and the share of their games where it placed above:"
+         over blocks), the strength model's difference (95% interval, bootstrap over all blocks; \
+         it decides =), and the share of their games where it placed above:"
     );
     for p in &r.pairs {
         // Each pair as its better half sees it.
-        let p = if p.gain.mean < 0.0 {
+        let p = if p.model.mean < 0.0 {
             p.seen_from(&p.b).unwrap_or_else(|| p.clone())
         } else {
             p.clone()
         };
         println!(
-            "  {:<width$} {} {:<width$} {:+.3} [{:+.3}, {:+.3}]  {:>5} blocks  ahead in {:.3}",
+            "  {:<width$} {} {:<width$} {:+.3} [{:+.3}, {:+.3}]  model {:+.3} [{:+.3}, {:+.3}]  \
+             {:>5} blocks  ahead in {:.3}",
             p.a,
             if p.separable { ">" } else { "=" },
             p.b,
             p.gain.mean,
             p.gain.low,
             p.gain.high,
+            p.model.mean,
+            p.model.low,
+            p.model.high,
             p.blocks,
             p.a_ahead,
         );

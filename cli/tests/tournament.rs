@@ -326,8 +326,9 @@ fn the_report_shows_the_standings_and_links_every_game() {
         assert!(!cell.contains("not timed"), "{cell}");
     }
 
-    // pairs.csv: every pair with its blocks, placing gain and interval, as standings.json has
-    // them; two deals per table are two blocks, too few to separate anyone.
+    // pairs.csv: every pair with its blocks, placing gain and strength-model difference with
+    // their intervals, as standings.json has them; two deals per table are two blocks, too few
+    // to separate anyone.
     let body: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("standings.json")).unwrap())
             .unwrap();
@@ -336,7 +337,9 @@ fn the_report_shows_the_standings_and_links_every_game() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("a,b,games,blocks,a_ahead,gain,gain_low,gain_high,separable,score_diff")
+        Some(
+            "a,b,games,blocks,a_ahead,gain,gain_low,gain_high,model,model_low,model_high,separable,score_diff"
+        )
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3);
@@ -350,7 +353,14 @@ fn the_report_shows_the_standings_and_links_every_game() {
         );
         let (low, high): (f64, f64) = (row[6].parse().unwrap(), row[7].parse().unwrap());
         assert!(low <= high, "{row:?}");
-        assert_eq!(row[8], "false", "{row:?}");
+        // The strength model's difference beside it, within its interval.
+        assert_eq!(
+            row[8],
+            format!("{:.4}", p["model"]["mean"].as_f64().unwrap())
+        );
+        let (low, high): (f64, f64) = (row[9].parse().unwrap(), row[10].parse().unwrap());
+        assert!(low <= high, "{row:?}");
+        assert_eq!(row[11], "false", "{row:?}");
     }
     // Everyone shares the first rank, marked `=`, and the grid has a coloured cell marked `=`
     // for every ordered pair.

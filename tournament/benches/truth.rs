@@ -12,7 +12,8 @@
 //! block), which keeps the blocks' real spread and makes the true difference zero. (Two copies
 //! of one bot are no test under duplicate deals at two seats: they replay each other's games
 //! exactly, so every block is 0.) A last line plays such twins on independent deals, where they
-//! do not mirror each other, and counts how often the test separates them.
+//! do not mirror each other, and counts how often the standings (the strength model) separate
+//! them.
 //!
 //! The `model` column is the strength model (`strength_differences`: least squares on every
 //! block's placing gains, a bootstrap over whole blocks): true neighbours it separates in the
@@ -188,11 +189,12 @@ fn read(
                 .is_some_and(|(a, b)| a.rating.mean - a.rating.ci95 > b.rating.mean + b.rating.ci95)
         })
         .count();
-    // Neighbours in the true order, first entrant the stronger (and first in entry order).
+    // Neighbours in the true order, first entrant the stronger (and first in entry order), by
+    // the direct test (the standings' `separable` is the strength model's).
     let pairwise_separates = |a: &String, b: &String| {
         pairs
             .iter()
-            .any(|p| &p.a == a && &p.b == b && p.separable && p.gain.mean > 0.0)
+            .any(|p| &p.a == a && &p.b == b && p.blocks >= MIN_BLOCKS && p.gain.low > 0.0)
     };
     let pairwise = names
         .windows(2)

@@ -928,11 +928,12 @@ impl Store {
         }
         fs::write(&csv, text).map_err(io(csv))?;
         let pairs = self.dir.join("pairs.csv");
-        let mut text =
-            String::from("a,b,games,blocks,a_ahead,gain,gain_low,gain_high,separable,score_diff\n");
+        let mut text = String::from(
+            "a,b,games,blocks,a_ahead,gain,gain_low,gain_high,model,model_low,model_high,separable,score_diff\n",
+        );
         for p in &report.pairs {
             text.push_str(&format!(
-                "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{:.2}\n",
+                "{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.2}\n",
                 csv_field(&p.a),
                 csv_field(&p.b),
                 p.games,
@@ -941,6 +942,9 @@ impl Store {
                 p.gain.mean,
                 p.gain.low,
                 p.gain.high,
+                p.model.mean,
+                p.model.low,
+                p.model.high,
                 p.separable,
                 p.score_diff
             ));
