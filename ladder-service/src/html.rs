@@ -19,15 +19,17 @@
 //!   placing, joined, timeouts), the server's match viewer, embedded (`/matches/{server id}/view`:
 //!   public information while it is played) and, once it has ended, its seed, a replay link and
 //!   its rounds with each seat's points and totals (from the server's record).
-//!
-//! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
-//! their name appears. The newer parts are `maud` templates, as the match viewer's pages are.
 //! - `/ladder/replays/{id}`: the replay of ladder match `id` as a file
 //!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
 //!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.
 //!
-//! Unknown paths and ids get a 404 page, a bad query string a 400 page. Everything from users
-//! (bot, owner, season and version names, reasons) is escaped. Pages are built on a blocking
+//! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
+//! their name appears.
+//!
+//! Every page is a `maud` template, as the match viewer's pages are. Unknown paths and ids get a
+//! 404 page, a bad query string a 400 page. Everything from users (bot, owner, season and version
+//! names, reasons) is escaped by maud (user text through [`Text`]), and every address built from
+//! names goes through `percent-encoding`. Pages are built on a blocking
 //! thread from the store; the time spent is sent in a `Server-Timing` header (`render;dur=ms`).
 
 use std::collections::{HashMap, HashSet};
@@ -923,7 +925,7 @@ fn validations_table(hub: &Hub, validations: &[Validation]) -> Markup {
                             @if x.reasons.is_empty() { "–" } @else { (x.reasons.join("; ")) }
                             @let server_id = hub.server_id(x.match_id);
                             @if !server_id.is_empty() && !x.passed {
-                                " " a.watch href={ "/matches/" (percent_encode(&server_id)) "/view" } { "watch it" }
+                                " " a.watch href=(viewer_url(&server_id)) { "watch it" }
                             }
                         }
                     }
