@@ -19,27 +19,28 @@
 //!   placing, joined, timeouts), the server's match viewer, embedded (`/matches/{server id}/view`:
 //!   public information while it is played) and, once it has ended, its seed, a replay link and
 //!   its rounds with each seat's points and totals (from the server's record).
-//!
-//! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
-//! their name appears. The newer parts are `maud` templates, as the match viewer's pages are.
 //! - `/ladder/replays/{id}`: the replay of ladder match `id` as a file
 //!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
 //!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.
 //!
-//! Unknown paths and ids get a 404 page, a bad query string a 400 page. Everything from users
-//! (bot, owner, season and version names, reasons) is escaped. Pages are built on a blocking
+//! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
+//! their name appears.
+//!
+//! Every page is a `maud` template, as the match viewer's pages are. Unknown paths and ids get a
+//! 404 page, a bad query string a 400 page. Everything from users (bot, owner, season and version
+//! names, reasons) is escaped by maud (user text through [`Text`]), and every address built from
+//! names goes through `percent-encoding`. Pages are built on a blocking
 //! thread from the store; the time spent is sent in a `Server-Timing` header (`render;dur=ms`).
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use maud::{Markup, html};
+use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 use maumau_engine::ProfileId;
 use maumau_ladder::store::{
-    MatchRecord, MatchState, PlacingStats, RatingEvent, Season, Validation,
+    MatchRecord, MatchState, PlacingStats, RatingEvent, Season, SeatHistory, Validation,
 };
 use maumau_ladder::{
     BotId, HOUSE_OWNER, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, Standing,
@@ -332,18 +333,20 @@ fn parse_query(q: &str) -> Result<Query, Page> {
     Ok(Query(out))
 }
 
+/// Decodes a query key or value with the crate; a form's `+` is a space (an encoded plus, `%2B`,
+/// stays a plus).
 fn percent_decode(s: &str) -> Result<String, Page> {
     let bad = || Page::bad_request("the query is not valid percent-encoded UTF-8");
     // The crate passes a malformed escape through as text; a query with one is refused.
-    let b = s.as_bytes();
-    let malformed = b.iter().enumerate().any(|(i, &c)| {
-        c == b'%'
-            && !(i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
+    let escapes_whole = s.split('%').skip(1).all(|after| {
+        after
+            .as_bytes()
+            .get(..2)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
     });
-    if malformed {
+    if !escapes_whole {
         return Err(bad());
     }
-    // A form's `+` is a space; an encoded plus (`%2B`) stays a plus.
     percent_encoding::percent_decode_str(&s.replace('+', " "))
         .decode_utf8()
         .map(|v| v.into_owned())
@@ -467,6 +470,7 @@ fn season_board(
     Ok(Leaderboard::rank(best.into_values()))
 }
 
+/// The leaderboard's address for a season, profile and page (defaults left out).
 fn leaderboard_url(season: &str, profile: &str, page: usize, per_page: usize) -> String {
     let mut url = format!(
         "/ladder?season={}&profile={}",
@@ -474,12 +478,36 @@ fn leaderboard_url(season: &str, profile: &str, page: usize, per_page: usize) ->
         percent_encode(profile)
     );
     if page > 1 {
-        let _ = write!(url, "&page={page}");
+        url += &format!("&page={page}");
     }
     if per_page != PER_PAGE {
-        let _ = write!(url, "&per_page={per_page}");
+        url += &format!("&per_page={per_page}");
     }
     url
+}
+
+/// A bot page's address, in a season or the default one.
+fn bot_url(bot: BotId, season: Option<&str>) -> String {
+    match season {
+        Some(s) => format!("/ladder/bots/{bot}?season={}", percent_encode(s)),
+        None => format!("/ladder/bots/{bot}"),
+    }
+}
+
+/// The match viewer's address for a server match.
+fn viewer_url(server_id: &str) -> String {
+    format!("/matches/{}/view", percent_encode(server_id))
+}
+
+/// A link to `href` showing `text`, marked as the page shown when `current`.
+fn nav_link(href: &str, text: &str, current: bool) -> Markup {
+    html! {
+        @if current {
+            a href=(href) class="current" aria-current="page" { (Text(text)) }
+        } @else {
+            a href=(href) { (Text(text)) }
+        }
+    }
 }
 
 fn leaderboard_page(
@@ -511,44 +539,6 @@ fn leaderboard_page(
     let start = (page - 1) * per_page;
     let end = (start + per_page).min(total);
 
-    let mut h = Html::new(&format!("Leaderboard: {} · {profile}", season.name));
-    h.raw("<h1>Leaderboard</h1>\n<p class=\"where\">Season <strong>");
-    h.text(&season.name);
-    h.raw("</strong>, profile <strong>");
-    h.text(profile);
-    h.raw("</strong>");
-    match season.closed_ms {
-        Some(t) => {
-            h.raw(" — closed ");
-            h.text(&format_time(t));
-            h.raw(", frozen: the standings at the close.");
-        }
-        None => h.raw(" — open."),
-    }
-    h.raw("</p>\n<nav class=\"seasons\">Seasons:");
-    for s in seasons.iter().rev() {
-        h.raw(" ");
-        h.link(
-            &leaderboard_url(&s.name, profile, 1, per_page),
-            &s.name,
-            s.id == season.id,
-        );
-        if s.closed_ms.is_none() {
-            h.raw(" (open)");
-        }
-    }
-    h.raw("</nav>\n<nav class=\"profiles\">Profiles:");
-    for p in ProfileId::ALL {
-        h.raw(" ");
-        h.link(
-            &leaderboard_url(&season.name, p.name(), 1, per_page),
-            p.name(),
-            p.name() == profile,
-        );
-    }
-    h.raw("</nav>\n");
-    h.raw(&score_note().into_string());
-
     let in_page = |i: usize| (start..end).contains(&i);
     let ranked: Vec<&Standing> = board
         .ranked
@@ -564,100 +554,113 @@ fn leaderboard_page(
         .filter(|(i, _)| in_page(board.ranked.len() + i))
         .map(|(_, s)| s)
         .collect();
-    h.raw("<section id=\"ranked\">\n<h2>Ranked</h2>\n");
-    if board.ranked.is_empty() {
-        h.raw("<p>No bot has an established rating yet.</p>\n");
-    } else if !ranked.is_empty() {
-        standings_table(&mut h, &ranked, &stats, &season.name, &house);
-    } else {
-        h.raw("<p>On earlier pages.</p>\n");
-    }
-    h.raw("</section>\n<section id=\"provisional\">\n<h2>Provisional</h2>\n<p class=\"note\">");
-    let _ = write!(
-        h.0,
-        "Fewer than {} rated matches and σ at least {}: ranked among themselves.",
-        ladder.config().rating.provisional_matches,
-        ladder.config().rating.provisional_sigma
-    );
-    h.raw("</p>\n");
-    if board.provisional.is_empty() {
-        h.raw("<p>None.</p>\n");
-    } else if !provisional.is_empty() {
-        standings_table(&mut h, &provisional, &stats, &season.name, &house);
-    } else {
-        h.raw("<p>On later pages.</p>\n");
-    }
-    h.raw("</section>\n<nav class=\"pages\">");
-    let _ = write!(h.0, "Page {page} of {pages} ({total} bots).");
-    if page > 1 {
-        h.raw(" <a rel=\"prev\" href=\"");
-        h.text(&leaderboard_url(&season.name, profile, page - 1, per_page));
-        h.raw("\">Previous</a>");
-    }
-    if page < pages {
-        h.raw(" <a rel=\"next\" href=\"");
-        h.text(&leaderboard_url(&season.name, profile, page + 1, per_page));
-        h.raw("\">Next</a>");
-    }
-    h.raw("</nav>\n");
-    Ok(Page::Html(h.finish()))
+    let rating = &ladder.config().rating;
+    let body = html! {
+        h1 { "Leaderboard" }
+        p class="where" {
+            "Season " strong { (Text(&season.name)) } ", profile " strong { (Text(profile)) }
+            @match season.closed_ms {
+                Some(t) => { " — closed " (format_time(t)) ", frozen: the standings at the close." }
+                None => { " — open." }
+            }
+        }
+        nav.seasons {
+            "Seasons:"
+            @for s in seasons.iter().rev() {
+                " " (nav_link(&leaderboard_url(&s.name, profile, 1, per_page), &s.name, s.id == season.id))
+                @if s.closed_ms.is_none() { " (open)" }
+            }
+        }
+        nav.profiles {
+            "Profiles:"
+            @for p in ProfileId::ALL {
+                " " (nav_link(&leaderboard_url(&season.name, p.name(), 1, per_page), p.name(), p.name() == profile))
+            }
+        }
+        (score_note())
+        section #ranked {
+            h2 { "Ranked" }
+            @if board.ranked.is_empty() {
+                p { "No bot has an established rating yet." }
+            } @else if !ranked.is_empty() {
+                (standings_table(&ranked, &stats, &season.name, &house))
+            } @else {
+                p { "On earlier pages." }
+            }
+        }
+        section #provisional {
+            h2 { "Provisional" }
+            p.note {
+                "Fewer than " (rating.provisional_matches) " rated matches and σ at least "
+                (rating.provisional_sigma) ": ranked among themselves."
+            }
+            @if board.provisional.is_empty() {
+                p { "None." }
+            } @else if !provisional.is_empty() {
+                (standings_table(&provisional, &stats, &season.name, &house))
+            } @else {
+                p { "On later pages." }
+            }
+        }
+        nav.pages {
+            "Page " (page) " of " (pages) " (" (total) " bots)."
+            @if page > 1 {
+                " " a rel="prev" href=(leaderboard_url(&season.name, profile, page - 1, per_page)) { "Previous" }
+            }
+            @if page < pages {
+                " " a rel="next" href=(leaderboard_url(&season.name, profile, page + 1, per_page)) { "Next" }
+            }
+        }
+    };
+    Ok(Page::Html(document(
+        &format!("Leaderboard: {} · {profile}", season.name),
+        body,
+    )))
 }
 
 fn standings_table(
-    h: &mut Html,
     lines: &[&Standing],
     stats: &HashMap<VersionId, PlacingStats>,
     season: &str,
     house: &HashSet<BotId>,
-) {
-    h.raw(
-        "<table class=\"standings\">\n<thead><tr><th>Rank</th><th>Bot</th><th>Version</th>\
-         <th title=\"μ − 3σ: the rating the ladder is 99.9% sure the bot has at least\">\
-         Score (μ − 3σ)</th><th title=\"μ ± 1.96σ\">95% interval of μ</th><th>Matches</th>\
-         <th>Win rate</th><th>Avg placing</th><th>Timeouts</th></tr></thead>\n<tbody>\n",
-    );
-    for s in lines {
-        let is_house = house.contains(&s.bot);
-        let _ = write!(
-            h.0,
-            "<tr class=\"standing{}\" data-bot=\"{}\" data-version=\"{}\" data-house=\"{}\">\
-             <td class=\"rank\">{}</td><td><a class=\"bot\" href=\"/ladder/bots/{}?season=",
-            if is_house { " house" } else { "" },
-            s.bot,
-            s.version,
-            is_house,
-            s.rank,
-            s.bot,
-        );
-        h.text(&percent_encode(season));
-        h.raw("\">");
-        h.text(&s.bot_name);
-        h.raw("</a>");
-        if is_house {
-            h.raw(HOUSE_BADGE);
-        }
-        h.raw("</td><td>");
-        h.text(&s.label);
-        let _ = write!(
-            h.0,
-            "</td><td class=\"score\">{:.2}</td><td>{:.2} – {:.2}</td><td>{}</td>",
-            s.score, s.interval95.0, s.interval95.1, s.matches
-        );
-        match stats.get(&s.version).filter(|p| p.matches > 0) {
-            Some(p) => {
-                let n = f64::from(p.matches);
-                let _ = writeln!(
-                    h.0,
-                    "<td>{:.1}%</td><td>{:.2}</td><td>{}</td></tr>",
-                    100.0 * f64::from(p.wins) / n,
-                    p.placing_sum as f64 / n,
-                    p.timeouts
-                );
+) -> Markup {
+    html! {
+        table.standings {
+            thead {
+                tr {
+                    th { "Rank" } th { "Bot" } th { "Version" }
+                    th title="μ − 3σ: the rating the ladder is 99.9% sure the bot has at least" { "Score (μ − 3σ)" }
+                    th title="μ ± 1.96σ" { "95% interval of μ" }
+                    th { "Matches" } th { "Win rate" } th { "Avg placing" } th { "Timeouts" }
+                }
             }
-            None => h.raw("<td>–</td><td>–</td><td>–</td></tr>\n"),
+            tbody {
+                @for s in lines {
+                    @let is_house = house.contains(&s.bot);
+                    tr.standing.house[is_house] data-bot=(s.bot) data-version=(s.version) data-house=(is_house) {
+                        td.rank { (s.rank) }
+                        td {
+                            a.bot href=(bot_url(s.bot, Some(season))) { (Text(&s.bot_name)) }
+                            @if is_house { (house_badge()) }
+                        }
+                        td { (Text(&s.label)) }
+                        td.score { (format!("{:.2}", s.score)) }
+                        td { (format!("{:.2} – {:.2}", s.interval95.0, s.interval95.1)) }
+                        td { (s.matches) }
+                        @match stats.get(&s.version).filter(|p| p.matches > 0) {
+                            Some(p) => {
+                                @let n = f64::from(p.matches);
+                                td { (format!("{:.1}%", 100.0 * f64::from(p.wins) / n)) }
+                                td { (format!("{:.2}", p.placing_sum as f64 / n)) }
+                                td { (p.timeouts) }
+                            }
+                            None => { td { "–" } td { "–" } td { "–" } }
+                        }
+                    }
+                }
+            }
         }
     }
-    h.raw("</tbody>\n</table>\n");
 }
 
 fn bot_page(
@@ -677,195 +680,158 @@ fn bot_page(
     let ratings = store.ratings(season.id)?;
     let versions = store.versions_of(bot.id)?;
     let events = store.rating_events(season.id)?;
-
-    let mut h = Html::new(&format!("Bot {}", bot.name));
-    h.raw("<h1>Bot <span class=\"name\">");
-    h.text(&bot.name);
-    h.raw("</span>");
-    if is_house {
-        h.raw(HOUSE_BADGE);
-    }
-    h.raw("</h1>\n");
-    if is_house {
-        h.raw(&house_note().into_string());
-    }
-    h.raw("<p>Owner ");
-    h.text(&owner.name);
-    h.raw(", registered ");
-    h.text(&format_time(bot.created_ms));
-    h.raw(". Ratings of season <strong>");
-    h.text(&season.name);
-    h.raw("</strong>. ");
     let profile = ratings
         .iter()
         .find(|r| versions.iter().any(|v| v.id == r.version))
         .map_or("classic", |r| r.profile.as_str());
-    h.link(
-        &leaderboard_url(&season.name, profile, 1, PER_PAGE),
-        "Leaderboard",
-        false,
-    );
-    h.raw("</p>\n<nav class=\"seasons\">Seasons:");
-    for s in seasons.iter().rev() {
-        h.raw(" ");
-        h.link(
-            &format!("/ladder/bots/{}?season={}", bot.id, percent_encode(&s.name)),
-            &s.name,
-            s.id == season.id,
-        );
-    }
-    h.raw("</nav>\n");
 
+    let mut sections = Vec::new();
     for v in &versions {
         let (status, reason) = status_to_wire(&ladder.eligibility(v.id)?);
-        let _ = write!(
-            h.0,
-            "<section class=\"version\" id=\"v{}\">\n<h2>Version ",
-            v.id
-        );
-        h.text(&v.label);
-        h.raw("</h2>\n<p>Added ");
-        h.text(&format_time(v.created_ms));
-        h.raw(". Status: ");
-        h.text(
-            status
-                .as_str_name()
-                .trim_start_matches("VERSION_STATUS_")
-                .to_lowercase()
-                .as_str(),
-        );
-        if !reason.is_empty() {
-            h.raw(" (");
-            h.text(&reason);
-            h.raw(")");
-        }
-        h.raw(".</p>\n");
-        if !is_house {
-            h.raw(&lobby_state(hub.waiting_of(v.id), hub_has_lobby(hub, v.id)).into_string());
-        }
+        let status = status
+            .as_str_name()
+            .trim_start_matches("VERSION_STATUS_")
+            .to_lowercase();
         let mine: Vec<_> = ratings.iter().filter(|r| r.version == v.id).collect();
-        if mine.is_empty() {
-            h.raw("<p>No rated match in this season.</p>\n");
-        } else {
-            h.raw(
-                "<table class=\"ratings\">\n<thead><tr><th>Profile</th><th>Score (μ − 3σ)</th>\
-                 <th>μ</th><th>σ</th><th>95% interval of μ</th><th>Matches</th><th></th></tr>\
-                 </thead>\n<tbody>\n",
-            );
-            for r in &mine {
-                h.raw("<tr><td>");
-                h.link(
-                    &leaderboard_url(&season.name, &r.profile, 1, PER_PAGE),
-                    &r.profile,
-                    false,
-                );
-                let s = r.state.rating;
-                let (low, high) = s.interval95();
-                let _ = writeln!(
-                    h.0,
-                    "</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{low:.2} – {high:.2}</td>\
-                     <td>{}</td><td>{}</td></tr>",
-                    s.score(),
-                    s.mu,
-                    s.sigma,
-                    r.state.matches,
-                    if r.state.is_provisional(&ladder.config().rating) {
-                        "provisional"
-                    } else {
-                        ""
-                    }
-                );
-            }
-            h.raw("</tbody>\n</table>\n");
-            for r in &mine {
-                let history: Vec<&RatingEvent> = events
-                    .iter()
-                    .filter(|e| e.change.version == v.id && e.change.profile == r.profile)
-                    .collect();
-                h.raw(&rating_plot(v.id, &r.profile, &history).into_string());
-            }
-        }
         let validations = store.validations_of(v.id)?;
-        if !validations.is_empty() {
-            h.raw(&validations_table(hub, &validations).into_string());
-        }
-        let history = store.seat_history(v.id, None, HISTORY)?;
-        if history.is_empty() {
-            h.raw("<p>No match played yet.</p>\n");
-        } else {
-            let _ = writeln!(h.0, "<h3>Newest matches (at most {HISTORY})</h3>");
-            h.raw(
-                "<table class=\"history\">\n<thead><tr><th>Match</th><th>Ended</th>\
-                 <th>Profile</th><th>State</th><th>Result</th><th>Opponents</th>\
-                 <th>Timeouts</th><th>Rejections</th><th>Watch</th><th>Replay</th></tr></thead>\n<tbody>\n",
-            );
-            for e in history {
-                let m = store.match_record(e.match_id)?;
-                let placing = m
-                    .seats
-                    .iter()
-                    .find(|s| s.version == v.id)
-                    .and_then(|s| s.placing);
-                let _ = write!(
-                    h.0,
-                    "<tr class=\"match\" data-joined=\"{1}\"><td><a class=\"match\" \
-                     href=\"/ladder/matches/{0}\">#{0}</a></td><td>",
-                    m.id, e.outcome.joined
-                );
-                h.text(&format_time(e.ended_ms));
-                h.raw("</td><td>");
-                h.text(&m.profile);
-                h.raw("</td><td>");
-                h.text(m.state.as_str());
-                if !m.rated {
-                    h.raw(" (unrated)");
+        let history = store
+            .seat_history(v.id, None, HISTORY)?
+            .iter()
+            .map(|e| history_row(hub, names, ladder, &house, v.id, e))
+            .collect::<Result<Vec<Markup>, LadderError>>()?;
+        sections.push(html! {
+            section.version id={ "v" (v.id) } {
+                h2 { "Version " (Text(&v.label)) }
+                p {
+                    "Added " (format_time(v.created_ms)) ". Status: " (status)
+                    @if !reason.is_empty() { " (" (Text(&reason)) ")" }
+                    "."
                 }
-                h.raw("</td><td class=\"result\">");
-                match placing {
-                    Some(1) => {
-                        let _ = write!(h.0, "won (1 of {})", m.seats.len());
+                @if !is_house { (lobby_state(hub.waiting_of(v.id), hub_has_lobby(hub, v.id))) }
+                @if mine.is_empty() {
+                    p { "No rated match in this season." }
+                } @else {
+                    table.ratings {
+                        thead {
+                            tr {
+                                th { "Profile" } th { "Score (μ − 3σ)" } th { "μ" } th { "σ" }
+                                th { "95% interval of μ" } th { "Matches" } th {}
+                            }
+                        }
+                        tbody {
+                            @for r in &mine {
+                                @let s = r.state.rating;
+                                @let (low, high) = s.interval95();
+                                tr {
+                                    td { (nav_link(&leaderboard_url(&season.name, &r.profile, 1, PER_PAGE), &r.profile, false)) }
+                                    td { (format!("{:.2}", s.score())) }
+                                    td { (format!("{:.2}", s.mu)) }
+                                    td { (format!("{:.2}", s.sigma)) }
+                                    td { (format!("{low:.2} – {high:.2}")) }
+                                    td { (r.state.matches) }
+                                    td { @if r.state.is_provisional(&ladder.config().rating) { "provisional" } }
+                                }
+                            }
+                        }
                     }
-                    Some(p) => {
-                        let _ = write!(h.0, "{p} of {}", m.seats.len());
-                    }
-                    None if !e.invited => h.raw("not played (no invitation was sent)"),
-                    None if !e.outcome.joined => h.raw("did not join"),
-                    None => h.raw("–"),
-                }
-                h.raw("</td><td>");
-                let mut first = true;
-                for s in m.seats.iter().filter(|s| s.version != v.id) {
-                    if !first {
-                        h.raw(", ");
-                    }
-                    first = false;
-                    let n = names.get(store, s.version)?;
-                    h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
-                    if house.contains(&n.bot) {
-                        h.raw(HOUSE_BADGE);
+                    @for r in &mine {
+                        @let history: Vec<&RatingEvent> = events
+                            .iter()
+                            .filter(|e| e.change.version == v.id && e.change.profile == r.profile)
+                            .collect();
+                        (rating_plot(v.id, &r.profile, &history))
                     }
                 }
-                if first && !m.rated {
-                    h.raw("copies of itself and built-in bots");
+                @if !validations.is_empty() { (validations_table(hub, &validations)) }
+                @if history.is_empty() {
+                    p { "No match played yet." }
+                } @else {
+                    h3 { "Newest matches (at most " (HISTORY) ")" }
+                    table.history {
+                        thead {
+                            tr {
+                                th { "Match" } th { "Ended" } th { "Profile" } th { "State" }
+                                th { "Result" } th { "Opponents" } th { "Timeouts" }
+                                th { "Rejections" } th { "Watch" } th { "Replay" }
+                            }
+                        }
+                        tbody { @for row in &history { (row) } }
+                    }
                 }
-                let _ = write!(
-                    h.0,
-                    "</td><td class=\"timeouts\">{}</td><td class=\"rejections\">{}</td><td>",
-                    e.outcome.timeouts, e.outcome.rejections
-                );
-                viewer_link(&mut h, hub, &m);
-                h.raw("</td><td>");
-                replay_link(&mut h, hub, &m);
-                h.raw("</td></tr>\n");
             }
-            h.raw("</tbody>\n</table>\n");
+        });
+    }
+    let body = html! {
+        h1 { "Bot " span.name { (Text(&bot.name)) } @if is_house { (house_badge()) } }
+        @if is_house { (house_note()) }
+        p {
+            "Owner " (Text(&owner.name)) ", registered " (format_time(bot.created_ms))
+            ". Ratings of season " strong { (Text(&season.name)) } ". "
+            (nav_link(&leaderboard_url(&season.name, profile, 1, PER_PAGE), "Leaderboard", false))
         }
-        h.raw("</section>\n");
-    }
-    if versions.is_empty() {
-        h.raw("<p>No version yet.</p>\n");
-    }
-    Ok(Page::Html(h.finish()))
+        nav.seasons {
+            "Seasons:"
+            @for s in seasons.iter().rev() {
+                " " (nav_link(&bot_url(bot.id, Some(&s.name)), &s.name, s.id == season.id))
+            }
+        }
+        @for s in &sections { (s) }
+        @if versions.is_empty() { p { "No version yet." } }
+    };
+    Ok(Page::Html(document(&format!("Bot {}", bot.name), body)))
+}
+
+/// One of a version's newest matches on its bot page: result, opponents, timeouts, links.
+fn history_row(
+    hub: &Hub,
+    names: &Names,
+    ladder: &Ladder<dyn Store>,
+    house: &HashSet<BotId>,
+    version: VersionId,
+    e: &SeatHistory,
+) -> Result<Markup, LadderError> {
+    let store = ladder.store();
+    let m = store.match_record(e.match_id)?;
+    let placing = m
+        .seats
+        .iter()
+        .find(|s| s.version == version)
+        .and_then(|s| s.placing);
+    let opponents = m
+        .seats
+        .iter()
+        .filter(|s| s.version != version)
+        .map(|s| names.get(store, s.version))
+        .collect::<Result<Vec<Name>, LadderError>>()?;
+    Ok(html! {
+        tr class="match" data-joined=(e.outcome.joined) {
+            td { a class="match" href={ "/ladder/matches/" (m.id) } { "#" (m.id) } }
+            td { (format_time(e.ended_ms)) }
+            td { (Text(&m.profile)) }
+            td { (m.state.as_str()) @if !m.rated { " (unrated)" } }
+            td.result {
+                @match placing {
+                    Some(1) => { "won (1 of " (m.seats.len()) ")" }
+                    Some(p) => { (p) " of " (m.seats.len()) }
+                    None if !e.invited => { "not played (no invitation was sent)" }
+                    None if !e.outcome.joined => { "did not join" }
+                    None => { "–" }
+                }
+            }
+            td {
+                @for (i, n) in opponents.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    a href=(bot_url(n.bot, None)) { (Text(&n.bot_name)) }
+                    @if house.contains(&n.bot) { (house_badge()) }
+                }
+                @if opponents.is_empty() && !m.rated { "copies of itself and built-in bots" }
+            }
+            td.timeouts { (e.outcome.timeouts) }
+            td.rejections { (e.outcome.rejections) }
+            td { (viewer_link(hub, &m)) }
+            td { (replay_link(hub, &m)) }
+        }
+    })
 }
 
 /// The bots of the house owner (none when the ladder never had house bots).
@@ -882,8 +848,11 @@ fn house_bots(ladder: &Ladder<dyn Store>) -> Result<HashSet<BotId>, LadderError>
 }
 
 /// The mark of a house bot, after its name.
-const HOUSE_BADGE: &str = " <span class=\"house\" title=\"a house bot: one of the server's \
-built-in bots, kept on the ladder by its operator\">house</span>";
+fn house_badge() -> Markup {
+    html! {
+        " " span.house title="a house bot: one of the server's built-in bots, kept on the ladder by its operator" { "house" }
+    }
+}
 
 /// What a house bot is, on its page.
 fn house_note() -> Markup {
@@ -956,7 +925,7 @@ fn validations_table(hub: &Hub, validations: &[Validation]) -> Markup {
                             @if x.reasons.is_empty() { "–" } @else { (x.reasons.join("; ")) }
                             @let server_id = hub.server_id(x.match_id);
                             @if !server_id.is_empty() && !x.passed {
-                                " " a.watch href={ "/matches/" (percent_encode(&server_id)) "/view" } { "watch it" }
+                                " " a.watch href=(viewer_url(&server_id)) { "watch it" }
                             }
                         }
                     }
@@ -1006,20 +975,22 @@ fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Ma
     let n = (points.len() - 1).max(1) as f64;
     let x = |i: usize| PLOT_LEFT + (PLOT_W - PLOT_LEFT - PLOT_RIGHT) * i as f64 / n;
     let y = |v: f64| PLOT_TOP + (PLOT_H - PLOT_TOP - PLOT_BOTTOM) * (high - v) / span;
-    let mut band = String::new();
-    for (i, p) in points.iter().enumerate() {
-        let _ = write!(
-            band,
-            "{}{:.2},{:.2} ",
-            if i == 0 { "M" } else { "L" },
-            x(i),
-            y(p.1 + 1.96 * p.2)
-        );
-    }
-    for (i, p) in points.iter().enumerate().rev() {
-        let _ = write!(band, "L{:.2},{:.2} ", x(i), y(p.1 - 1.96 * p.2));
-    }
-    band.push('Z');
+    // The interval's upper edge forward, then its lower edge back.
+    let upper = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, p.1 + 1.96 * p.2));
+    let lower = points
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, p)| (i, p.1 - 1.96 * p.2));
+    let band: String = upper
+        .chain(lower)
+        .enumerate()
+        .map(|(k, (i, v))| format!("{}{:.2},{:.2} ", if k == 0 { "M" } else { "L" }, x(i), y(v)))
+        .chain(std::iter::once("Z".to_string()))
+        .collect();
     let line: String = points
         .iter()
         .enumerate()
@@ -1069,20 +1040,13 @@ fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Ma
 }
 
 /// A link to the server's match viewer for a match it hosted, else a dash.
-fn viewer_link(h: &mut Html, hub: &Hub, m: &MatchRecord) {
+fn viewer_link(hub: &Hub, m: &MatchRecord) -> Markup {
     let server_id = hub.server_id(m.id);
-    if server_id.is_empty() {
-        h.raw("–");
-    } else {
-        let _ = write!(
-            h.0,
-            "<a class=\"watch\" href=\"/matches/{}/view\">view</a>",
-            percent_encode(&server_id)
-        );
+    html! {
+        @if server_id.is_empty() { "–" } @else { a.watch href=(viewer_url(&server_id)) { "view" } }
     }
 }
 
-/// A replay link for an ended match whose table this server keeps, else a dash.
 /// Whether a match's table has stopped, so that its seed and replay can be shown: a voided
 /// match may still be playing (voiding does not stop the table).
 fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
@@ -1096,18 +1060,17 @@ fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
     }
 }
 
-fn replay_link(h: &mut Html, hub: &Hub, m: &MatchRecord) {
+/// A replay link for an ended match whose table this server keeps, else a dash.
+fn replay_link(hub: &Hub, m: &MatchRecord) -> Markup {
     let ended = matches!(m.state, MatchState::Finished | MatchState::Aborted);
-    if ended && hub.replay_pruned(m.id) {
-        h.raw("pruned");
-    } else if ended && !hub.server_id(m.id).is_empty() {
-        let _ = write!(
-            h.0,
-            "<a class=\"replay\" href=\"/ladder/replays/{0}\" download>replay</a>",
-            m.id
-        );
-    } else {
-        h.raw("–");
+    html! {
+        @if ended && hub.replay_pruned(m.id) {
+            "pruned"
+        } @else if ended && !hub.server_id(m.id).is_empty() {
+            a.replay href={ "/ladder/replays/" (m.id) } download { "replay" }
+        } @else {
+            "–"
+        }
     }
 }
 
@@ -1127,140 +1090,99 @@ fn match_page(
             what: "season",
             id: m.season.to_string(),
         })?;
-    let mut h = Html::new(&format!("Ladder match {}", m.id));
-    let _ = write!(
-        h.0,
-        "<h1>Ladder match #{}</h1>\n<dl>\n<dt>Season</dt><dd>",
-        m.id
-    );
-    h.link(
-        &leaderboard_url(&season.name, &m.profile, 1, PER_PAGE),
-        &season.name,
-        false,
-    );
-    h.raw("</dd>\n<dt>Profile</dt><dd>");
-    h.text(&m.profile);
-    let _ = writeln!(
-        h.0,
-        "</dd>\n<dt>Seats</dt><dd>{}</dd>\n<dt>Rated</dt><dd>{}</dd>\n<dt>State</dt><dd class=\"state\">{}</dd>",
-        m.seats.len(),
-        if m.rated { "yes" } else { "no" },
-        m.state.as_str()
-    );
-    if let Some(reason) = &m.reason {
-        h.raw("<dt>Reason</dt><dd>");
-        h.text(reason);
-        h.raw("</dd>\n");
-    }
-    for (what, t) in [
-        ("Scheduled", Some(m.created_ms)),
-        ("Started", m.started_ms),
-        ("Ended", m.ended_ms),
-    ] {
-        if let Some(t) = t {
-            let _ = write!(h.0, "<dt>{what}</dt><dd>");
-            h.text(&format_time(t));
-            h.raw("</dd>\n");
-        }
-    }
-    // The seed reveals every hidden card: only once the table is over.
-    if m.ended_ms.is_some() && table_over(hub, &m) {
-        let _ = writeln!(h.0, "<dt>Seed</dt><dd>{}</dd>", m.seed);
-        let server_id = hub.server_id(m.id);
-        if !server_id.is_empty() {
-            h.raw("<dt>Server match</dt><dd><code>");
-            h.text(&server_id);
-            h.raw("</code></dd>\n");
-        }
-    }
-    h.raw("<dt>Replay</dt><dd>");
-    replay_link(&mut h, hub, &m);
-    h.raw("</dd>\n");
-    // The server's match viewer: public information while the match is played, every hand and
-    // any seat's view once it has ended.
-    let server_id = hub.server_id(m.id);
-    if !server_id.is_empty() {
-        let _ = writeln!(
-            h.0,
-            "<dt>Watch</dt><dd><a class=\"watch\" href=\"/matches/{}/view\">the match viewer</a></dd>",
-            percent_encode(&server_id)
-        );
-    }
-    h.raw("</dl>\n");
-    h.raw(
-        "<table class=\"seats\">\n<thead><tr><th>Seat</th><th>Bot</th><th>Version</th>\
-         <th>Placing</th><th>Joined</th><th>Timeouts</th><th>Rejections</th></tr></thead>\n<tbody>\n",
-    );
     let house = house_bots(ladder)?;
-    let mut seat_names = Vec::new();
-    for (i, s) in m.seats.iter().enumerate() {
-        let n = names.get(store, s.version)?;
-        let joined = s.outcome.is_some_and(|o| o.joined);
-        let _ = write!(
-            h.0,
-            "<tr class=\"seat\" data-joined=\"{joined}\"><td>{i}</td><td>"
-        );
-        h.link(&format!("/ladder/bots/{}", n.bot), &n.bot_name, false);
-        if house.contains(&n.bot) {
-            h.raw(HOUSE_BADGE);
-        }
-        seat_names.push(n.bot_name.clone());
-        h.raw("</td><td>");
-        h.text(&n.label);
-        h.raw("</td><td>");
-        match s.placing {
-            Some(p) => {
-                let _ = write!(h.0, "{p}");
-            }
-            None => h.raw("–"),
-        }
-        h.raw("</td><td>");
-        match s.outcome {
-            Some(o) => {
-                let _ = write!(
-                    h.0,
-                    "{}</td><td>{}</td><td class=\"rejections\">{}",
-                    if o.joined { "yes" } else { "no" },
-                    o.timeouts,
-                    o.rejections
-                );
-            }
-            // Ended before any invitation was sent: nobody could join.
-            None if m.state == MatchState::Aborted => h.raw("no</td><td>0</td><td>0"),
-            None => h.raw("–</td><td>–</td><td>–"),
-        }
-        h.raw("</td></tr>\n");
-    }
-    h.raw("</tbody>\n</table>\n");
+    let seats = m
+        .seats
+        .iter()
+        .map(|s| names.get(store, s.version))
+        .collect::<Result<Vec<Name>, LadderError>>()?;
+    let over = table_over(hub, &m);
+    let server_id = hub.server_id(m.id);
     // Rounds, scores and totals: from the server's record of the match, once it has ended.
-    let report = if table_over(hub, &m) {
-        hub.host
-            .find_blocking(&hub.server_id(m.id))
-            .and_then(|e| e.report())
+    let report = if over {
+        hub.host.find_blocking(&server_id).and_then(|e| e.report())
     } else {
         None
     };
-    if let Some(report) = report {
-        // A validation match's table holds the version's copies and built-in bots: the
-        // server's names for them.
-        let names: Vec<String> = if m.rated {
-            seat_names
-        } else {
-            report.players.iter().map(|p| p.name.clone()).collect()
-        };
-        h.raw(&rounds_table(&report, &names).into_string());
-    }
-    // The viewer itself, embedded: the table move by move, live while the match is played
-    // (public information only until it ends), then every hand and any seat's view.
-    if !server_id.is_empty() {
-        let _ = writeln!(
-            h.0,
-            "<iframe class=\"viewer\" src=\"/matches/{}/view\" title=\"The match viewer\" \
-             style=\"width:100%;height:44rem;border:1px solid #ccc\"></iframe>",
-            percent_encode(&server_id)
-        );
-    }
-    Ok(Page::Html(h.finish()))
+    // A validation match's table holds the version's copies and built-in bots: the server's
+    // names for them.
+    let round_names: Vec<String> = match &report {
+        Some(r) if !m.rated => r.players.iter().map(|p| p.name.clone()).collect(),
+        _ => seats.iter().map(|n| n.bot_name.clone()).collect(),
+    };
+    let times = [
+        ("Scheduled", Some(m.created_ms)),
+        ("Started", m.started_ms),
+        ("Ended", m.ended_ms),
+    ];
+    let body = html! {
+        h1 { "Ladder match #" (m.id) }
+        dl {
+            dt { "Season" }
+            dd { (nav_link(&leaderboard_url(&season.name, &m.profile, 1, PER_PAGE), &season.name, false)) }
+            dt { "Profile" } dd { (Text(&m.profile)) }
+            dt { "Seats" } dd { (m.seats.len()) }
+            dt { "Rated" } dd { @if m.rated { "yes" } @else { "no" } }
+            dt { "State" } dd.state { (m.state.as_str()) }
+            @if let Some(reason) = &m.reason { dt { "Reason" } dd { (Text(reason)) } }
+            @for (what, t) in times {
+                @if let Some(t) = t { dt { (what) } dd { (format_time(t)) } }
+            }
+            // The seed reveals every hidden card: only once the table is over.
+            @if m.ended_ms.is_some() && over {
+                dt { "Seed" } dd { (m.seed) }
+                @if !server_id.is_empty() { dt { "Server match" } dd { code { (Text(&server_id)) } } }
+            }
+            dt { "Replay" } dd { (replay_link(hub, &m)) }
+            // The server's match viewer: public information while the match is played, every
+            // hand and any seat's view once it has ended.
+            @if !server_id.is_empty() {
+                dt { "Watch" } dd { a.watch href=(viewer_url(&server_id)) { "the match viewer" } }
+            }
+        }
+        table.seats {
+            thead {
+                tr {
+                    th { "Seat" } th { "Bot" } th { "Version" } th { "Placing" } th { "Joined" }
+                    th { "Timeouts" } th { "Rejections" }
+                }
+            }
+            tbody {
+                @for (i, (s, n)) in m.seats.iter().zip(&seats).enumerate() {
+                    tr.seat data-joined=(s.outcome.is_some_and(|o| o.joined)) {
+                        td { (i) }
+                        td {
+                            a href=(bot_url(n.bot, None)) { (Text(&n.bot_name)) }
+                            @if house.contains(&n.bot) { (house_badge()) }
+                        }
+                        td { (Text(&n.label)) }
+                        td { @match s.placing { Some(p) => { (p) } None => { "–" } } }
+                        @match s.outcome {
+                            Some(o) => {
+                                td { @if o.joined { "yes" } @else { "no" } }
+                                td { (o.timeouts) }
+                                td.rejections { (o.rejections) }
+                            }
+                            // Ended before any invitation was sent: nobody could join.
+                            None if m.state == MatchState::Aborted => { td { "no" } td { "0" } td { "0" } }
+                            None => { td { "–" } td { "–" } td { "–" } }
+                        }
+                    }
+                }
+            }
+        }
+        @if let Some(report) = &report { (rounds_table(report, &round_names)) }
+        // The viewer itself, embedded: the table move by move, live while the match is played
+        // (public information only until it ends), then every hand and any seat's view.
+        @if !server_id.is_empty() {
+            iframe.viewer src=(viewer_url(&server_id)) title="The match viewer"
+                style="width:100%;height:44rem;border:1px solid #ccc" {}
+        }
+    };
+    Ok(Page::Html(document(
+        &format!("Ladder match {}", m.id),
+        body,
+    )))
 }
 
 /// Every round of a match with each seat's points and running total, then the final totals.
@@ -1376,8 +1298,20 @@ impl Names {
     }
 }
 
-/// An HTML document being written.
-struct Html(String);
+/// Text from users (names, labels, reasons) in a page: maud's escaping, and the apostrophe as
+/// `&#39;` too, so a name reads the same in an element and in any attribute.
+struct Text<'a>(&'a str);
+
+impl Render for Text<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        for (i, part) in self.0.split('\'').enumerate() {
+            if i > 0 {
+                buffer.push_str("&#39;");
+            }
+            part.render_to(buffer);
+        }
+    }
+}
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:72em;\
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:.5em 0}\
@@ -1387,52 +1321,24 @@ nav{margin:.4em 0}a.current{font-weight:bold;text-decoration:none;color:#222}\
 .note{color:#666}.house{font-size:.8em;padding:0 .35em;margin-left:.3em;\
 border-radius:.3em;background:#fde9b8;color:#6b4b00}figure{margin:.5em 0}dt{font-weight:bold;float:left;clear:left;width:9em}dd{margin-left:10em}";
 
-impl Html {
-    fn new(title: &str) -> Html {
-        let mut h = Html(String::with_capacity(64 * 1024));
-        h.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
-        h.text(title);
-        h.raw("</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<style>");
-        h.raw(STYLE);
-        h.raw("</style>\n</head>\n<body>\n<header><a href=\"/ladder\">Mau Mau Arena ladder</a></header>\n");
-        h
-    }
-
-    fn raw(&mut self, s: &str) {
-        self.0.push_str(s);
-    }
-
-    /// Text, escaped for element content and attribute values.
-    fn text(&mut self, s: &str) {
-        for c in s.chars() {
-            match c {
-                '&' => self.0.push_str("&amp;"),
-                '<' => self.0.push_str("&lt;"),
-                '>' => self.0.push_str("&gt;"),
-                '"' => self.0.push_str("&quot;"),
-                '\'' => self.0.push_str("&#39;"),
-                c => self.0.push(c),
+/// A whole page: `body` under the ladder's head, style and header.
+fn document(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (Text(title)) }
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header { a href="/ladder" { "Mau Mau Arena ladder" } }
+                (body)
             }
         }
     }
-
-    /// A link to `href` (already URL-encoded) showing `text`.
-    fn link(&mut self, href: &str, text: &str, current: bool) {
-        self.raw("<a href=\"");
-        self.text(href);
-        self.raw(if current {
-            "\" class=\"current\" aria-current=\"page\">"
-        } else {
-            "\">"
-        });
-        self.text(text);
-        self.raw("</a>");
-    }
-
-    fn finish(mut self) -> String {
-        self.raw("</body>\n</html>\n");
-        self.0
-    }
+    .into_string()
 }
 
 fn error_page(status: StatusCode, message: &str) -> String {
@@ -1441,13 +1347,13 @@ fn error_page(status: StatusCode, message: &str) -> String {
         status.as_u16(),
         status.canonical_reason().unwrap_or("Error")
     );
-    let mut h = Html::new(&title);
-    h.raw("<h1>");
-    h.text(&title);
-    h.raw("</h1>\n<p class=\"error\">");
-    h.text(message);
-    h.raw("</p>\n");
-    h.finish()
+    document(
+        &title,
+        html! {
+            h1 { (title) }
+            p.error { (Text(message)) }
+        },
+    )
 }
 
 /// `2026-11-30 19:51 UTC` from Unix milliseconds.
@@ -1477,11 +1383,10 @@ mod tests {
 
     #[test]
     fn text_is_escaped() {
-        let mut h = Html(String::new());
-        h.text("<script>alert('x&y')</script>\"");
+        let got = html! { p title=(Text("'a'")) { (Text("<script>alert('x&y')</script>\"")) } };
         assert_eq!(
-            h.0,
-            "&lt;script&gt;alert(&#39;x&amp;y&#39;)&lt;/script&gt;&quot;"
+            got.into_string(),
+            "<p title=\"&#39;a&#39;\">&lt;script&gt;alert(&#39;x&amp;y&#39;)&lt;/script&gt;&quot;</p>"
         );
     }
 

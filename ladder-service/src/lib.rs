@@ -9,7 +9,7 @@
 //! - `Hub` (here): the shared state. The ladder store (SQLite in `<data_dir>/ladder`, whose
 //!   own lock refuses a second process, or PostgreSQL with `LadderSettings::store`), the open lobbies (one per version, in memory), the
 //!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
-//!   Store calls are synchronous and run on blocking threads ([`Hub::store`]).
+//!   Store calls are synchronous and run on blocking threads (`Hub::store`).
 //! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
 //!   the free capacity with the core's seeded planner (real bots first, then the house bots
 //!   filling what they left), tells each lobby without an invitation why it waits (only when
