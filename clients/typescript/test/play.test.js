@@ -231,7 +231,10 @@ test('a dropped connection resumes without missing or repeating an event', { tim
   const stats = [newStats(), newStats()];
   try {
     const reports = await Promise.all([
-      run(a, proxy.address, created.seat_tokens[0].token, { stats: stats[0] }),
+      // Events as they happen (one message per step): the step of seat 0's play then sends it
+      // a message for the proxy to swallow. Batched with its prompts, nothing would come to it
+      // until seat 1 moved, which waits for seat 0 to be back.
+      run(a, proxy.address, created.seat_tokens[0].token, { stats: stats[0], batched: false }),
       run(b, server.address, created.seat_tokens[1].token, { stats: stats[1] }),
     ]);
     const [report] = reports;
