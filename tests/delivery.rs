@@ -8,7 +8,7 @@ mod common;
 #[path = "common/feed.rs"]
 mod feed;
 
-use common::{Seat, TestServer, config, create_match, play_to_end};
+use common::{Seat, TestServer, config, create_match, four_seat_challenge_match, play_to_end};
 use feed::{Style, check_batched, check_feed, flatten_all, resimulate};
 use maumau::{pb, wire};
 use pb::server_message::Kind;
@@ -31,18 +31,7 @@ async fn replay(server: &TestServer, match_id: &str) -> pb::Replay {
 async fn a_whole_match_with_events_delivered_with_prompts() {
     let server = TestServer::start().await;
     let mut matches = server.matches().await;
-    let mut cfg = config(pb::Profile::Classic, 4);
-    cfg.calls = pb::CallsMode::Challenge as i32;
-    cfg.max_rounds = 2;
-    let created = create_match(
-        &mut matches,
-        pb::CreateMatchRequest {
-            config: Some(cfg),
-            seed: Some(41),
-            ..Default::default()
-        },
-    )
-    .await;
+    let created = four_seat_challenge_match(&mut matches).await;
     let mut players = Vec::new();
     for t in &created.seat_tokens {
         let mut client = server.play_client().await;

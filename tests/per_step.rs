@@ -9,7 +9,7 @@ mod common;
 #[path = "common/feed.rs"]
 mod feed;
 
-use common::{Seat, TestServer, config, create_match};
+use common::{Seat, TestServer, four_seat_challenge_match};
 use feed::{Style, check_feed, resimulate};
 use maumau::pb;
 use pb::server_message::Kind;
@@ -18,18 +18,7 @@ use pb::server_message::Kind;
 async fn per_step_sends_each_seat_at_most_one_message_per_step() {
     let server = TestServer::start().await;
     let mut matches = server.matches().await;
-    let mut cfg = config(pb::Profile::Classic, 4);
-    cfg.calls = pb::CallsMode::Challenge as i32;
-    cfg.max_rounds = 2;
-    let created = create_match(
-        &mut matches,
-        pb::CreateMatchRequest {
-            config: Some(cfg),
-            seed: Some(41),
-            ..Default::default()
-        },
-    )
-    .await;
+    let created = four_seat_challenge_match(&mut matches).await;
     let mut players = Vec::new();
     for t in &created.seat_tokens {
         let mut client = server.play_client().await;

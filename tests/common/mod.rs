@@ -343,6 +343,25 @@ pub async fn create_match(
         .into_inner()
 }
 
+/// A classic match of four seats with challenged calls, two rounds, seed 41: the match the
+/// delivery tests play every seat of, so sloppy play opens challenge windows.
+pub async fn four_seat_challenge_match(
+    matches: &mut MatchServiceClient<Channel>,
+) -> pb::CreateMatchResponse {
+    let mut cfg = config(pb::Profile::Classic, 4);
+    cfg.calls = pb::CallsMode::Challenge as i32;
+    cfg.max_rounds = 2;
+    create_match(
+        matches,
+        pb::CreateMatchRequest {
+            config: Some(cfg),
+            seed: Some(41),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
 /// GetMatch's summary of a match.
 pub async fn summary(matches: &mut MatchServiceClient<Channel>, id: &str) -> pb::MatchSummary {
     matches
