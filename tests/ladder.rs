@@ -11,11 +11,9 @@ mod ladder;
 use std::time::Duration;
 
 use common::{Setup, TestServer, with_bearer};
-use ladder::{Entrant, classic_pairs, ladder_reason};
+use ladder::{Entrant, Lobby, board, classic_pairs, get_bot, hello, ladder_reason, play};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
-use maumau_bot_sdk::bots::HeuristicBot;
-use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_ladder_service::LadderSettings;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -41,86 +39,27 @@ async fn enter(c: &mut LadderServiceClient<Channel>, name: &str) -> Entrant {
     ladder::register(c, name, &format!("{name}-bot"), "v1").await
 }
 
-/// An open lobby: send LobbyRequests on `tx`, read LobbyResponses from `rx`.
-struct LobbyConn {
-    tx: mpsc::Sender<pb::LobbyRequest>,
-    rx: tonic::Streaming<pb::LobbyResponse>,
-}
-
-fn hello(key: &str, max_matches: u32) -> pb::LobbyRequest {
-    pb::LobbyRequest {
-        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
-            version_key: key.into(),
-            max_matches,
-            profiles: vec!["classic".into()],
-            seats: vec![2],
-        })),
-    }
-}
-
-async fn open_lobby(
-    c: &mut LadderServiceClient<Channel>,
-    first: pb::LobbyRequest,
-) -> Result<LobbyConn, tonic::Status> {
-    let (tx, rx) = mpsc::channel(16);
-    tx.send(first).await.expect("send hello");
-    let rx = c.lobby(ReceiverStream::new(rx)).await?.into_inner();
-    Ok(LobbyConn { tx, rx })
-}
-
-impl LobbyConn {
-    /// The next message within 20 s; `None` when the stream ended.
-    /// The next message but the reasons for waiting (`LobbyWaiting`, tested in
-    /// `ladder_house.rs`).
-    async fn next(&mut self) -> Option<pb::lobby_response::Kind> {
-        loop {
-            let kind = tokio::time::timeout(Duration::from_secs(20), self.rx.message())
-                .await
-                .expect("a lobby message within 20 s")
-                .expect("the lobby stream does not fail")
-                .map(|m| m.kind.expect("a message kind"));
-            if !matches!(kind, Some(pb::lobby_response::Kind::Waiting(_))) {
-                return kind;
-            }
-        }
-    }
-
-    async fn welcome(&mut self) -> pb::LobbyWelcome {
-        match self.next().await {
-            Some(pb::lobby_response::Kind::Welcome(w)) => w,
-            other => panic!("expected a welcome, got {other:?}"),
-        }
-    }
-}
-
 /// Registers two bots and opens a welcomed lobby for each, one match at a time.
 async fn two_in_lobbies(
     c: &mut LadderServiceClient<Channel>,
     name_a: &str,
     name_b: &str,
-) -> (Entrant, LobbyConn, Entrant, LobbyConn) {
+) -> (Entrant, Lobby, Entrant, Lobby) {
     let a = enter(c, name_a).await;
     let b = enter(c, name_b).await;
-    let mut la = open_lobby(c, hello(&a.version_key, 1)).await.expect("a");
+    let mut la = Lobby::open(c, hello(&a.version_key, 1, 2))
+        .await
+        .expect("a");
     la.welcome().await;
-    let mut lb = open_lobby(c, hello(&b.version_key, 1)).await.expect("b");
+    let mut lb = Lobby::open(c, hello(&b.version_key, 1, 2))
+        .await
+        .expect("b");
     lb.welcome().await;
     (a, la, b, lb)
 }
 
-/// Plays an invitation with the SDK's heuristic bot.
-fn play(url: &str, inv: &pb::Invitation, seed: u64) -> tokio::task::JoinHandle<()> {
-    assert!(inv.node_address.is_empty(), "tables are on this server");
-    let mut options = RunOptions::new(url, inv.seat_token.clone());
-    options.name = "ladder-test".into();
-    tokio::spawn(async move {
-        let mut bot = HeuristicBot::new(seed);
-        run(&mut bot, &options).await.expect("the match is played");
-    })
-}
-
 /// Plays every invitation until `rated` rated matches ended; returns the placings seen.
-async fn play_rated(url: String, mut lobby: LobbyConn, rated: usize, seed: u64) -> Vec<u32> {
+async fn play_rated(url: String, mut lobby: Lobby, rated: usize, seed: u64) -> Vec<u32> {
     let mut placings = Vec::new();
     let mut n = 0;
     while placings.len() < rated {
@@ -161,7 +100,7 @@ async fn rated_matches_reach_the_leaderboard() {
     }
     let mut tasks = Vec::new();
     for (i, e) in entrants.iter().enumerate() {
-        let mut lobby = open_lobby(&mut c, hello(&e.version_key, 1))
+        let mut lobby = Lobby::open(&mut c, hello(&e.version_key, 1, 2))
             .await
             .expect("lobby opens");
         let w = lobby.welcome().await;
@@ -176,14 +115,7 @@ async fn rated_matches_reach_the_leaderboard() {
         assert!(p.iter().all(|&x| x == 1 || x == 2), "{p:?}");
     }
 
-    let board = c
-        .get_leaderboard(pb::GetLeaderboardRequest {
-            profile: "classic".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("leaderboard")
-        .into_inner();
+    let board = board(&mut c, "").await;
     assert_eq!(board.season, "season-1");
     assert_eq!(board.standings.len(), 4, "{board:?}");
     let total: u32 = board.standings.iter().map(|s| s.matches).sum();
@@ -233,14 +165,7 @@ async fn rated_matches_reach_the_leaderboard() {
     );
 
     // A bot page: its version with a rating and a finished, placed history.
-    let bot = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: entrants[0].bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let bot = get_bot(&mut c, entrants[0].bot_id).await;
     assert_eq!(bot.name, "ada-bot");
     assert_eq!(bot.owner_name, "ada");
     let v = &bot.versions[0];
@@ -304,7 +229,7 @@ async fn wrong_and_revoked_keys_are_refused() {
 
     // A key of the right form that does not exist.
     let fake = format!("mmv_{}", "a".repeat(52));
-    let err = open_lobby(&mut c, hello(&fake, 1))
+    let err = Lobby::open(&mut c, hello(&fake, 1, 2))
         .await
         .err()
         .expect("refused");
@@ -314,7 +239,7 @@ async fn wrong_and_revoked_keys_are_refused() {
 
     // Garbage, and no key at all.
     for key in ["not-a-key", ""] {
-        let err = open_lobby(&mut c, hello(key, 1))
+        let err = Lobby::open(&mut c, hello(key, 1, 2))
             .await
             .err()
             .expect("refused");
@@ -322,7 +247,7 @@ async fn wrong_and_revoked_keys_are_refused() {
     }
 
     // The owner key cannot open a lobby, and a version key cannot register bots.
-    let err = open_lobby(&mut c, hello(&e.owner_key, 1))
+    let err = Lobby::open(&mut c, hello(&e.owner_key, 1, 2))
         .await
         .err()
         .expect("refused");
@@ -338,7 +263,7 @@ async fn wrong_and_revoked_keys_are_refused() {
     assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Forbidden);
 
     // A lobby whose first message is not a hello.
-    let err = open_lobby(
+    let err = Lobby::open(
         &mut c,
         pb::LobbyRequest {
             kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
@@ -350,8 +275,8 @@ async fn wrong_and_revoked_keys_are_refused() {
     assert_eq!(ladder_reason(&err), pb::LadderErrorReason::NoHello);
 
     // Bad declarations.
-    let mut bad = hello(&e.version_key, 0);
-    let err = open_lobby(&mut c, bad.clone())
+    let mut bad = hello(&e.version_key, 0, 2);
+    let err = Lobby::open(&mut c, bad.clone())
         .await
         .err()
         .expect("refused");
@@ -360,18 +285,18 @@ async fn wrong_and_revoked_keys_are_refused() {
         h.max_matches = 1;
         h.profiles = vec!["whist".into()];
     }
-    let err = open_lobby(&mut c, bad).await.err().expect("refused");
+    let err = Lobby::open(&mut c, bad).await.err().expect("refused");
     assert_eq!(ladder_reason(&err), pb::LadderErrorReason::Invalid);
 
     // The real key works, in the metadata too.
-    let mut lobby = open_lobby(&mut c, hello(&e.version_key, 1))
+    let mut lobby = Lobby::open(&mut c, hello(&e.version_key, 1, 2))
         .await
         .expect("opens");
     assert_eq!(lobby.welcome().await.version_id, e.version_id);
     drop(lobby);
     let (tx, rx) = mpsc::channel(4);
-    tx.send(hello("", 1)).await.expect("send");
-    let mut lobby = LobbyConn {
+    tx.send(hello("", 1, 2)).await.expect("send");
+    let mut lobby = Lobby {
         rx: c
             .lobby(with_bearer(ReceiverStream::new(rx), &e.version_key))
             .await
@@ -394,7 +319,7 @@ async fn wrong_and_revoked_keys_are_refused() {
         .expect("revoke")
         .into_inner();
     assert_eq!(revoked.revoked, 1);
-    let err = open_lobby(&mut c, hello(&e.version_key, 1))
+    let err = Lobby::open(&mut c, hello(&e.version_key, 1, 2))
         .await
         .err()
         .expect("refused");
@@ -410,11 +335,11 @@ async fn wrong_and_revoked_keys_are_refused() {
         .await
         .expect("rotate")
         .into_inner();
-    let mut lobby = open_lobby(&mut c, hello(&rotated.key, 1))
+    let mut lobby = Lobby::open(&mut c, hello(&rotated.key, 1, 2))
         .await
         .expect("the rotated key opens the lobby");
     assert_eq!(lobby.welcome().await.version_id, e.version_id);
-    let err = open_lobby(&mut c, hello(&e.version_key, 1))
+    let err = Lobby::open(&mut c, hello(&e.version_key, 1, 2))
         .await
         .err()
         .expect("still refused");
@@ -472,11 +397,7 @@ async fn drain_closes_the_lobby_after_its_matches() {
             while let Some(Ok(m)) = lb.rx.message().await.transpose() {
                 if let Some(pb::lobby_response::Kind::Invitation(inv)) = m.kind {
                     n += 1;
-                    let options = RunOptions::new(url.clone(), inv.seat_token);
-                    tokio::spawn(async move {
-                        let mut bot = HeuristicBot::new(n);
-                        let _ = run(&mut bot, &options).await;
-                    });
+                    play(&url, &inv, n);
                 }
             }
         })
@@ -486,12 +407,7 @@ async fn drain_closes_the_lobby_after_its_matches() {
         Some(pb::lobby_response::Kind::Invitation(inv)) => inv,
         other => panic!("expected an invitation, got {other:?}"),
     };
-    la.tx
-        .send(pb::LobbyRequest {
-            kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
-        })
-        .await
-        .expect("send drain");
+    la.drain().await;
     play(&server.url(), &inv, 5);
     let mut ended = false;
     loop {
@@ -552,14 +468,7 @@ async fn a_no_show_aborts_the_match_unrated() {
     // The server's match is aborted; the ladder counts B's no-show, and nobody is rated.
     let summary = common::summary(&mut server.matches().await, &inv.match_id).await;
     assert_eq!(summary.status(), pb::MatchStatus::Aborted);
-    let bot = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: b.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let bot = get_bot(&mut c, b.bot_id).await;
     let h = bot.versions[0]
         .history
         .iter()
@@ -568,20 +477,13 @@ async fn a_no_show_aborts_the_match_unrated() {
     assert_eq!(h.state(), pb::LadderMatchState::Aborted);
     assert!(!h.joined);
     assert!(bot.versions[0].ratings.is_empty());
-    let board = c
-        .get_leaderboard(pb::GetLeaderboardRequest {
-            profile: "classic".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("leaderboard")
-        .into_inner();
+    let board = board(&mut c, "").await;
     assert!(board.standings.is_empty(), "{board:?}");
 }
 
 /// Takes the lobby's first invitation, drains, plays it, and returns how it ended once the lobby
 /// has closed.
-async fn play_one_and_drain(url: String, mut lobby: LobbyConn, seed: u64) -> pb::LadderMatchEnded {
+async fn play_one_and_drain(url: String, mut lobby: Lobby, seed: u64) -> pb::LadderMatchEnded {
     let inv = loop {
         match lobby.next().await {
             Some(pb::lobby_response::Kind::Invitation(inv)) => break inv,
@@ -589,13 +491,7 @@ async fn play_one_and_drain(url: String, mut lobby: LobbyConn, seed: u64) -> pb:
             None => panic!("the lobby closed"),
         }
     };
-    lobby
-        .tx
-        .send(pb::LobbyRequest {
-            kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
-        })
-        .await
-        .expect("send drain");
+    lobby.drain().await;
     play(&url, &inv, seed);
     let mut ended = None;
     loop {
@@ -607,17 +503,6 @@ async fn play_one_and_drain(url: String, mut lobby: LobbyConn, seed: u64) -> pb:
         }
     }
     ended.expect("the match ended before the drain completed")
-}
-
-async fn board(c: &mut LadderServiceClient<Channel>, season: &str) -> pb::GetLeaderboardResponse {
-    c.get_leaderboard(pb::GetLeaderboardRequest {
-        season: season.into(),
-        profile: "classic".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("leaderboard")
-    .into_inner()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -684,14 +569,7 @@ async fn operators_ban_void_and_change_seasons() {
         shown.standings.iter().map(|s| s.bot_id).collect::<Vec<_>>(),
         vec![a.bot_id]
     );
-    let page = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: b.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let page = get_bot(&mut c, b.bot_id).await;
     assert_eq!(page.versions[0].status(), pb::VersionStatus::Banned);
     assert_eq!(page.versions[0].reason, "cheating");
     let lifted = c
@@ -753,14 +631,7 @@ async fn operators_ban_void_and_change_seasons() {
         .into_inner();
     assert_eq!(void.ratings_changed, 2);
     assert!(board(&mut c, "").await.standings.is_empty());
-    let page = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: a.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let page = get_bot(&mut c, a.bot_id).await;
     let h = &page.versions[0].history[0];
     assert_eq!(h.ladder_match_id, id);
     assert_eq!(h.state(), pb::LadderMatchState::Void);
@@ -838,25 +709,11 @@ async fn repeated_no_shows_pause_a_version_for_health() {
         notice.reason
     );
     assert_eq!(no_shows, 3);
-    let page = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: b.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let page = get_bot(&mut c, b.bot_id).await;
     assert_eq!(page.versions[0].status(), pb::VersionStatus::HealthPaused);
     assert!(page.versions[0].history.iter().all(|h| !h.joined));
     // A, who joined every time, is not paused.
-    let page = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: a.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let page = get_bot(&mut c, a.bot_id).await;
     assert_eq!(page.versions[0].status(), pb::VersionStatus::Active);
     a_task.abort();
 }
@@ -874,7 +731,7 @@ async fn the_ladder_survives_a_restart() {
     let before = board(&mut c, "").await;
     assert_eq!(before.standings.len(), 2);
     // A lobby still open while the server stops: its stream ends and the server stops anyway.
-    let mut idle = open_lobby(&mut c, hello(&a.version_key, 1))
+    let mut idle = Lobby::open(&mut c, hello(&a.version_key, 1, 2))
         .await
         .expect("a again");
     idle.welcome().await;
@@ -899,14 +756,7 @@ async fn the_ladder_survives_a_restart() {
     let mut c = client(&server).await;
     let after = board(&mut c, "").await;
     assert_eq!(after, before);
-    let page = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: a.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("bot")
-        .into_inner();
+    let page = get_bot(&mut c, a.bot_id).await;
     let h = &page.versions[0].history[0];
     assert_eq!(h.ladder_match_id, ea.ladder_match_id);
     assert_eq!(
@@ -914,7 +764,7 @@ async fn the_ladder_survives_a_restart() {
         "the server match id is found again"
     );
     // The old key still opens a lobby.
-    let mut again = open_lobby(&mut c, hello(&a.version_key, 1))
+    let mut again = Lobby::open(&mut c, hello(&a.version_key, 1, 2))
         .await
         .expect("a");
     assert_eq!(again.welcome().await.version_id, a.version_id);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::TestServer;
 use hyper::StatusCode;
-use ladder::{classic_pairs, register};
+use ladder::{Lobby, board, classic_pairs, get_bot, hello, play, register};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::Bot;
@@ -23,76 +23,7 @@ use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::engine::{ACTION_COUNT, Action, Event, Observation};
 use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_ladder_service::LadderValidation;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::Streaming;
-use tonic::transport::Channel;
 use web::{chromium_or_explain, dump_dom, get};
-
-/// How long a test waits for a lobby message: generous, for a loaded 2-core machine.
-const MESSAGE_WAIT: Duration = Duration::from_secs(120);
-
-/// An open lobby: the sender of its requests and the stream of what the server sends.
-struct LobbyStream {
-    tx: mpsc::Sender<pb::LobbyRequest>,
-    stream: Streaming<pb::LobbyResponse>,
-}
-
-impl LobbyStream {
-    /// Opens a lobby for classic at `seats`, `max_matches` at once.
-    async fn open(
-        c: &mut LadderServiceClient<Channel>,
-        key: &str,
-        max_matches: u32,
-        seats: u32,
-    ) -> LobbyStream {
-        let (tx, rx) = mpsc::channel(16);
-        tx.send(pb::LobbyRequest {
-            kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
-                version_key: key.into(),
-                max_matches,
-                profiles: vec!["classic".into()],
-                seats: vec![seats],
-            })),
-        })
-        .await
-        .expect("hello");
-        let stream = c
-            .lobby(ReceiverStream::new(rx))
-            .await
-            .expect("lobby")
-            .into_inner();
-        LobbyStream { tx, stream }
-    }
-
-    /// The next message, or `None` when the stream ended.
-    async fn next(&mut self) -> Option<pb::lobby_response::Kind> {
-        tokio::time::timeout(MESSAGE_WAIT, self.stream.message())
-            .await
-            .expect("a lobby message in time")
-            .expect("the lobby stream does not fail")
-            .map(|m| m.kind.expect("a message kind"))
-    }
-
-    /// The next message that is not the welcome.
-    async fn next_after_welcome(&mut self) -> pb::lobby_response::Kind {
-        loop {
-            match self.next().await.expect("the lobby stays open") {
-                pb::lobby_response::Kind::Welcome(_) => {}
-                other => return other,
-            }
-        }
-    }
-}
-
-/// Plays an invitation with the SDK's heuristic bot, on its own task.
-fn play(url: &str, inv: &pb::Invitation, seed: u64) {
-    let options = RunOptions::new(url, inv.seat_token.clone());
-    tokio::spawn(async move {
-        let mut bot = HeuristicBot::new(seed);
-        let _ = run(&mut bot, &options).await;
-    });
-}
 
 /// Every value of `attr="..."` in `page`, in order.
 fn attr_values(page: &str, attr: &str) -> Vec<String> {
@@ -136,7 +67,9 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
     let url = server.url();
     let mut c = LadderServiceClient::new(server.channel().await);
     let me = register(&mut c, "newcomer", "first-bot", "1.0").await;
-    let mut lobby = LobbyStream::open(&mut c, &me.version_key, 1, 2).await;
+    let mut lobby = Lobby::open(&mut c, hello(&me.version_key, 1, 2))
+        .await
+        .expect("lobby");
 
     // Validation, then rated matches against the house: no other owner is on this ladder.
     let wanted = 3;
@@ -145,7 +78,7 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
     let mut seed = 0;
     let mut drained = false;
     let started = Instant::now();
-    while let Some(kind) = lobby.next().await {
+    while let Some(kind) = lobby.next_any().await {
         match kind {
             pb::lobby_response::Kind::Invitation(inv) => {
                 seed += 1;
@@ -161,13 +94,7 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
                 if rated.len() >= wanted && !drained {
                     // No more invitations; the stream ends once the last match ended.
                     drained = true;
-                    lobby
-                        .tx
-                        .send(pb::LobbyRequest {
-                            kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
-                        })
-                        .await
-                        .expect("drain");
+                    lobby.drain().await;
                 }
             }
             pb::lobby_response::Kind::Drained(_) => break,
@@ -183,29 +110,14 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
     );
 
     // GetLeaderboard and GetBot mark the house bots, and only them.
-    let board = c
-        .get_leaderboard(pb::GetLeaderboardRequest {
-            profile: "classic".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("leaderboard")
-        .into_inner();
+    let board = board(&mut c, "").await;
     let house: Vec<&pb::Standing> = board.standings.iter().filter(|s| s.house).collect();
     assert!(!house.is_empty(), "{board:?}");
     for s in &board.standings {
         assert_eq!(s.house, s.bot_name.ends_with("(house)"), "{s:?}");
         assert_eq!(s.house, s.bot_id != me.bot_id, "{s:?}");
     }
-    let mine = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: me.bot_id,
-            history_limit: 200,
-            ..Default::default()
-        })
-        .await
-        .expect("my bot")
-        .into_inner();
+    let mine = get_bot(&mut c, me.bot_id).await;
     assert!(!mine.house);
     let my_matches: HashSet<i64> = mine.versions[0]
         .history
@@ -213,15 +125,7 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
         .map(|h| h.ladder_match_id)
         .collect();
     for s in &house {
-        let bot = c
-            .get_bot(pb::GetBotRequest {
-                bot_id: s.bot_id,
-                history_limit: 200,
-                ..Default::default()
-            })
-            .await
-            .expect("a house bot")
-            .into_inner();
+        let bot = get_bot(&mut c, s.bot_id).await;
         assert!(bot.house, "{bot:?}");
         assert_eq!(bot.owner_name, "house");
         // A house bot played only tables with the real bot: never among the house.
@@ -346,7 +250,9 @@ async fn a_waiting_bot_hears_why_and_only_when_it_changes() {
         TestServer::start_with(|c| c.ladder = Some(classic_pairs(Duration::from_secs(10)))).await;
     let mut c = LadderServiceClient::new(server.channel().await);
     let alone = register(&mut c, "alone", "alone-bot", "1").await;
-    let mut lobby = LobbyStream::open(&mut c, &alone.version_key, 1, 2).await;
+    let mut lobby = Lobby::open(&mut c, hello(&alone.version_key, 1, 2))
+        .await
+        .expect("lobby");
 
     // Alone on a ladder without house bots: no opponents, one bot online (itself).
     let pb::lobby_response::Kind::Waiting(w) = lobby.next_after_welcome().await else {
@@ -357,14 +263,7 @@ async fn a_waiting_bot_hears_why_and_only_when_it_changes() {
     assert!(!w.detail.is_empty());
 
     // GetBot and the bot page show the same state.
-    let got = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: alone.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("GetBot")
-        .into_inner();
+    let got = get_bot(&mut c, alone.bot_id).await;
     assert_eq!(got.versions[0].waiting.as_ref(), Some(&w));
     let page = get(&server, &format!("/ladder/bots/{}", alone.bot_id), false)
         .await
@@ -375,8 +274,10 @@ async fn a_waiting_bot_hears_why_and_only_when_it_changes() {
     // but two bots online. The very next message says so: nothing was repeated meanwhile,
     // however many matchmaking rounds passed.
     let other = register(&mut c, "other", "threes", "1").await;
-    let mut threes = LobbyStream::open(&mut c, &other.version_key, 1, 3).await;
-    let pb::lobby_response::Kind::Waiting(w) = lobby.next().await.expect("open") else {
+    let mut threes = Lobby::open(&mut c, hello(&other.version_key, 1, 3))
+        .await
+        .expect("lobby");
+    let pb::lobby_response::Kind::Waiting(w) = lobby.next_any().await.expect("open") else {
         panic!("the changed count");
     };
     assert_eq!(w.reason(), pb::WaitingReason::NoOpponents, "{w:?}");
@@ -390,7 +291,7 @@ async fn a_waiting_bot_hears_why_and_only_when_it_changes() {
     c.close_season(pb::CloseSeasonRequest {})
         .await
         .expect("close the season");
-    let pb::lobby_response::Kind::Waiting(w) = lobby.next().await.expect("open") else {
+    let pb::lobby_response::Kind::Waiting(w) = lobby.next_any().await.expect("open") else {
         panic!("no season");
     };
     assert_eq!(w.reason(), pb::WaitingReason::NoSeason, "{w:?}");
@@ -412,7 +313,7 @@ async fn a_waiting_bot_hears_why_and_only_when_it_changes() {
     .await
     .expect("pause");
     loop {
-        match lobby.next().await.expect("open") {
+        match lobby.next_any().await.expect("open") {
             pb::lobby_response::Kind::Waiting(w) if w.reason() == pb::WaitingReason::Paused => {
                 assert!(w.detail.contains("tea break"), "{w:?}");
                 break;
@@ -439,21 +340,17 @@ async fn a_match_aborted_before_its_invitations_reads_not_joined_everywhere() {
     let mut c = LadderServiceClient::new(server.channel().await);
     let a = register(&mut c, "ann", "ann-bot", "1").await;
     let b = register(&mut c, "ben", "ben-bot", "1").await;
-    let _la = LobbyStream::open(&mut c, &a.version_key, 1, 2).await;
-    let _lb = LobbyStream::open(&mut c, &b.version_key, 1, 2).await;
+    let _la = Lobby::open(&mut c, hello(&a.version_key, 1, 2))
+        .await
+        .expect("lobby");
+    let _lb = Lobby::open(&mut c, hello(&b.version_key, 1, 2))
+        .await
+        .expect("lobby");
 
     // Poll until several matches were aborted (more than the health streak of 3).
     let deadline = Instant::now() + Duration::from_secs(120);
     let history = loop {
-        let got = c
-            .get_bot(pb::GetBotRequest {
-                bot_id: a.bot_id,
-                history_limit: 50,
-                ..Default::default()
-            })
-            .await
-            .expect("GetBot")
-            .into_inner();
+        let got = get_bot(&mut c, a.bot_id).await;
         let aborted: Vec<pb::HistoryEntry> = got.versions[0]
             .history
             .iter()
@@ -538,11 +435,13 @@ async fn a_refused_action_in_a_rated_match_shows_on_the_pages_and_in_get_bot() {
     let url = server.url();
     let mut c = LadderServiceClient::new(server.channel().await);
     let me = register(&mut c, "refuser", "refuser-bot", "1").await;
-    let mut lobby = LobbyStream::open(&mut c, &me.version_key, 1, 2).await;
+    let mut lobby = Lobby::open(&mut c, hello(&me.version_key, 1, 2))
+        .await
+        .expect("lobby");
 
     // One rated match against the house, then drain.
     let mut ended = None;
-    while let Some(kind) = lobby.next().await {
+    while let Some(kind) = lobby.next_any().await {
         match kind {
             pb::lobby_response::Kind::Invitation(inv) if ended.is_none() => {
                 let options = RunOptions::new(&url, inv.seat_token.clone());
@@ -553,13 +452,7 @@ async fn a_refused_action_in_a_rated_match_shows_on_the_pages_and_in_get_bot() {
                     };
                     let _ = run(&mut bot, &options).await;
                 });
-                lobby
-                    .tx
-                    .send(pb::LobbyRequest {
-                        kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
-                    })
-                    .await
-                    .expect("drain");
+                lobby.drain().await;
             }
             pb::lobby_response::Kind::MatchEnded(e) => {
                 assert!(e.finished && e.rated, "{e:?}");
@@ -571,14 +464,7 @@ async fn a_refused_action_in_a_rated_match_shows_on_the_pages_and_in_get_bot() {
     }
     let id = ended.expect("a rated match ended");
 
-    let mine = c
-        .get_bot(pb::GetBotRequest {
-            bot_id: me.bot_id,
-            ..Default::default()
-        })
-        .await
-        .expect("GetBot")
-        .into_inner();
+    let mine = get_bot(&mut c, me.bot_id).await;
     let entry = mine.versions[0]
         .history
         .iter()

@@ -15,14 +15,10 @@ use std::time::Duration;
 
 use common::TestServer;
 use hyper::StatusCode;
-use ladder::classic_pairs;
+use ladder::{Lobby, classic_pairs, hello, play};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
-use maumau_bot_sdk::bots::HeuristicBot;
-use maumau_bot_sdk::runner::{RunOptions, run};
 use prost::Message;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use web::{chromium_or_explain, dump_dom, get};
 
@@ -43,47 +39,22 @@ async fn enter(c: &mut LadderServiceClient<Channel>, owner: &str, bot: &str) -> 
 /// Opens a lobby and plays invitations with the SDK's heuristic bot until `rated` rated matches
 /// have ended; then closes the lobby.
 async fn play_rated(url: String, mut c: LadderServiceClient<Channel>, key: String, rated: usize) {
-    let (tx, rx) = mpsc::channel(16);
-    tx.send(pb::LobbyRequest {
-        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
-            version_key: key,
-            max_matches: 1,
-            profiles: vec!["classic".into()],
-            seats: vec![2],
-        })),
-    })
-    .await
-    .expect("hello");
-    let mut stream = c
-        .lobby(ReceiverStream::new(rx))
-        .await
-        .expect("lobby")
-        .into_inner();
+    let mut lobby = Lobby::open(&mut c, hello(&key, 1, 2)).await.expect("lobby");
     let mut ended = 0;
     let mut seed = 0;
     while ended < rated {
-        let message = tokio::time::timeout(Duration::from_secs(30), stream.message())
-            .await
-            .expect("a lobby message within 30 s")
-            .expect("the lobby stream does not fail")
-            .expect("the lobby stays open");
-        match message.kind {
-            Some(pb::lobby_response::Kind::Invitation(inv)) => {
+        match lobby.next().await.expect("the lobby stays open") {
+            pb::lobby_response::Kind::Invitation(inv) => {
                 seed += 1;
-                let options = RunOptions::new(&url, inv.seat_token.clone());
-                tokio::spawn(async move {
-                    let mut bot = HeuristicBot::new(seed);
-                    run(&mut bot, &options).await.expect("the match is played");
-                });
+                play(&url, &inv, seed);
             }
-            Some(pb::lobby_response::Kind::MatchEnded(e)) => {
+            pb::lobby_response::Kind::MatchEnded(e) => {
                 assert!(e.finished && e.rated, "{e:?}");
                 ended += 1;
             }
             _ => {}
         }
     }
-    drop(tx);
 }
 
 /// A ladder where `names` (owner, bot) each played `rated` rated matches; returns the server and
