@@ -13,6 +13,9 @@ Ladder bots: :func:`register` a version, then :func:`hold_lobby` plays its invit
 
 ``maumau_client.deals`` recomputes a finished match's deals from its revealed seed and checks
 them against what a seat saw (``DealRecorder``, ``check_deals``).
+
+``maumau_client.serve.LocalServer`` runs a real ``maumau serve`` on a free loopback port, for a
+bot's own tests.
 """
 
 from . import deals

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
 import socket
 import subprocess
 import threading
 import time
 from pathlib import Path
 
-import grpc
 import pytest
 
-from maumau_client.pb.maumau.v1 import match_pb2_grpc
+from maumau_client.serve import LocalServer
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -45,54 +42,11 @@ def maumau_bin() -> Path:
     return path
 
 
-class Server:
-    """A running `maumau serve`; `address` is host:port."""
-
-    def __init__(self, binary: Path, data_dir: Path, extra_args: tuple[str, ...] = ()):
-        self.log_path = data_dir.parent / "server.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [str(binary), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir),
-             *extra_args],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "info")},
-        )
-        self.address = self._wait_for_address()
-        self.channel = grpc.insecure_channel(self.address)
-        grpc.channel_ready_future(self.channel).result(timeout=10)
-        self.matches = match_pb2_grpc.MatchServiceStub(self.channel)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def _wait_for_address(self) -> str:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            m = re.search(r"serving on (\S+)", self.log())
-            if m:
-                return m.group(1)
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}:\n{self.log()}")
-            time.sleep(0.05)
-        raise RuntimeError(f"the server did not say where it listens:\n{self.log()}")
-
-    def stop(self) -> None:
-        self.channel.close()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # graceful: the server records its matches
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-
-
 @pytest.fixture
 def server(maumau_bin: Path, tmp_path: Path):
     data = tmp_path / "data"
     data.mkdir()
-    s = Server(maumau_bin, data)
+    s = LocalServer(maumau_bin, data)
     try:
         yield s
     finally:
@@ -107,7 +61,7 @@ def ladder_server(maumau_bin: Path, tmp_path: Path):
     data.mkdir()
     config = tmp_path / "ladder.toml"
     config.write_text("ladder_validation = false\n")
-    s = Server(maumau_bin, data, ("--ladder", "--config", str(config)))
+    s = LocalServer(maumau_bin, data, ("--ladder", "--config", str(config)))
     try:
         yield s
     finally:
