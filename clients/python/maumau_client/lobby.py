@@ -222,10 +222,22 @@ def hold_lobby(
     pool = ThreadPoolExecutor(max_workers=max(1, max_matches), thread_name_prefix="maumau-match")
     lock = threading.Lock()
 
+    # One channel per node, shared by every match played there (the lobby's own for this
+    # server): a new channel per match would pay a connection and its handshake each time.
+    channel = grpc.insecure_channel(address)
+    channels = {address: channel}
+
+    def channel_to(target: str) -> grpc.Channel:
+        with lock:
+            if target not in channels:
+                channels[target] = grpc.insecure_channel(target)
+            return channels[target]
+
     def play(invitation: ladder_pb2.Invitation) -> None:
         error = None
+        target = _target(invitation.node_address, address)
         try:
-            run(make_bot(), _target(invitation.node_address, address), invitation.seat_token)
+            run(make_bot(), target, invitation.seat_token, channel=channel_to(target))
         except Exception as e:  # noqa: BLE001 - reported, the lobby goes on
             error = e
             stats.failures.append((invitation, e))
@@ -237,7 +249,6 @@ def hold_lobby(
             on_event(kind, message)
 
     backoff = first_backoff
-    channel = grpc.insecure_channel(address)
     refused: Optional[LobbyError] = None
     try:
         ladder = ladder_pb2_grpc.LadderServiceStub(channel)
@@ -295,7 +306,8 @@ def hold_lobby(
             backoff = min(backoff * 2, max_backoff)
     finally:
         pool.shutdown(wait=True)
-        channel.close()
+        for ch in channels.values():
+            ch.close()
     if refused is not None:
         raise refused
     if stats.drained:
