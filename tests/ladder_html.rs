@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::TestServer;
 use hyper::StatusCode;
-use ladder::{Lobby, classic_pairs, hello, play};
+use ladder::{Lobby, board, classic_pairs, hello, play};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use prost::Message;
@@ -83,18 +83,12 @@ async fn arena(names: &[(&str, &str)], rated: usize) -> (TestServer, Vec<i64>) {
 /// The gRPC leaderboard's bot ids, best first (ranked, then provisional).
 async fn grpc_order(server: &TestServer, season: &str) -> Vec<i64> {
     let mut c = LadderServiceClient::new(server.channel().await);
-    c.get_leaderboard(pb::GetLeaderboardRequest {
-        season: season.into(),
-        profile: "classic".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("leaderboard")
-    .into_inner()
-    .standings
-    .iter()
-    .map(|s| s.bot_id)
-    .collect()
+    board(&mut c, season)
+        .await
+        .standings
+        .iter()
+        .map(|s| s.bot_id)
+        .collect()
 }
 
 /// Every value of `attr="..."` in the page, in order.

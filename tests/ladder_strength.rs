@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use common::{TestServer, with_bearer};
+use ladder::{board, get_bot};
 use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::Bot;
@@ -188,28 +189,6 @@ async fn enter(
     }
 }
 
-async fn board(c: &mut LadderServiceClient<Channel>, season: &str) -> pb::GetLeaderboardResponse {
-    c.get_leaderboard(pb::GetLeaderboardRequest {
-        season: season.into(),
-        profile: "classic".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("leaderboard")
-    .into_inner()
-}
-
-async fn bot_page(c: &mut LadderServiceClient<Channel>, bot_id: i64) -> pb::GetBotResponse {
-    c.get_bot(pb::GetBotRequest {
-        bot_id,
-        history_limit: 200,
-        ..Default::default()
-    })
-    .await
-    .expect("bot")
-    .into_inner()
-}
-
 /// Kendall's τ between a ranking and the true order (both lists of the same items).
 fn kendall_tau(ranked: &[usize]) -> f64 {
     let n = ranked.len();
@@ -370,7 +349,7 @@ async fn the_ladder_orders_bots_by_strength() {
     let validated_at = started.elapsed();
     eprintln!("validated after {validated_at:?}");
     for (w, e) in entrants.iter().enumerate().take(BROKEN) {
-        let page = bot_page(&mut c, e.bot_id).await;
+        let page = get_bot(&mut c, e.bot_id).await;
         let v = &page.versions[0];
         let passed: HashSet<&str> = v
             .validations
@@ -405,7 +384,7 @@ async fn the_ladder_orders_bots_by_strength() {
         "two copies in each of the two 4-seat validations"
     );
     // The broken bot: rejected, with the reason and a replay that its owner can download.
-    let page = bot_page(&mut c, entrants[BROKEN].bot_id).await;
+    let page = get_bot(&mut c, entrants[BROKEN].bot_id).await;
     let v = &page.versions[0];
     assert_eq!(v.status(), pb::VersionStatus::Rejected);
     assert!(v.reason.contains("protocol error"), "{}", v.reason);
@@ -473,7 +452,7 @@ async fn the_ladder_orders_bots_by_strength() {
     ))
     .await
     .expect("ban");
-    let page = bot_page(&mut c, entrants[BANNED].bot_id).await;
+    let page = get_bot(&mut c, entrants[BANNED].bot_id).await;
     assert_eq!(page.versions[0].status(), pb::VersionStatus::Banned);
     let shown = board(&mut c, "").await;
     assert!(
@@ -655,7 +634,7 @@ async fn the_ladder_orders_bots_by_strength() {
         started.elapsed()
     );
     // A rated match's replay is there too.
-    let page = bot_page(&mut c, entrants[0].bot_id).await;
+    let page = get_bot(&mut c, entrants[0].bot_id).await;
     let rated = page.versions[0]
         .history
         .iter()
