@@ -11,6 +11,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::card::{Card, Rank, Suit};
+use crate::event::Seat;
+use crate::outcome::MAX_SEATS;
 
 /// The four rule profiles of RULES.md.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -484,6 +486,27 @@ pub struct Rules {
     /// [`Rules::debt_cards`], worked out once from `effects` when the rules are built: the
     /// matching rule asks for it on every decision with a debt.
     debt_cards: u64,
+    /// The next seat from each seat, counter-clockwise (`[0]`) and clockwise (`[1]`), worked out
+    /// once when the rules are built: `Game::step` reads it instead of wrapping around the table
+    /// on every turn.
+    pub(crate) next_seat: [[Seat; MAX_SEATS]; 2],
+}
+
+/// [`Rules::next_seat`] for a table of `seats`: seat `s`'s neighbour each way (every entry 0 for
+/// a seat count that [`MatchConfig::rules`] refuses anyway).
+const fn next_seats(seats: u8) -> [[Seat; MAX_SEATS]; 2] {
+    let mut next = [[0; MAX_SEATS]; 2];
+    if seats == 0 {
+        return next;
+    }
+    let mut s = 0;
+    while s < MAX_SEATS {
+        let seat = s as u8 % seats;
+        next[0][s] = if seat == 0 { seats - 1 } else { seat - 1 };
+        next[1][s] = if seat + 1 >= seats { 0 } else { seat + 1 };
+        s += 1;
+    }
+    next
 }
 
 impl Rules {
@@ -526,6 +549,7 @@ impl Rules {
             max_turns_per_round: c.max_turns_per_round,
             max_rounds: c.max_rounds,
             debt_cards: 0,
+            next_seat: next_seats(c.seats),
         };
         match c.profile {
             ProfileId::Classic => {
@@ -738,5 +762,24 @@ mod tests {
         assert_eq!(r(ProfileId::Classic, 4).deck_len(), 52);
         assert_eq!(r(ProfileId::Brazilian, 4).deck_len(), 104);
         assert_eq!(r(ProfileId::Romanian32, 4).deck_len(), 32);
+    }
+
+    #[test]
+    fn the_seat_table_steps_around_the_table() {
+        for seats in 2..=MAX_SEATS as u8 {
+            let next = next_seats(seats);
+            for s in 0..seats {
+                assert_eq!(
+                    next[1][s as usize],
+                    (s + 1) % seats,
+                    "{s} of {seats}, clockwise"
+                );
+                assert_eq!(
+                    next[0][s as usize],
+                    (s + seats - 1) % seats,
+                    "{s} of {seats}, back"
+                );
+            }
+        }
     }
 }
