@@ -486,6 +486,9 @@ pub struct Rules {
     /// [`Rules::debt_cards`], worked out once from `effects` when the rules are built: the
     /// matching rule asks for it on every decision with a debt.
     debt_cards: u64,
+    /// The tops on which a J is wild without a debt: all but a paid debt card, unless
+    /// [`Rules::jack_wild_on_paid_seven`]; worked out once with `debt_cards`.
+    jacks_wild_on: u64,
     /// The next seat from each seat, counter-clockwise (`[0]`) and clockwise (`[1]`), worked out
     /// once when the rules are built: `Game::step` reads it instead of wrapping around the table
     /// on every turn.
@@ -549,6 +552,7 @@ impl Rules {
             max_turns_per_round: c.max_turns_per_round,
             max_rounds: c.max_rounds,
             debt_cards: 0,
+            jacks_wild_on: 0,
             next_seat: next_seats(c.seats),
         };
         match c.profile {
@@ -621,6 +625,11 @@ impl Rules {
             }
         }
         r.debt_cards = ranks * 0x0001_0001_0001_0001;
+        r.jacks_wild_on = if r.jack_wild_on_paid_seven {
+            !0
+        } else {
+            !r.debt_cards
+        };
         r
     }
 
@@ -661,17 +670,26 @@ impl Rules {
     /// paid where [`Rules::jack_wild_on_paid_seven`] says no.
     #[inline]
     pub fn matching(&self, top: Card, named: Option<Suit>, debt: u8) -> u64 {
+        /// For each bit position of a card (suit * 16 + rank): the cards of its suit or rank.
+        const SUIT_OR_RANK: [u64; 64] = {
+            let mut t = [0; 64];
+            let mut at = 0;
+            while at < 64 {
+                t[at] = (0x1FFF << (at & 0x30)) | (Rank::Two.mask() << (at & 15));
+                at += 1;
+            }
+            t
+        };
         if debt > 0 {
             return self.debt_cards();
         }
         // The masks come straight from the top card's bit position (suit * 16 + rank).
-        let at = top.bit().trailing_zeros();
-        let suit = match named {
-            Some(s) => s.mask(),
-            None => 0x1FFF << (at & 0x30),
+        let at = top.bit().trailing_zeros() as usize;
+        let mut m = match named {
+            Some(s) => s.mask() | (Rank::Two.mask() << (at & 15)),
+            None => SUIT_OR_RANK[at & 63],
         };
-        let mut m = suit | (Rank::Two.mask() << (at & 15));
-        if self.debt_cards & top.bit() == 0 || self.jack_wild_on_paid_seven {
+        if self.jacks_wild_on & top.bit() != 0 {
             m |= Rank::Jack.mask();
         }
         m
@@ -779,6 +797,41 @@ mod tests {
                     (s + seats - 1) % seats,
                     "{s} of {seats}, back"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn the_matching_table_follows_the_rule() {
+        for jack_wild_on_paid_seven in [false, true] {
+            let mut c = MatchConfig::new(ProfileId::Brazilian, 4);
+            c.options.jack_wild_on_paid_seven = jack_wild_on_paid_seven;
+            let rules = c.rules().unwrap();
+            for top in Suit::ALL
+                .iter()
+                .flat_map(|&s| Rank::ALL.map(|r| Card::new(r, s)))
+            {
+                for named in [
+                    None,
+                    Some(Suit::Clubs),
+                    Some(Suit::Hearts),
+                    Some(Suit::Spades),
+                ] {
+                    let mut want = 0;
+                    for card in Suit::ALL
+                        .iter()
+                        .flat_map(|&s| Rank::ALL.map(|r| Card::new(r, s)))
+                    {
+                        let suit = named.unwrap_or(top.suit());
+                        let wild = card.rank() == Rank::Jack
+                            && (top.rank() != Rank::Seven || jack_wild_on_paid_seven);
+                        if card.suit() == suit || card.rank() == top.rank() || wild {
+                            want |= card.bit();
+                        }
+                    }
+                    assert_eq!(rules.matching(top, named, 0), want, "{top:?} {named:?}");
+                    assert_eq!(rules.matching(top, named, 2), Rank::Seven.mask());
+                }
             }
         }
     }
