@@ -417,7 +417,12 @@ impl Game {
     }
 
     /// The calls that carry no penalty for a play that leaves `left` cards.
+    #[inline]
     fn calls_for(&self, left: usize) -> &'static [Call] {
+        // No call rule asks for a word while two or more cards are left: most plays.
+        if left >= 2 {
+            return &[Call::None];
+        }
         match self.rules.call_rule {
             CallRule::LastCards if left == 1 => &[Call::Mau],
             CallRule::LastCards if left == 0 => &[Call::MauMau],
@@ -1155,6 +1160,10 @@ pub(crate) fn call_offence(
     announced: bool,
 ) -> Option<OffenceKind> {
     let left = before.saturating_sub(1);
+    // No call rule asks for a word while two or more cards are left: most plays.
+    if left >= 2 {
+        return None;
+    }
     match rules.call_rule {
         CallRule::None => None,
         CallRule::LastCards => match left {
