@@ -383,6 +383,13 @@ impl Game {
         };
     }
 
+    /// [`Game::refresh_matching`] when the top is known to be `top` (a play just put it there).
+    #[inline]
+    fn refresh_matching_on(&mut self, top: Card) {
+        debug_assert_eq!(self.discard.top(), Some(top));
+        self.matching = self.rules.matching(top, self.named, self.debt);
+    }
+
     /// Cards that could still be drawn: the stock plus the discard pile below its top.
     fn drawable(&self) -> usize {
         self.stock.len() + self.discard.len().saturating_sub(1)
@@ -717,12 +724,12 @@ impl Game {
             self.last_call[seat as usize] = call;
         }
         if left == 0 && offence.is_none() {
-            self.refresh_matching();
+            self.refresh_matching_on(card);
             self.end_round(RoundEnd::Out(seat), sink);
             return;
         }
         let next = self.resolve_effect(seat, card, suit, sink);
-        self.refresh_matching();
+        self.refresh_matching_on(card);
         let opened = match offence {
             Some(kind) if self.rules.calls == CallsMode::Enforce => {
                 self.penalty_draw(seat, self.rules.omission_penalty, DrawCause::Omission, sink);
