@@ -72,7 +72,12 @@ impl Call {
 }
 
 /// Something a seat does. See the module docs for who may send what.
+///
+/// Four bytes, a tag byte first (`repr(u8)`): a listed action is read with one load and told
+/// apart by one compare, where the compiler's packing into three bytes took about ten
+/// instructions per decision to copy out of a list and decode.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[repr(u8)]
 pub enum Action {
     /// Discard a card.
     Play {

@@ -417,9 +417,12 @@ impl Pile {
     }
 
     /// Puts a card on top. Panics past capacity, which a valid game never reaches.
+    #[inline]
     pub fn push(&mut self, card: Card) {
-        self.cards[self.len as usize] = card;
-        self.len += 1;
+        // The length read once: a store of a card could alias it for all the compiler knows.
+        let n = self.len;
+        self.cards[n as usize] = card;
+        self.len = n + 1;
     }
 
     /// Takes the top card.

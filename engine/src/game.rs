@@ -352,7 +352,8 @@ impl Game {
     #[inline]
     fn playable_in_turn(&self) -> u64 {
         let hand = &self.hands[self.current as usize];
-        let mut avail = if self.rules.penalty_cards_playable {
+        // Penalty cards are rare: most turns have none to take away.
+        let mut avail = if self.rules.penalty_cards_playable || self.penalty_cards.is_empty() {
             hand.distinct()
         } else {
             hand.distinct_minus(&self.penalty_cards)
@@ -380,6 +381,13 @@ impl Game {
             Some(top) => self.rules.matching(top, self.named, self.debt),
             None => 0,
         };
+    }
+
+    /// [`Game::refresh_matching`] when the top is known to be `top` (a play just put it there).
+    #[inline]
+    fn refresh_matching_on(&mut self, top: Card) {
+        debug_assert_eq!(self.discard.top(), Some(top));
+        self.matching = self.rules.matching(top, self.named, self.debt);
     }
 
     /// Cards that could still be drawn: the stock plus the discard pile below its top.
@@ -416,7 +424,12 @@ impl Game {
     }
 
     /// The calls that carry no penalty for a play that leaves `left` cards.
+    #[inline]
     fn calls_for(&self, left: usize) -> &'static [Call] {
+        // No call rule asks for a word while two or more cards are left: most plays.
+        if left >= 2 {
+            return &[Call::None];
+        }
         match self.rules.call_rule {
             CallRule::LastCards if left == 1 => &[Call::Mau],
             CallRule::LastCards if left == 0 => &[Call::MauMau],
@@ -586,24 +599,29 @@ impl Game {
     /// An action `apply_with` would refuse leaves the game in an unspecified (but memory-safe)
     /// state: use `apply_with` for anything that comes from outside the program. Plays, draws and
     /// passes skip the checks; the rarer actions (suits, announcements, challenges) go through
-    /// `apply_with`.
+    /// `apply_with`. A play, a draw or a pass is taken to be by the seat to move in its turn, as
+    /// every listed one is: the seat is not looked at again.
     #[inline]
     pub fn apply_unchecked(&mut self, seat: Seat, action: Action, sink: &mut impl EventSink) {
-        let trusted_turn = seat == self.current
-            && matches!(
-                self.phase,
-                Phase::Start | Phase::AfterDraw | Phase::Announced
-            );
+        debug_assert!(
+            !matches!(action, Action::Play { .. } | Action::Draw | Action::Pass)
+                || (seat == self.current
+                    && matches!(
+                        self.phase,
+                        Phase::Start | Phase::AfterDraw | Phase::Announced
+                    )),
+            "{action} by {seat}, not the seat to move in its turn"
+        );
         match action {
-            Action::Play { card, suit, call } if trusted_turn => {
+            Action::Play { card, suit, call } => {
                 debug_assert_eq!(self.check_play(card, suit), Ok(()), "{action} by {seat}");
                 self.play(card, suit, call, sink);
             }
-            Action::Draw if trusted_turn => {
+            Action::Draw => {
                 debug_assert_eq!(self.check_draw(), Ok(()), "{action} by {seat}");
                 self.draw(sink);
             }
-            Action::Pass if trusted_turn => {
+            Action::Pass => {
                 debug_assert_eq!(self.check_pass(), Ok(()), "{action} by {seat}");
                 self.pass(seat, sink);
             }
@@ -706,12 +724,12 @@ impl Game {
             self.last_call[seat as usize] = call;
         }
         if left == 0 && offence.is_none() {
-            self.refresh_matching();
+            self.refresh_matching_on(card);
             self.end_round(RoundEnd::Out(seat), sink);
             return;
         }
         let next = self.resolve_effect(seat, card, suit, sink);
-        self.refresh_matching();
+        self.refresh_matching_on(card);
         let opened = match offence {
             Some(kind) if self.rules.calls == CallsMode::Enforce => {
                 self.penalty_draw(seat, self.rules.omission_penalty, DrawCause::Omission, sink);
@@ -864,18 +882,18 @@ impl Game {
 
     // ----- mechanics ---------------------------------------------------------------------
 
-    /// `step(s, k)` of RULES.md: `k` seats on in the current direction. `|k| <= 2 <= seats`,
-    /// so one correction replaces a division.
+    /// `step(s, k)` of RULES.md: `k` seats on in the current direction, for `k` of 1, 2 or -1,
+    /// read from the table of neighbours the rules keep ([`Rules::next_seat`]).
     #[inline]
     pub(crate) fn step(&self, seat: Seat, k: i8) -> Seat {
-        let n = self.rules.seats as i8;
-        let mut s = seat as i8 + if self.clockwise { k } else { -k };
-        if s < 0 {
-            s += n;
-        } else if s >= n {
-            s -= n;
+        debug_assert!(matches!(k, 1 | 2 | -1), "step by {k}");
+        let ahead = &self.rules.next_seat[self.clockwise as usize];
+        let s = seat as usize % MAX_SEATS;
+        match k {
+            1 => ahead[s],
+            2 => ahead[ahead[s] as usize % MAX_SEATS],
+            _ => self.rules.next_seat[!self.clockwise as usize][s],
         }
-        s as Seat
     }
 
     /// Applies a played card's effect (§1.7) and returns the seat that plays next.
@@ -973,25 +991,15 @@ impl Game {
     }
 
     /// Draws one card for `seat`, rebuilding the stock if needed; `None` if no card is left.
+    #[inline]
     fn draw_card(
         &mut self,
         seat: Seat,
         cause: DrawCause,
         sink: &mut impl EventSink,
     ) -> Option<Card> {
-        if self.stock.is_empty() {
-            if self.discard.len() <= 1 {
-                return None;
-            }
-            let top = self.discard.pop()?;
-            self.stock = self.discard;
-            self.discard.clear();
-            self.discard.push(top);
-            let mut rng = self.rng();
-            self.stock.shuffle(&mut rng);
-            sink.event(&Event::StockRebuilt {
-                size: self.stock.len() as u8,
-            });
+        if self.stock.is_empty() && !self.rebuild_stock(sink) {
+            return None;
         }
         let card = self.stock.pop()?;
         self.hands[seat as usize].insert(card);
@@ -1001,6 +1009,27 @@ impl Game {
             cause,
         });
         Some(card)
+    }
+
+    /// Shuffles the discard pile below its top into a new stock; false if there is none. Kept
+    /// out of line: a stock runs out about once a round.
+    #[inline(never)]
+    fn rebuild_stock(&mut self, sink: &mut impl EventSink) -> bool {
+        if self.discard.len() <= 1 {
+            return false;
+        }
+        let Some(top) = self.discard.pop() else {
+            return false;
+        };
+        self.stock = self.discard;
+        self.discard.clear();
+        self.discard.push(top);
+        let mut rng = self.rng();
+        self.stock.shuffle(&mut rng);
+        sink.event(&Event::StockRebuilt {
+            size: self.stock.len() as u8,
+        });
+        true
     }
 
     /// A penalty draw: never blocks, stops when the cards run out, never changes the turn.
@@ -1138,6 +1167,10 @@ pub(crate) fn call_offence(
     announced: bool,
 ) -> Option<OffenceKind> {
     let left = before.saturating_sub(1);
+    // No call rule asks for a word while two or more cards are left: most plays.
+    if left >= 2 {
+        return None;
+    }
     match rules.call_rule {
         CallRule::None => None,
         CallRule::LastCards => match left {

@@ -11,6 +11,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::card::{Card, Rank, Suit};
+use crate::event::Seat;
+use crate::outcome::MAX_SEATS;
 
 /// The four rule profiles of RULES.md.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -484,6 +486,30 @@ pub struct Rules {
     /// [`Rules::debt_cards`], worked out once from `effects` when the rules are built: the
     /// matching rule asks for it on every decision with a debt.
     debt_cards: u64,
+    /// The tops on which a J is wild without a debt: all but a paid debt card, unless
+    /// [`Rules::jack_wild_on_paid_seven`]; worked out once with `debt_cards`.
+    jacks_wild_on: u64,
+    /// The next seat from each seat, counter-clockwise (`[0]`) and clockwise (`[1]`), worked out
+    /// once when the rules are built: `Game::step` reads it instead of wrapping around the table
+    /// on every turn.
+    pub(crate) next_seat: [[Seat; MAX_SEATS]; 2],
+}
+
+/// [`Rules::next_seat`] for a table of `seats`: seat `s`'s neighbour each way (every entry 0 for
+/// a seat count that [`MatchConfig::rules`] refuses anyway).
+const fn next_seats(seats: u8) -> [[Seat; MAX_SEATS]; 2] {
+    let mut next = [[0; MAX_SEATS]; 2];
+    if seats == 0 {
+        return next;
+    }
+    let mut s = 0;
+    while s < MAX_SEATS {
+        let seat = s as u8 % seats;
+        next[0][s] = if seat == 0 { seats - 1 } else { seat - 1 };
+        next[1][s] = if seat + 1 >= seats { 0 } else { seat + 1 };
+        s += 1;
+    }
+    next
 }
 
 impl Rules {
@@ -526,6 +552,8 @@ impl Rules {
             max_turns_per_round: c.max_turns_per_round,
             max_rounds: c.max_rounds,
             debt_cards: 0,
+            jacks_wild_on: 0,
+            next_seat: next_seats(c.seats),
         };
         match c.profile {
             ProfileId::Classic => {
@@ -597,6 +625,11 @@ impl Rules {
             }
         }
         r.debt_cards = ranks * 0x0001_0001_0001_0001;
+        r.jacks_wild_on = if r.jack_wild_on_paid_seven {
+            !0
+        } else {
+            !r.debt_cards
+        };
         r
     }
 
@@ -637,17 +670,26 @@ impl Rules {
     /// paid where [`Rules::jack_wild_on_paid_seven`] says no.
     #[inline]
     pub fn matching(&self, top: Card, named: Option<Suit>, debt: u8) -> u64 {
+        /// For each bit position of a card (suit * 16 + rank): the cards of its suit or rank.
+        const SUIT_OR_RANK: [u64; 64] = {
+            let mut t = [0; 64];
+            let mut at = 0;
+            while at < 64 {
+                t[at] = (0x1FFF << (at & 0x30)) | (Rank::Two.mask() << (at & 15));
+                at += 1;
+            }
+            t
+        };
         if debt > 0 {
             return self.debt_cards();
         }
         // The masks come straight from the top card's bit position (suit * 16 + rank).
-        let at = top.bit().trailing_zeros();
-        let suit = match named {
-            Some(s) => s.mask(),
-            None => 0x1FFF << (at & 0x30),
+        let at = top.bit().trailing_zeros() as usize;
+        let mut m = match named {
+            Some(s) => s.mask() | (Rank::Two.mask() << (at & 15)),
+            None => SUIT_OR_RANK[at & 63],
         };
-        let mut m = suit | (Rank::Two.mask() << (at & 15));
-        if self.debt_cards & top.bit() == 0 || self.jack_wild_on_paid_seven {
+        if self.jacks_wild_on & top.bit() != 0 {
             m |= Rank::Jack.mask();
         }
         m
@@ -738,5 +780,59 @@ mod tests {
         assert_eq!(r(ProfileId::Classic, 4).deck_len(), 52);
         assert_eq!(r(ProfileId::Brazilian, 4).deck_len(), 104);
         assert_eq!(r(ProfileId::Romanian32, 4).deck_len(), 32);
+    }
+
+    #[test]
+    fn the_seat_table_steps_around_the_table() {
+        for seats in 2..=MAX_SEATS as u8 {
+            let next = next_seats(seats);
+            for s in 0..seats {
+                assert_eq!(
+                    next[1][s as usize],
+                    (s + 1) % seats,
+                    "{s} of {seats}, clockwise"
+                );
+                assert_eq!(
+                    next[0][s as usize],
+                    (s + seats - 1) % seats,
+                    "{s} of {seats}, back"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_matching_table_follows_the_rule() {
+        for jack_wild_on_paid_seven in [false, true] {
+            let mut c = MatchConfig::new(ProfileId::Brazilian, 4);
+            c.options.jack_wild_on_paid_seven = jack_wild_on_paid_seven;
+            let rules = c.rules().unwrap();
+            for top in Suit::ALL
+                .iter()
+                .flat_map(|&s| Rank::ALL.map(|r| Card::new(r, s)))
+            {
+                for named in [
+                    None,
+                    Some(Suit::Clubs),
+                    Some(Suit::Hearts),
+                    Some(Suit::Spades),
+                ] {
+                    let mut want = 0;
+                    for card in Suit::ALL
+                        .iter()
+                        .flat_map(|&s| Rank::ALL.map(|r| Card::new(r, s)))
+                    {
+                        let suit = named.unwrap_or(top.suit());
+                        let wild = card.rank() == Rank::Jack
+                            && (top.rank() != Rank::Seven || jack_wild_on_paid_seven);
+                        if card.suit() == suit || card.rank() == top.rank() || wild {
+                            want |= card.bit();
+                        }
+                    }
+                    assert_eq!(rules.matching(top, named, 0), want, "{top:?} {named:?}");
+                    assert_eq!(rules.matching(top, named, 2), Rank::Seven.mask());
+                }
+            }
+        }
     }
 }
