@@ -4,6 +4,11 @@
 //! rotated one seat, so every entrant sits in every position equally often. With duplicate deals
 //! the rotations of a deal share one seed, so the same shuffled deck is replayed with the
 //! entrants permuted over the seats and the luck of the deal cancels out.
+//!
+//! Rotations keep the order round the table, and at three seats or more that order matters (who
+//! plays after whom: who takes your 7s, who can stop your run). So each deal of a table seats it
+//! in the next of its `(k − 1)!` orders round the table ([`table_order`]); over that many deals
+//! every entrant sits after every other equally often.
 
 use std::collections::HashSet;
 
@@ -103,8 +108,10 @@ pub fn fixtures(
     let mut id = String::new();
     for (t, table) in tables.iter().enumerate() {
         let k = table.len();
+        let mut order = table.clone();
         for d in 0..deals {
             let deal_seed = game_seed(&[seed, round as u64, t as u64, d as u64]);
+            table_order(table, d as u64, &mut order);
             for r in 0..k {
                 // `r{round}-t{t}-d{d}-s{r}`, without the formatting machinery: a big round robin
                 // has hundreds of thousands of fixtures.
@@ -120,7 +127,7 @@ pub fn fixtures(
                 }
                 out.push(Fixture {
                     id: id.clone(),
-                    seats: (0..k).map(|s| table[(s + r) % k]).collect(),
+                    seats: (0..k).map(|s| order[(s + r) % k]).collect(),
                     seed: if duplicate {
                         deal_seed
                     } else {
@@ -131,6 +138,29 @@ pub fn fixtures(
         }
     }
     out
+}
+
+/// The `n`-th (modulo `(k − 1)!`) of the orders round a table of `k` entrants, into `order`: the
+/// first entrant stays first, the others follow in the `n`-th of their permutations in
+/// lexicographic order (the factorial number system). The 0th is `table` itself, so a table of
+/// two, which has one order, is always seated as given.
+pub fn table_order(table: &[usize], n: u64, order: &mut Vec<usize>) {
+    order.clear();
+    order.extend_from_slice(table);
+    let k = table.len();
+    // (k − 1)! fits in a u64 up to k = 21; a table is at most 8 seats (the engine's limit).
+    if !(3..=21).contains(&k) {
+        return;
+    }
+    let factorial = |m: usize| (1..=m as u64).product::<u64>();
+    let mut n = n % factorial(k - 1);
+    // Digit i of n in the factorial base picks which of the entrants left comes next.
+    for i in 1..k - 1 {
+        let weight = factorial(k - 1 - i);
+        let chosen = order.remove(i + (n / weight) as usize);
+        order.insert(i, chosen);
+        n %= weight;
+    }
 }
 
 fn push_decimal(s: &mut String, mut n: u64) {
@@ -525,6 +555,48 @@ mod tests {
                 assert_eq!(cs.len(), k, "n {n} k {k}: {x} then {y} at gap {gap}");
                 assert!(cs.iter().all(|&c| c == cs[0]));
             }
+        }
+    }
+
+    #[test]
+    fn the_orders_round_a_table_are_all_there_and_the_first_is_the_table() {
+        let mut order = Vec::new();
+        for k in 1..=6usize {
+            let table: Vec<usize> = (10..10 + k).collect();
+            let orders = (1..k.max(1) as u64).product::<u64>();
+            let mut seen = HashSet::new();
+            for n in 0..orders {
+                table_order(&table, n, &mut order);
+                assert_eq!(order[0], table[0], "k {k}");
+                let mut sorted = order.clone();
+                sorted.sort();
+                assert_eq!(sorted, table, "k {k}: a permutation");
+                seen.insert(order.clone());
+            }
+            assert_eq!(seen.len() as u64, orders, "k {k}: every order once");
+            table_order(&table, 0, &mut order);
+            assert_eq!(order, table);
+            table_order(&table, orders, &mut order);
+            assert_eq!(order, table, "k {k}: the orders repeat");
+        }
+    }
+
+    #[test]
+    fn over_a_cycle_of_deals_everyone_sits_after_everyone_equally_often() {
+        // Rotations alone kept the order round the table: at three seats entrant 0 always sat
+        // just before entrant 1, whose 7s it never had to take.
+        for (n, k) in [(3, 3), (5, 3), (4, 4), (5, 5)] {
+            let deals = (1..k as u32).product::<u32>();
+            let fx = fixtures(0, &combinations(n, k), deals, 7, true);
+            let mut next: HashMap<(usize, usize), usize> = HashMap::new();
+            for f in &fx {
+                for s in 0..k {
+                    *next.entry((f.seats[s], f.seats[(s + 1) % k])).or_default() += 1;
+                }
+            }
+            assert_eq!(next.len(), n * (n - 1), "n {n} k {k}: every ordered pair");
+            let first = next[&(0, 1)];
+            assert!(next.values().all(|&c| c == first), "n {n} k {k}: {next:?}");
         }
     }
 
