@@ -3,7 +3,7 @@
 //! and `{token}` in its arguments; or once for the whole gauntlet with its lobby
 //! ([`Launched::start_lobby`]: `MAUMAU_LOBBY_ADDR`, `MAUMAU_LOBBY_KEY`). Its whole output (stdout
 //! and stderr together) goes to a log file, one per launch; a failure's reason quotes an excerpt
-//! of it ([`Excerpt`]).
+//! of it (`Excerpt`).
 
 use std::fmt;
 use std::fs::File;

@@ -52,7 +52,7 @@ pub(crate) struct CheckBotArgs {
     /// The bot's command and its arguments, after `--`, e.g. `-- ./my-bot --fast`. It is
     /// launched once per match with the server's address (host:port) in MAUMAU_ADDR and its seat
     /// token in MAUMAU_TOKEN ({addr} and {token} in its arguments are replaced too), and must
-    /// play the match and exit within 5 s of its end.
+    /// play the match and exit within 5 s of its end. With --lobby it is launched once instead.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
