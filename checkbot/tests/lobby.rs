@@ -25,14 +25,15 @@ use tokio::sync::Notify;
 
 /// Not a test: a lobby bot, when the kit launches this program with `CHECKBOT_LOBBY_FIXTURE` set
 /// (`good`, `crash:N`: a Go-like panic and status 2 at its Nth invitation, or `drain:N`: it
-/// drains its lobby once N matches have ended, then exits with status 0) and its lobby in
+/// drains its lobby at its Nth invitation, plays that match, then exits with status 0) and its
+/// lobby in
 /// `MAUMAU_LOBBY_ADDR` and `MAUMAU_LOBBY_KEY`. Under the test harness it returns at once.
 #[test]
 fn lobby_bot() {
     let Ok(fixture) = std::env::var("CHECKBOT_LOBBY_FIXTURE") else {
         return;
     };
-    let (crash_at, drain_after) = match fixture.split_once(':') {
+    let (crash_at, drain_at) = match fixture.split_once(':') {
         Some(("crash", n)) => (n.parse().unwrap(), usize::MAX),
         Some(("drain", n)) => (usize::MAX, n.parse().unwrap()),
         _ if fixture == "good" => (usize::MAX, usize::MAX),
@@ -56,13 +57,19 @@ fn lobby_bot() {
         Box::new(HeuristicBot::new(n as u64)) as Box<dyn Bot>
     };
     let enough = Arc::new(Notify::new());
-    let ended = AtomicUsize::new(0);
+    let (ended, offered) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let on_event = |event: &LobbyEvent| {
         println!("{event}");
-        if let LobbyEvent::MatchEnded(_) = event
-            && ended.fetch_add(1, Ordering::Relaxed) + 1 == drain_after
-        {
-            enough.notify_one();
+        match event {
+            LobbyEvent::MatchEnded(_) => {
+                ended.fetch_add(1, Ordering::Relaxed);
+            }
+            LobbyEvent::Invitation(_)
+                if offered.fetch_add(1, Ordering::Relaxed) + 1 == drain_at =>
+            {
+                enough.notify_one();
+            }
+            _ => {}
         }
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -191,12 +198,11 @@ async fn a_lobby_bot_that_crashes_mid_run_is_quoted_and_stops_the_gauntlet() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lobby_bot_that_drains_mid_run_fails_with_the_reason() {
     let logs = tempfile::tempdir().unwrap();
-    let report = gauntlet(fixture("drain:2"), logs.path(), Duration::from_secs(60)).await;
+    let report = gauntlet(fixture("drain:3"), logs.path(), Duration::from_secs(60)).await;
     let text = report.to_string();
     assert!(!report.passed(), "{text}");
     assert!(report.checks[0].passed && report.checks[1].passed, "{text}");
-    // Its drain may reach the lobby before or after the third invitation (then it plays that
-    // match, and leaves once it is over): either way the third check fails with the reason.
+    // It drained on its third invitation, during that match: the check fails with the reason.
     let third = &report.checks[2];
     assert!(!third.passed, "{text}");
     assert!(
