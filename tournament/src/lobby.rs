@@ -149,7 +149,7 @@ impl Lobbies {
     /// caller launches each program with [`Lobbies::addr`] and [`Lobbies::key`] in
     /// `MAUMAU_LOBBY_ADDR` and `MAUMAU_LOBBY_KEY`, and hands it to [`Lobbies::watch_program`].
     /// A program has `open_timeout` to open its lobby (and to open it again after it closed);
-    /// `event` names what it is invited for in reasons ("its lobby drained before {event} was
+    /// `event` names what it is invited for in reasons ("it drained its lobby before {event} was
     /// over"). Runs on the current Tokio runtime.
     pub async fn serve(
         count: usize,
