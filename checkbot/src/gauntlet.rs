@@ -12,13 +12,14 @@ use maumau_bot_sdk::bots::BotKind;
 use maumau_bot_sdk::runner::{RunOptions, run as run_bot};
 use maumau_engine::Action;
 use maumau_server::ServerConfig;
+use maumau_tournament::lobby::{Lobbies, Reserved, unix_ms_after};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 
-use crate::launch::Launched;
+use crate::launch::{Excerpt, Exit, Launched};
 use crate::positions::{self, Puzzle, Window};
 use crate::proxy::Proxy;
 use crate::report::{CheckResult, DecisionTimes, Report};
@@ -29,8 +30,12 @@ use crate::{BotFactory, BotUnderTest, Case, KitError, Options, Progress};
 /// time to challenge.
 const WINDOW_HOLD: Duration = Duration::from_millis(600);
 
-/// How long a launched bot may take to exit after its match ended.
+/// How long a launched bot may take to exit after its match ended (or a lobby bot after its
+/// lobby was closed).
 const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// The name of the last check of a lobby bot: it exits when its lobby is closed.
+const LOBBY_CLOSED: &str = "lobby closed";
 
 /// Runs the gauntlet and returns the report card; `progress` hears of each check as it ends
 /// (and, in connect mode, where the bot should connect).
@@ -43,7 +48,7 @@ pub async fn run(
             "no profile to play: give at least one".into(),
         ));
     }
-    if let BotUnderTest::Command(c) = &options.bot
+    if let BotUnderTest::Command(c) | BotUnderTest::Lobby(c) = &options.bot
         && c.is_empty()
     {
         return Err(KitError::BadOption(
@@ -53,10 +58,14 @@ pub async fn run(
     let started = Instant::now();
     let plans = plans(&options);
     let log_dir = match options.bot {
-        BotUnderTest::Command(_) => Some(log_dir(&options)?),
+        BotUnderTest::Command(_) | BotUnderTest::Lobby(_) => Some(log_dir(&options)?),
         _ => None,
     };
-    let kit = Kit::start(&options).await?;
+    let mut kit = Kit::start(&options).await?;
+    let lobby_exit = match (&options.bot, &log_dir) {
+        (BotUnderTest::Lobby(cmd), Some(dir)) => Some(kit.host_lobby(cmd, &options, dir).await?),
+        _ => None,
+    };
     if matches!(options.bot, BotUnderTest::Connect) {
         progress(Progress::Waiting {
             addr: &kit.proxy_addr,
@@ -67,9 +76,12 @@ pub async fn run(
     let mut checks = Vec::new();
     let mut times = Vec::new();
     let mut stopped = None;
+    let (mut played, mut launches) = (0, usize::from(lobby_exit.is_some()));
     for (i, plan) in plans.iter().enumerate() {
         let log = log_dir.as_ref().map(|d| d.join(log_name(i, &plan.name)));
         let outcome = kit.play(plan, &options, i as u64, log.as_deref()).await;
+        played += usize::from(outcome.report.is_some());
+        launches += usize::from(outcome.launched);
         times.extend(
             outcome
                 .record
@@ -85,24 +97,68 @@ pub async fn run(
         };
         progress(Progress::Check(&result));
         checks.push(result);
-        if outcome.not_started && i + 1 < plans.len() {
-            stopped = Some(i + 1);
+        if let Some(why) = outcome.stop
+            && (i + 1 < plans.len() || lobby_exit.is_some())
+        {
+            stopped = Some((i + 1, why));
             break;
         }
     }
-    kit.stop().await;
+    let mut not_run: Vec<String> = stopped.as_ref().map_or(Vec::new(), |(from, _)| {
+        plans[*from..].iter().map(|p| p.name.clone()).collect()
+    });
+    let closed = kit.stop().await;
+    if let Some(exit) = lobby_exit {
+        if stopped.is_some() {
+            not_run.push(LOBBY_CLOSED.into());
+        } else {
+            let result = lobby_closed(exit, closed, played);
+            progress(Progress::Check(&result));
+            checks.push(result);
+        }
+    }
     Ok(Report {
         bot: options.bot.to_string(),
         checks,
-        not_run: stopped.map_or(Vec::new(), |from| {
-            plans[from..].iter().map(|p| p.name.clone()).collect()
-        }),
-        stopped: stopped.map(|_| "the bot did not start (it never joined its match)".into()),
+        not_run,
+        stopped: stopped.map(|(_, why)| why),
         log_dir,
+        lobby: matches!(options.bot, BotUnderTest::Lobby(_)),
         decision_times: DecisionTimes::of(&times),
         elapsed: started.elapsed(),
+        matches: played,
+        launches,
     })
 }
+
+/// The last check of a lobby bot: it exited cleanly once its lobby was closed.
+fn lobby_closed(exit: LobbyExit, closed: Vec<String>, played: usize) -> CheckResult {
+    let exit = exit.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let detail = match &exit {
+        Some(e) if e.success() && closed.is_empty() => Ok(format!(
+            "it exited with status 0 when its lobby was closed, after {} from one launch",
+            plural(played, "match", "matches")
+        )),
+        Some(e) => Err(format!(
+            "the bot {}{}",
+            e.describe(EXIT_GRACE),
+            if e.status.is_some() {
+                e.output()
+            } else {
+                String::new()
+            }
+        )),
+        None => Err(closed.join("; ")),
+    };
+    CheckResult {
+        name: LOBBY_CLOSED.into(),
+        passed: detail.is_ok(),
+        detail: detail.unwrap_or_else(|e| e),
+    }
+}
+
+/// How a lobby bot's program ended, once it has.
+type LobbyExit = Arc<std::sync::Mutex<Option<Exit>>>;
 
 /// The directory for the bot's output: the one given (made if need be), or a new one under the
 /// system's temporary directory, kept after the run.
@@ -361,6 +417,8 @@ struct Kit {
     connect_token: String,
     stop: Vec<oneshot::Sender<()>>,
     server_task: tokio::task::JoinHandle<()>,
+    /// The lobby of a lobby bot, and its output.
+    lobby: Option<(Lobbies, PathBuf)>,
     _data: tempfile::TempDir,
 }
 
@@ -369,6 +427,8 @@ enum Running {
     Process(Box<Launched>),
     Thread(oneshot::Receiver<Result<(), String>>),
     ByHand,
+    /// Invited through its lobby; its program's output is in the file.
+    Lobby(Arc<Reserved>, PathBuf),
 }
 
 /// How the bot ended after its match.
@@ -400,6 +460,7 @@ impl Running {
             }),
             Running::Thread(rx) => rx.try_recv().ok().map(thread_end),
             Running::ByHand => None,
+            Running::Lobby(r, log) => r.failure().map(|why| left_lobby(&why, log)),
         }
     }
 
@@ -431,8 +492,26 @@ impl Running {
                 }),
             },
             Running::ByHand => None,
+            Running::Lobby(r, log) => r.failure().map(|why| left_lobby(&why, &log)),
         }
     }
+}
+
+/// A lobby bot that left its lobby (or never opened it), with its output's excerpt.
+fn left_lobby(why: &str, log: &Path) -> BotEnd {
+    BotEnd {
+        ok: false,
+        what: format!("left its lobby ({why})"),
+        output: lobby_output(log),
+    }
+}
+
+/// The excerpt of a lobby bot's output, as a failure quotes it.
+fn lobby_output(log: &Path) -> String {
+    Excerpt::read(log).map_or_else(
+        |e| format!("; its output could not be read from {}: {e}", log.display()),
+        |e| e.to_string(),
+    )
 }
 
 fn thread_end(r: Result<(), String>) -> BotEnd {
@@ -456,9 +535,11 @@ struct Outcome {
     report: Option<pb::MatchReport>,
     end: Option<BotEnd>,
     problem: Option<String>,
-    /// The bot never joined the match: it could not be launched, or it ended or ran out of
-    /// time before joining.
-    not_started: bool,
+    /// Why the gauntlet cannot go on: the bot never joined the match (it could not be launched,
+    /// or it ended or ran out of time before joining), or it left its lobby.
+    stop: Option<String>,
+    /// The bot was launched for this match.
+    launched: bool,
 }
 
 impl Outcome {
@@ -468,7 +549,8 @@ impl Outcome {
             report: None,
             end: None,
             problem: Some(why),
-            not_started: false,
+            stop: None,
+            launched: false,
         }
     }
 }
@@ -518,15 +600,56 @@ impl Kit {
             connect_token: connect_token(),
             stop: vec![stop_proxy, stop_server],
             server_task,
+            lobby: None,
             _data: data,
         })
     }
 
-    async fn stop(mut self) {
+    /// Hosts the lobby of a lobby bot and launches it (its output to `lobby.log` in `dir`); the
+    /// returned slot gets its exit once it has ended.
+    async fn host_lobby(
+        &mut self,
+        cmd: &[String],
+        o: &Options,
+        dir: &Path,
+    ) -> Result<LobbyExit, KitError> {
+        let mut lobbies = Lobbies::serve(1, o.join_timeout, "check-bot's gauntlet")
+            .await
+            .map_err(|e| KitError::Start(format!("cannot open the bot's lobby: {e}")))?;
+        let log = dir.join("lobby.log");
+        let exit = LobbyExit::default();
+        let key = lobbies.key(0).unwrap_or_default();
+        match Launched::start_lobby(cmd, lobbies.addr(), key, &log) {
+            Ok(program) => {
+                let (closed, slot) = (lobbies.closed(), exit.clone());
+                lobbies.watch_program(0, "the bot".into(), async move {
+                    let exit = program.finish_after(closed, EXIT_GRACE).await;
+                    let why = (!exit.success())
+                        .then(|| format!("its program {}", exit.describe(EXIT_GRACE)));
+                    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(exit);
+                    why
+                });
+            }
+            Err(e) => {
+                let why = format!("cannot launch `{}`: {e}", cmd.join(" "));
+                lobbies.watch_program(0, "the bot".into(), async move { Some(why) });
+            }
+        }
+        self.lobby = Some((lobbies, log));
+        Ok(exit)
+    }
+
+    /// Stops everything; returns what went wrong at the end of a lobby bot's program.
+    async fn stop(mut self) -> Vec<String> {
+        let closed = match self.lobby.take() {
+            Some((lobbies, _)) => lobbies.close().await,
+            None => Vec::new(),
+        };
         for s in self.stop.drain(..) {
             let _ = s.send(());
         }
         let _ = tokio::time::timeout(Duration::from_secs(5), &mut self.server_task).await;
+        closed
     }
 
     fn matches(&self) -> MatchServiceClient<Channel> {
@@ -552,6 +675,15 @@ impl Kit {
         if let Check::Unavailable(why) = &plan.check {
             return Outcome::problem(format!("the kit has no position for this check: {why}"));
         }
+        // A lobby bot's room, taken before the match exists so that its clock does not run while
+        // the bot opens its lobby.
+        let reserved = match &self.lobby {
+            Some((lobbies, log)) => match lobbies.reserve(0).await {
+                Ok(r) => Some((Arc::new(r), log.clone())),
+                Err(why) => return not_in_lobby(&why, log),
+            },
+            None => None,
+        };
         let created = match self.matches().create_match(plan.create.clone()).await {
             Ok(r) => r.into_inner(),
             Err(s) => {
@@ -582,6 +714,34 @@ impl Kit {
             .and_then(token_of)
             .map(|t| tokio::spawn(kit_seat(self.plays(), t, WINDOW_HOLD)));
         let mut bot = match &o.bot {
+            BotUnderTest::Lobby(_) => {
+                let Some((reserved, log)) = reserved else {
+                    return Outcome::problem("the kit hosts no lobby for the bot".into());
+                };
+                let case = match plan.check {
+                    Check::Table(case) => case,
+                    _ => o.cases[0],
+                };
+                let invitation = pb::Invitation {
+                    ladder_match_id: index as i64 + 1,
+                    match_id: created.match_id.clone(),
+                    seat: plan.seat,
+                    seat_token: presented.clone(),
+                    node_address: format!("http://{}", self.proxy_addr),
+                    join_deadline_unix_ms: unix_ms_after(o.join_timeout),
+                    profile: case.profile.name().to_string(),
+                    seats: case.seats.into(),
+                    rated: false,
+                    validation: false,
+                };
+                if let Err(why) = reserved.invite(invitation).await {
+                    self.abort(&created.match_id, "the bot left its lobby")
+                        .await;
+                    self.proxy.unregister(&presented);
+                    return not_in_lobby(&why, &log);
+                }
+                Running::Lobby(reserved, log)
+            }
             BotUnderTest::Command(cmd) => {
                 let launched = match log {
                     Some(log) => Launched::start(cmd, &self.proxy_addr, &presented, log),
@@ -594,7 +754,7 @@ impl Kit {
                             .await;
                         self.proxy.unregister(&presented);
                         return Outcome {
-                            not_started: true,
+                            stop: Some(NOT_STARTED.into()),
                             ..Outcome::problem(format!("cannot launch `{}`: {e}", cmd.join(" ")))
                         };
                     }
@@ -615,7 +775,7 @@ impl Kit {
         // The match's time runs from the bot's join (a bot started by hand may come late).
         let mut joined_at = None;
         let mut problem = None;
-        let mut not_started = false;
+        let mut stop = None;
         let mut aborted_at = None;
         let report = loop {
             tokio::select! {
@@ -639,13 +799,13 @@ impl Kit {
                     )
                 })
             } else if let Some(end) = bot.try_end() {
-                not_started = true;
+                stop = Some(NOT_STARTED.to_string());
                 Some(format!(
                     "the bot {} before joining its match{}",
                     end.what, end.output
                 ))
             } else if started.elapsed() > o.join_timeout {
-                not_started = true;
+                stop = Some(NOT_STARTED.to_string());
                 Some(format!(
                     "the bot did not join its match within {} s",
                     o.join_timeout.as_secs()
@@ -659,7 +819,41 @@ impl Kit {
                 aborted_at = Some(Instant::now());
             }
         };
+        let launched = matches!(bot, Running::Process(_));
+        let lobby = match &bot {
+            // A lobby bot goes on running: give it the time a launched bot has to exit to be
+            // done with the match (its Finished forwarded, its stream closed) before its
+            // connections are cut below.
+            Running::Lobby(reserved, _) => {
+                let _ = tokio::time::timeout(EXIT_GRACE, trial.streams_closed()).await;
+                Some(reserved.clone())
+            }
+            _ => None,
+        };
+        // For a lobby bot: whether it left its lobby during the match.
         let end = bot.finish().await;
+        if let Some(reserved) = lobby {
+            // Only now, so that what it does when told (drain, exit) counts for the next match.
+            let placing = report
+                .as_ref()
+                .and_then(|r| r.result.as_ref())
+                .and_then(|res| res.standings.iter().find(|s| s.seat == plan.seat))
+                .map_or(0, |s| s.placing);
+            reserved.ended(pb::LadderMatchEnded {
+                ladder_match_id: index as i64 + 1,
+                match_id: created.match_id.clone(),
+                finished: report
+                    .as_ref()
+                    .is_some_and(|r| r.status() == pb::MatchStatus::Finished),
+                placing,
+                seat: plan.seat,
+                ..Default::default()
+            });
+            // A lobby bot that left its lobby plays no more matches.
+            if let Some(end) = &end {
+                stop = Some(format!("the bot {}", end.what));
+            }
+        }
         if let Some(k) = kit_seat {
             k.abort();
         }
@@ -671,8 +865,23 @@ impl Kit {
             report,
             end,
             problem,
-            not_started,
+            stop,
+            launched,
         }
+    }
+}
+
+/// Why the gauntlet stops when the bot never joined a match.
+const NOT_STARTED: &str = "the bot did not start (it never joined its match)";
+
+/// The outcome of a match the bot could not be invited to: it is not in its lobby.
+fn not_in_lobby(why: &str, log: &Path) -> Outcome {
+    Outcome {
+        stop: Some(format!("the bot is not in its lobby ({why})")),
+        ..Outcome::problem(format!(
+            "the bot is not in its lobby: {why}{}",
+            lobby_output(log)
+        ))
     }
 }
 

@@ -1,7 +1,9 @@
 //! Launching the bot under test: once per match, with the address and token in the environment
 //! (`MAUMAU_ADDR`, `MAUMAU_TOKEN`) and, for programs that only take flags, in place of `{addr}`
-//! and `{token}` in its arguments. Its whole output (stdout and stderr together) goes to a log
-//! file, one per match; a failure's reason quotes an excerpt of it ([`Excerpt`]).
+//! and `{token}` in its arguments; or once for the whole gauntlet with its lobby
+//! ([`Launched::start_lobby`]: `MAUMAU_LOBBY_ADDR`, `MAUMAU_LOBBY_KEY`). Its whole output (stdout
+//! and stderr together) goes to a log file, one per launch; a failure's reason quotes an excerpt
+//! of it (`Excerpt`).
 
 use std::fmt;
 use std::fs::File;
@@ -26,6 +28,8 @@ const LINE: usize = 300;
 pub struct Launched {
     child: Child,
     log: PathBuf,
+    /// What it must exit after: "its match ended".
+    after: &'static str,
 }
 
 /// How a bot process ended.
@@ -35,6 +39,8 @@ pub struct Exit {
     pub status: Option<ExitStatus>,
     /// The file with its whole output.
     pub log: PathBuf,
+    /// What it had to exit after: "its match ended", "its lobby was closed".
+    after: &'static str,
 }
 
 impl Exit {
@@ -47,9 +53,9 @@ impl Exit {
     pub fn describe(&self, grace: Duration) -> String {
         match self.status {
             None => format!(
-                "did not exit within {} s after its match ended, so it was stopped (its output \
-                 is in {})",
+                "did not exit within {} s after {}, so it was stopped (its output is in {})",
                 grace.as_secs(),
+                self.after,
                 self.log.display()
             ),
             Some(s) => match s.code() {
@@ -79,7 +85,24 @@ impl Launched {
         token: &str,
         log: &Path,
     ) -> std::io::Result<Launched> {
-        Launched::spawn(command, addr, token, log, false)
+        Launched::spawn(command, &seat_vars(addr, token), log, false, MATCH_ENDED)
+    }
+
+    /// Starts `command` once for many matches: it holds a lobby at `addr`
+    /// (`http://127.0.0.1:PORT`, in `MAUMAU_LOBBY_ADDR` and for `{addr}`) with `key` (in
+    /// `MAUMAU_LOBBY_KEY` and for `{key}`), as a tournament's `lobby:` entrant does, and is
+    /// invited there to each match. Its output goes to `log`.
+    pub fn start_lobby(
+        command: &[String],
+        addr: &str,
+        key: &str,
+        log: &Path,
+    ) -> std::io::Result<Launched> {
+        let vars = [
+            ("MAUMAU_LOBBY_ADDR", "{addr}", addr),
+            ("MAUMAU_LOBBY_KEY", "{key}", key),
+        ];
+        Launched::spawn(command, &vars, log, false, "its lobby was closed")
     }
 
     /// [`Launched::start`] in a process group of its own, so that a Ctrl-C at the terminal
@@ -90,17 +113,23 @@ impl Launched {
         token: &str,
         log: &Path,
     ) -> std::io::Result<Launched> {
-        Launched::spawn(command, addr, token, log, true)
+        Launched::spawn(command, &seat_vars(addr, token), log, true, MATCH_ENDED)
     }
 
+    /// Starts `command` with each `(variable, placeholder, value)` of `vars` in its environment
+    /// and in place of the placeholder in its arguments.
     fn spawn(
         command: &[String],
-        addr: &str,
-        token: &str,
+        vars: &[(&str, &str, &str)],
         log: &Path,
         own_group: bool,
+        after: &'static str,
     ) -> std::io::Result<Launched> {
-        let fill = |s: &String| s.replace("{addr}", addr).replace("{token}", token);
+        let fill = |s: &String| {
+            vars.iter().fold(s.clone(), |s, (_, placeholder, value)| {
+                s.replace(placeholder, value)
+            })
+        };
         let (program, args) = command.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "no bot command given")
         })?;
@@ -109,8 +138,7 @@ impl Launched {
         })?;
         let mut cmd = Command::new(fill(program));
         cmd.args(args.iter().map(fill))
-            .env("MAUMAU_ADDR", addr)
-            .env("MAUMAU_TOKEN", token)
+            .envs(vars.iter().map(|(var, _, value)| (var, value)))
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out)
@@ -123,6 +151,7 @@ impl Launched {
         Ok(Launched {
             child,
             log: log.to_path_buf(),
+            after,
         })
     }
 
@@ -159,8 +188,21 @@ impl Launched {
         Exit {
             status,
             log: self.log.clone(),
+            after: self.after,
         }
     }
+}
+
+/// What a bot launched for one match must exit after.
+const MATCH_ENDED: &str = "its match ended";
+
+/// A match's address and seat token, in `MAUMAU_ADDR` and `MAUMAU_TOKEN` and for `{addr}` and
+/// `{token}`.
+fn seat_vars<'a>(addr: &'a str, token: &'a str) -> [(&'static str, &'static str, &'a str); 2] {
+    [
+        ("MAUMAU_ADDR", "{addr}", addr),
+        ("MAUMAU_TOKEN", "{token}", token),
+    ]
 }
 
 /// True for the first line of a crash report: a Python traceback, a Go panic or fatal error, a

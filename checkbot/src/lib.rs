@@ -53,6 +53,29 @@
 //! must play one match and exit. With [`BotUnderTest::Connect`] the kit prints one address and
 //! one token that stand for whichever match is being played: run the bot once per match (in a
 //! loop) with them.
+//!
+//! # A bot that stays up between matches (`--lobby`)
+//!
+//! With [`BotUnderTest::Lobby`] the bot is launched once, as a tournament launches a
+//! `--entrant 'name=lobby:COMMAND'`: the kit hosts the tournament's lobby
+//! ([`maumau_tournament::lobby`]), the bot finds it in `MAUMAU_LOBBY_ADDR` and its key in
+//! `MAUMAU_LOBBY_KEY` (the SDKs' lobby helpers read both), and each match of the gauntlet comes
+//! to it as an `Invitation` (seat token, and the proxy's address as `node_address`), one at a
+//! time, followed by a `LadderMatchEnded`. Its output goes to one file, `lobby.log`.
+//!
+//! Every check of the table above is run, unchanged: each plays on the match's own connection
+//! (through the proxy), which a lobby bot opens per invitation as any bot opens per launch, so
+//! the rejected action, the stale answer, the cut connection and the deadline test the same
+//! code of the bot; the lobby's own connection is not tampered with. What changes:
+//!
+//! - The clean end after each match does not apply; instead a last check, `lobby closed`,
+//!   needs the bot to exit with status 0 within 5 s of the kit closing its lobby at the end
+//!   (`LobbyDrained` with `closed`), as at the end of a tournament.
+//! - A bot that opens no lobby within the join timeout (`--join-timeout`, 30 s), or leaves it
+//!   before the gauntlet is over (its program exits, it drains its lobby, or its lobby stays
+//!   closed for the join timeout), fails the check at hand with the reason and its output's
+//!   excerpt, and stops the gauntlet: in a tournament it would forfeit every later game.
+//! - Connect mode has no lobby form: a bot started by hand holds a real ladder's lobby instead.
 
 mod gauntlet;
 pub mod launch;
@@ -81,6 +104,10 @@ pub type BotFactory = Arc<dyn Fn(u64) -> Box<dyn Bot> + Send + Sync>;
 pub enum BotUnderTest {
     /// A program and its arguments, launched once per match.
     Command(Vec<String>),
+    /// A program and its arguments, launched once for the whole gauntlet: it holds a lobby and
+    /// is invited there to each match, as a tournament's `lobby:` entrant is (see the crate's
+    /// docs on `--lobby`).
+    Lobby(Vec<String>),
     /// A bot started by hand: the kit prints an address and a token and waits for it to connect,
     /// once per match.
     Connect,
@@ -93,6 +120,7 @@ impl fmt::Debug for BotUnderTest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BotUnderTest::Command(c) => write!(f, "Command({c:?})"),
+            BotUnderTest::Lobby(c) => write!(f, "Lobby({c:?})"),
             BotUnderTest::Connect => write!(f, "Connect"),
             BotUnderTest::InProcess(_) => write!(f, "InProcess"),
         }
@@ -103,6 +131,7 @@ impl fmt::Display for BotUnderTest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BotUnderTest::Command(c) => write!(f, "`{}`", c.join(" ")),
+            BotUnderTest::Lobby(c) => write!(f, "`{}` in a lobby", c.join(" ")),
             BotUnderTest::Connect => write!(f, "a bot that connects by itself"),
             BotUnderTest::InProcess(_) => write!(f, "an in-process Rust bot"),
         }

@@ -185,6 +185,7 @@ impl Proxy {
                 t.on_join(j.resume.as_ref());
             }
         }
+        let _open = trial.as_ref().map(Trial::open_stream);
         let (up, up_rx) = mpsc::channel(256);
         let _ = up.send(first).await;
         let mut request = Request::new(ReceiverStream::new(up_rx));
@@ -198,7 +199,9 @@ impl Proxy {
                 return;
             }
         };
-        let to_server = async {
+        // Owns `up`: when the bot's side ends, so does the server's request stream.
+        let watched = trial.clone();
+        let to_server = async move {
             loop {
                 match inbound.message().await {
                     Ok(Some(m)) => {
@@ -233,9 +236,10 @@ impl Proxy {
                 }
             }
         };
-        let from_server_to_bot = async {
+        // Owns `down`: when the server's side ends, so does the bot's stream.
+        let from_server_to_bot = async move {
             while let Some(item) = from_server.next().await {
-                if let (Ok(r), Some(t)) = (&item, &trial)
+                if let (Ok(r), Some(t)) = (&item, &watched)
                     && let Some(m) = &r.message
                 {
                     t.on_down(m);
@@ -246,14 +250,18 @@ impl Proxy {
             }
         };
         tokio::pin!(from_server_to_bot);
+        tokio::pin!(to_server);
         tokio::select! {
-            keep_listening = to_server => {
+            keep_listening = &mut to_server => {
                 if keep_listening {
-                    drop(up);
                     from_server_to_bot.await;
                 }
             }
-            () = &mut from_server_to_bot => {}
+            // The server is done; the stream stays open (for `Trial::streams_closed`) until the
+            // bot has read the last of it and closed its side.
+            () = &mut from_server_to_bot => {
+                let _ = to_server.await;
+            }
         }
     }
 }

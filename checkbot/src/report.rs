@@ -81,13 +81,20 @@ pub struct Report {
     pub not_run: Vec<String>,
     /// Why the gauntlet stopped early (the bot did not start), if it did.
     pub stopped: Option<String>,
-    /// Where the launched bot's output is, one file per match (`None` when nothing was
-    /// launched).
+    /// Where the launched bot's output is, one file per match, or `lobby.log` for a lobby bot
+    /// (`None` when nothing was launched).
     pub log_dir: Option<PathBuf>,
+    /// The bot was launched once and invited to each match through a lobby.
+    pub lobby: bool,
     /// The bot's decision times over the whole gauntlet.
     pub decision_times: DecisionTimes,
     /// How long the gauntlet took.
     pub elapsed: Duration,
+    /// Matches played to their end.
+    pub matches: usize,
+    /// Times the bot's program was launched: once per match, or once in all for a lobby bot
+    /// (none for a bot in-process or started by hand).
+    pub launches: usize,
 }
 
 impl Report {
@@ -111,8 +118,44 @@ impl Report {
         )
     }
 
+    /// The pace: `11 matches in 9.4 s (1.17 a second); the bot was launched 11 times (once per
+    /// match)`, or for a lobby bot `...; the bot was launched once (10 launches saved by its
+    /// lobby)`.
+    pub fn pace(&self) -> String {
+        let secs = self.elapsed.as_secs_f64();
+        let rate = if secs > 0.0 {
+            self.matches as f64 / secs
+        } else {
+            0.0
+        };
+        let mut line = format!(
+            "{} {} in {secs:.1} s ({rate:.2} a second)",
+            self.matches,
+            if self.matches == 1 {
+                "match"
+            } else {
+                "matches"
+            }
+        );
+        match self.launches {
+            0 => {}
+            1 if self.matches > 1 => line.push_str(&format!(
+                "; the bot was launched once ({} saved by its lobby)",
+                match self.matches - 1 {
+                    1 => "1 launch".to_string(),
+                    n => format!("{n} launches"),
+                }
+            )),
+            1 => line.push_str("; the bot was launched once"),
+            n => line.push_str(&format!(
+                "; the bot was launched {n} times (once per match)"
+            )),
+        }
+        line
+    }
+
     /// What follows the checks: why the gauntlet stopped (if it did), where the bot's output
-    /// is, the decision times and the summary, one a line.
+    /// is, the decision times, the pace and the summary, one a line.
     pub fn footer(&self) -> String {
         let mut lines = Vec::new();
         if let Some(why) = &self.stopped {
@@ -123,13 +166,19 @@ impl Report {
                 self.not_run.join("; ")
             ));
         }
-        if let Some(dir) = &self.log_dir {
-            lines.push(format!(
+        match &self.log_dir {
+            Some(dir) if self.lobby => lines.push(format!(
+                "the bot's output (stdout and stderr): {}",
+                dir.join("lobby.log").display()
+            )),
+            Some(dir) => lines.push(format!(
                 "the bot's output of each match (stdout and stderr): {}",
                 dir.display()
-            ));
+            )),
+            None => {}
         }
         lines.push(self.decision_times.to_string());
+        lines.push(self.pace());
         lines.push(self.summary());
         lines.join("\n")
     }
@@ -174,14 +223,26 @@ mod tests {
             not_run: Vec::new(),
             stopped: None,
             log_dir: None,
+            lobby: false,
             decision_times: DecisionTimes::default(),
-            elapsed: Duration::from_secs(1),
+            elapsed: Duration::from_secs(2),
+            matches: 2,
+            launches: 2,
         };
         assert!(r.passed());
         r.checks.push(check(false));
         assert!(!r.passed());
         assert!(r.to_string().contains("FAIL"));
         assert!(r.summary().starts_with("2 of 3 checks passed"));
+        assert_eq!(
+            r.pace(),
+            "2 matches in 2.0 s (1.00 a second); the bot was launched 2 times (once per match)"
+        );
+        r.launches = 1;
+        assert!(
+            r.pace()
+                .ends_with("launched once (1 launch saved by its lobby)")
+        );
         r.checks.truncate(1);
         r.not_run = vec!["y".into(), "z".into()];
         assert!(!r.passed(), "checks not run do not pass");

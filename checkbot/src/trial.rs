@@ -6,7 +6,7 @@
 //! forward the action, hold it back, or cut the connection. The checks read the record
 //! ([`Trial::record`]) afterwards.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use maumau::{pb, wire};
@@ -128,7 +128,18 @@ pub(crate) struct Trial {
     tamper_at: usize,
     /// Becomes true when a held answer may go (the server moved on).
     release: watch::Sender<bool>,
+    /// The bot's Play streams open through the proxy now.
+    streams: watch::Sender<usize>,
     record: Mutex<Record>,
+}
+
+/// A Play stream of the bot's, open until dropped.
+pub(crate) struct OpenStream(Arc<Trial>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.streams.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl Trial {
@@ -139,6 +150,7 @@ impl Trial {
             tamper,
             tamper_at: at,
             release: watch::channel(false).0,
+            streams: watch::channel(0).0,
             record: Mutex::new(Record::default()),
         }
     }
@@ -163,6 +175,17 @@ impl Trial {
             at: Instant::now(),
             resume: resume.map(|r| (r.last_event_number, r.snapshot)),
         });
+    }
+
+    /// The bot opened a Play stream; it counts as open until the value is dropped.
+    pub(crate) fn open_stream(self: &Arc<Self>) -> OpenStream {
+        self.streams.send_modify(|n| *n += 1);
+        OpenStream(self.clone())
+    }
+
+    /// Completes once none of the bot's Play streams is open (at once if none ever was).
+    pub(crate) async fn streams_closed(&self) {
+        let _ = self.streams.subscribe().wait_for(|&n| n == 0).await;
     }
 
     /// The proxy cut the connection.

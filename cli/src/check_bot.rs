@@ -11,8 +11,9 @@ use maumau_checkbot::{BotUnderTest, Case, Options, Progress};
 /// The bot is launched once per match with the address and its seat token in MAUMAU_ADDR
 /// (host:port) and MAUMAU_TOKEN ({addr} and {token} in its arguments are replaced too), plays
 /// the match and exits (a bot that never exits fails). Its output goes to a log file per match.
-/// With --connect the kit prints an address and a token instead and waits for the bot to
-/// connect, once per match. Exits non-zero when a check fails.
+/// With --lobby it is launched once and invited to each match through a lobby, as a tournament's
+/// `--entrant 'name=lobby:COMMAND'` is. With --connect the kit prints an address and a token
+/// instead and waits for the bot to connect, once per match. Exits non-zero when a check fails.
 #[derive(clap::Args)]
 pub(crate) struct CheckBotArgs {
     /// A profile the bot plays, optionally with seat counts (`classic`, `classic:2,3`);
@@ -33,8 +34,14 @@ pub(crate) struct CheckBotArgs {
     seed: Option<u64>,
     /// Do not launch the bot: print an address and a token, and wait for the bot to connect
     /// with them, once per match.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lobby")]
     connect: bool,
+    /// Launch the bot once for the whole gauntlet and invite it to each match through a lobby,
+    /// as `maumau tournament --entrant 'name=lobby:COMMAND'` does: the lobby's address and key
+    /// are in MAUMAU_LOBBY_ADDR and MAUMAU_LOBBY_KEY (the SDKs' lobby helpers read them). It
+    /// must exit within 5 s of the lobby's close at the end; its output goes to lobby.log.
+    #[arg(long)]
+    lobby: bool,
     /// Seconds the bot has to join each match (default 30, or 300 with --connect).
     #[arg(long, value_name = "SECONDS")]
     join_timeout: Option<u64>,
@@ -45,7 +52,7 @@ pub(crate) struct CheckBotArgs {
     /// The bot's command and its arguments, after `--`, e.g. `-- ./my-bot --fast`. It is
     /// launched once per match with the server's address (host:port) in MAUMAU_ADDR and its seat
     /// token in MAUMAU_TOKEN ({addr} and {token} in its arguments are replaced too), and must
-    /// play the match and exit within 5 s of its end.
+    /// play the match and exit within 5 s of its end. With --lobby it is launched once instead.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -53,6 +60,7 @@ pub(crate) struct CheckBotArgs {
 pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::Error>> {
     let bot = match (args.connect, args.command.is_empty()) {
         (true, true) => BotUnderTest::Connect,
+        (false, false) if args.lobby => BotUnderTest::Lobby(args.command.clone()),
         (false, false) => BotUnderTest::Command(args.command.clone()),
         (true, false) => return Err("give either --connect or a bot command, not both".into()),
         (false, true) => {

@@ -19,7 +19,7 @@
 //! results either way).
 
 pub mod entrant;
-mod lobby;
+pub mod lobby;
 mod net;
 pub mod schedule;
 mod stats;

@@ -24,6 +24,9 @@
 //! the tournament is over forfeits every game it has not joined from then on; one that opens no
 //! lobby within [`OPEN_TIMEOUT`] of its launch forfeits its games; a seat not joined in time
 //! forfeits as any absent seat does (the server's clock).
+//!
+//! `maumau check-bot --lobby` hosts its bot's lobby here too ([`Lobbies::serve`]): it launches the
+//! program itself, with the same two variables, and hands it the gauntlet's matches one by one.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -37,10 +40,11 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::entrant::{Entrant, Player};
 
-/// How long a program may take from its launch to opening its lobby.
-pub(crate) const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a program may take from its launch to opening its lobby (or to opening it again
+/// after it closed), in a tournament.
+pub const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a program may run on once its lobby is closed at the end of the tournament.
-pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
+pub const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Messages to one open lobby stream.
 type LobbySender = mpsc::Sender<Result<pb::LobbyResponse, Status>>;
@@ -64,24 +68,39 @@ struct Slot {
     capacity: OnceLock<(Arc<Semaphore>, u32)>,
     /// The deadline for opening the lobby.
     launched: tokio::time::Instant,
+    /// What the program is invited for, in reasons: "the tournament".
+    event: &'static str,
 }
 
 impl Slot {
+    /// Marks the program failed, unless it failed already (the first reason stays).
     fn fail(&self, why: String) {
-        self.state.send_replace(State::Failed(why));
+        self.state.send_if_modified(|s| {
+            if matches!(s, State::Failed(_)) {
+                return false;
+            }
+            *s = State::Failed(why);
+            true
+        });
     }
 }
 
 /// A seat of a match reserved for a lobby entrant: room in its lobby until dropped.
-pub(crate) struct Reserved {
+pub struct Reserved {
     slot: Arc<Slot>,
     _permit: OwnedSemaphorePermit,
 }
 
-/// The lobbies of a tournament's lobby entrants, and their programs.
-pub(crate) struct Lobbies {
+/// The lobbies of a tournament's lobby entrants (or of check-bot's bot), and their programs.
+pub struct Lobbies {
     /// By entrant index; `None` for the entrants of other kinds.
     slots: Vec<Option<Arc<Slot>>>,
+    /// The lobby's address, `http://127.0.0.1:PORT`.
+    addr: String,
+    /// How long a program may take to open its lobby, or to open it again.
+    open_timeout: Duration,
+    /// What the programs are invited for, in reasons: "the tournament".
+    event: &'static str,
     /// Set when the tournament is over: lobbies close, programs get their grace.
     over: watch::Sender<bool>,
     /// The programs, each with what went wrong at its end.
@@ -96,18 +115,116 @@ impl Lobbies {
         entrants: &[Entrant],
         logs: Option<&Path>,
     ) -> std::io::Result<Lobbies> {
+        let lobby = |e: &Entrant| matches!(e.player, Player::Lobby(_));
+        let mut lobbies = Lobbies::open(
+            entrants.iter().map(lobby).collect(),
+            OPEN_TIMEOUT,
+            "the tournament",
+        )
+        .await?;
+        for (i, e) in entrants.iter().enumerate() {
+            let (Player::Lobby(command), Some(key)) = (&e.player, lobbies.key(i)) else {
+                continue;
+            };
+            let env = vec![
+                ("MAUMAU_LOBBY_ADDR", lobbies.addr.clone()),
+                ("MAUMAU_LOBBY_KEY", key.to_string()),
+                ("MAUMAU_ENTRANT", e.name.clone()),
+            ];
+            let log = logs.map(|d| d.join(format!("{}-lobby.log", e.name)));
+            let run = crate::net::launch(
+                command.clone(),
+                env,
+                log,
+                lobbies.over.subscribe(),
+                EXIT_GRACE,
+                "the tournament",
+            );
+            lobbies.watch_program(i, e.name.clone(), run);
+        }
+        Ok(lobbies)
+    }
+
+    /// Serves `count` lobbies (entrants `0..count`) on a loopback port and launches nothing: the
+    /// caller launches each program with [`Lobbies::addr`] and [`Lobbies::key`] in
+    /// `MAUMAU_LOBBY_ADDR` and `MAUMAU_LOBBY_KEY`, and hands it to [`Lobbies::watch_program`].
+    /// A program has `open_timeout` to open its lobby (and to open it again after it closed);
+    /// `event` names what it is invited for in reasons ("it drained its lobby before {event} was
+    /// over"). Runs on the current Tokio runtime.
+    pub async fn serve(
+        count: usize,
+        open_timeout: Duration,
+        event: &'static str,
+    ) -> std::io::Result<Lobbies> {
+        Lobbies::open(vec![true; count], open_timeout, event).await
+    }
+
+    /// The address of the lobbies: `http://127.0.0.1:PORT`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// The key of entrant `entrant`'s lobby (`None` for an entrant without one).
+    pub fn key(&self, entrant: usize) -> Option<&str> {
+        Some(&self.slots.get(entrant)?.as_ref()?.key)
+    }
+
+    /// Follows entrant `entrant`'s program, a future that ends with it (`Some(why)` when it ended
+    /// badly): one that ends before [`Lobbies::close`] fails its lobby with that reason, or with
+    /// "its program exited before {event} was over"; [`Lobbies::close`] waits for it.
+    pub fn watch_program(
+        &mut self,
+        entrant: usize,
+        name: String,
+        program: impl Future<Output = Option<String>> + Send + 'static,
+    ) {
+        let Some(slot) = self.slots.get(entrant).cloned().flatten() else {
+            return;
+        };
+        let (over, event) = (self.over.subscribe(), self.event);
+        self.programs.push((
+            name,
+            tokio::spawn(async move {
+                let why = program.await;
+                if !*over.borrow() {
+                    slot.fail(
+                        why.clone().unwrap_or_else(|| {
+                            format!("its program exited before {event} was over")
+                        }),
+                    );
+                }
+                why
+            }),
+        ));
+    }
+
+    /// Completes once [`Lobbies::close`] has been called: from then on a program may exit.
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut over = self.over.subscribe();
+        async move {
+            let _ = over.wait_for(|&done| done).await;
+        }
+    }
+
+    /// Serves a lobby for each `true` of `lobby` (by entrant index).
+    async fn open(
+        lobby: Vec<bool>,
+        open_timeout: Duration,
+        event: &'static str,
+    ) -> std::io::Result<Lobbies> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = format!("http://{}", listener.local_addr()?);
         let launched = tokio::time::Instant::now();
-        let slots: Vec<Option<Arc<Slot>>> = entrants
-            .iter()
-            .map(|e| {
-                matches!(e.player, Player::Lobby(_)).then(|| {
+        let slots: Vec<Option<Arc<Slot>>> = lobby
+            .into_iter()
+            .map(|lobby| {
+                lobby.then(|| {
                     Arc::new(Slot {
                         key: format!("mmt_{:032x}", rand::random::<u128>()),
                         state: watch::Sender::new(State::Waiting),
                         capacity: OnceLock::new(),
                         launched,
+                        event,
                     })
                 })
             })
@@ -115,7 +232,7 @@ impl Lobbies {
         let (over, over_rx) = watch::channel(false);
         let service = TournamentLobby {
             slots: slots.iter().flatten().cloned().collect(),
-            over: over_rx.clone(),
+            over: over_rx,
         };
         let (stop_server, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(
@@ -128,59 +245,29 @@ impl Lobbies {
                     },
                 ),
         );
-        let mut programs = Vec::new();
-        for (e, slot) in entrants.iter().zip(&slots) {
-            let (Player::Lobby(command), Some(slot)) = (&e.player, slot) else {
-                continue;
-            };
-            let env = vec![
-                ("MAUMAU_LOBBY_ADDR", addr.clone()),
-                ("MAUMAU_LOBBY_KEY", slot.key.clone()),
-                ("MAUMAU_ENTRANT", e.name.clone()),
-            ];
-            let log = logs.map(|d| d.join(format!("{}-lobby.log", e.name)));
-            let run = crate::net::launch(
-                command.clone(),
-                env,
-                log,
-                over_rx.clone(),
-                EXIT_GRACE,
-                "the tournament",
-            );
-            let (slot, over) = (slot.clone(), over_rx.clone());
-            programs.push((
-                e.name.clone(),
-                tokio::spawn(async move {
-                    let why = run.await;
-                    if !*over.borrow() {
-                        slot.fail(why.clone().unwrap_or_else(|| {
-                            "its program exited before the tournament was over".into()
-                        }));
-                    }
-                    why
-                }),
-            ));
-        }
         Ok(Lobbies {
             slots,
+            addr,
+            open_timeout,
+            event,
             over,
-            programs,
+            programs: Vec::new(),
             stop_server: Some(stop_server),
         })
     }
 
     /// Waits for room in `entrant`'s lobby (its program's lobby open, fewer matches than its
     /// `max_matches`); `Err` says why it cannot play.
-    pub(crate) async fn reserve(&self, entrant: usize) -> Result<Reserved, String> {
+    pub async fn reserve(&self, entrant: usize) -> Result<Reserved, String> {
         let Some(slot) = self.slots.get(entrant).cloned().flatten() else {
             return Err("it is not a lobby entrant".into());
         };
         let mut state = slot.state.subscribe();
         let opened = slot.capacity.get().is_some();
         let deadline = if opened {
-            tokio::time::Instant::now() + OPEN_TIMEOUT
+            tokio::time::Instant::now() + self.open_timeout
         } else {
-            slot.launched + OPEN_TIMEOUT
+            slot.launched + self.open_timeout
         };
         let timed_out = tokio::time::timeout_at(deadline, async {
             let _ = state.wait_for(|s| !matches!(s, State::Waiting)).await;
@@ -192,12 +279,12 @@ impl Lobbies {
             let why = if opened {
                 format!(
                     "its lobby closed and did not open again within {} s",
-                    OPEN_TIMEOUT.as_secs()
+                    self.open_timeout.as_secs()
                 )
             } else {
                 format!(
                     "its program opened no lobby within {} s of its launch",
-                    OPEN_TIMEOUT.as_secs()
+                    self.open_timeout.as_secs()
                 )
             };
             slot.fail(why.clone());
@@ -224,7 +311,7 @@ impl Lobbies {
 
 impl Reserved {
     /// Sends the invitation; `Err` says why it could not.
-    pub(crate) async fn invite(&self, invitation: pb::Invitation) -> Result<(), String> {
+    pub async fn invite(&self, invitation: pb::Invitation) -> Result<(), String> {
         let tx = match &*self.slot.state.borrow() {
             State::Open(tx) => tx.clone(),
             State::Failed(why) => return Err(why.clone()),
@@ -239,7 +326,7 @@ impl Reserved {
     }
 
     /// Why its program cannot play any more, if it cannot.
-    pub(crate) fn failure(&self) -> Option<String> {
+    pub fn failure(&self) -> Option<String> {
         match &*self.slot.state.borrow() {
             State::Failed(why) => Some(why.clone()),
             _ => None,
@@ -247,7 +334,7 @@ impl Reserved {
     }
 
     /// Tells the program its match ended (best effort: a closed lobby misses it).
-    pub(crate) fn ended(&self, ended: pb::LadderMatchEnded) {
+    pub fn ended(&self, ended: pb::LadderMatchEnded) {
         if let State::Open(tx) = &*self.slot.state.borrow() {
             let _ = tx.try_send(Ok(pb::LobbyResponse {
                 kind: Some(pb::lobby_response::Kind::MatchEnded(ended)),
@@ -257,9 +344,10 @@ impl Reserved {
 }
 
 impl Lobbies {
-    /// Closes every lobby for good, waits for the programs to exit (stopping those still running
-    /// [`EXIT_GRACE`] later) and stops serving; returns a notice per program that ended badly.
-    pub(crate) async fn close(mut self) -> Vec<String> {
+    /// Closes every lobby for good, waits for the programs to exit (the tournament's stop those
+    /// still running [`EXIT_GRACE`] later; a program given to [`Lobbies::watch_program`] must end
+    /// by itself) and stops serving; returns a notice per program that ended badly.
+    pub async fn close(mut self) -> Vec<String> {
         self.over.send_replace(true);
         for slot in self.slots.iter().flatten() {
             if let State::Open(tx) = &*slot.state.borrow() {
@@ -289,8 +377,8 @@ fn closed_message() -> pb::LobbyResponse {
     }
 }
 
-/// Milliseconds since the Unix epoch, `after` from now.
-pub(crate) fn unix_ms_after(after: Duration) -> u64 {
+/// Milliseconds since the Unix epoch, `after` from now (an invitation's join deadline).
+pub fn unix_ms_after(after: Duration) -> u64 {
     (SystemTime::now() + after)
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -450,7 +538,10 @@ impl TournamentLobby {
                     })) => {
                         let closed = *over.borrow();
                         if !closed {
-                            slot.fail("it drained its lobby before the tournament was over".into());
+                            slot.fail(format!(
+                                "it drained its lobby before {} was over",
+                                slot.event
+                            ));
                         }
                         if let Some((c, most)) = slot.capacity.get() {
                             let _ = c.acquire_many(*most).await;
