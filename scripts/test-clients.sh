@@ -12,7 +12,8 @@
 #    pytest also drives the match viewer in Debian's Chromium with Playwright and saves
 #    screenshots of each profile's table in $MAUMAU_TEST_OUTPUT/viewer, by default
 #    target/test-output/viewer);
-# 5. runs `maumau check-bot` on the Python and TypeScript example bots and on the Rust reference
+# 5. runs `maumau check-bot` on the Python and TypeScript example bots (the TypeScript ladder
+#    example with --lobby: one launch for every match; the Python one is in pytest) and on the Rust reference
 #    bots (heuristic, search); exits non-zero on any failure (pytest's "no tests ran" included).
 #
 # Needs only Python 3.11+ with venv and pip, Node 20 with npm, Chromium (Debian: `apt-get install
@@ -140,6 +141,8 @@ check_bot() {
 set +e
 check_bot "the Python example" -- "$VPY" "$PY_DIR/examples/random_bot.py"
 check_bot "the TypeScript example" -- node "$JS_DIR/examples/random-bot.js"
+# The ladder examples stay up: one launch, every match through the lobby (check-bot --lobby).
+check_bot "the TypeScript ladder example, in a lobby" --lobby -- node "$JS_DIR/examples/ladder-bot.js"
 check_bot "maumau bot --kind heuristic" -- "$MAUMAU_BIN" bot --kind heuristic
 # At its default budget the search bot takes up to a few hundred milliseconds a decision in a
 # debug build (scripts/test.sh tests one): give it the server's default 2 s per decision.
