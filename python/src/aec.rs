@@ -46,6 +46,8 @@ pub struct PyAecBase {
     names: Vec<Py<PyString>>,
     /// Each seat's array: the observation ([`OBS_LEN`] floats), then the mask's bytes.
     buffers: Vec<PyBuffer<f32>>,
+    /// What `write` copies into a seat's array (kept to be overwritten, not zeroed, each time).
+    scratch: Box<[f32; BUFFER_LEN]>,
     /// Each seat's observation dict (read-only views of its buffer), copied for the user.
     observations: Vec<Py<PyDict>>,
     /// The cumulative reward of an agent that just acted.
@@ -83,6 +85,7 @@ impl PyAecBase {
             mode: RewardMode::Win,
             names: Vec::new(),
             buffers: Vec::new(),
+            scratch: Box::new([0.0; BUFFER_LEN]),
             observations: Vec::new(),
             zero: PyFloat::new(py, 0.0).unbind(),
             agents: PyList::empty(py).unbind(),
@@ -333,7 +336,9 @@ impl PyAecBase {
     /// class docs.
     fn step(slf: &Bound<'_, Self>, action: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
-        if slf.borrow().over {
+        let mut env = slf.borrow_mut();
+        if env.over {
+            drop(env);
             slf.call_method1(intern!(py, "_was_dead_step"), (action,))?;
             return Ok(());
         }
@@ -345,7 +350,8 @@ impl PyAecBase {
                 .call1((action,))?
                 .extract()?,
         };
-        let human = slf.borrow_mut().apply(py, action)?;
+        let human = env.apply(py, action)?;
+        drop(env);
         if human {
             slf.call_method0(intern!(py, "render"))?;
         }
@@ -450,19 +456,15 @@ impl PyAecBase {
 
     /// Writes `seat`'s observation of the match as it is now into its arrays.
     fn write(&mut self, py: Python<'_>, seat: usize) -> PyResult<()> {
-        let mut out = [0.0; BUFFER_LEN];
-        let (obs, packed) = out.split_at_mut(OBS_LEN);
+        let game = self.bound_game()?.bind(py).borrow();
+        let (obs, packed) = self.scratch.split_at_mut(OBS_LEN);
         let mut mask = [0; MASK_WORDS * 4];
-        encode_seat(
-            &self.bound_game()?.borrow(py).game,
-            seat as u8,
-            obs,
-            &mut mask[..ACTION_COUNT],
-        );
+        encode_seat(&game.game, seat as u8, obs, &mut mask[..ACTION_COUNT]);
+        drop(game);
         for (word, bytes) in packed.iter_mut().zip(mask.chunks_exact(4)) {
             *word = f32::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]].map(|b| b as u8));
         }
-        self.buffers[seat].copy_from_slice(py, &out)?;
+        self.buffers[seat].copy_from_slice(py, &self.scratch[..])?;
         self.fresh |= 1 << seat;
         Ok(())
     }
