@@ -10,9 +10,10 @@ romanian-32 late cure) are not offered: play them through ``Game`` if you need t
   its text);
 - observation: ``{"observation": float32[OBS_LEN], "action_mask": int8[202]}``; the vector's
   layout is ``OBS_LAYOUT`` and the package README, the mask is 1 for the selected agent's legal
-  actions and all 0 for every other agent. The two arrays are read-only views of buffers
-  allocated once per agent and overwritten in place: an agent's arrays are valid until the next
-  ``step()`` or ``reset()``; copy what you keep (``obs["observation"].copy()``);
+  actions and all 0 for every other agent. The dict is new at every call; the two arrays are
+  read-only views of a buffer allocated once per agent and overwritten in place: an agent's
+  arrays are valid until the next ``step()`` or ``reset()``; copy what you keep
+  (``obs["observation"].copy()``);
 - rewards (``reward="win"`` or ``"score"``), given to every seat when a round or the match ends:
   see the package README. A match ends by the rules (or its turn and round guards), so every
   agent terminates together; truncations are never set.

@@ -18,6 +18,7 @@ use pyo3::exceptions::{PyAttributeError, PyKeyError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::core::{OBS_LEN, RewardMode, encode_seat};
 use crate::{InvalidConfig, PyGame};
@@ -101,6 +102,25 @@ impl PyAecBase {
             rewarded: false,
             human: false,
         }
+    }
+
+    /// The Python objects held, for the garbage collector (a user may put the environment in
+    /// its own `infos`).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.game)?;
+        for name in &self.names {
+            visit.call(name)?;
+        }
+        for dict in &self.observations {
+            visit.call(dict)?;
+        }
+        visit.call(&self.agents)?;
+        visit.call(&self.rewards)?;
+        visit.call(&self.cumulative)?;
+        visit.call(&self.terminations)?;
+        visit.call(&self.truncations)?;
+        visit.call(&self.infos)?;
+        visit.call(&self.selection)
     }
 
     /// Takes `game` as the match (not yet dealt to the agents: `_deal` does), the reward mode
@@ -480,6 +500,10 @@ pub struct AgentIterable {
 
 #[pymethods]
 impl AgentIterable {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.env)
+    }
+
     fn __iter__(&self, py: Python<'_>) -> AgentIterator {
         AgentIterator {
             env: self.env.clone_ref(py),
@@ -497,6 +521,10 @@ pub struct AgentIterator {
 
 #[pymethods]
 impl AgentIterator {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.env)
+    }
+
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
