@@ -7,10 +7,12 @@ benchmark, not a test: build the module in release first (`maturin develop --rel
 Every loop plays uniformly random legal actions, so each figure is the cost of the environment
 plus the cheapest possible policy: the Python loops all draw with `random.Random.choice` from the
 legal actions as each environment hands them out (the AEC env: `action_mask.nonzero()[0]`;
-OpenSpiel: `state.legal_actions()`; RLCard: the keys of `state["legal_actions"]`). The vectorized env is measured twice: with the actions drawn
-in Rust (`VecEnv.random_actions`, the environment alone) and drawn in numpy from the masks (what
-a Python policy adds). Ratios are to RLCard's UNO env and OpenSpiel's Python loop, measured in
-the same run.
+OpenSpiel: `state.legal_actions()`; RLCard: the keys of `state["legal_actions"]`). The
+vectorized env is measured twice: with the actions drawn in Rust (`VecEnv.random_actions`, the
+environment alone) and drawn in numpy from the masks (what a Python policy adds). The AEC env's
+loop is also run over a stub env that does nothing, for context: the loop's and the policy's
+own cost, which bounds any AEC env measured this way. Ratios are to RLCard's UNO env and
+OpenSpiel's Python loop, measured in the same run.
 """
 
 from __future__ import annotations
@@ -66,8 +68,8 @@ def vec_numpy_actions(n, seconds):
     return timed(run, seconds)
 
 
-def aec(seconds):
-    env = MauMauEnv(profile="classic", seats=4)
+def aec(seconds, make_env=MauMauEnv):
+    env = make_env(profile="classic", seats=4)
     env.reset(seed=1)
     rng = random.Random(1)
 
@@ -87,6 +89,33 @@ def aec(seconds):
         return count
 
     return timed(run, seconds)
+
+
+class StubEnv:
+    """The AEC loop's environment with nothing behind it, for context: `last()` returns one
+    fixed tuple (a real observation, copied), `step()` does nothing, a match is 200 decisions.
+    Its rate is the loop's and the policy's own cost: no AEC env measured by this loop can be
+    faster."""
+
+    def __init__(self, **config):
+        env = MauMauEnv(**config)
+        env.reset(seed=1)
+        obs = env.last()[0]
+        obs = {"observation": obs["observation"].copy(), "action_mask": obs["action_mask"].copy()}
+        self._last = (obs, 0.0, False, False, {})
+        self._match = [env.agent_selection] * 200
+
+    def reset(self, seed=None):
+        pass
+
+    def agent_iter(self):
+        return iter(self._match)
+
+    def last(self):
+        return self._last
+
+    def step(self, action):
+        pass
 
 
 def openspiel(seconds):
@@ -146,6 +175,9 @@ def main():
             args.envs, t
         ),
         "PettingZoo AEC env (MauMauEnv), Python loop": aec,
+        "  the same loop over a stub env (the loop and policy alone)": lambda t: aec(
+            t, StubEnv
+        ),
         "OpenSpiel crazy_eights, Python loop": openspiel,
         "RLCard UNO env": rlcard_uno,
     }

@@ -1,10 +1,10 @@
 //! The Mau Mau rules engine as the Python module `maumau_engine._core` (PyO3).
 //!
 //! Python users import `maumau_engine`, which re-exports [`PyGame`] as `Game`, [`PyVecEnv`] as
-//! `VecEnv`, the exceptions and the observation layout, and adds the PettingZoo environment
-//! (written in Python on [`aec`]'s `AecCore`). The pure half, the observation vector, the rewards
-//! and the stepping of N games, is [`core`]; this file only converts between Python values and
-//! engine values.
+//! `VecEnv`, the exceptions and the observation layout, and adds the PettingZoo environment (a
+//! Python subclass of [`aec`]'s `AecBase`, which holds the PettingZoo protocol). The pure half,
+//! the observation vector, the rewards and the stepping of N games, is [`core`]; this file only
+//! converts between Python values and engine values.
 //!
 //! Errors are typed: every exception derives from `MaumauError` (a `ValueError`); an action the
 //! engine refuses raises `RejectedAction`, whose `code` is the engine's
@@ -920,7 +920,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyGame>()?;
     m.add_class::<PyVecEnv>()?;
-    m.add_class::<aec::PyAecCore>()?;
+    m.add_class::<aec::PyAecBase>()?;
     m.add("MaumauError", py.get_type::<MaumauError>())?;
     m.add("RejectedAction", py.get_type::<RejectedAction>())?;
     m.add("InvalidAction", py.get_type::<InvalidAction>())?;

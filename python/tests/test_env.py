@@ -90,3 +90,32 @@ def test_observations_are_read_only_buffers_that_match_the_game_at_every_step():
             assert np.array_equal(seen["action_mask"], mask)
         e.step(int(np.flatnonzero(obs["action_mask"])[0]))
         assert e.game.is_over or e.agent_selection == e.possible_agents[e.game.to_act]
+
+
+def test_the_native_protocol_agrees_with_pettingzoos_own_methods_at_every_step(config):
+    """`last`, `agent_iter` and the dicts are native (AecBase); PettingZoo's own `AECEnv.last`
+    and `AECEnv.agent_iter`, reading the same dicts, must see the same thing at every step."""
+    from pettingzoo import AECEnv
+
+    native = MauMauEnv(reward="score", **config)
+    assert isinstance(native, AECEnv)
+    native.reset(seed=3)
+    steps = 0
+    for agent, theirs in zip(native.agent_iter(), AECEnv.agent_iter(native)):
+        assert agent == theirs == native.agent_selection
+        obs, reward, termination, truncation, info = native.last()
+        their_obs, *rest = AECEnv.last(native)
+        assert [reward, termination, truncation, info] == rest
+        assert reward == native._cumulative_rewards[agent]
+        assert set(native.rewards) == set(native.terminations) == set(native.agents)
+        assert set(native.truncations) == set(native.infos) == set(native._cumulative_rewards)
+        for key in ("observation", "action_mask"):
+            assert np.array_equal(obs[key], their_obs[key])
+        if termination or truncation:
+            native.step(None)
+            continue
+        native.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+        steps += 1
+        if steps == 3000:
+            break
+    assert steps > 0
