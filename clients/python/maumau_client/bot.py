@@ -19,7 +19,6 @@ import asyncio
 import hashlib
 import logging
 import queue
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Union
@@ -197,6 +196,7 @@ class _Session:
         self.fallback_used: set[int] = set()
         self.resyncing = False
         self.from_start = False  # the first Join asks for every event from event 1
+        self.hold_back = 0.0  # seconds to wait before sending what handle() queued (rate limited)
 
     # ----- sending ---------------------------------------------------------------------------
 
@@ -338,7 +338,7 @@ class _Session:
             self.pending = None  # the match moved on; a new prompt follows if one is due
             self.pending_index = None
         elif reason == "ERROR_REASON_RATE_LIMITED":
-            time.sleep(0.05)
+            self.hold_back = 0.05  # waited on the event loop, so a lobby's other matches go on
             self._answer(outbox, pending.state_id, self.pending_index or 0)
         elif pending.state_id not in self.fallback_used:
             # The engine refused a listed action: play the first legal one so the match goes on.
@@ -522,6 +522,9 @@ async def _play(
                         report = session.handle(response.message, outbox)
                         if report is not None:
                             return report
+                        if session.hold_back:
+                            await asyncio.sleep(session.hold_back)
+                            session.hold_back = 0.0
                         if outbox:
                             await stream.write(outbox)
                             outbox.clear()
