@@ -7,7 +7,8 @@
     hold_lobby(FirstLegal, "127.0.0.1:50051", keys.version_key, drain=drain)
 
 ``hold_lobby`` opens ``LadderService.Lobby`` with the version key, plays every invitation with
-:func:`maumau_client.run` (several at once, up to ``max_matches``, each on its own thread),
+:func:`maumau_client.run`'s play (several at once, up to ``max_matches``, as tasks on one asyncio
+event loop thread),
 reports what happens to ``on_event`` (by default as log lines such as
 ``waiting: no opponent online (1 bots online)``), reconnects after a dropped lobby with a growing
 delay, and when ``drain`` is set sends ``LobbyDrain``, lets the running matches finish and returns.
@@ -17,16 +18,17 @@ A tournament's ``lobby:`` entrant gets its lobby in the environment (:func:`lobb
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 import grpc
 
-from .bot import Bot, _Outbox, run
+from .bot import Bot, _AioChannel, _Outbox, _play
 from .pb.maumau.v1 import ladder_pb2, ladder_pb2_grpc
 
 __all__ = [
@@ -209,8 +211,9 @@ def hold_lobby(
     returns once every running match is over); raises :class:`LobbyError` when the ladder refuses
     the lobby for good (a bad key, a newer lobby of the same version).
 
-    ``bot`` is a :class:`Bot` (used for every match: with ``max_matches > 1`` it must be safe to
-    call from several threads) or a function that makes one per match, e.g. the class itself.
+    ``bot`` is a :class:`Bot` (used for every match) or a function that makes one per match, e.g.
+    the class itself. Every match runs on one event loop thread, so a bot's hooks are never
+    called at once from two matches; a bot that blocks in them holds up its other matches.
     ``on_event(kind, message)`` hears ``welcome``, ``waiting`` (a ``LobbyWaiting``),
     ``invitation``, ``match_ended``, ``notice``, ``played`` (``(invitation, error or None)``),
     ``dropped`` (the error), ``draining`` and ``drained``; :func:`describe` turns each into a line.
@@ -219,30 +222,36 @@ def hold_lobby(
     stats = stats if stats is not None else LobbyStats()
     make_bot: Callable[[], Bot] = (lambda: bot) if isinstance(bot, Bot) else bot  # type: ignore[assignment]
     hello = ladder_pb2.LobbyHello(version_key=key, max_matches=max_matches, profiles=list(profiles), seats=list(seats))
-    pool = ThreadPoolExecutor(max_workers=max(1, max_matches), thread_name_prefix="maumau-match")
     lock = threading.Lock()
 
-    # One channel per node, shared by every match played there (the lobby's own for this
-    # server): a new channel per match would pay a connection and its handshake each time.
-    channel = grpc.insecure_channel(address)
-    channels = {address: channel}
+    # Every match is a task on one event loop thread, and the matches played on one node share a
+    # channel: a thread, a channel or a handshake per match would cost more than a game.
+    loop = asyncio.new_event_loop()
+    loop_thread = threading.Thread(target=loop.run_forever, daemon=True, name="maumau-matches")
+    loop_thread.start()
+    channels: dict = {}
+    playing: list = []
+    slots = asyncio.Semaphore(max(1, max_matches))  # bound to the loop on first use (3.10+)
 
-    def channel_to(target: str) -> grpc.Channel:
-        with lock:
-            if target not in channels:
-                channels[target] = grpc.insecure_channel(target)
-            return channels[target]
-
-    def play(invitation: ladder_pb2.Invitation) -> None:
+    async def play(invitation: ladder_pb2.Invitation) -> None:
         error = None
         target = _target(invitation.node_address, address)
-        try:
-            run(make_bot(), target, invitation.seat_token, channel=channel_to(target))
-        except Exception as e:  # noqa: BLE001 - reported, the lobby goes on
-            error = e
-            stats.failures.append((invitation, e))
+        async with slots:
+            try:
+                if target not in channels:
+                    channels[target] = _AioChannel(grpc.aio.insecure_channel(target))
+                await _play(make_bot(), target, invitation.seat_token, channels[target])
+            except Exception as e:  # noqa: BLE001 - reported, the lobby goes on
+                error = e
+                stats.failures.append((invitation, e))
         with lock:
             on_event("played", (invitation, error))
+
+    async def close_channels() -> None:
+        for ch in channels.values():
+            await ch.channel.close()
+
+    channel = grpc.insecure_channel(address)  # the lobby's own stream
 
     def event(kind: str, message) -> None:
         with lock:
@@ -290,7 +299,7 @@ def hold_lobby(
                     event(kind, message)
                     if kind == "invitation":
                         stats.invitations += 1
-                        pool.submit(play, message)
+                        playing.append(asyncio.run_coroutine_threadsafe(play(message), loop))
             except grpc.RpcError as e:
                 if e.code() in _FATAL_CODES:
                     refused = _refused("the ladder refused the lobby", e)
@@ -305,9 +314,12 @@ def hold_lobby(
             drain.wait(backoff)
             backoff = min(backoff * 2, max_backoff)
     finally:
-        pool.shutdown(wait=True)
-        for ch in channels.values():
-            ch.close()
+        concurrent.futures.wait(playing)
+        asyncio.run_coroutine_threadsafe(close_channels(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        loop_thread.join()
+        loop.close()
+        channel.close()
     if refused is not None:
         raise refused
     if stats.drained:

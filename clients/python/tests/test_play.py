@@ -7,6 +7,7 @@ import threading
 import time
 
 from maumau_client import Bot, RunStats, run, seed_commitment, verify_seed
+from maumau_client.serve import LocalServer
 from maumau_client.pb.maumau.v1 import (
     errors_pb2,
     match_pb2,
@@ -333,3 +334,20 @@ def test_full_match_with_events_batched_with_prompts(server):
         # Every accepted action of the seat answered once.
         assert st.accepted == report.seats[seat].decisions > 0, st
         assert st.rejected == 0 and bot.rejections == []
+
+
+def test_a_rate_limited_answer_is_sent_again_until_accepted(maumau_bin, tmp_path):
+    # 10 actions a second, bursts of 20: a seat among three quick server bots runs out (unless
+    # its game took 70 ms a decision) and has its answers refused as RATE_LIMITED; run() waits on
+    # its event loop and answers again.
+    data = tmp_path / "data"
+    data.mkdir()
+    with LocalServer(maumau_bin, data, ("--calls-per-second", "10")) as server:
+        created = create_classic(server, remote=1)
+        bot = RecordingBot(8)
+        stats = RunStats()
+        report = run(bot, server.address, created.seat_tokens[0].token, stats=stats)
+    check_report(report, created, seats=4)
+    assert report.seats[0].decisions > 40, "enough decisions to run out of the burst of 20"
+    assert stats.rejected > 0 and set(bot.rejections) == {"ERROR_REASON_RATE_LIMITED"}, bot.rejections
+    assert stats.accepted == report.seats[0].decisions == stats.prompts, stats
