@@ -215,6 +215,46 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             every_game: args.over_grpc,
         });
     }
+    if t.entrants.iter().any(Entrant::is_external) {
+        // External programs run in process groups of their own (so they can be stopped with
+        // whatever they start) and miss the terminal's Ctrl-C: stop them, then leave. Results
+        // stored so far stay; the same command resumes.
+        let resume = if args.seed.is_none() && args.out.is_none() {
+            format!("run it again with --out {} to resume", out.display())
+        } else {
+            "run the same command again to resume".to_string()
+        };
+        // The handler is in place before anything is printed: a Ctrl-C right after the first
+        // lines (or a script's SIGINT on seeing them) used to come before it and go unheard.
+        let (listening, ready) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                let _ = listening.send(());
+                return;
+            };
+            let interrupted = rt.block_on(async move {
+                let sigint =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+                let _ = listening.send(());
+                match sigint {
+                    Ok(mut sigint) => sigint.recv().await.is_some(),
+                    Err(_) => false,
+                }
+            });
+            if interrupted {
+                maumau_tournament::stop_programs();
+                // Not eprintln!: it panics on a closed stderr, and this thread must reach
+                // the exit whatever happens to the message.
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "\nmaumau: interrupted; {resume}");
+                std::process::exit(130);
+            }
+        });
+        let _ = ready.recv();
+    }
     eprintln!(
         "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; {}; writing to {}",
         t.entrants.len(),
@@ -245,32 +285,6 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         // The server's match list links every game to its viewer: live games as a spectator
         // sees them, finished ones with every hand.
         eprintln!("maumau: watch the games at {}/matches", r.url());
-    }
-    if t.entrants.iter().any(Entrant::is_external) {
-        // External programs run in process groups of their own (so they can be stopped with
-        // whatever they start) and miss the terminal's Ctrl-C: stop them, then leave. Results
-        // stored so far stay; the same command resumes.
-        let resume = if args.seed.is_none() && args.out.is_none() {
-            format!("run it again with --out {} to resume", out.display())
-        } else {
-            "run the same command again to resume".to_string()
-        };
-        std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
-                maumau_tournament::stop_programs();
-                // Not eprintln!: it panics on a closed stderr, and this thread must reach
-                // the exit whatever happens to the message.
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "\nmaumau: interrupted; {resume}");
-                std::process::exit(130);
-            }
-        });
     }
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
