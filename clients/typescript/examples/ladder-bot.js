@@ -1,5 +1,5 @@
 // A ladder bot: registers a version (or reads its key), holds its lobby and plays every
-// invitation with a random legal action, until Ctrl-C or SIGTERM drains it.
+// invitation with the policy of random-bot.js (random-policy.js), until Ctrl-C or SIGTERM drains it.
 //
 //   node examples/ladder-bot.js --ladder 127.0.0.1:50051 --register OWNER,BOT,VERSION
 //   node examples/ladder-bot.js --ladder 127.0.0.1:50051 --key-file ~/.maumau-key
@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { LobbyError, holdLobby, lobbyFromEnv, register } from '../src/index.js';
+import { decide } from './random-policy.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,9 +53,8 @@ const drain = new AbortController();
 process.on('SIGINT', () => drain.abort());
 process.on('SIGTERM', () => drain.abort());
 
-const randomLegal = (prompt) => prompt.legal_actions[Math.floor(Math.random() * prompt.legal_actions.length)].index;
 try {
-  const stats = await holdLobby(randomLegal, values.ladder, key, {
+  const stats = await holdLobby(decide, values.ladder, key, {
     maxMatches: Number(values['max-matches']),
     profiles: values.profiles.split(','),
     seats: values.seats.split(',').map(Number),

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 
 import { run, verifySeed } from '../src/index.js';
+import { decide } from './random-policy.js';
 
 const { values } = parseArgs({
   options: {
@@ -17,21 +18,6 @@ const { values } = parseArgs({
 if (!values.token) {
   console.error('usage: node examples/random-bot.js --address HOST:PORT --token SEAT_TOKEN');
   process.exit(2);
-}
-
-// Every required prompt lists the legal actions, each with its dense index.
-function decide(prompt) {
-  const legal = prompt.legal_actions;
-  let choice = legal[Math.floor(Math.random() * legal.length)];
-  const play = choice.action.play;
-  if (play?.suit && play.suit !== 'SUIT_UNSPECIFIED') {
-    // A jack names a suit: the one held most (jacks aside), so that the next turn can follow.
-    const held = (suit) => prompt.observation.hand.filter((c) => c.suit === suit && c.rank !== 'RANK_JACK').length;
-    const same = legal.filter((a) => a.action.play?.card?.rank === play.card.rank
-      && a.action.play.card.suit === play.card.suit && a.action.play.call === play.call);
-    choice = same.reduce((best, a) => (held(a.action.play.suit) > held(best.action.play.suit) ? a : best));
-  }
-  return choice.index;
 }
 
 // Events come with each prompt (one message per decision); { batched: false } as a fourth
