@@ -192,6 +192,13 @@ struct BenchArgs {
     /// Skip the echo baseline.
     #[arg(long)]
     no_echo: bool,
+    /// Instruction counts of the measured window: when each game run's window opens and
+    /// closes, ask callgrind (`callgrind_control --dump`) to dump the counts of the server and of
+    /// this process, for whichever of them runs under `valgrind --tool=callgrind` (the server
+    /// does when `--server-bin` is a script that execs it so). The dump made when the window
+    /// closes holds the window's instructions, to divide by the decisions printed.
+    #[arg(long)]
+    callgrind: bool,
     /// Skip the game load (echo only).
     #[arg(long)]
     no_game: bool,
@@ -376,12 +383,42 @@ impl Row {
 
 /// The counters of the server and of this process over the window.
 /// Also returns the server's RSS when the window opens.
-async fn window_counters(server: &ChildServer, window: Window) -> (Counters, Counters, u64) {
+/// With `callgrind`, has callgrind dump the server's and this process's counts as the window
+/// opens and closes (see `--callgrind`).
+async fn window_counters(
+    server: &ChildServer,
+    window: Window,
+    callgrind: bool,
+) -> (Counters, Counters, u64) {
     tokio::time::sleep_until(window.start).await;
+    if callgrind {
+        callgrind_dump(server.pid(), "window-opens").await;
+    }
     let (s0, c0, rss) = (server.counters(), Counters::read("self"), server.rss_kb());
     tokio::time::sleep_until(window.end).await;
     let (s1, c1) = (server.counters(), Counters::read("self"));
+    if callgrind {
+        callgrind_dump(server.pid(), "window-closes").await;
+    }
     (s1.since(&s0), c1.since(&c0), rss)
+}
+
+/// `callgrind_control --dump=LABEL` for the server and for this process; a process not under
+/// callgrind is left alone (callgrind_control finds nothing to dump).
+async fn callgrind_dump(server: &str, label: &'static str) {
+    let pids = [server.to_string(), std::process::id().to_string()];
+    let done = tokio::task::spawn_blocking(move || {
+        for pid in pids {
+            let out = Command::new("callgrind_control")
+                .arg(format!("--dump={label}"))
+                .arg(pid)
+                .output();
+            if let Err(e) = out {
+                eprintln!("loadgen: callgrind_control: {e}");
+            }
+        }
+    });
+    let _ = done.await;
 }
 
 fn conns(shared: bool) -> &'static str {
@@ -424,7 +461,7 @@ async fn run_game(
             args.seed,
             window
         ),
-        window_counters(&server, window)
+        window_counters(&server, window, args.callgrind)
     );
     let rss_kb = server.rss_kb();
     let peak_kb = server.peak_rss_kb();
@@ -436,6 +473,13 @@ async fn run_game(
             return Err(e);
         }
     };
+    if args.callgrind {
+        eprintln!(
+            "loadgen: {} decisions in the window (server pid {})",
+            load.decisions,
+            server.pid()
+        );
+    }
     server.stop();
     let latency = std::mem::take(&mut load.latencies).summary();
     Ok(Row {
@@ -468,7 +512,7 @@ async fn run_echo(args: &BenchArgs, streams: usize, shared: bool) -> Result<Row,
     let url = server.url();
     let (load, (server_counters, client_counters, rss_start_kb)) = tokio::join!(
         echo::load(&url, streams, shared, window),
-        window_counters(&server, window)
+        window_counters(&server, window, args.callgrind)
     );
     let rss_kb = server.rss_kb();
     let peak_kb = server.peak_rss_kb();

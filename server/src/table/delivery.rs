@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::Table;
 use super::seat::unix_ms;
-use crate::frames::{Prompt, Staged, numbered_event};
+use crate::frames::{Frame, Prompt, Staged, numbered_event};
 use crate::outbox::{Out, Outbox};
 
 /// How a seat's connection receives events (`Join.event_delivery`).
@@ -79,6 +79,96 @@ pub(super) enum Queued {
     /// The connection's queue was full or closed: the connection is dropped (its client resumes
     /// from its last event number), so the seat is away from now on.
     Lost,
+}
+
+/// The messages of one step that several seats receive alike, encoded once: an event
+/// (as they happen) or an `EventBatch` of events alone (per step, for a seat the step neither
+/// prompted nor answered). Seats that see an event alike share its encoded bytes
+/// ([`Table::broadcast`]), so messages made of the same bytes, by address, are the same message.
+#[derive(Default)]
+pub(super) struct StepFrames {
+    events: Vec<(Bytes, Frame)>,
+    batches: Vec<(Vec<Bytes>, Frame)>,
+}
+
+/// Whether two lists of encoded events are the same bytes (not merely equal ones).
+fn same(a: &[Bytes], b: &[Bytes]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.as_ptr() == y.as_ptr() && x.len() == y.len())
+}
+
+impl StepFrames {
+    /// `m` encoded, or the frame a seat that saw the same was sent. A batch's emptied vectors
+    /// go back to `held` and `held_accepted` when those have none, so the next step's events
+    /// and answers are held without allocating.
+    fn encode(
+        &mut self,
+        m: Staged,
+        held: &mut Vec<Bytes>,
+        held_accepted: &mut Vec<pb::ActionAccepted>,
+    ) -> Frame {
+        match m {
+            Staged::Event(e) => {
+                if let Some((_, f)) = self
+                    .events
+                    .iter()
+                    .find(|(b, _)| b.as_ptr() == e.as_ptr() && b.len() == e.len())
+                {
+                    return f.clone();
+                }
+                let f = Staged::Event(e.clone()).encode();
+                self.events.push((e, f.clone()));
+                f
+            }
+            Staged::Batch {
+                events,
+                prompt: None,
+                accepted,
+            } if accepted.is_empty() => {
+                if let Some((_, f)) = self.batches.iter().find(|(b, _)| same(b, &events)) {
+                    let f = f.clone();
+                    recycle(events, held);
+                    recycle(accepted, held_accepted);
+                    return f;
+                }
+                let m = Staged::Batch {
+                    events,
+                    prompt: None,
+                    accepted,
+                };
+                let f = m.encode();
+                if let Staged::Batch {
+                    events, accepted, ..
+                } = m
+                {
+                    self.batches.push((events, f.clone()));
+                    recycle(accepted, held_accepted);
+                }
+                f
+            }
+            m => {
+                let f = m.encode();
+                if let Staged::Batch {
+                    events, accepted, ..
+                } = m
+                {
+                    recycle(events, held);
+                    recycle(accepted, held_accepted);
+                }
+                f
+            }
+        }
+    }
+}
+
+/// Gives `v`'s room to `to`, emptied, if `to` has none.
+fn recycle<T>(mut v: Vec<T>, to: &mut Vec<T>) {
+    if to.capacity() == 0 && v.capacity() > 0 {
+        v.clear();
+        *to = v;
+    }
 }
 
 impl Feed {
@@ -170,18 +260,30 @@ impl Feed {
 
     /// Queues what was staged as one item of the connection's queue; under
     /// [`Delivery::PerStep`] what the step held goes with it, as one `EventBatch`.
+    #[cfg(test)]
     pub(super) fn queue(&mut self) -> Queued {
+        self.queue_with(&mut StepFrames::default())
+    }
+
+    /// [`Feed::queue`], taking from `frames` the messages other seats' connections were sent
+    /// alike this step instead of encoding them again.
+    pub(super) fn queue_with(&mut self, frames: &mut StepFrames) -> Queued {
         if self.delivery == Delivery::PerStep && self.conn.is_some() {
             self.release();
         }
         if self.staged.is_empty() {
             return Queued::Done(None);
         }
-        let batch = std::mem::take(&mut self.staged);
         let Some((_, outbox)) = self.conn.as_ref() else {
+            self.staged.clear();
             return Queued::Done(None);
         };
-        match outbox.put(Out::Frames(batch.iter().map(Staged::encode).collect())) {
+        // Drained, not taken: the staging vector keeps its room for the next step.
+        let mut out = Vec::with_capacity(self.staged.len());
+        for m in self.staged.drain(..) {
+            out.push(frames.encode(m, &mut self.held, &mut self.held_accepted));
+        }
+        match outbox.put(Out::Frames(out)) {
             Ok(waker) => Queued::Done(waker),
             Err(_) => {
                 self.disconnect();
@@ -243,16 +345,16 @@ impl Table {
     /// Queues what was staged for a seat as one item and wakes its connection; a full or closed
     /// queue drops the connection (the client resumes from its last event number).
     pub(super) fn flush_seat(&mut self, s: Seat) {
-        if let Some(w) = self.queue_seat(s) {
+        if let Some(w) = self.queue_seat(s, &mut StepFrames::default()) {
             w.wake();
         }
     }
 
     /// Queues what was staged for a seat as one item; returns the connection's waker, to wake
     /// when the step's messages are all queued. A lost connection leaves the seat away.
-    pub(super) fn queue_seat(&mut self, s: Seat) -> Option<Waker> {
+    pub(super) fn queue_seat(&mut self, s: Seat, frames: &mut StepFrames) -> Option<Waker> {
         let seat = &mut self.seats[s as usize];
-        match seat.feed.queue() {
+        match seat.feed.queue_with(frames) {
             Queued::Done(waker) => waker,
             Queued::Lost => {
                 seat.away_since = Some(Instant::now());
@@ -265,8 +367,9 @@ impl Table {
     /// carries several seats finds all of their messages when it runs, and writes them at once.
     pub(super) fn flush(&mut self) {
         let mut wake = Vec::new();
+        let mut frames = StepFrames::default();
         for s in 0..self.game.seats() {
-            wake.extend(self.queue_seat(s));
+            wake.extend(self.queue_seat(s, &mut frames));
         }
         if !self.spectators_staged.is_empty() {
             // Encoded once for every spectator.
