@@ -7,14 +7,17 @@
 //! set (see [`faulty_bot`]); the Python one is `tests/bots/deep_traceback.py`.
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
+use common::check;
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::engine::{Action, Observation};
 use maumau_bot_sdk::runner::{RunOptions, run as run_bot};
-use maumau_checkbot::{BotUnderTest, Case, CheckResult, Options, Report, run};
+use maumau_checkbot::{BotUnderTest, Report};
 
 /// The lines of a Go panic as a Go bot prints it: the message first, then a long trace.
 fn go_panic() -> String {
@@ -133,19 +136,9 @@ async fn gauntlet(bot: BotUnderTest, logs: &Path) -> Report {
 
 /// The gauntlet on classic with two seats, with this deadline.
 async fn gauntlet_with(bot: BotUnderTest, logs: &Path, deadline: Duration) -> Report {
-    let mut options = Options::new(bot);
-    options.cases = Case::parse("classic:2").unwrap();
-    options.log_dir = Some(logs.to_path_buf());
+    let mut options = common::classic_pair(bot, logs);
     options.deadline = deadline;
-    run(options, |_| {}).await.expect("the kit runs")
-}
-
-fn check<'a>(report: &'a Report, name: &str) -> &'a CheckResult {
-    report
-        .checks
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no check `{name}` in\n{report}"))
+    common::gauntlet(options).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,34 +1,16 @@
 //! The conformance kit end to end: a real local server, the proxy, and bots that pass or fail.
 #![allow(missing_docs)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{check, gauntlet};
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::engine::{Action, Observation};
-use maumau_checkbot::{BotUnderTest, Case, CheckResult, Options, Report, run};
-
-async fn gauntlet(options: Options) -> Report {
-    let mut seen = Vec::new();
-    let report = run(options, |p| {
-        if let maumau_checkbot::Progress::Check(c) = p {
-            seen.push(c.clone());
-        }
-    })
-    .await
-    .expect("the kit runs");
-    assert_eq!(seen, report.checks, "every check is reported as it ends");
-    report
-}
-
-fn check<'a>(report: &'a Report, name: &str) -> &'a CheckResult {
-    report
-        .checks
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no check `{name}` in\n{report}"))
-}
+use maumau_checkbot::{BotUnderTest, Case, Options, run};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heuristic_reference_bot_passes_every_check() {

@@ -12,15 +12,18 @@
 //! cli/tests/check_bot_lobby.rs.)
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use common::check;
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::HeuristicBot;
 use maumau_bot_sdk::lobby::{LobbyEvent, LobbyOptions, play_ladder};
-use maumau_checkbot::{BotUnderTest, Case, CheckResult, Options, Report, run};
+use maumau_checkbot::{BotUnderTest, Report};
 use tokio::sync::Notify;
 
 /// Not a test: a lobby bot, when the kit launches this program with `CHECKBOT_LOBBY_FIXTURE` set
@@ -101,28 +104,9 @@ fn fixture(fixture: &str) -> BotUnderTest {
 
 /// The gauntlet on classic with two seats (seven matches), the bot's output kept in `logs`.
 async fn gauntlet(bot: BotUnderTest, logs: &Path, join_timeout: Duration) -> Report {
-    let mut options = Options::new(bot);
-    options.cases = Case::parse("classic:2").unwrap();
-    options.log_dir = Some(logs.to_path_buf());
+    let mut options = common::classic_pair(bot, logs);
     options.join_timeout = join_timeout;
-    let mut seen = Vec::new();
-    let report = run(options, |p| {
-        if let maumau_checkbot::Progress::Check(c) = p {
-            seen.push(c.clone());
-        }
-    })
-    .await
-    .expect("the kit runs");
-    assert_eq!(seen, report.checks, "every check is reported as it ends");
-    report
-}
-
-fn check<'a>(report: &'a Report, name: &str) -> &'a CheckResult {
-    report
-        .checks
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no check `{name}` in\n{report}"))
+    common::gauntlet(options).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
