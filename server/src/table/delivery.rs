@@ -259,15 +259,10 @@ impl Feed {
     }
 
     /// Queues what was staged as one item of the connection's queue; under
-    /// [`Delivery::PerStep`] what the step held goes with it, as one `EventBatch`.
-    #[cfg(test)]
-    pub(super) fn queue(&mut self) -> Queued {
-        self.queue_with(&mut StepFrames::default())
-    }
-
-    /// [`Feed::queue`], taking from `frames` the messages other seats' connections were sent
-    /// alike this step instead of encoding them again.
-    pub(super) fn queue_with(&mut self, frames: &mut StepFrames) -> Queued {
+    /// [`Delivery::PerStep`] what the step held goes with it, as one `EventBatch`. Messages other
+    /// seats' connections were sent alike this step are taken from `frames` instead of being
+    /// encoded again.
+    pub(super) fn queue(&mut self, frames: &mut StepFrames) -> Queued {
         if self.delivery == Delivery::PerStep && self.conn.is_some() {
             self.release();
         }
@@ -354,7 +349,7 @@ impl Table {
     /// when the step's messages are all queued. A lost connection leaves the seat away.
     pub(super) fn queue_seat(&mut self, s: Seat, frames: &mut StepFrames) -> Option<Waker> {
         let seat = &mut self.seats[s as usize];
-        match seat.feed.queue_with(frames) {
+        match seat.feed.queue(frames) {
             Queued::Done(waker) => waker,
             Queued::Lost => {
                 seat.away_since = Some(Instant::now());
@@ -574,7 +569,10 @@ mod tests {
         feed.event(Bytes::from_static(b"e3"));
         feed.release();
         assert_eq!(shape(&feed), ["B(1,false,0)"]);
-        assert!(matches!(feed.queue(), Queued::Done(_)));
+        assert!(matches!(
+            feed.queue(&mut StepFrames::default()),
+            Queued::Done(_)
+        ));
         assert!(feed.held.is_empty() && feed.held_prompt.is_none());
     }
 
@@ -599,7 +597,10 @@ mod tests {
         feed.event(Bytes::from_static(b"e1"));
         feed.send(pong());
         assert!(feed.staged.is_empty() && feed.held.is_empty());
-        assert!(matches!(feed.queue(), Queued::Done(None)));
+        assert!(matches!(
+            feed.queue(&mut StepFrames::default()),
+            Queued::Done(None)
+        ));
         assert!(!feed.is_on(0));
     }
 
@@ -608,7 +609,10 @@ mod tests {
         let (mut feed, _rx) = connected(Delivery::WithPrompt, 1);
         assert!(feed.is_on(7) && !feed.is_on(8));
         feed.send(pong());
-        assert!(matches!(feed.queue(), Queued::Done(_)));
+        assert!(matches!(
+            feed.queue(&mut StepFrames::default()),
+            Queued::Done(_)
+        ));
         assert!(
             feed.staged.is_empty(),
             "the step's messages went as one item"
@@ -617,7 +621,7 @@ mod tests {
         feed.hold_accepted(accepted(4));
         feed.send(pong());
         assert!(
-            matches!(feed.queue(), Queued::Lost),
+            matches!(feed.queue(&mut StepFrames::default()), Queued::Lost),
             "the queue holds one item"
         );
         assert!(feed.conn.is_none());
