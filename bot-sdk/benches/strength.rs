@@ -34,6 +34,12 @@
 //!
 //! - `SEARCH_INSTRUCTIONS=classic/4:trusted`: only counts a few search decisions for callgrind
 //!   (see `instructions_mode`).
+//! - `STRENGTH_DEALS_OUT=FILE`: also writes every deal's result to FILE, one tab-separated line
+//!   per deal and path (case, pair, path, deal, A's win share, A's score advantage).
+//! - `STRENGTH_COMPARE=BEFORE,AFTER`: plays nothing; reads two such files (of two builds run side
+//!   by side on the same deals, for example the engine before and after a change) and prints,
+//!   for every case, pair and path in both, each one's win share and the paired difference
+//!   AFTER − BEFORE over their common deals, with 95% intervals.
 //!
 //! Progress goes to stderr; the table to stdout.
 //!
@@ -391,6 +397,80 @@ fn path_name(search: Search) -> &'static str {
     if search.checked { "checked" } else { "trusted" }
 }
 
+/// One run's per-deal win shares (`STRENGTH_DEALS_OUT`), by case, pair and path, then deal.
+type Deals =
+    std::collections::BTreeMap<(String, String, String), std::collections::BTreeMap<u64, f64>>;
+
+fn read_deals(path: &str) -> Deals {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("STRENGTH_COMPARE: cannot read {path}: {e}"));
+    let mut deals = Deals::new();
+    for (n, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let parsed = (f.len() == 6)
+            .then(|| Some((f[3].parse::<u64>().ok()?, f[4].parse::<f64>().ok()?)))
+            .flatten();
+        let Some((deal, win)) = parsed else {
+            panic!(
+                "STRENGTH_COMPARE: {path} line {}: not a deal line: {line:?}",
+                n + 1
+            );
+        };
+        deals
+            .entry((f[0].into(), f[1].into(), f[2].into()))
+            .or_default()
+            .insert(deal, win);
+    }
+    deals
+}
+
+/// `STRENGTH_COMPARE`: the paired difference of two runs' win shares, deal by deal.
+fn compare(before: &str, after: &str) {
+    let (b, a) = (read_deals(before), read_deals(after));
+    println!(
+        "A's win share before ({before}) and after ({after}), and after - before paired over the common deals; 95% intervals\n"
+    );
+    println!(
+        "{:<17} {:<20} {:<8} {:>6} {:>15} {:>15} {:>17}",
+        "case", "A-B", "path", "deals", "before", "after", "after - before"
+    );
+    for (key, after_deals) in &a {
+        let Some(before_deals) = b.get(key) else {
+            continue;
+        };
+        let common: Vec<(f64, f64)> = after_deals
+            .iter()
+            .filter_map(|(d, &x)| Some((before_deals.get(d).copied()?, x)))
+            .collect();
+        if common.len() < 2 {
+            continue;
+        }
+        let (bm, bc) = mean_ci(&common.iter().map(|p| p.0).collect::<Vec<_>>());
+        let (am, ac) = mean_ci(&common.iter().map(|p| p.1).collect::<Vec<_>>());
+        let (dm, dc) = mean_ci(&common.iter().map(|p| p.1 - p.0).collect::<Vec<_>>());
+        let verdict = if dm - dc > 0.0 {
+            "rises"
+        } else if dm + dc < 0.0 {
+            "falls"
+        } else {
+            "not separated"
+        };
+        println!(
+            "{:<17} {:<20} {:<8} {:>6} {:>6.3} ± {:<6.3} {:>6.3} ± {:<6.3} {:>+7.3} ± {:<6.3} {verdict}",
+            key.0,
+            key.1,
+            key.2,
+            common.len(),
+            bm,
+            bc,
+            am,
+            ac,
+            dm,
+            dc
+        );
+    }
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
@@ -412,6 +492,17 @@ fn main() {
         instructions_mode(&spec);
         return;
     }
+    if let Ok(files) = std::env::var("STRENGTH_COMPARE") {
+        let (before, after) = files
+            .split_once(',')
+            .expect("STRENGTH_COMPARE=BEFORE,AFTER");
+        compare(before, after);
+        return;
+    }
+    let mut deals_out = std::env::var("STRENGTH_DEALS_OUT").ok().map(|path| {
+        std::fs::File::create(&path)
+            .unwrap_or_else(|e| panic!("STRENGTH_DEALS_OUT: cannot create {path}: {e}"))
+    });
     let games: u64 = env("STRENGTH_GAMES").unwrap_or(600);
     let iterations: u32 = env("SEARCH_ITERATIONS").unwrap_or(SearchBot::DEFAULT_ITERATIONS);
     let ms: Option<u64> = env("SEARCH_MS");
@@ -533,6 +624,17 @@ fn main() {
             for (v, &search) in variants.iter().enumerate() {
                 let win: Vec<f64> = per_deal.iter().map(|r| r[v].0).collect();
                 let adv: Vec<f64> = per_deal.iter().map(|r| r[v].1).collect();
+                if let Some(out) = deals_out.as_mut() {
+                    use std::io::Write;
+                    for (deal, (w, d)) in win.iter().zip(&adv).enumerate() {
+                        writeln!(
+                            out,
+                            "{profile}/{seats}\t{a}-{b}\t{}\t{deal}\t{w}\t{d}",
+                            path_name(search)
+                        )
+                        .expect("STRENGTH_DEALS_OUT: write");
+                    }
+                }
                 let ms = if a == BotKind::Search {
                     let times = Arc::new(Mutex::new(Vec::new()));
                     for deal in 0..timed_deals {
