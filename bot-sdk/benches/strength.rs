@@ -448,13 +448,7 @@ fn compare(before: &str, after: &str) {
         let (bm, bc) = mean_ci(&common.iter().map(|p| p.0).collect::<Vec<_>>());
         let (am, ac) = mean_ci(&common.iter().map(|p| p.1).collect::<Vec<_>>());
         let (dm, dc) = mean_ci(&common.iter().map(|p| p.1 - p.0).collect::<Vec<_>>());
-        let verdict = if dm - dc > 0.0 {
-            "rises"
-        } else if dm + dc < 0.0 {
-            "falls"
-        } else {
-            "not separated"
-        };
+        let verdict = verdict(dm, dc, 0.0, ["rises", "falls"]);
         println!(
             "{:<17} {:<20} {:<8} {:>6} {:>6.3} ± {:<6.3} {:>6.3} ± {:<6.3} {:>+7.3} ± {:<6.3} {verdict}",
             key.0,
@@ -468,6 +462,18 @@ fn compare(before: &str, after: &str) {
             dm,
             dc
         );
+    }
+}
+
+/// Whether a mean with a 95% half-width `ci` lies above `even` (`words[0]`), below it
+/// (`words[1]`), or its interval covers it.
+fn verdict(mean: f64, ci: f64, even: f64, words: [&'static str; 2]) -> &'static str {
+    if mean - ci > even {
+        words[0]
+    } else if mean + ci < even {
+        words[1]
+    } else {
+        "not separated"
     }
 }
 
@@ -656,13 +662,7 @@ fn main() {
                 };
                 let (wm, wc) = mean_ci(&win);
                 let (dm, dc) = mean_ci(&adv);
-                let verdict = if wm - wc > 0.5 {
-                    "A stronger"
-                } else if wm + wc < 0.5 {
-                    "B stronger"
-                } else {
-                    "not separated"
-                };
+                let verdict = verdict(wm, wc, 0.5, ["A stronger", "B stronger"]);
                 let name = if variants.len() > 1 {
                     format!("{a} ({})", path_name(search))
                 } else {
