@@ -88,6 +88,7 @@ async fn a_silent_seat_gets_the_default_action_at_every_deadline() {
         max_timeouts: 100_000,
         disconnect_grace_ms: 600_000,
         give_up: pb::GiveUpPolicy::Bot as i32,
+        ..Default::default()
     };
     let created = create_match(
         &mut matches,
@@ -184,6 +185,7 @@ async fn after_max_timeouts_the_bot_plays_the_seat() {
                 max_timeouts: 3,
                 disconnect_grace_ms: 600_000,
                 give_up: pb::GiveUpPolicy::Bot as i32,
+                ..Default::default()
             }),
             bots: bots(1..3),
             ..Default::default()
@@ -239,6 +241,7 @@ async fn after_max_timeouts_a_forfeiting_seat_is_placed_last() {
                 max_timeouts: 2,
                 disconnect_grace_ms: 600_000,
                 give_up: pb::GiveUpPolicy::Forfeit as i32,
+                ..Default::default()
             }),
             bots: bots(1..3),
             ..Default::default()
@@ -302,6 +305,7 @@ async fn a_seat_away_longer_than_the_grace_gives_up() {
                     max_timeouts: 3,
                     disconnect_grace_ms: 3_000,
                     give_up: policy as i32,
+                    ..Default::default()
                 }),
                 ..Default::default()
             },

@@ -248,6 +248,7 @@ fn random_request(
             resume: None,
             // Both deliveries, and a value the server does not know.
             event_delivery: rng.below(4) as i32,
+            ..Default::default()
         })),
         8..=9 => Some(K::Resume(pb::Resume {
             last_event_number: match rng.below(3) {

@@ -2,7 +2,8 @@
 //!
 //! - `grpc.health.v1.Health/Check` answers SERVING for the server and both services.
 //! - Server reflection (v1 and v1alpha) lists `maumau.v1.PlayService` and
-//!   `maumau.v1.MatchService` and serves their descriptors.
+//!   `maumau.v1.MatchService` (and not the ladder's service, which a plain server does not
+//!   answer) and serves their descriptors.
 //! - grpc-web: a plain HTTP/1.1 POST with `application/grpc-web+proto` and a framed body reaches
 //!   MatchService/ListMatches.
 //! - ListMatches pages (page_size, next_page_token), newest first, and filters by status.
@@ -232,6 +233,11 @@ async fn reflection_lists_and_describes_the_services_in_v1_and_v1alpha() {
         ] {
             assert!(names.contains(&want), "{package}: {want} in {names:?}");
         }
+        // Only the services that answer: a plain server has no ladder, so it does not list it.
+        assert!(
+            !names.contains(&"maumau.v1.LadderService"),
+            "{package}: a server without the ladder lists LadderService: {names:?}"
+        );
         for (answer, (file, service, method)) in answers[1..3].iter().zip([
             ("maumau/v1/play.proto", "PlayService", "Play"),
             ("maumau/v1/match.proto", "MatchService", "ListMatches"),

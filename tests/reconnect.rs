@@ -70,6 +70,7 @@ async fn spectate(
             token: token.to_string(),
             client_name: "spectator".into(),
             resume: None,
+            ..Default::default()
         })
         .await
         .expect("watch")

@@ -84,6 +84,7 @@ async fn spectators_see_public_information_only_and_the_replay_reveals_every_han
                 token: created.spectator_token.clone(),
                 client_name: "spectator".into(),
                 resume: None,
+                ..Default::default()
             })
             .await
             .expect("watch")
@@ -97,6 +98,7 @@ async fn spectators_see_public_information_only_and_the_replay_reveals_every_han
                         last_event_number: 0,
                         snapshot: false,
                     }),
+                    ..Default::default()
                 },
                 &created.spectator_token,
             ))

@@ -221,6 +221,7 @@ async fn a_token_acts_only_for_its_own_seat_in_its_own_match() {
             token: token_idle_a.clone(),
             client_name: String::new(),
             resume: None,
+            ..Default::default()
         })
         .await
         .expect("watch")
@@ -346,6 +347,7 @@ async fn a_seat_sees_its_own_drawn_cards_and_nobody_elses() {
                     last_event_number: 0,
                     snapshot: false,
                 }),
+                ..Default::default()
             })
             .await
             .expect("watch")

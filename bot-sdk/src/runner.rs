@@ -171,6 +171,7 @@ async fn play_once(
             snapshot: false,
         }),
         event_delivery: options.event_delivery() as i32,
+        ..Default::default()
     };
     let send = |kind| pb::PlayRequest { kind: Some(kind) };
     if tx
@@ -281,6 +282,7 @@ async fn play_once(
                 pb::server_message::Kind::Welcome(_)
                 | pb::server_message::Kind::Accepted(_)
                 | pb::server_message::Kind::Pong(_)
+                | pb::server_message::Kind::Heartbeat(_)
                 | pb::server_message::Kind::Batch(_) => {}
             }
         }

@@ -240,6 +240,7 @@ fn normal_clock() -> pb::TimeControl {
         max_timeouts: 3,
         disconnect_grace_ms: 5_000,
         give_up: pb::GiveUpPolicy::Bot as i32,
+        ..Default::default()
     }
 }
 
@@ -940,6 +941,7 @@ async fn watch_to_end(
             token: spectator_token,
             client_name: "check-bot".into(),
             resume: None,
+            ..Default::default()
         })
         .await
         .ok()?

@@ -110,6 +110,16 @@ pub(crate) struct ServeArgs {
     /// bot would otherwise wait for (docs/LADDER.md, "House bots").
     #[arg(long, value_name = "KINDS", value_delimiter = ',')]
     house_bots: Vec<String>,
+    /// Let web pages of this origin call the server from a browser (CORS for gRPC-web and the
+    /// viewer's JSON), e.g. https://cards.example or http://127.0.0.1:8080; repeatable; `*`
+    /// allows every origin. No cookies are ever allowed: pages send seat tokens in the
+    /// `authorization` header.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// Send a Heartbeat on every Play and Watch stream that has been silent this long, so that
+    /// proxies which close idle connections keep it; 0 sends none [default: 15000].
+    #[arg(long, value_name = "MS")]
+    heartbeat_ms: Option<u64>,
 }
 
 /// A built-in bot's kind by name, for `--house-bots`.
@@ -154,7 +164,7 @@ struct FileConfig {
     bank_ms: Option<u64>,
     max_timeouts: Option<u32>,
     disconnect_grace_ms: Option<u64>,
-    /// `bot` or `forfeit`.
+    /// `bot`, `forfeit` or `bot-until-back`.
     give_up: Option<String>,
     /// Run the ladder (like `--ladder`).
     ladder: Option<bool>,
@@ -190,6 +200,10 @@ struct FileConfig {
     resumes_per_minute: Option<u32>,
     /// Like `--registrations-per-minute`.
     registrations_per_minute: Option<u32>,
+    /// Like `--allow-origin`, as a list.
+    allow_origins: Option<Vec<String>>,
+    /// Like `--heartbeat-ms` (0: none).
+    heartbeat_ms: Option<u64>,
 }
 
 /// The connection and call limits: flags win over the file, which wins over the defaults.
@@ -225,6 +239,14 @@ fn connection_limits(
     }
     if let Some(v) = args.resumes_per_minute.or(file.resumes_per_minute) {
         config.resumes_per_minute = v;
+    }
+    if let Some(v) = args.heartbeat_ms.or(file.heartbeat_ms) {
+        config.heartbeat_interval = (v > 0).then(|| ms(v));
+    }
+    if !args.allow_origins.is_empty() {
+        config.allow_origins = args.allow_origins.clone();
+    } else if let Some(origins) = &file.allow_origins {
+        config.allow_origins = origins.clone();
     }
     let positive = [
         ("handshake_timeout_ms", config.handshake_timeout.is_zero()),
@@ -345,8 +367,12 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         t.give_up = match v.as_str() {
             "bot" => GiveUp::Bot,
             "forfeit" => GiveUp::Forfeit,
+            "bot-until-back" => GiveUp::BotUntilBack,
             other => {
-                return Err(format!("give_up = {other:?}: expected \"bot\" or \"forfeit\"").into());
+                return Err(format!(
+                    "give_up = {other:?}: expected \"bot\", \"forfeit\" or \"bot-until-back\""
+                )
+                .into());
             }
         };
     }

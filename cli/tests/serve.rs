@@ -387,6 +387,7 @@ fn relaxed_clock() -> pb::TimeControl {
         max_timeouts: 3,
         disconnect_grace_ms: 600_000,
         give_up: pb::GiveUpPolicy::Bot as i32,
+        ..Default::default()
     }
 }
 

@@ -100,6 +100,11 @@ impl maumau_server::Extension for OnServer {
         );
     }
 
+    fn service_names(&self) -> Vec<String> {
+        use tonic::server::NamedService;
+        vec![pb::ladder_service_server::LadderServiceServer::<LadderApi>::NAME.to_string()]
+    }
+
     fn page(
         &self,
         uri: &tonic::codegen::http::Uri,

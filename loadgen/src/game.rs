@@ -298,6 +298,7 @@ async fn play_seat<R: Incoming>(
             client_name: "loadgen".into(),
             resume: None,
             event_delivery: delivery.to_wire() as i32,
+            ..Default::default()
         })),
     };
     if tx.send(join).await.is_err() {

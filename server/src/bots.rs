@@ -64,6 +64,11 @@ impl BuiltinBot {
         }
     }
 
+    /// The bot's name (`random`, `heuristic`, `search`), shown as the seat's player name.
+    pub(crate) fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
     /// Shows the bot the events it has not seen yet, redacted for its seat.
     fn catch_up(bot: &mut dyn Bot, seen: &mut usize, seat: Seat, log: &[Event]) {
         if bot.listens() {

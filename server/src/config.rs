@@ -62,6 +62,15 @@ pub struct ServerConfig {
     /// answers waits there instead of reconnecting at once with a fresh budget. Keep it shorter
     /// than `handshake_timeout`, so a flooder holds no socket longer than a silent client.
     pub flood_hold: Duration,
+    /// Web pages of these origins (`scheme://host[:port]`, or `*` for any) may call the
+    /// gRPC-web services and read the viewer's JSON from a browser (CORS). Empty (the default):
+    /// no cross-origin request is answered. Credentials (cookies) are never allowed: a page
+    /// sends a seat's token in the `authorization` header.
+    pub allow_origins: Vec<String>,
+    /// Every server stream (Play, Watch) that has sent nothing for this long gets a
+    /// `Heartbeat` message, so that proxies which close idle connections keep it open; `None`
+    /// sends none.
+    pub heartbeat_interval: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -85,6 +94,8 @@ impl Default for ServerConfig {
             calls_per_second: 1_000,
             resumes_per_minute: 60,
             flood_hold: Duration::from_secs(5),
+            allow_origins: Vec::new(),
+            heartbeat_interval: Some(Duration::from_secs(15)),
         }
     }
 }
@@ -116,6 +127,9 @@ pub enum GiveUp {
     Bot,
     /// It forfeits: the server plays the default action for it and it is placed last.
     Forfeit,
+    /// The built-in random bot plays for it while it is away; its client takes the seat back by
+    /// joining again.
+    BotUntilBack,
 }
 
 /// A match's clock (see `TimeControl` in `proto/maumau/v1/rules.proto`).
@@ -131,6 +145,9 @@ pub struct TimeControl {
     pub disconnect_grace: Duration,
     /// What giving up means.
     pub give_up: GiveUp,
+    /// No clock for a connected seat (for people): `decision`, `bank` and `max_timeouts` are
+    /// ignored; `disconnect_grace` still applies to a seat that must act while away.
+    pub untimed: bool,
 }
 
 impl Default for TimeControl {
@@ -143,6 +160,7 @@ impl Default for TimeControl {
             max_timeouts: 3,
             disconnect_grace: Duration::from_secs(10),
             give_up: GiveUp::Bot,
+            untimed: false,
         }
     }
 }
@@ -167,12 +185,14 @@ impl TimeControl {
             Ok(pb::GiveUpPolicy::Unspecified) => defaults.give_up,
             Ok(pb::GiveUpPolicy::Bot) => GiveUp::Bot,
             Ok(pb::GiveUpPolicy::Forfeit) => GiveUp::Forfeit,
+            Ok(pb::GiveUpPolicy::BotUntilBack) => GiveUp::BotUntilBack,
             Err(_) => {
                 return Err(wire::status(
                     pb::ErrorReason::InvalidArgument,
                     format!(
-                        "time_control.give_up: unknown value {}; use GIVE_UP_POLICY_BOT or \
-                         GIVE_UP_POLICY_FORFEIT (or leave it unset for the server's default)",
+                        "time_control.give_up: unknown value {}; use GIVE_UP_POLICY_BOT, \
+                         GIVE_UP_POLICY_FORFEIT or GIVE_UP_POLICY_BOT_UNTIL_BACK (or leave it \
+                         unset for the server's default)",
                         w.give_up
                     ),
                 ));
@@ -188,6 +208,7 @@ impl TimeControl {
             },
             disconnect_grace: ms(w.disconnect_grace_ms, defaults.disconnect_grace),
             give_up,
+            untimed: w.untimed,
         })
     }
 
@@ -202,7 +223,9 @@ impl TimeControl {
             give_up: match self.give_up {
                 GiveUp::Bot => pb::GiveUpPolicy::Bot,
                 GiveUp::Forfeit => pb::GiveUpPolicy::Forfeit,
+                GiveUp::BotUntilBack => pb::GiveUpPolicy::BotUntilBack,
             } as i32,
+            untimed: self.untimed,
         }
     }
 }

@@ -71,6 +71,7 @@ impl Host {
             bots: m.bots,
             rated: m.rated,
             label: m.label,
+            join_timeout: None,
         })?;
         Ok((response, MatchHandle { entry }))
     }
@@ -159,6 +160,13 @@ pub trait Extension: Send + Sync + 'static {
     /// Adds the extension's gRPC services (decoding messages of at most `max_message_bytes`).
     fn add_services(&self, routes: &mut tonic::service::RoutesBuilder, max_message_bytes: usize) {
         let _ = (routes, max_message_bytes);
+    }
+
+    /// The full names of the gRPC services [`Extension::add_services`] adds (such as
+    /// `maumau.v1.LadderService`), so that server reflection lists them: it lists only the
+    /// services that answer.
+    fn service_names(&self) -> Vec<String> {
+        Vec::new()
     }
 
     /// Answers a plain `GET` or `HEAD` (one that is not gRPC) for `uri`, or `None` to leave it

@@ -32,6 +32,7 @@
 mod archive;
 mod bots;
 mod config;
+mod cors;
 mod frames;
 mod host;
 mod matches;
@@ -76,6 +77,9 @@ pub enum ServerError {
     Tls(String),
     /// Reflection could not be built from the descriptor set.
     Reflection(String),
+    /// An origin in [`ServerConfig::allow_origins`] cannot be used; the message says which and
+    /// why.
+    Cors(String),
     /// Serving failed.
     Serve(std::io::Error),
     /// An [`Extension`] could not start (for the ladder: its store is locked by another
@@ -101,6 +105,7 @@ impl std::fmt::Display for ServerError {
             ),
             ServerError::Tls(e) => write!(f, "cannot serve TLS: {e}"),
             ServerError::Reflection(e) => write!(f, "cannot build server reflection: {e}"),
+            ServerError::Cors(e) => write!(f, "{e}"),
             ServerError::Serve(e) => write!(f, "cannot serve: {e}"),
             ServerError::Extension(e) => write!(f, "{e}"),
         }
@@ -164,6 +169,7 @@ where
         .map(transport::tls_acceptor)
         .transpose()
         .map_err(ServerError::Tls)?;
+    let origins = cors::Origins::parse(&config.allow_origins).map_err(ServerError::Cors)?;
     let max_message = config.max_message_bytes;
     let limits = transport::Limits::from_config(&config);
     let registry = registry::Registry::open(config).map_err(ServerError::Storage)?;
@@ -195,14 +201,27 @@ where
             }
         }
     });
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(maumau::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    // Reflection lists only the services that answer here: the descriptor set holds every
+    // service of the contract (the ladder's too), and an extension names its own.
+    let mut answering = vec![
+        <tonic_health::pb::health_server::HealthServer<tonic_health::server::HealthService> as tonic::server::NamedService>::NAME.to_string(),
+        <maumau::encoded::play_service_server::PlayServiceServer<play::Play> as tonic::server::NamedService>::NAME.to_string(),
+        <pb::match_service_server::MatchServiceServer<matches::Matches> as tonic::server::NamedService>::NAME.to_string(),
+    ];
+    if let Some(extension) = &extension {
+        answering.extend(extension.service_names());
+    }
+    let reflection = |b: tonic_reflection::server::Builder<'static>| {
+        answering.iter().fold(
+            b.register_encoded_file_descriptor_set(maumau::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET),
+            |b, name| b.with_service_name(name.clone()),
+        )
+    };
+    let reflection_v1 = reflection(tonic_reflection::server::Builder::configure())
         .build_v1()
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(maumau::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    let reflection_v1alpha = reflection(tonic_reflection::server::Builder::configure())
         .build_v1alpha()
         .map_err(|e| ServerError::Reflection(e.to_string()))?;
 
@@ -233,6 +252,8 @@ where
     let service = tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), routes.routes().prepare());
     // Plain GET requests go to the match viewer's pages and the extension's, if it has any.
     let service = host::WithPages::new(extension.clone(), registry.clone(), service);
+    // Pages of the origins in `allow_origins` may call it all from a browser.
+    let service = cors::wrap(origins, service);
     let stopping = registry.clone();
     let stopping_extension = extension.clone();
     tracing::info!(%addr, "serving");

@@ -1,6 +1,7 @@
 //! The match service: create, abort, list and inspect matches; download and verify replays.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use maumau::pb::match_service_server::MatchService;
 use maumau::{pb, wire};
@@ -124,6 +125,18 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
             ));
         }
     }
+    if r.join_timeout_ms > MAX_JOIN_TIMEOUT_MS {
+        return Err(invalid(
+            pb::ErrorReason::InvalidArgument,
+            format!(
+                "join_timeout_ms {} is more than a day ({MAX_JOIN_TIMEOUT_MS}); a match waits \
+                 at most that long for its seats",
+                r.join_timeout_ms
+            ),
+        ));
+    }
+    let join_timeout =
+        (r.join_timeout_ms > 0).then(|| Duration::from_millis(r.join_timeout_ms.into()));
     let seed = r.seed.unwrap_or_else(rand::random);
     Ok(NewMatch {
         config,
@@ -133,8 +146,12 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
         bots,
         rated: r.rated,
         label: r.label.chars().take(128).collect(),
+        join_timeout,
     })
 }
+
+/// The longest a match may wait for its seats to join (`CreateMatchRequest.join_timeout_ms`).
+const MAX_JOIN_TIMEOUT_MS: u32 = 86_400_000;
 
 #[tonic::async_trait]
 impl MatchService for Matches {

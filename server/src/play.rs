@@ -20,7 +20,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::frames::{Frame, Staged};
 use crate::outbox::{Inbox, Out, Outbox, outbox};
 use crate::registry::{MatchEntry, Registry};
-use crate::table::{Command, Delivery, Reply, Role, Verdict, drain, unreadable};
+use crate::table::{Command, Delivery, FeedOptions, Reply, Role, Verdict, drain, unreadable};
 use crate::transport::Home;
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
@@ -151,7 +151,7 @@ async fn attach(
     role: Role,
     resume: Option<pb::Resume>,
     name: String,
-    delivery: Delivery,
+    options: FeedOptions,
     outbox: Outbox,
     conn: u64,
     mut inbound: Option<Box<Streaming<pb::PlayRequest>>>,
@@ -162,7 +162,7 @@ async fn attach(
             role,
             resume,
             name,
-            delivery,
+            options,
             outbox: outbox.clone(),
             conn,
             inbound,
@@ -250,12 +250,16 @@ async fn session(
     };
     let conn = registry.next_conn();
     let name = join.client_name;
+    let options = FeedOptions {
+        delivery,
+        snapshots: join.snapshot_every_step,
+    };
     let left = attach(
         &entry,
         role,
         join.resume,
         name,
-        delivery,
+        options,
         outbox,
         conn,
         Some(Box::new(inbound)),
@@ -269,7 +273,8 @@ async fn session(
 
 /// A connection's outgoing queue as seen from the stream: it yields the messages the table (and
 /// the connection itself) queued, one by one, and ends after MatchFinished, after an error, or
-/// when the table lets go of the queue.
+/// when the table lets go of the queue. A stream silent for the heartbeat interval yields a
+/// `Heartbeat`.
 ///
 /// Its items are encoded already ([`encoded::Response`]: the same bytes for a Play stream and a
 /// Watch stream).
@@ -279,18 +284,75 @@ pub(crate) struct Feed {
     done: bool,
     /// For a Watch stream: the table to tell when the client goes away.
     detach: Option<(Arc<MatchEntry>, Role, u64)>,
+    heartbeat: Option<Heartbeat>,
     /// Counts the stream in `maumau_streams_open` while it lives.
     _open: crate::metrics::Open,
 }
 
 impl Feed {
-    fn new(rx: Inbox) -> Feed {
+    fn new(rx: Inbox, heartbeat: Option<Duration>) -> Feed {
         Feed {
             rx,
             batch: Vec::new().into_iter(),
             done: false,
             detach: None,
+            heartbeat: heartbeat.map(Heartbeat::new),
             _open: crate::metrics::Open::stream(),
+        }
+    }
+}
+
+/// A stream's heartbeat: a `Heartbeat` message once the stream has been silent for `interval`.
+///
+/// Nothing is done per message sent: a stream that sent something marks itself `active`, and only
+/// when it next runs out of messages is the time read, as the start of its silence. The timer is
+/// moved only when it fires early (the stream spoke since it was set), so a busy stream costs
+/// one clock read per time it runs dry and no timer work.
+struct Heartbeat {
+    interval: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    /// When the stream last ran out of messages after sending some.
+    quiet_since: Instant,
+    active: bool,
+}
+
+impl Heartbeat {
+    fn new(interval: Duration) -> Heartbeat {
+        let now = Instant::now();
+        Heartbeat {
+            interval,
+            timer: Box::pin(tokio::time::sleep_until(now + interval)),
+            quiet_since: now,
+            active: false,
+        }
+    }
+
+    /// Called when the stream has nothing to send: the heartbeat's frame if the stream has been
+    /// silent for the interval, else `None` (the timer will wake the stream).
+    fn poll_due(&mut self, cx: &mut Context<'_>) -> Option<encoded::Response> {
+        if self.active {
+            self.active = false;
+            self.quiet_since = Instant::now();
+        }
+        loop {
+            if std::future::Future::poll(self.timer.as_mut(), cx).is_pending() {
+                return None;
+            }
+            let due = self.quiet_since + self.interval;
+            let now = Instant::now();
+            if now < due {
+                // The stream spoke after the timer was set: wait out the rest of the silence.
+                self.timer.as_mut().reset(due);
+                continue;
+            }
+            self.quiet_since = now;
+            self.timer.as_mut().reset(now + self.interval);
+            let beat = pb::Heartbeat {
+                server_time_unix_ms: crate::registry::now_ms(),
+            };
+            return Some(encoded::Response::new(&kind(
+                pb::server_message::Kind::Heartbeat(beat),
+            )));
         }
     }
 }
@@ -306,9 +368,22 @@ impl Stream for Feed {
             }
             if let Some(f) = this.batch.next() {
                 this.done = f.last;
+                if let Some(h) = &mut this.heartbeat {
+                    h.active = true;
+                }
                 return Poll::Ready(Some(Ok(f.response)));
             }
-            match std::task::ready!(this.rx.poll_next(cx)) {
+            let next = match this.rx.poll_next(cx) {
+                Poll::Ready(next) => next,
+                Poll::Pending => {
+                    let beat = this.heartbeat.as_mut().and_then(|h| h.poll_due(cx));
+                    return match beat {
+                        Some(frame) => Poll::Ready(Some(Ok(frame))),
+                        None => Poll::Pending,
+                    };
+                }
+            };
+            match next {
                 Some(Out::Frames(batch)) => this.batch = batch.into_iter(),
                 Some(Out::End(status)) => {
                     this.done = true;
@@ -352,7 +427,8 @@ impl PlayService for Play {
         let token = bearer(&req);
         let (tx, rx) = outbox(OUTBOX, Home::current());
         tokio::spawn(session(self.registry.clone(), token, req.into_inner(), tx));
-        Ok(Response::new(Feed::new(rx)))
+        let heartbeat = self.registry.config.heartbeat_interval;
+        Ok(Response::new(Feed::new(rx, heartbeat)))
     }
 
     async fn watch(
@@ -365,18 +441,12 @@ impl PlayService for Play {
         let (tx, rx) = outbox(OUTBOX, Home::current());
         let conn = self.registry.next_conn();
         let (resume, name) = (w.resume, w.client_name);
-        attach(
-            &entry,
-            role,
-            resume,
-            name,
-            Delivery::AsTheyHappen,
-            tx,
-            conn,
-            None,
-        )
-        .await;
-        let mut feed = Feed::new(rx);
+        let options = FeedOptions {
+            delivery: Delivery::AsTheyHappen,
+            snapshots: w.snapshot_every_step,
+        };
+        attach(&entry, role, resume, name, options, tx, conn, None).await;
+        let mut feed = Feed::new(rx, self.registry.config.heartbeat_interval);
         // The stream is the only sign that the client went away: dropping it detaches.
         feed.detach = Some((entry, role, conn));
         Ok(Response::new(feed))

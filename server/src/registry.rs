@@ -74,7 +74,7 @@ pub(crate) struct MatchEntry {
     registry: Weak<Registry>,
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -365,6 +365,9 @@ pub(crate) struct NewMatch {
     pub(crate) bots: Vec<Option<pb::BotKind>>,
     pub(crate) rated: bool,
     pub(crate) label: String,
+    /// How long the match waits for its remote seats before it starts without them; `None`
+    /// takes the server's `join_timeout`.
+    pub(crate) join_timeout: Option<Duration>,
 }
 
 impl Registry {
@@ -491,7 +494,7 @@ impl Registry {
             log,
             &m.bots,
             m.clock,
-            self.config.join_timeout,
+            m.join_timeout.unwrap_or(self.config.join_timeout),
             crate::table::SeatLimits::from_config(&self.config),
         );
         let registry = self.clone();
@@ -737,6 +740,7 @@ mod tests {
             bots: seats,
             rated: false,
             label: format!("m{seed}"),
+            join_timeout: None,
         }
     }
 

@@ -136,6 +136,9 @@ pub fn cards_in(m: &pb::ServerMessage) -> Vec<pb::Card> {
             }
         }
         Some(Kind::Accepted(_) | Kind::Rejected(_) | Kind::Pong(_)) => {}
+        Some(Kind::Heartbeat(pb::Heartbeat {
+            server_time_unix_ms: _,
+        })) => {}
         Some(Kind::Batch(_)) => {
             for m in flatten(m) {
                 out.extend(cards_in(&m));
@@ -493,7 +496,7 @@ pub fn check_feed(
                 stats.rejected += 1;
                 last_event.unwrap_or(0)
             }
-            Kind::Pong(_) => last_event.unwrap_or(0),
+            Kind::Pong(_) | Kind::Heartbeat(_) => last_event.unwrap_or(0),
             Kind::Batch(_) => unreachable!("batches are flattened"),
             Kind::Finished(f) => {
                 finished = true;
@@ -711,6 +714,7 @@ pub async fn watch_recording(
             token: token.to_string(),
             client_name: "watcher".into(),
             resume: None,
+            ..Default::default()
         })
         .await
         .expect("watch")

@@ -180,6 +180,7 @@ impl Seat {
                 client_name: "test".into(),
                 resume,
                 event_delivery: delivery as i32,
+                ..Default::default()
             })),
         })
         .await
@@ -312,6 +313,7 @@ pub fn relaxed_clock() -> pb::TimeControl {
         max_timeouts: 3,
         disconnect_grace_ms: 60_000,
         give_up: pb::GiveUpPolicy::Bot as i32,
+        ..Default::default()
     }
 }
 

@@ -82,6 +82,7 @@ impl Clock {
             max_timeouts: self.max_timeouts.max(1),
             disconnect_grace_ms: ms(self.disconnect_grace),
             give_up: pb::GiveUpPolicy::Forfeit as i32,
+            ..Default::default()
         }
     }
 }
@@ -249,6 +250,7 @@ impl Session {
                 token: created.spectator_token.clone(),
                 client_name: "maumau-tournament".into(),
                 resume: None,
+                ..Default::default()
             })
             .await
             .map_err(|s| server("watch its match", s))?

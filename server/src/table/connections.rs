@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Status, Streaming};
 
-use super::delivery::{Delivery, message};
+use super::delivery::{Delivery, FeedOptions, message};
 use super::seat::Controller;
 use super::{Command, Reply, Role, Table};
 use crate::frames::{Staged, numbered_event};
@@ -238,9 +238,13 @@ impl Table {
             Some(pb::play_request::Kind::Resume(r)) => {
                 // The same connection attaches again: Welcome, then the feed from where asked.
                 if let Some((_, outbox)) = self.seats[s as usize].feed.conn.clone() {
-                    let delivery = self.seats[s as usize].feed.delivery;
+                    let feed = &self.seats[s as usize].feed;
+                    let options = FeedOptions {
+                        delivery: feed.delivery,
+                        snapshots: feed.snapshots,
+                    };
                     let name = String::new();
-                    self.attach(Role::Seat(s), Some(r), name, delivery, outbox, conn, None);
+                    self.attach(Role::Seat(s), Some(r), name, options, outbox, conn, None);
                     self.prompt();
                 }
             }
@@ -263,7 +267,7 @@ impl Table {
         role: Role,
         resume: Option<pb::Resume>,
         name: String,
-        delivery: Delivery,
+        options: FeedOptions,
         outbox: Outbox,
         conn: u64,
         inbound: Option<Box<Streaming<pb::PlayRequest>>>,
@@ -272,10 +276,9 @@ impl Table {
             Role::Seat(s) => Some(s),
             Role::Spectator => None,
         };
-        let welcome = self.entry.welcome(viewer);
-        let mut batch = vec![Staged::Message(message(pb::server_message::Kind::Welcome(
-            welcome,
-        )))];
+        // Welcome goes first; it is made last, so that it shows this seat joined (its name, its
+        // connection) like every player listed.
+        let mut batch = Vec::new();
         let from = resume
             .as_ref()
             .filter(|r| !r.snapshot)
@@ -293,7 +296,7 @@ impl Table {
             ))),
         }
         let delivery = match role {
-            Role::Seat(_) => delivery,
+            Role::Seat(_) => options.delivery,
             Role::Spectator => Delivery::AsTheyHappen,
         };
         if delivery == Delivery::AsTheyHappen {
@@ -328,8 +331,9 @@ impl Table {
                     // A Watch took the seat over: the older Play stream is no longer read.
                     seat.inbound = None;
                 }
-                seat.feed.staged = batch;
                 seat.feed.delivery = delivery;
+                seat.feed.snapshots = options.snapshots;
+                seat.feed.stepped = false;
                 seat.feed.held = events;
                 seat.away_since = None;
                 seat.joined = true;
@@ -337,7 +341,10 @@ impl Table {
                 if !name.is_empty() {
                     seat.name = name.chars().take(64).collect();
                 }
+                self.take_back(s);
                 self.publish_players();
+                batch.insert(0, self.welcome(viewer));
+                self.seats[s as usize].feed.staged = batch;
                 // `prompt` sends a decision's required prompt once; a seat that (re)attaches
                 // while its decision is pending gets it again, after the events.
                 if self.running
@@ -349,13 +356,21 @@ impl Table {
                 }
             }
             Role::Spectator => {
+                batch.insert(0, self.welcome(viewer));
                 // Spectators receive what is staged for them after this step; this one's start
                 // goes first, on its own.
                 if outbox.send(Out::Frames(batch.iter().map(Staged::encode).collect())) {
-                    self.spectators.push((conn, outbox));
+                    self.spectators.push((conn, outbox, options.snapshots));
                 }
             }
         }
+    }
+
+    /// The Welcome for `viewer`, with the players as the table has them now.
+    fn welcome(&self, viewer: Option<Seat>) -> Staged {
+        let mut welcome = self.entry.welcome(viewer);
+        welcome.players = self.players();
+        Staged::Message(message(pb::server_message::Kind::Welcome(welcome)))
     }
 
     /// A seat's connection went away (or was ended): the seat is away from now on.

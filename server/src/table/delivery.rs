@@ -51,6 +51,15 @@ impl Delivery {
     }
 }
 
+/// How a connection asked for its feed: the delivery of events (seats only; Watch is always
+/// [`Delivery::AsTheyHappen`]) and whether a Snapshot follows every step that sent it events
+/// (`snapshot_every_step`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FeedOptions {
+    pub(crate) delivery: Delivery,
+    pub(crate) snapshots: bool,
+}
+
 /// A seat's connection and what waits to go out on it: the messages staged this step, and
 /// under [`Delivery::WithPrompt`] and [`Delivery::PerStep`] the events and accepted answers
 /// (and, under `PerStep`, the prompt) held for its next batch.
@@ -69,6 +78,10 @@ pub(super) struct Feed {
     pub(super) held_accepted: Vec<pb::ActionAccepted>,
     /// The step's prompt, held until the end of the step ([`Delivery::PerStep`]).
     pub(super) held_prompt: Option<Prompt>,
+    /// Whether a Snapshot of the seat's view follows every step that sent it events.
+    pub(super) snapshots: bool,
+    /// Whether this step sent the connection events (kept only when `snapshots` is on).
+    pub(super) stepped: bool,
 }
 
 /// What became of a feed's staged messages when the step ended (see [`Feed::queue`]).
@@ -226,6 +239,7 @@ impl Feed {
         if self.conn.is_none() {
             return;
         }
+        self.stepped = self.snapshots;
         match self.delivery {
             Delivery::AsTheyHappen => self.staged.push(Staged::Event(event)),
             Delivery::WithPrompt => self.held.push(event),
@@ -295,6 +309,7 @@ impl Feed {
         self.held.clear();
         self.held_accepted.clear();
         self.held_prompt = None;
+        self.stepped = false;
     }
 }
 
@@ -345,9 +360,21 @@ impl Table {
         }
     }
 
+    /// Stages the seat's whole view if this step sent it events and it asked for that
+    /// (`snapshot_every_step`): after the step's events, before anything that ends the stream.
+    pub(super) fn stage_snapshot(&mut self, s: Seat) {
+        if self.seats[s as usize].feed.stepped {
+            let snapshot = self.snapshot(Some(s));
+            let feed = &mut self.seats[s as usize].feed;
+            feed.stepped = false;
+            feed.send(message(pb::server_message::Kind::Snapshot(snapshot)));
+        }
+    }
+
     /// Queues what was staged for a seat as one item; returns the connection's waker, to wake
     /// when the step's messages are all queued. A lost connection leaves the seat away.
     pub(super) fn queue_seat(&mut self, s: Seat, frames: &mut StepFrames) -> Option<Waker> {
+        self.stage_snapshot(s);
         let seat = &mut self.seats[s as usize];
         match seat.feed.queue(frames) {
             Queued::Done(waker) => waker,
@@ -367,19 +394,31 @@ impl Table {
             wake.extend(self.queue_seat(s, &mut frames));
         }
         if !self.spectators_staged.is_empty() {
+            let staged = std::mem::take(&mut self.spectators_staged);
+            // The spectators' view after the step, for those that asked (encoded once).
+            let snapshot = (self.spectators.iter().any(|(_, _, snapshots)| *snapshots)
+                && staged.iter().any(|m| matches!(m, Staged::Event(_))))
+            .then(|| {
+                let m = message(pb::server_message::Kind::Snapshot(self.snapshot(None)));
+                Staged::Message(m).encode()
+            });
             // Encoded once for every spectator.
-            let frames: Vec<_> = std::mem::take(&mut self.spectators_staged)
-                .iter()
-                .map(Staged::encode)
-                .collect();
-            self.spectators
-                .retain(|(_, o)| match o.put(Out::Frames(frames.clone())) {
+            let frames: Vec<_> = staged.iter().map(Staged::encode).collect();
+            self.spectators.retain(|(_, o, snapshots)| {
+                let mut out = frames.clone();
+                if let (true, Some(snapshot)) = (*snapshots, &snapshot) {
+                    // After the step's events, before MatchFinished (which ends the stream).
+                    let at = out.len() - usize::from(out.last().is_some_and(|f| f.last));
+                    out.insert(at, snapshot.clone());
+                }
+                match o.put(Out::Frames(out)) {
                     Ok(w) => {
                         wake.extend(w);
                         true
                     }
                     Err(_) => false,
-                });
+                }
+            });
         }
         for w in wake {
             w.wake();
@@ -433,7 +472,7 @@ impl Table {
         let obs = self.game.observation(s);
         let seat = &self.seats[s as usize];
         let started = self.decision_started.unwrap_or_else(Instant::now);
-        let (deadline, left) = if required {
+        let (deadline, left) = if required && !self.clock.untimed {
             let deadline = started + self.clock.decision + seat.bank;
             (
                 unix_ms(deadline),

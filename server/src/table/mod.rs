@@ -62,9 +62,9 @@ use crate::transport::Mover;
 
 use connections::{Readiness, SeatWaker, too_many_resumes};
 pub(crate) use connections::{drain, unreadable};
-pub(crate) use delivery::Delivery;
 use delivery::Feed;
 use delivery::message;
+pub(crate) use delivery::{Delivery, FeedOptions};
 use recording::Tally;
 pub(crate) use seat::SeatLimits;
 pub use seat::default_action;
@@ -98,7 +98,7 @@ pub(crate) enum Command {
         role: Role,
         resume: Option<pb::Resume>,
         name: String,
-        delivery: Delivery,
+        options: FeedOptions,
         outbox: Outbox,
         conn: u64,
         /// A seat's Play stream, read by the table from now on (none for Watch, and for a
@@ -153,7 +153,7 @@ pub(crate) struct Table {
     entry: Arc<MatchEntry>,
     game: Game,
     seats: Vec<SeatState>,
-    spectators: Vec<(u64, Outbox)>,
+    spectators: Vec<(u64, Outbox, bool)>,
     /// Messages for every spectator, queued at the end of the table's step.
     spectators_staged: Vec<Staged>,
     log: Vec<Event>,
@@ -212,6 +212,7 @@ impl Table {
                 bank: clock.bank,
                 tally: Tally::default(),
                 gave_up: false,
+                timeouts_forgiven: 0,
                 forfeited: false,
                 bot: BuiltinBot::new(
                     bots[s as usize],
@@ -235,7 +236,7 @@ impl Table {
                 _ => None,
             })
             .collect();
-        Table {
+        let table = Table {
             entry,
             game,
             seats,
@@ -266,7 +267,10 @@ impl Table {
             mover: Mover::default(),
             shared,
             reactions_asked: 0,
-        }
+        };
+        // The players are known from the start: GetMatch and the first Welcome list them.
+        table.publish_players();
+        table
     }
 
     /// What moves this table's future to a connection's task (see [`Table::follow_seats`]).
@@ -324,7 +328,7 @@ impl Table {
                 role,
                 resume,
                 name,
-                delivery,
+                options,
                 outbox,
                 conn,
                 inbound,
@@ -339,7 +343,7 @@ impl Table {
                     let _ = attached.send(());
                     return;
                 }
-                self.attach(role, resume, name, delivery, outbox, conn, inbound);
+                self.attach(role, resume, name, options, outbox, conn, inbound);
                 self.follow_seats();
                 self.maybe_start();
                 self.prompt();
@@ -352,7 +356,7 @@ impl Table {
                         self.detach_seat(s);
                     }
                 }
-                Role::Spectator => self.spectators.retain(|(c, _)| *c != conn),
+                Role::Spectator => self.spectators.retain(|(c, _, _)| *c != conn),
             },
             Command::Act {
                 seat,

@@ -58,6 +58,7 @@ impl Table {
             report: Some(report),
         }));
         for s in 0..self.game.seats() {
+            self.stage_snapshot(s);
             self.send_seat(s, done.clone());
         }
         if !self.spectators.is_empty() {

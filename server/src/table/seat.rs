@@ -40,6 +40,9 @@ pub(super) struct SeatState {
     /// What the seat did, for its statistics.
     pub(super) tally: Tally,
     pub(super) gave_up: bool,
+    /// Timeouts that no longer count towards giving up: those before the seat was taken back
+    /// from the bot ([`GiveUp::BotUntilBack`]).
+    pub(super) timeouts_forgiven: u32,
     pub(super) forfeited: bool,
     pub(super) bot: BuiltinBot,
     /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
@@ -86,22 +89,28 @@ pub fn default_action(legal: &[Action]) -> Action {
 
 /// When the seat to move must have answered a decision that started at `started`: its allowance
 /// plus its bank, or, while its connection is away, the disconnect grace counted from when it
-/// left (from the decision's start, if it left before), whichever comes first.
+/// left (from the decision's start, if it left before), whichever comes first. `None` for an
+/// untimed seat that is connected: it may think as long as it likes.
 pub(super) fn decision_deadline(
     clock: &TimeControl,
     started: Instant,
     bank: Duration,
     away_since: Option<Instant>,
-) -> Instant {
-    let answer_by = started + clock.decision + bank;
-    match away_since {
-        Some(away) => answer_by.min(away.max(started) + clock.disconnect_grace),
-        None => answer_by,
+) -> Option<Instant> {
+    let answer_by = (!clock.untimed).then(|| started + clock.decision + bank);
+    let back_by = away_since.map(|away| away.max(started) + clock.disconnect_grace);
+    match (answer_by, back_by) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
-/// A seat's bank after a decision that took `used`: time beyond the allowance comes out of it.
+/// A seat's bank after a decision that took `used`: time beyond the allowance comes out of it
+/// (an untimed clock takes nothing).
 pub(super) fn bank_after(clock: &TimeControl, bank: Duration, used: Duration) -> Duration {
+    if clock.untimed {
+        return bank;
+    }
     bank.saturating_sub(used.saturating_sub(clock.decision))
 }
 
@@ -113,6 +122,8 @@ pub(super) enum Lapse {
     /// The server plays the default action for it (its `timeouts`-th), and it gives up too when
     /// that was its last allowed timeout.
     Timeout { then_give_up: bool },
+    /// Nothing: an untimed seat that came back before its grace ran out.
+    Wait,
 }
 
 /// What a passed deadline means for a seat away since `away_since` that has timed out
@@ -125,6 +136,8 @@ pub(super) fn lapse(
 ) -> Lapse {
     if away_since.is_some_and(|away| now >= away + clock.disconnect_grace) {
         Lapse::GiveUp
+    } else if clock.untimed {
+        Lapse::Wait
     } else {
         Lapse::Timeout {
             then_give_up: timeouts + 1 >= clock.max_timeouts,
@@ -160,7 +173,14 @@ impl Table {
             .enumerate()
             .map(|(s, seat)| pb::PlayerInfo {
                 seat: s as u32,
-                name: seat.name.clone(),
+                // A seat the server's bot plays from the start has the bot's name; a remote
+                // seat keeps its client's name even while a bot plays for it.
+                name: if seat.name.is_empty() && seat.controller == Controller::Bot && !seat.gave_up
+                {
+                    seat.bot.name().to_string()
+                } else {
+                    seat.name.clone()
+                },
                 bot: match seat.controller {
                     Controller::Bot => seat.bot.kind_to_wire() as i32,
                     _ => pb::BotKind::Unspecified as i32,
@@ -210,12 +230,7 @@ impl Table {
             return None;
         }
         let started = self.decision_started?;
-        Some(decision_deadline(
-            &self.clock,
-            started,
-            st.bank,
-            st.away_since,
-        ))
+        decision_deadline(&self.clock, started, st.bank, st.away_since)
     }
 
     /// The table's deadline passed: the match starts without the seats that did not join, or
@@ -231,10 +246,11 @@ impl Table {
             &self.clock,
             Instant::now(),
             seat.away_since,
-            seat.tally.timeouts,
+            seat.tally.timeouts - seat.timeouts_forgiven,
         ) {
             Lapse::GiveUp => return self.give_up(s),
             Lapse::Timeout { then_give_up } => then_give_up,
+            Lapse::Wait => return,
         };
         seat.tally.timeouts += 1;
         crate::metrics::timeout();
@@ -251,13 +267,13 @@ impl Table {
         }
     }
 
-    /// The seat gives up: the built-in bot plays it from now on, or it forfeits, as the time
-    /// control says.
+    /// The seat gives up: the built-in bot plays it from now on (or, [`GiveUp::BotUntilBack`],
+    /// until its client joins again), or it forfeits, as the time control says.
     pub(super) fn give_up(&mut self, s: Seat) {
         let seat = &mut self.seats[s as usize];
         seat.gave_up = true;
         match self.clock.give_up {
-            GiveUp::Bot => seat.controller = Controller::Bot,
+            GiveUp::Bot | GiveUp::BotUntilBack => seat.controller = Controller::Bot,
             GiveUp::Forfeit => {
                 seat.controller = Controller::Default;
                 seat.forfeited = true;
@@ -265,6 +281,21 @@ impl Table {
         }
         tracing::info!(match_id = %self.entry.id, seat = s, policy = ?self.clock.give_up, "seat gave up");
         self.publish_players();
+    }
+
+    /// Seat `s`'s client is back: under [`GiveUp::BotUntilBack`] a seat the bot was playing is
+    /// its own again, with its timeouts forgiven (it gives up again only after as many new ones).
+    pub(super) fn take_back(&mut self, s: Seat) {
+        let seat = &mut self.seats[s as usize];
+        if self.clock.give_up != GiveUp::BotUntilBack
+            || !seat.gave_up
+            || seat.controller != Controller::Bot
+        {
+            return;
+        }
+        seat.controller = Controller::Remote;
+        seat.timeouts_forgiven = seat.tally.timeouts;
+        tracing::info!(match_id = %self.entry.id, seat = s, "seat taken back from the bot");
     }
 }
 
@@ -279,6 +310,7 @@ mod tests {
             max_timeouts: 3,
             disconnect_grace: Duration::from_secs(10),
             give_up: GiveUp::Bot,
+            untimed: false,
         }
     }
 
@@ -300,7 +332,10 @@ mod tests {
     #[test]
     fn a_decision_is_due_after_its_allowance_and_the_bank() {
         let t0 = Instant::now();
-        assert_eq!(decision_deadline(&clock(), t0, secs(5), None), t0 + secs(7));
+        assert_eq!(
+            decision_deadline(&clock(), t0, secs(5), None),
+            Some(t0 + secs(7))
+        );
     }
 
     #[test]
@@ -310,16 +345,36 @@ mod tests {
         // Left 1 s into the decision: grace ends at 11 s, before 2 + 30 s.
         assert_eq!(
             decision_deadline(&c, t0, secs(30), Some(t0 + secs(1))),
-            t0 + secs(11)
+            Some(t0 + secs(11))
         );
         // Left before the decision started: the grace counts from its start.
         let before = t0.checked_sub(secs(100)).unwrap_or(t0);
         assert_eq!(
             decision_deadline(&c, t0, secs(30), Some(before)),
-            t0 + secs(10)
+            Some(t0 + secs(10))
         );
         // An empty bank: the allowance ends first.
-        assert_eq!(decision_deadline(&c, t0, secs(0), Some(t0)), t0 + secs(2));
+        assert_eq!(
+            decision_deadline(&c, t0, secs(0), Some(t0)),
+            Some(t0 + secs(2))
+        );
+    }
+
+    #[test]
+    fn an_untimed_seat_is_due_only_when_it_stays_away_past_its_grace() {
+        let t0 = Instant::now();
+        let c = TimeControl {
+            untimed: true,
+            ..clock()
+        };
+        assert_eq!(decision_deadline(&c, t0, secs(0), None), None);
+        assert_eq!(
+            decision_deadline(&c, t0, secs(0), Some(t0 + secs(1))),
+            Some(t0 + secs(11))
+        );
+        assert_eq!(bank_after(&c, secs(30), secs(600)), secs(30));
+        assert_eq!(lapse(&c, t0 + secs(5), Some(t0), 0), Lapse::Wait);
+        assert_eq!(lapse(&c, t0 + secs(10), Some(t0), 0), Lapse::GiveUp);
     }
 
     #[test]

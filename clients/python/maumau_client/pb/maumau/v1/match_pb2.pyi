@@ -19,7 +19,7 @@ class SeatBot(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., kind: _Optional[_Union[_record_pb2.BotKind, str]] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("config", "seed", "deck_order", "position", "time_control", "bots", "rated", "label")
+    __slots__ = ("config", "seed", "deck_order", "position", "time_control", "bots", "rated", "label", "join_timeout_ms")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     DECK_ORDER_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +28,7 @@ class CreateMatchRequest(_message.Message):
     BOTS_FIELD_NUMBER: _ClassVar[int]
     RATED_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
+    JOIN_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     config: _rules_pb2.MatchConfig
     seed: int
     deck_order: _record_pb2.DeckOrder
@@ -36,7 +37,8 @@ class CreateMatchRequest(_message.Message):
     bots: _containers.RepeatedCompositeFieldContainer[SeatBot]
     rated: bool
     label: str
-    def __init__(self, config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[_record_pb2.DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[SeatBot, _Mapping]]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ...) -> None: ...
+    join_timeout_ms: int
+    def __init__(self, config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[_record_pb2.DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[SeatBot, _Mapping]]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ..., join_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("seat", "token")

@@ -36,16 +36,18 @@ class PlayRequest(_message.Message):
     def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., action: _Optional[_Union[ActionSubmission, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
 
 class Join(_message.Message):
-    __slots__ = ("token", "client_name", "resume", "event_delivery")
+    __slots__ = ("token", "client_name", "resume", "event_delivery", "snapshot_every_step")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     EVENT_DELIVERY_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_EVERY_STEP_FIELD_NUMBER: _ClassVar[int]
     token: str
     client_name: str
     resume: Resume
     event_delivery: EventDelivery
-    def __init__(self, token: _Optional[str] = ..., client_name: _Optional[str] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., event_delivery: _Optional[_Union[EventDelivery, str]] = ...) -> None: ...
+    snapshot_every_step: bool
+    def __init__(self, token: _Optional[str] = ..., client_name: _Optional[str] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., event_delivery: _Optional[_Union[EventDelivery, str]] = ..., snapshot_every_step: _Optional[bool] = ...) -> None: ...
 
 class Resume(_message.Message):
     __slots__ = ("last_event_number", "snapshot")
@@ -74,7 +76,7 @@ class Ping(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "snapshot", "event", "prompt", "accepted", "rejected", "finished", "pong", "batch")
+    __slots__ = ("welcome", "snapshot", "event", "prompt", "accepted", "rejected", "finished", "pong", "batch", "heartbeat")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +86,7 @@ class ServerMessage(_message.Message):
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     snapshot: Snapshot
     event: NumberedEvent
@@ -93,7 +96,14 @@ class ServerMessage(_message.Message):
     finished: MatchFinished
     pong: Pong
     batch: EventBatch
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[NumberedEvent, _Mapping]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., batch: _Optional[_Union[EventBatch, _Mapping]] = ...) -> None: ...
+    heartbeat: Heartbeat
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., event: _Optional[_Union[NumberedEvent, _Mapping]] = ..., prompt: _Optional[_Union[DecisionPrompt, _Mapping]] = ..., accepted: _Optional[_Union[ActionAccepted, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., batch: _Optional[_Union[EventBatch, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ...) -> None: ...
+
+class Heartbeat(_message.Message):
+    __slots__ = ("server_time_unix_ms",)
+    SERVER_TIME_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    server_time_unix_ms: int
+    def __init__(self, server_time_unix_ms: _Optional[int] = ...) -> None: ...
 
 class EventBatch(_message.Message):
     __slots__ = ("events", "prompt", "accepted")
@@ -208,14 +218,16 @@ class PlayResponse(_message.Message):
     def __init__(self, message: _Optional[_Union[ServerMessage, _Mapping]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("token", "client_name", "resume")
+    __slots__ = ("token", "client_name", "resume", "snapshot_every_step")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_EVERY_STEP_FIELD_NUMBER: _ClassVar[int]
     token: str
     client_name: str
     resume: Resume
-    def __init__(self, token: _Optional[str] = ..., client_name: _Optional[str] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ...) -> None: ...
+    snapshot_every_step: bool
+    def __init__(self, token: _Optional[str] = ..., client_name: _Optional[str] = ..., resume: _Optional[_Union[Resume, _Mapping]] = ..., snapshot_every_step: _Optional[bool] = ...) -> None: ...
 
 class WatchResponse(_message.Message):
     __slots__ = ("message",)

@@ -77,6 +77,7 @@ class GiveUpPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GIVE_UP_POLICY_UNSPECIFIED: _ClassVar[GiveUpPolicy]
     GIVE_UP_POLICY_BOT: _ClassVar[GiveUpPolicy]
     GIVE_UP_POLICY_FORFEIT: _ClassVar[GiveUpPolicy]
+    GIVE_UP_POLICY_BOT_UNTIL_BACK: _ClassVar[GiveUpPolicy]
 PROFILE_UNSPECIFIED: Profile
 PROFILE_CLASSIC: Profile
 PROFILE_PENALTY_POINTS: Profile
@@ -117,6 +118,7 @@ TIE_BREAK_ROUNDS_WON_THEN_SHARE: TieBreak
 GIVE_UP_POLICY_UNSPECIFIED: GiveUpPolicy
 GIVE_UP_POLICY_BOT: GiveUpPolicy
 GIVE_UP_POLICY_FORFEIT: GiveUpPolicy
+GIVE_UP_POLICY_BOT_UNTIL_BACK: GiveUpPolicy
 
 class ProfileOptions(_message.Message):
     __slots__ = ("single_round", "deck", "nine_reverses", "ace_skips", "no_mau_penalty", "limit", "jack_wild_on_paid_seven")
@@ -221,15 +223,17 @@ class Rules(_message.Message):
     def __init__(self, profile: _Optional[_Union[Profile, str]] = ..., seats: _Optional[int] = ..., min_seats: _Optional[int] = ..., max_seats: _Optional[int] = ..., deck_size: _Optional[int] = ..., copies: _Optional[int] = ..., hand_size: _Optional[int] = ..., up_card: _Optional[_Union[UpCardMode, str]] = ..., ranks: _Optional[_Iterable[_Union[RankRule, _Mapping]]] = ..., jack_wild_on_paid_seven: _Optional[bool] = ..., voluntary_draw: _Optional[bool] = ..., play_after_draw: _Optional[_Union[PlayAfterDraw, str]] = ..., penalty_draw_ends_own_turn: _Optional[bool] = ..., penalty_cards_playable: _Optional[bool] = ..., call_rule: _Optional[_Union[CallRule, str]] = ..., calls: _Optional[_Union[CallsMode, str]] = ..., challenges: _Optional[bool] = ..., omission_penalty: _Optional[int] = ..., false_call_penalty: _Optional[int] = ..., false_accusation_penalty: _Optional[int] = ..., late_cure: _Optional[bool] = ..., scoring: _Optional[_Union[Scoring, str]] = ..., target: _Optional[int] = ..., tie_break: _Optional[_Union[TieBreak, str]] = ..., max_turns_per_round: _Optional[int] = ..., max_rounds: _Optional[int] = ...) -> None: ...
 
 class TimeControl(_message.Message):
-    __slots__ = ("decision_ms", "bank_ms", "max_timeouts", "disconnect_grace_ms", "give_up")
+    __slots__ = ("decision_ms", "bank_ms", "max_timeouts", "disconnect_grace_ms", "give_up", "untimed")
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
     DISCONNECT_GRACE_MS_FIELD_NUMBER: _ClassVar[int]
     GIVE_UP_FIELD_NUMBER: _ClassVar[int]
+    UNTIMED_FIELD_NUMBER: _ClassVar[int]
     decision_ms: int
     bank_ms: int
     max_timeouts: int
     disconnect_grace_ms: int
     give_up: GiveUpPolicy
-    def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., max_timeouts: _Optional[int] = ..., disconnect_grace_ms: _Optional[int] = ..., give_up: _Optional[_Union[GiveUpPolicy, str]] = ...) -> None: ...
+    untimed: bool
+    def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., max_timeouts: _Optional[int] = ..., disconnect_grace_ms: _Optional[int] = ..., give_up: _Optional[_Union[GiveUpPolicy, str]] = ..., untimed: _Optional[bool] = ...) -> None: ...
