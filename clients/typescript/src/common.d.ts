@@ -100,6 +100,11 @@ export interface RunOptions {
    * per step of the match.
    */
   batched?: boolean;
+  /**
+   * More fields of the Join (Play stream) or WatchRequest (Watch) the helper sends, e.g. fields
+   * newer than the helper; token, clientName and resume are the helper's.
+   */
+  join?: Record<string, unknown>;
   /** Options for every call (e.g. extra headers); the seat token is added by the helper. */
   callOptions?: CallOptions;
   /** Play on this transport (it is not closed) instead of a new one to the address. */

@@ -154,7 +154,7 @@ function requestQueue() {
 const message = (kind, value) => create(ServerMessageSchema, { kind: { case: kind, value } });
 
 class Session {
-  constructor(bot, token, clientName, stats, { batched, watch, client, callOptions }) {
+  constructor(bot, token, clientName, stats, { batched, watch, client, callOptions, join }) {
     this.bot = bot;
     this.token = token;
     this.clientName = clientName;
@@ -162,6 +162,7 @@ class Session {
     this.watch = watch; // Watch + SubmitAction instead of Play
     this.client = client;
     this.callOptions = callOptions;
+    this.join = join; // more fields of Join (Play) or WatchRequest (Watch)
     this.stats = stats;
     this.lastEvent = 0n;
     this.joined = false;
@@ -190,11 +191,12 @@ class Session {
     const options = { ...this.callOptions, signal };
     const resume = this.resume();
     if (this.watch) {
-      return this.client.watch({ clientName: this.clientName, resume }, bearer(this.token, options));
+      return this.client.watch({ ...this.join, clientName: this.clientName, resume }, bearer(this.token, options));
     }
     this.requests = requestQueue();
     const eventDelivery = this.batched ? EventDelivery.WITH_PROMPT : EventDelivery.PER_STEP;
-    this.requests.push({ kind: { case: 'join', value: { token: this.token, clientName: this.clientName, eventDelivery, resume } } });
+    const join = { eventDelivery, ...this.join, token: this.token, clientName: this.clientName, resume };
+    this.requests.push({ kind: { case: 'join', value: join } });
     return this.client.play(this.requests, options);
   }
 
@@ -352,10 +354,11 @@ export async function runOn(transport, bot, token, options = {}) {
     batched = true,
     watch = false,
     callOptions = {},
+    join = {},
     where = 'the server',
   } = options;
   const client = createClient(PlayService, transport);
-  const session = new Session(b, token, clientName, stats, { batched, watch, client, callOptions });
+  const session = new Session(b, token, clientName, stats, { batched, watch, client, callOptions, join });
   let failures = 0;
   for (;;) {
     let error = null;

@@ -1,6 +1,7 @@
 // The package as a user gets it: `npm pack`, the tarball installed into an empty folder outside
 // the repository (no MAUMAU_PROTO_DIR, nothing from ../../proto), then
-//   1. in Node, a whole match against the server's built-in bots through the node entry;
+//   1. in Node, a whole match against the server's built-in bots through the node entry (and
+//      the example of the package's README.md);
 //   2. in Chromium, examples/web bundled with esbuild from the installed browser entry, served
 //      from another origin than the server: with `--allow-origin` it plays its seat over
 //      Watch + SubmitAction to the end and shows the result with no console error; without, the
@@ -91,6 +92,12 @@ test('installed from the tarball, the node entry plays a whole match against bui
     assert.ok(out.prompts > 0);
     assert.equal(out.decisions, out.prompts);
     assert.ok(out.seed);
+    // The example at the top of the package's README.md, as written but for the address.
+    const readme = fs.readFileSync(path.join(app, 'node_modules', '@maumau', 'client', 'README.md'), 'utf8');
+    const example = /```js\n([^]*?)```/.exec(readme)[1].replaceAll("'127.0.0.1:50051'", JSON.stringify(server.address));
+    fs.writeFileSync(path.join(app, 'readme.js'), example);
+    const { stdout: printed } = await run(process.execPath, ['readme.js'], { cwd: app, env });
+    assert.match(printed, /^FINISHED \[/);
   } finally {
     await server.stop();
   }
