@@ -108,10 +108,15 @@ cat "$NPM_LOG"
 rm -f "$NPM_LOG"
 
 step "node: generated code matches the protos (drift check)"
-# `npm run generate` (buf generate with protoc-gen-es from node_modules, no network) into a
-# temporary directory, diffed against the checked-in clients/typescript/src/gen.
-(cd "$JS_DIR" && npm run generate -- --output "$GEN_TMP/ts")
-if ! diff -ru "$JS_DIR/src/gen" "$GEN_TMP/ts/src/gen"; then
+# `npm run generate` (buf generate with the protoc-gen-es in node_modules, no network), as written,
+# in a copy of the package's generator setup beside the protos, diffed against clients/typescript/src/gen.
+JS_GEN="$GEN_TMP/ts/clients/typescript"
+mkdir -p "$JS_GEN"
+cp "$JS_DIR/package.json" "$JS_DIR/buf.gen.yaml" "$JS_GEN/"
+ln -s "$JS_DIR/node_modules" "$JS_GEN/node_modules"
+ln -s "$ROOT/proto" "$GEN_TMP/ts/proto"
+(cd "$JS_GEN" && npm run generate)
+if ! diff -ru "$JS_DIR/src/gen" "$JS_GEN/src/gen"; then
   echo "the checked-in TypeScript code is not what the protos generate: run \`npm run generate\` in clients/typescript" >&2
   exit 1
 fi
