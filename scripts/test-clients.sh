@@ -136,7 +136,7 @@ elif [ "$rc" -ne 0 ]; then
   failed=1
 fi
 
-step "node: node --test"
+step "node: npm test"
 set +e
 (cd "$JS_DIR" && npm test)
 rc=$?
