@@ -6,9 +6,13 @@
 # 1. builds the server (`cargo build --release -p maumau-cli`) unless MAUMAU_BIN names a binary;
 # 2. Python: a venv in clients/python/.venv with the pinned dependencies and pytest, and
 #    Node: `npm ci` in clients/typescript from the committed package-lock.json (in parallel);
-# 3. drift check: regenerates the Python code from proto/ into a temporary directory and diffs it
-#    against the checked-in clients/python/maumau_client/pb (any difference fails);
-# 4. runs pytest and `node --test` (each client plays the server's heuristic and search bots too;
+# 3. drift checks: regenerates the Python code from proto/ into a temporary directory and diffs it
+#    against the checked-in clients/python/maumau_client/pb, and the TypeScript code
+#    (`npm run generate`) against clients/typescript/src/gen (any difference fails);
+# 4. runs pytest and `npm test` (each client plays the server's heuristic and search bots too;
+#    the Node tests also pack the client, install the tarball in an empty folder and play a match
+#    with it, and drive examples/web in Chromium over grpc-web: screenshots in
+#    $MAUMAU_TEST_OUTPUT/web;
 #    pytest also drives the match viewer in Debian's Chromium with Playwright and saves
 #    screenshots of each profile's table in $MAUMAU_TEST_OUTPUT/viewer, by default
 #    target/test-output/viewer);
@@ -103,6 +107,21 @@ fi
 cat "$NPM_LOG"
 rm -f "$NPM_LOG"
 
+step "node: generated code matches the protos (drift check)"
+# `npm run generate` (buf generate with the protoc-gen-es in node_modules, no network), as written,
+# in a copy of the package's generator setup beside the protos, diffed against clients/typescript/src/gen.
+JS_GEN="$GEN_TMP/ts/clients/typescript"
+mkdir -p "$JS_GEN"
+cp "$JS_DIR/package.json" "$JS_DIR/buf.gen.yaml" "$JS_GEN/"
+ln -s "$JS_DIR/node_modules" "$JS_GEN/node_modules"
+ln -s "$ROOT/proto" "$GEN_TMP/ts/proto"
+(cd "$JS_GEN" && npm run generate)
+if ! diff -ru "$JS_DIR/src/gen" "$JS_GEN/src/gen"; then
+  echo "the checked-in TypeScript code is not what the protos generate: run \`npm run generate\` in clients/typescript" >&2
+  exit 1
+fi
+echo "no drift"
+
 failed=0
 
 step "python: pytest"
@@ -117,7 +136,7 @@ elif [ "$rc" -ne 0 ]; then
   failed=1
 fi
 
-step "node: node --test"
+step "node: npm test"
 set +e
 (cd "$JS_DIR" && npm test)
 rc=$?

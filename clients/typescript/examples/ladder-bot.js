@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 
-import { LobbyError, holdLobby, lobbyFromEnv, register } from '../src/index.js';
+import { LobbyError, holdLobby, lobbyFromEnv, register } from '@maumau/client';
 import { decide } from './random-policy.js';
 
 const { values } = parseArgs({
@@ -38,9 +38,9 @@ values.ladder ??= process.env.MAUMAU_ADDR ?? '127.0.0.1:50051';
 if (values.register) {
   const [owner, bot, version] = values.register.split(',');
   const keys = await register(values.ladder, { owner, bot, version });
-  console.log(`owner key (shown once, keep it): ${keys.owner_key}`);
-  console.log(`version key (shown once, keep it): ${keys.version_key}`);
-  key = keys.version_key;
+  console.log(`owner key (shown once, keep it): ${keys.ownerKey}`);
+  console.log(`version key (shown once, keep it): ${keys.versionKey}`);
+  key = keys.versionKey;
 } else if (values['key-file']) {
   key = fs.readFileSync(values['key-file'], 'utf8').trim();
 }

@@ -2,11 +2,13 @@
 //
 //   node examples/random-bot.js --address 127.0.0.1:50051 --token SEAT_TOKEN
 //
+// The address may be host:port, http://host:port or unix:/path/to.sock.
+//
 // --address and --token default to $MAUMAU_ADDR and $MAUMAU_TOKEN (what `maumau check-bot` sets).
 // The seat token comes from MatchService.CreateMatch (one per remote seat).
 import { parseArgs } from 'node:util';
 
-import { run, verifySeed } from '../src/index.js';
+import { MatchStatus, run, verifySeed } from '@maumau/client';
 import { decide } from './random-policy.js';
 
 const { values } = parseArgs({
@@ -24,8 +26,8 @@ if (!values.token) {
 // argument gets them as they happen, one message per step of the match.
 const report = await run({ name: 'js-random', decide }, values.address, values.token);
 
-console.log('status:', report.status);
+console.log('status:', MatchStatus[report.status]);
 for (const s of report.result?.standings ?? []) {
-  console.log(`seat ${s.seat}: placing ${s.placing}, total ${s.total}, rounds won ${s.rounds_won}`);
+  console.log(`seat ${s.seat}: placing ${s.placing}, total ${s.total}, rounds won ${s.roundsWon}`);
 }
 console.log(`seed ${report.seed} matches its commitment: ${verifySeed(report)}`);

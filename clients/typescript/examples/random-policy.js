@@ -1,16 +1,21 @@
 // The examples' policy, shared by random-bot.js and ladder-bot.js: a random legal action, but a
 // jack names the suit held most (jacks aside), so that the next turn can follow.
 
+import { Rank, Suit } from '@maumau/client';
+
+/** The play of a legal action, or undefined when it is not a play. */
+const playOf = (legal) => (legal.action.kind.case === 'play' ? legal.action.kind.value : undefined);
+
 /** The dense index of the action to play for a prompt (its legal actions, its observation). */
 export function decide(prompt) {
-  const legal = prompt.legal_actions;
+  const legal = prompt.legalActions;
   let choice = legal[Math.floor(Math.random() * legal.length)];
-  const play = choice.action.play;
-  if (play?.suit && play.suit !== 'SUIT_UNSPECIFIED') {
-    const held = (suit) => prompt.observation.hand.filter((c) => c.suit === suit && c.rank !== 'RANK_JACK').length;
-    const same = legal.filter((a) => a.action.play?.card?.rank === play.card.rank
-      && a.action.play.card.suit === play.card.suit && a.action.play.call === play.call);
-    choice = same.reduce((best, a) => (held(a.action.play.suit) > held(best.action.play.suit) ? a : best));
+  const play = playOf(choice);
+  if (play && play.suit !== Suit.UNSPECIFIED) {
+    const held = (suit) => prompt.observation.hand.filter((c) => c.suit === suit && c.rank !== Rank.JACK).length;
+    const same = legal.filter((a) => playOf(a)?.card?.rank === play.card.rank
+      && playOf(a).card.suit === play.card.suit && playOf(a).call === play.call);
+    choice = same.reduce((best, a) => (held(playOf(a).suit) > held(playOf(best).suit) ? a : best));
   }
   return choice.index;
 }

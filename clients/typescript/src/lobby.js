@@ -3,7 +3,7 @@
 //   import { holdLobby, register } from '@maumau/client';
 //   const keys = await register('127.0.0.1:50051', { owner: 'me', bot: 'first-legal', version: '1.0' });
 //   const drain = new AbortController();       // abort it (e.g. on SIGINT) to drain and return
-//   await holdLobby((prompt) => prompt.legal_actions[0].index, '127.0.0.1:50051', keys.version_key,
+//   await holdLobby((prompt) => prompt.legalActions[0].index, '127.0.0.1:50051', keys.versionKey,
 //     { signal: drain.signal });
 //
 // holdLobby opens LadderService.Lobby with the version key, plays every invitation with `run`
@@ -12,19 +12,21 @@
 // with a growing delay, and when the signal aborts sends LobbyDrain, lets the running matches
 // finish and resolves.
 
-import grpc from '@grpc/grpc-js';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
 
-import { PROTO_DIR, loadPackage, run, unary } from './index.js';
+import { bearer } from './common.js';
+import { LadderService, VersionStatus, WaitingReason } from './gen/maumau/v1/ladder_pb.js';
+import { openTransport, run } from './node.js';
 
 /**
  * The lobby a tournament launched this bot for (`--entrant 'name=lobby:COMMAND'`), from
- * $MAUMAU_LOBBY_ADDR (as host:port) and $MAUMAU_LOBBY_KEY: `{ address, key }`, or null when either
+ * $MAUMAU_LOBBY_ADDR (host:port, http://host:port or unix:/path) and $MAUMAU_LOBBY_KEY: `{ address, key }`, or null when either
  * is unset. A ladder bot that tries this first plays tournaments unchanged: the tournament invites
  * it to each of its matches and, when it is over, closes the lobby, which ends holdLobby as a
  * drain does.
  */
 export function lobbyFromEnv(env = process.env) {
-  const address = (env.MAUMAU_LOBBY_ADDR ?? '').trim().replace(/^[a-z]+:\/\//, '').replace(/\/+$/, '');
+  const address = (env.MAUMAU_LOBBY_ADDR ?? '').trim().replace(/\/+$/, '');
   const key = (env.MAUMAU_LOBBY_KEY ?? '').trim();
   return address && key ? { address, key } : null;
 }
@@ -32,16 +34,15 @@ export function lobbyFromEnv(env = process.env) {
 /** Every rule profile, by name. */
 export const ALL_PROFILES = Object.freeze(['classic', 'penalty-points', 'brazilian', 'romanian-32']);
 
-const S = grpc.status;
 // Refusals after which opening the lobby again cannot help.
 const FATAL_CODES = new Set([
-  S.UNAUTHENTICATED,
-  S.PERMISSION_DENIED,
-  S.INVALID_ARGUMENT,
-  S.NOT_FOUND,
-  S.FAILED_PRECONDITION,
-  S.ALREADY_EXISTS,
-  S.ABORTED, // superseded: a newer lobby of the same version took over
+  Code.Unauthenticated,
+  Code.PermissionDenied,
+  Code.InvalidArgument,
+  Code.NotFound,
+  Code.FailedPrecondition,
+  Code.AlreadyExists,
+  Code.Aborted, // superseded: a newer lobby of the same version took over
 ]);
 
 /** The ladder refused the lobby or a registration for good (bad key, superseded, a taken name). */
@@ -55,59 +56,52 @@ export class LobbyError extends Error {
 }
 
 function refused(what, e) {
-  const reason = String(e.metadata?.get?.('maumau-ladder-reason')?.[0] ?? '');
-  return new LobbyError(`${what}: ${e.message}`, { reason, code: e.code, cause: e });
-}
-
-function ladderClient(address, protoDir) {
-  const pkg = loadPackage(protoDir);
-  return new pkg.LadderService(address, grpc.credentials.createInsecure());
+  const err = ConnectError.from(e);
+  const reason = err.metadata.get('maumau-ladder-reason') ?? '';
+  return new LobbyError(`${what}: ${err.message}`, { reason, code: err.code, cause: e });
 }
 
 /**
  * Registers an owner (or uses `ownerKey`), a bot (or adds to `botId`) and a version; resolves
- * with `{ owner_key, bot_id, version_id, version_key }` (the keys are shown only once: keep them).
+ * with `{ ownerKey, botId, versionId, versionKey }` (the keys are shown only once: keep them).
  */
-export async function register(address, { owner = '', bot = '', version = '1', ownerKey = '', botId = '', invitationCode = '', protoDir = PROTO_DIR } = {}) {
-  const client = ladderClient(address, protoDir);
+export async function register(address, { owner = '', bot = '', version = '1', ownerKey = '', botId = 0n, invitationCode = '' } = {}) {
+  const { transport, close } = openTransport(address);
+  const client = createClient(LadderService, transport);
   try {
     let ownerKeyNow = ownerKey;
-    if (!ownerKeyNow) {
-      ownerKeyNow = (await unary(client, 'RegisterOwner', { name: owner, invitation_code: invitationCode })).owner_key;
-    }
-    const metadata = new grpc.Metadata();
-    metadata.set('authorization', `Bearer ${ownerKeyNow}`);
-    let botIdNow = botId;
-    if (!botIdNow) botIdNow = (await unary(client, 'RegisterBot', { name: bot }, { metadata })).bot_id;
-    const added = await unary(client, 'AddVersion', { bot_id: botIdNow, label: version }, { metadata });
-    return { owner_key: ownerKeyNow, bot_id: botIdNow, version_id: added.version_id, version_key: added.version_key };
+    if (!ownerKeyNow) ownerKeyNow = (await client.registerOwner({ name: owner, invitationCode })).ownerKey;
+    const auth = bearer(ownerKeyNow);
+    let botIdNow = BigInt(botId);
+    if (!botIdNow) botIdNow = (await client.registerBot({ name: bot }, auth)).botId;
+    const added = await client.addVersion({ botId: botIdNow, label: version }, auth);
+    return { ownerKey: ownerKeyNow, botId: botIdNow, versionId: added.versionId, versionKey: added.versionKey };
   } catch (e) {
-    if (e instanceof LobbyError) throw e;
     throw refused('registration refused', e);
   } finally {
-    client.close();
+    close();
   }
 }
 
-const lower = (name, prefix) => name.replace(prefix, '').toLowerCase();
+const lower = (name) => String(name).toLowerCase();
 
 /** One line for a lobby event (what the default onEvent prints). */
 export function describe(kind, message) {
   switch (kind) {
     case 'waiting': {
-      const detail = message.detail || lower(message.reason, 'WAITING_REASON_');
-      return `waiting: ${detail} (${message.bots_online} bots online)`;
+      const detail = message.detail || lower(WaitingReason[message.reason]);
+      return `waiting: ${detail} (${message.botsOnline} bots online)`;
     }
     case 'welcome': {
       const season = message.season ? `season ${message.season}` : 'no season open';
-      return `lobby open: version ${message.version_id} of bot ${message.bot_id}, ${season}, status ${lower(message.status, 'VERSION_STATUS_')}`;
+      return `lobby open: version ${message.versionId} of bot ${message.botId}, ${season}, status ${lower(VersionStatus[message.status])}`;
     }
     case 'invitation': {
       const how = message.validation ? 'validation' : message.rated ? 'rated' : 'unrated';
-      return `invitation: match ${message.ladder_match_id} (${message.match_id}), ${message.profile} with ${message.seats} seats, seat ${message.seat}, ${how}`;
+      return `invitation: match ${message.ladderMatchId} (${message.matchId}), ${message.profile} with ${message.seats} seats, seat ${message.seat}, ${how}`;
     }
-    case 'match_ended': {
-      let text = `match ${message.ladder_match_id} (${message.match_id}) `;
+    case 'matchEnded': {
+      let text = `match ${message.ladderMatchId} (${message.matchId}) `;
       text += message.finished ? `finished: placing ${message.placing}` : 'aborted';
       if (message.rated && message.rating) {
         const r = message.rating;
@@ -116,12 +110,12 @@ export function describe(kind, message) {
       return text + (message.reason ? `: ${message.reason}` : '');
     }
     case 'notice':
-      return `status: ${lower(message.status, 'VERSION_STATUS_')}` + (message.reason ? ` (${message.reason})` : '');
+      return `status: ${lower(VersionStatus[message.status])}` + (message.reason ? ` (${message.reason})` : '');
     case 'dropped':
       return `lobby dropped (${message?.message ?? message}); reconnecting`;
     case 'played': {
       const { invitation, error } = message;
-      return `match ${invitation.ladder_match_id}: ` + (error ? `failed: ${error.message}` : 'played');
+      return `match ${invitation.ladderMatchId}: ` + (error ? `failed: ${error.message}` : 'played');
     }
     default:
       return kind;
@@ -135,7 +129,7 @@ export function newLobbyStats() {
 
 function target(nodeAddress, address) {
   if (!nodeAddress) return address;
-  return nodeAddress.replace(/^[a-z]+:\/\//, '').replace(/\/$/, '');
+  return nodeAddress.replace(/\/$/, '');
 }
 
 function pause(ms, signal) {
@@ -151,6 +145,25 @@ function pause(ms, signal) {
   });
 }
 
+/** The request side of the Lobby stream: Hello now, Drain when asked. */
+function lobbyRequests(hello) {
+  let drain;
+  const drained = new Promise((resolve) => (drain = resolve));
+  let stop;
+  const stopped = new Promise((resolve) => (stop = resolve));
+  return {
+    drain,
+    stop,
+    async *[Symbol.asyncIterator]() {
+      yield { kind: { case: 'hello', value: hello } };
+      if ((await Promise.race([drained.then(() => 'drain'), stopped])) === 'drain') {
+        yield { kind: { case: 'drain', value: {} } };
+        await stopped;
+      }
+    },
+  };
+}
+
 /**
  * Holds the version's lobby and plays its invitations with `bot` (a decide function or a Bot, as
  * `run` takes; one bot plays every match) until `options.signal` aborts, then drains and resolves
@@ -158,7 +171,7 @@ function pause(ms, signal) {
  * refuses the lobby for good (a bad key, a newer lobby of the same version).
  *
  * onEvent(kind, message) hears 'welcome', 'waiting' (a LobbyWaiting), 'invitation',
- * 'match_ended', 'notice', 'played' ({ invitation, error }), 'dropped' (the error), 'draining'
+ * 'matchEnded', 'notice', 'played' ({ invitation, error }), 'dropped' (the error), 'draining'
  * and 'drained'; describe(kind, message) turns each into a line.
  */
 export async function holdLobby(bot, address, key, options = {}) {
@@ -171,47 +184,47 @@ export async function holdLobby(bot, address, key, options = {}) {
     maxBackoffMs = 30_000,
     firstBackoffMs = 250,
     stats = newLobbyStats(),
-    protoDir = PROTO_DIR,
+    runOptions = {},
   } = options;
-  const client = ladderClient(address, protoDir);
-  const hello = { version_key: key, max_matches: maxMatches, profiles: [...profiles], seats: [...seats] };
+  const { transport, close } = openTransport(address);
+  const client = createClient(LadderService, transport);
+  const hello = { versionKey: key, maxMatches, profiles: [...profiles], seats: [...seats] };
   const running = new Set();
   let backoff = firstBackoffMs;
   let refusal = null;
   try {
     while (!signal?.aborted) {
-      const call = client.Lobby();
-      call.on('error', () => {}); // surfaced by the iterator below
-      call.write({ hello });
+      const requests = lobbyRequests(hello);
+      const call = new AbortController();
       stats.lobbies += 1;
       let asked = false;
       const drain = () => {
         asked = true;
         onEvent('draining', null);
-        call.write({ drain: {} });
+        requests.drain();
       };
       signal?.addEventListener('abort', drain, { once: true });
       let error = new Error('the server closed the lobby');
       try {
-        for await (const response of call) {
-          const kind = response.kind;
-          const message = response[kind];
+        for await (const response of client.lobby(requests, { signal: call.signal })) {
+          const { case: kind, value: message } = response.kind;
           if (kind === 'welcome') backoff = firstBackoffMs;
           else if (kind === 'waiting') stats.waiting.push(message);
-          else if (kind === 'match_ended') stats.ended.push(message);
+          else if (kind === 'matchEnded') stats.ended.push(message);
           else if (kind === 'drained') {
             // Asked for, or the lobby's last word (a tournament is over): done.
-            if (asked || message?.closed) {
+            if (asked || message.closed) {
               stats.drained = true; // reported last, once the matches are done
             } else {
               error = new Error('the server is stopping'); // it drained on its own: come back later
             }
             break;
           }
+          if (!kind) continue;
           onEvent(kind, message);
           if (kind === 'invitation') {
             stats.invitations += 1;
-            const game = run(bot, target(message.node_address, address), message.seat_token, { protoDir })
+            const game = run(bot, target(message.nodeAddress, address), message.seatToken, runOptions)
               .then(
                 () => onEvent('played', { invitation: message, error: null }),
                 (e) => {
@@ -224,15 +237,15 @@ export async function holdLobby(bot, address, key, options = {}) {
           }
         }
       } catch (e) {
-        if (FATAL_CODES.has(e.code)) {
+        if (FATAL_CODES.has(ConnectError.from(e).code)) {
           refusal = refused('the ladder refused the lobby', e);
           break;
         }
         error = e;
       } finally {
         signal?.removeEventListener('abort', drain);
-        call.end();
-        call.cancel();
+        requests.stop();
+        call.abort();
       }
       if (stats.drained || signal?.aborted) break;
       onEvent('dropped', error);
@@ -241,7 +254,7 @@ export async function holdLobby(bot, address, key, options = {}) {
     }
     await Promise.allSettled([...running]);
   } finally {
-    client.close();
+    close();
   }
   if (refusal) throw refusal;
   if (stats.drained) onEvent('drained', null);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { connect } from '../src/index.js';
+import { connect } from '../src/node.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,6 +69,7 @@ export async function startServer({ ladder = false } = {}) {
   return {
     address,
     matches: clients.matches,
+    ladder: clients.ladder,
     log: readLog,
     async stop() {
       clients.close();

@@ -7,9 +7,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import grpc from '@grpc/grpc-js';
-
-import { LobbyError, describe, holdLobby, loadPackage, newLobbyStats, register, unary } from '../src/index.js';
+import { LobbyError, WaitingReason, describe, holdLobby, newLobbyStats, register } from '../src/node.js';
 import { startServer } from './harness.js';
 
 let server;
@@ -27,19 +25,19 @@ async function waitFor(condition, what, limitMs = 120_000) {
   }
 }
 
-const firstLegal = (prompt) => prompt.legal_actions[0].index;
+const firstLegal = (prompt) => prompt.legalActions[0].index;
 
 test('two lobby helpers play rated matches and drain', async () => {
   const keys = [];
   for (const n of ['a', 'b']) {
     keys.push(await register(server.address, { owner: `js-lobby-${n}`, bot: `js-lobby-${n}-bot`, version: '1.0' }));
   }
-  assert.ok(keys.every((k) => k.version_key.startsWith('mmv_') && k.owner_key.startsWith('mmo_')));
+  assert.ok(keys.every((k) => k.versionKey.startsWith('mmv_') && k.ownerKey.startsWith('mmo_')));
   const lobbies = keys.map((k) => {
     const drain = new AbortController();
     const stats = newLobbyStats();
     const lines = [];
-    const done = holdLobby(firstLegal, server.address, k.version_key, {
+    const done = holdLobby(firstLegal, server.address, k.versionKey, {
       maxMatches: 2, profiles: ['classic'], seats: [2], signal: drain.signal, stats,
       onEvent: (kind, message) => lines.push(describe(kind, message)),
     });
@@ -57,11 +55,8 @@ test('two lobby helpers play rated matches and drain', async () => {
     assert.ok(l.lines.some((line) => line.includes('rating μ')), l.lines.join('\n'));
     assert.equal(l.lines.at(-1), 'drained');
   }
-  const pkg = loadPackage();
-  const ladder = new pkg.LadderService(server.address, grpc.credentials.createInsecure());
-  const board = await unary(ladder, 'GetLeaderboard', { profile: 'classic' });
-  ladder.close();
-  assert.deepEqual(new Set(board.standings.map((s) => s.bot_name)), new Set(['js-lobby-a-bot', 'js-lobby-b-bot']));
+  const board = await server.ladder.getLeaderboard({ profile: 'classic' });
+  assert.deepEqual(new Set(board.standings.map((s) => s.botName)), new Set(['js-lobby-a-bot', 'js-lobby-b-bot']));
 });
 
 test('a bad key is refused for good', async () => {
@@ -73,16 +68,16 @@ test('a bad key is refused for good', async () => {
 
 test('a waiting message reads as one line', () => {
   assert.equal(
-    describe('waiting', { reason: 'WAITING_REASON_NO_OPPONENTS', detail: 'no opponent of classic with 2 seats is online', bots_online: 1 }),
+    describe('waiting', { reason: WaitingReason.NO_OPPONENTS, detail: 'no opponent of classic with 2 seats is online', botsOnline: 1 }),
     'waiting: no opponent of classic with 2 seats is online (1 bots online)',
   );
-  assert.equal(describe('waiting', { reason: 'WAITING_REASON_NO_SEASON', detail: '', bots_online: 3 }), 'waiting: no_season (3 bots online)');
+  assert.equal(describe('waiting', { reason: WaitingReason.NO_SEASON, detail: '', botsOnline: 3 }), 'waiting: no_season (3 bots online)');
 });
 
 test('the ladder example registers, plays rated matches and drains on SIGINT', async () => {
   const opponent = await register(server.address, { owner: 'js-example-opponent', bot: 'js-example-opponent-bot', version: '1' });
   const drain = new AbortController();
-  const done = holdLobby(firstLegal, server.address, opponent.version_key, {
+  const done = holdLobby(firstLegal, server.address, opponent.versionKey, {
     profiles: ['classic'], seats: [2], signal: drain.signal, onEvent: () => {},
   });
   const example = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'ladder-bot.js');
