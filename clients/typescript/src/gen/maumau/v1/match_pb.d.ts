@@ -121,6 +121,16 @@ export declare type CreateMatchRequest = Message<"maumau.v1.CreateMatchRequest">
    * @generated from field: string label = 8;
    */
   label: string;
+
+  /**
+   * The match starts when every remote seat has joined, or this many milliseconds after it was
+   * created, without the seats that did not (they are away: see TimeControl.disconnect_grace_ms).
+   * 0 takes the server's default (`maumau serve`'s join_timeout_ms, 60 s unless configured);
+   * at most 86,400,000 (a day).
+   *
+   * @generated from field: uint32 join_timeout_ms = 9;
+   */
+  joinTimeoutMs: number;
 };
 
 /**

@@ -135,6 +135,16 @@ export declare type Join = Message<"maumau.v1.Join"> & {
    * @generated from field: maumau.v1.EventDelivery event_delivery = 4;
    */
   eventDelivery: EventDelivery;
+
+  /**
+   * True: after every step of the match that sent this seat events, a Snapshot follows them with
+   * the seat's whole view (hand, table, counts), so that a user interface never rebuilds the
+   * table from events. It comes after the step's events and before the step's prompt is
+   * answered; under EVENT_DELIVERY_WITH_PROMPT it releases the events held so far.
+   *
+   * @generated from field: bool snapshot_every_step = 5;
+   */
+  snapshotEveryStep: boolean;
 };
 
 /**
@@ -330,6 +340,16 @@ export declare type ServerMessage = Message<"maumau.v1.ServerMessage"> & {
      */
     value: EventBatch;
     case: "batch";
+  } | {
+    /**
+     * Nothing to tell: the stream has been silent for the server's heartbeat interval (15 s
+     * unless configured). It keeps proxies that close idle connections from cutting the stream;
+     * ignore it.
+     *
+     * @generated from field: maumau.v1.Heartbeat heartbeat = 10;
+     */
+    value: Heartbeat;
+    case: "heartbeat";
   } | { case: undefined; value?: undefined };
 };
 
@@ -338,6 +358,26 @@ export declare type ServerMessage = Message<"maumau.v1.ServerMessage"> & {
  * Use `create(ServerMessageSchema)` to create a new message.
  */
 export declare const ServerMessageSchema: GenMessage<ServerMessage>;
+
+/**
+ * Sent on a silent stream (see ServerMessage.heartbeat).
+ *
+ * @generated from message maumau.v1.Heartbeat
+ */
+export declare type Heartbeat = Message<"maumau.v1.Heartbeat"> & {
+  /**
+   * The server's clock, in milliseconds since the Unix epoch.
+   *
+   * @generated from field: uint64 server_time_unix_ms = 1;
+   */
+  serverTimeUnixMs: bigint;
+};
+
+/**
+ * Describes the message maumau.v1.Heartbeat.
+ * Use `create(HeartbeatSchema)` to create a new message.
+ */
+export declare const HeartbeatSchema: GenMessage<Heartbeat>;
 
 /**
  * What was held for a seat under EVENT_DELIVERY_WITH_PROMPT, in order, and the prompt that
@@ -776,6 +816,14 @@ export declare type WatchRequest = Message<"maumau.v1.WatchRequest"> & {
    * @generated from field: maumau.v1.Resume resume = 3;
    */
   resume?: Resume | undefined;
+
+  /**
+   * As Join.snapshot_every_step: a Snapshot of what this token may see after every step that
+   * sent it events (a spectator's view for the spectator token).
+   *
+   * @generated from field: bool snapshot_every_step = 4;
+   */
+  snapshotEveryStep: boolean;
 };
 
 /**

@@ -417,6 +417,15 @@ export declare type TimeControl = Message<"maumau.v1.TimeControl"> & {
    * @generated from field: maumau.v1.GiveUpPolicy give_up = 5;
    */
   giveUp: GiveUpPolicy;
+
+  /**
+   * No clock for a connected seat: it may think as long as it likes (for people). decision_ms,
+   * bank_ms and max_timeouts are then ignored; disconnect_grace_ms still applies to a seat that
+   * must act while it is away. Prompts carry no deadline (deadline_unix_ms and time_left_ms 0).
+   *
+   * @generated from field: bool untimed = 6;
+   */
+  untimed: boolean;
 };
 
 /**
@@ -824,6 +833,16 @@ export enum GiveUpPolicy {
    * @generated from enum value: GIVE_UP_POLICY_FORFEIT = 2;
    */
   FORFEIT = 2,
+
+  /**
+   * The built-in random bot plays the seat while it is away, and the seat's own client takes it
+   * back as soon as it joins (or watches) again with its token: for people, who reload pages and
+   * come back later. The seat counts as having given up (SeatStats.gave_up) once a bot played
+   * for it.
+   *
+   * @generated from enum value: GIVE_UP_POLICY_BOT_UNTIL_BACK = 3;
+   */
+  BOT_UNTIL_BACK = 3,
 }
 
 /**
