@@ -410,7 +410,7 @@ async fn an_unknown_give_up_policy_is_refused() {
         }),
         ..Default::default()
     };
-    for unknown in [3, 7, -1, i32::MAX] {
+    for unknown in [4, 7, -1, i32::MAX] {
         let status = matches
             .create_match(request(unknown))
             .await
