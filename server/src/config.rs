@@ -68,8 +68,8 @@ pub struct ServerConfig {
     /// sends a seat's token in the `authorization` header.
     pub allow_origins: Vec<String>,
     /// Every server stream (Play, Watch) that has sent nothing for this long gets a
-    /// `Heartbeat` message, so that proxies which close idle connections keep it open; `None`
-    /// sends none.
+    /// `Heartbeat` message (within half this long more), so that proxies which close idle
+    /// connections keep it open; `None` sends none.
     pub heartbeat_interval: Option<Duration>,
 }
 

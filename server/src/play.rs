@@ -302,57 +302,66 @@ impl Feed {
     }
 }
 
-/// A stream's heartbeat: a `Heartbeat` message once the stream has been silent for `interval`.
+/// A stream's heartbeat: a `Heartbeat` message once the stream has been silent for at least
+/// `interval` (and at most one and a half times it).
 ///
-/// Nothing is done per message sent: a stream that sent something marks itself `active`, and only
-/// when it next runs out of messages is the time read, as the start of its silence. The timer is
-/// moved only when it fires early (the stream spoke since it was set), so a busy stream costs
-/// one clock read per time it runs dry and no timer work.
+/// Nothing is done per message sent but setting `active`, and nothing when the stream runs dry
+/// but a look at the timer: the timer ticks every half interval, and a tick that finds the
+/// stream was not active since the tick before it (so silent for a whole interval) sends the
+/// heartbeat. No clock is read and no timer moved on the path of a decision.
 struct Heartbeat {
-    interval: Duration,
+    /// Half the interval.
+    tick: Duration,
     timer: Pin<Box<tokio::time::Sleep>>,
-    /// When the stream last ran out of messages after sending some.
-    quiet_since: Instant,
+    /// Whether the timer was polled since it was last set, so it will wake the stream.
+    armed: bool,
+    /// Whether the stream sent something since the last tick.
     active: bool,
+    /// Ticks since the stream last sent something.
+    quiet_ticks: u8,
 }
 
 impl Heartbeat {
     fn new(interval: Duration) -> Heartbeat {
-        let now = Instant::now();
+        let tick = interval / 2;
         Heartbeat {
-            interval,
-            timer: Box::pin(tokio::time::sleep_until(now + interval)),
-            quiet_since: now,
+            tick,
+            timer: Box::pin(tokio::time::sleep(tick)),
+            armed: false,
             active: false,
+            quiet_ticks: 0,
         }
     }
 
     /// Called when the stream has nothing to send: the heartbeat's frame if the stream has been
     /// silent for the interval, else `None` (the timer will wake the stream).
     fn poll_due(&mut self, cx: &mut Context<'_>) -> Option<encoded::Response> {
-        if self.active {
-            self.active = false;
-            self.quiet_since = Instant::now();
-        }
         loop {
-            if std::future::Future::poll(self.timer.as_mut(), cx).is_pending() {
+            if !self.armed {
+                if std::future::Future::poll(self.timer.as_mut(), cx).is_pending() {
+                    self.armed = true;
+                    return None;
+                }
+            } else if !self.timer.is_elapsed() {
                 return None;
             }
-            let due = self.quiet_since + self.interval;
-            let now = Instant::now();
-            if now < due {
-                // The stream spoke after the timer was set: wait out the rest of the silence.
-                self.timer.as_mut().reset(due);
+            let next = self.timer.deadline() + self.tick;
+            self.timer.as_mut().reset(next);
+            self.armed = false;
+            if std::mem::take(&mut self.active) {
+                self.quiet_ticks = 0;
                 continue;
             }
-            self.quiet_since = now;
-            self.timer.as_mut().reset(now + self.interval);
-            let beat = pb::Heartbeat {
-                server_time_unix_ms: crate::registry::now_ms(),
-            };
-            return Some(encoded::Response::new(&kind(
-                pb::server_message::Kind::Heartbeat(beat),
-            )));
+            self.quiet_ticks += 1;
+            if self.quiet_ticks >= 2 {
+                self.quiet_ticks = 0;
+                let beat = pb::Heartbeat {
+                    server_time_unix_ms: crate::registry::now_ms(),
+                };
+                return Some(encoded::Response::new(&kind(
+                    pb::server_message::Kind::Heartbeat(beat),
+                )));
+            }
         }
     }
 }
