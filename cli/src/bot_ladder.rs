@@ -96,9 +96,10 @@ fn key(args: &LadderBotArgs) -> Result<String, Box<dyn Error>> {
     )
 }
 
-/// `http://host:port` from `host:port` or a URL.
+/// `http://host:port` from `host:port` or a URL; a Unix socket (`unix:/run/maumau/maumau.sock`,
+/// a sandboxed program's way to its server) as it is.
 pub(crate) fn url(server: &str) -> String {
-    if server.contains("://") {
+    if server.contains("://") || server.starts_with("unix:") {
         server.trim_end_matches('/').to_string()
     } else {
         format!("http://{server}")

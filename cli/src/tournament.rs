@@ -103,6 +103,8 @@ pub(crate) struct TournamentArgs {
     /// join before it starts a match without them.
     #[arg(long, default_value_t = 5000)]
     grace_ms: u64,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
 }
 
 pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -181,6 +183,8 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         let key = serde_json_key(&d);
         PathBuf::from("maumau-tournament").join(key)
     });
+    // No program may see the output folder: results, logs, the stored seed, the server's data.
+    t.sandbox = args.sandbox.build(&[&out])?;
     let grace = Duration::from_millis(args.grace_ms.max(1));
     let clock = Clock {
         decision: Duration::from_millis(args.decision_ms.max(1)),
