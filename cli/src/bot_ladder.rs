@@ -55,6 +55,8 @@ pub(crate) struct LadderBotArgs {
     /// plays that one seat and exits. Without it the reference bot of --kind plays.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
 }
 
 /// The launched programs of running matches by (ladder match, seat): told when the ladder says
@@ -130,6 +132,10 @@ pub(crate) fn run(
         Player::BuiltIn(kind, ..) => format!("maumau-{kind}"),
         Player::Command(c) => c.join(" "),
     };
+    if args.sandbox.sandbox && matches!(player, Player::BuiltIn(..)) {
+        return Err("--sandbox confines a program launched per match: give it after `--`".into());
+    }
+    let sandbox = args.sandbox.build(&[])?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let (signals, stop) = shutdown_signals()?;
@@ -211,6 +217,7 @@ pub(crate) fn run(
                             invitation.seat_token,
                             log,
                             over,
+                            sandbox.clone(),
                         )
                     };
                     lobby::hold(&options, play, on_event, signals).await?;
@@ -242,8 +249,9 @@ async fn launch(
     token: String,
     log: PathBuf,
     over: oneshot::Receiver<()>,
+    sandbox: Option<Arc<maumau_sandbox::Sandbox>>,
 ) -> Result<(), String> {
-    let program = Launched::start_in_own_group(&command, &addr, &token, &log)
+    let program = Launched::start_in_own_group(&command, &addr, &token, &log, sandbox.as_deref())
         .map_err(|e| format!("cannot start `{}`: {e}", command.join(" ")))?;
     let exit = program
         .finish_after(

@@ -250,3 +250,89 @@ fn sandbox_refuses_to_start_without_bubblewrap_and_says_why() {
     // Nothing was played.
     assert!(!dir.path().join("out").join("results.jsonl").exists());
 }
+
+/// `maumau check-bot --sandbox` with `args`; its status and stdout.
+fn check_bot(args: &[&str]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args([
+            "check-bot",
+            "--sandbox",
+            "--profile",
+            "classic:2",
+            "--seed",
+            "7",
+        ])
+        .arg("--log-dir")
+        .arg(dir.path())
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), format!("{stdout}\n{stderr}"))
+}
+
+#[test]
+fn maumau_bot_passes_check_bot_in_the_sandbox_per_match_and_in_a_lobby() {
+    // Per match: MAUMAU_ADDR is the sandbox's socket, which `maumau bot` dials.
+    let (ok, said) = check_bot(&["--", BIN, "bot", "--kind", "heuristic"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("checks passed"), "{said}");
+    assert!(!said.contains("FAIL"), "{said}");
+    // In a lobby: the lobby and the invitations' server are two sockets.
+    let (ok, said) = check_bot(&["--lobby", "--", BIN, "bot", "--kind", "heuristic"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("PASS  lobby closed"), "{said}");
+}
+
+#[test]
+fn check_bot_names_the_limit_a_sandboxed_bot_hit() {
+    let script = hostile("memory");
+    let (ok, said) = check_bot(&[
+        "--sandbox-memory-mb",
+        "64",
+        "--",
+        "sh",
+        script.to_str().unwrap(),
+    ]);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("[sandbox: it went over its memory limit (64 MiB) and was killed]"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_sandboxed_lobby_entrant_plays_its_tournament_through_two_sockets() {
+    let dir = tempfile::tempdir().unwrap();
+    let lobby = format!("lobbied=lobby:'{BIN}' bot --kind heuristic");
+    let output = Command::new(BIN)
+        .args([
+            "tournament",
+            "--bots",
+            "random",
+            "--seats",
+            "2",
+            "--deals",
+            "2",
+        ])
+        .args([
+            "--threads",
+            "2",
+            "--seed",
+            "5",
+            "--sandbox",
+            "--entrant",
+            &lobby,
+        ])
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("4 games"), "{stdout}");
+    assert!(!stdout.contains("forfeited"), "{stdout}");
+}

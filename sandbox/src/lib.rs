@@ -43,6 +43,11 @@ use tokio::task::JoinHandle;
 
 /// Where a program's sockets are inside its sandbox.
 pub const SOCKET_DIR: &str = "/run/maumau";
+/// The socket of a program's way to its game server (`MAUMAU_ADDR`, an invitation's
+/// `node_address`).
+pub const SERVER_SOCKET: &str = "maumau.sock";
+/// The socket of a lobby program's way to its lobby (`MAUMAU_LOBBY_ADDR`).
+pub const LOBBY_SOCKET: &str = "lobby.sock";
 /// The environment variable that names the bwrap binary to use instead of `bwrap` on `PATH`.
 pub const BWRAP_VAR: &str = "MAUMAU_BWRAP";
 /// Where cgroup v1 hierarchies are mounted.
@@ -507,12 +512,17 @@ impl Cgroup {
     }
 }
 
-/// Accepts connections on `listener` and copies each both ways to `to`.
+/// Accepts connections on `listener` and copies each both ways to `to` (`host:port`, or a Unix
+/// socket as `unix:PATH`, when the launcher is itself in a sandbox).
 async fn forward(listener: UnixListener, to: String) {
     while let Ok((mut inside, _)) = listener.accept().await {
         let to = to.clone();
         tokio::spawn(async move {
-            if let Ok(mut outside) = TcpStream::connect(&to).await {
+            if let Some(path) = to.strip_prefix("unix:") {
+                if let Ok(mut outside) = tokio::net::UnixStream::connect(path).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inside, &mut outside).await;
+                }
+            } else if let Ok(mut outside) = TcpStream::connect(&to).await {
                 let _ = outside.set_nodelay(true);
                 let _ = tokio::io::copy_bidirectional(&mut inside, &mut outside).await;
             }

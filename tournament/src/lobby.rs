@@ -38,12 +38,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use maumau_sandbox::{Jail, Route};
+use maumau_sandbox::{Jail, LOBBY_SOCKET, Route, SERVER_SOCKET};
 
 use crate::entrant::{Entrant, Player};
-
-/// The socket of a sandboxed lobby program's way to its lobby.
-const LOBBY_SOCKET: &str = "lobby.sock";
 
 /// How long a program may take from its launch to opening its lobby (or to opening it again
 /// after it closed), in a tournament.
@@ -140,7 +137,7 @@ impl Lobbies {
             let confined = sandbox.as_ref().map(|sandbox| crate::net::Confinement {
                 sandbox: sandbox.clone(),
                 routes: vec![
-                    Route::new(crate::net::SERVER_SOCKET, &remote.host_port()),
+                    Route::new(SERVER_SOCKET, &remote.host_port()),
                     Route::new(LOBBY_SOCKET, &lobbies.addr),
                 ],
             });

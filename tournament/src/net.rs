@@ -18,7 +18,7 @@ use std::time::Duration;
 use maumau::{pb, wire};
 use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_engine::MatchResult;
-use maumau_sandbox::{Jail, Route, Sandbox};
+use maumau_sandbox::{Jail, Route, SERVER_SOCKET, Sandbox};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
@@ -125,9 +125,6 @@ pub(crate) struct Session {
     /// The sandbox every external program runs in, with `--sandbox`.
     sandbox: Option<Arc<Sandbox>>,
 }
-
-/// The socket of a sandboxed program's way to the game server.
-pub(crate) const SERVER_SOCKET: &str = "maumau.sock";
 
 /// How a program is launched: in a sandbox (with its ways out) or not.
 pub(crate) struct Confinement {
