@@ -283,6 +283,14 @@ impl Sandbox {
         let mut bound: Vec<&PathBuf> = folders.iter().chain(&self.options.read_only).collect();
         bound.sort();
         bound.dedup();
+        // The program starts in the launcher's current folder, so that the relative paths of its
+        // command work: an empty one when no bound folder holds it.
+        let cwd = std::env::current_dir().ok().filter(|c| c.is_absolute());
+        if let Some(c) = &cwd
+            && !bound.iter().any(|f| c.starts_with(f))
+        {
+            a.extend(["--dir".into(), c.as_os_str().to_owned()]);
+        }
         for f in &bound {
             a.extend([
                 "--ro-bind".into(),
@@ -295,11 +303,7 @@ impl Sandbox {
                 a.extend(["--tmpfs".into(), h.as_os_str().to_owned()]);
             }
         }
-        let cwd = std::env::current_dir().ok();
-        let chdir = match cwd {
-            Some(c) if bound.iter().any(|f| c.starts_with(f)) => c.into_os_string(),
-            _ => "/tmp".into(),
-        };
+        let chdir = cwd.map_or_else(|| "/tmp".into(), PathBuf::into_os_string);
         a.extend(["--chdir".into(), chdir]);
         a
     }
