@@ -336,3 +336,80 @@ fn a_sandboxed_lobby_entrant_plays_its_tournament_through_two_sockets() {
     assert!(stdout.contains("4 games"), "{stdout}");
     assert!(!stdout.contains("forfeited"), "{stdout}");
 }
+
+/// The commands of the README's "Hosting a competition" block.
+fn readme_sandbox_commands() -> Vec<String> {
+    let readme = include_str!("../../README.md");
+    let section = readme.split("## Hosting a competition").nth(1).unwrap();
+    let block = section.split("```sh\n").nth(1).unwrap();
+    let block = block.split("```").next().unwrap();
+    block.lines().map(String::from).collect()
+}
+
+/// The README's sandbox commands run as written from a folder with `target/release/maumau`
+/// (this package's binary), `cargo run --release --` standing for it as in the other README
+/// tests: the tournament has no forfeit, the gauntlet passes.
+#[test]
+fn the_readme_sandbox_commands_run_as_written() {
+    let lines = readme_sandbox_commands();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let root = tempfile::tempdir().unwrap();
+    let release = root.path().join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    if std::fs::hard_link(BIN, release.join("maumau")).is_err() {
+        std::fs::copy(BIN, release.join("maumau")).unwrap();
+    }
+    for line in &lines {
+        let run = line
+            .strip_prefix("cargo run --release -- ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"$MAUMAU\" {run}"))
+            .current_dir(root.path())
+            .env("MAUMAU", BIN)
+            .env("TMPDIR", root.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{line}\n{stdout}\n{stderr}");
+        assert!(
+            stderr.contains("every launched program runs in a sandbox: 512 MiB")
+                || stderr.contains("every launched program runs in a sandbox: 256 MiB"),
+            "{stderr}"
+        );
+        assert!(!stdout.contains("forfeited"), "{stdout}");
+        assert!(!stdout.contains("FAIL"), "{stdout}");
+    }
+}
+
+/// docs/PERFORMANCE.md's sandbox benchmark runs as written (one short round with this package's
+/// binary) and prints its ratios.
+#[test]
+fn the_sandbox_benchmark_script_runs() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/bench-sandbox.sh");
+    let docs = include_str!("../../docs/PERFORMANCE.md");
+    assert!(
+        docs.contains("\nscripts/bench-sandbox.sh\n"),
+        "the documented command"
+    );
+    let output = Command::new("bash")
+        .arg(script)
+        .env("MAUMAU", BIN)
+        .env("ROUNDS", "1")
+        .env("DEALS", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("tournament: ") && stdout.contains(" ms per game, sandboxed "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("gauntlet: ") && stdout.contains("ratio"),
+        "{stdout}"
+    );
+}
