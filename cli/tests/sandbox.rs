@@ -247,6 +247,22 @@ fn sandbox_refuses_to_start_without_bubblewrap_and_says_why() {
         said.contains("bubblewrap (`bwrap`) is not on PATH"),
         "{said}"
     );
+    // A folder the sandbox's user (nobody) could not read is refused up front, not at launch.
+    let closed = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(closed.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let output = Command::new(BIN)
+        .args(["check-bot", "--sandbox", "--sandbox-bind"])
+        .arg(closed.path())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        said.contains("is not readable by all users, and sandboxed programs run as nobody"),
+        "{said}"
+    );
     // Nothing was played.
     assert!(!dir.path().join("out").join("results.jsonl").exists());
 }
@@ -354,6 +370,9 @@ fn the_readme_sandbox_commands_run_as_written() {
     let lines = readme_sandbox_commands();
     assert_eq!(lines.len(), 2, "{lines:?}");
     let root = tempfile::tempdir().unwrap();
+    // Sandboxed programs run as nobody: the folder is readable by all, as a checkout is.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let release = root.path().join("target/release");
     std::fs::create_dir_all(&release).unwrap();
     if std::fs::hard_link(BIN, release.join("maumau")).is_err() {

@@ -7,8 +7,10 @@
 //! Flatpak; this crate writes no namespace code):
 //!
 //! - **processes**: its own PID namespace and session, so it sees and signals no other process;
-//!   it dies with its launcher (`--die-with-parent`), with every capability dropped, as an
-//!   unprivileged user of a user namespace of its own;
+//!   it dies with its launcher (`--die-with-parent`), with every capability dropped, in a user
+//!   namespace of its own. A root launcher runs it as `nobody` (`setpriv`), so that it cannot
+//!   read root's files (the namespace would map it to root) and its process count is enforced;
+//!   its folders must then be readable by all users, which is checked before it starts;
 //! - **network**: none (`--unshare-net`: only a loopback of its own), except one Unix socket per
 //!   route in `/run/maumau/` ([`SOCKET_DIR`]), which the launcher forwards to the server's TCP
 //!   port ([`Jail::addr`] gives `unix:/run/maumau/maumau.sock` for its `MAUMAU_ADDR`);
@@ -22,10 +24,9 @@
 //!   with `--setenv`: a process's arguments are readable by every user of the host in
 //!   `/proc/PID/cmdline`, its environment is not;
 //! - **limits** ([`Limits`]): memory and processes through a cgroup (v1 `memory` and `pids`) per
-//!   program, open files and CPU seconds through rlimits (`prlimit` from util-linux). Without a
-//!   writable memory cgroup the address space is limited instead (`prlimit --as`); without a
-//!   writable pids cgroup the process count is an rlimit, which Linux never enforces for root, so
-//!   root is refused then.
+//!   program, open files and CPU seconds through rlimits (`prlimit` from util-linux). Without
+//!   writable cgroups the address space is limited instead (`prlimit --as`), and the process
+//!   count is an rlimit, which counts every process of the sandbox's user together.
 //!
 //! [`Sandbox::new`] checks all of it once (bwrap found, a probe run of the real argument list,
 //! the cgroups) and says why the machine cannot sandbox: `--sandbox` never falls back to running
@@ -128,6 +129,8 @@ enum Control {
 pub struct Sandbox {
     bwrap: PathBuf,
     prlimit: PathBuf,
+    /// `setpriv`, when the launcher is root: bwrap then runs as [`SANDBOX_UID`].
+    setpriv: Option<PathBuf>,
     options: Options,
     control: Control,
 }
@@ -181,21 +184,31 @@ impl Sandbox {
         let prlimit = on_path("prlimit").ok_or_else(|| {
             Unavailable("`prlimit` (util-linux) is not on PATH; it sets the rlimits".into())
         })?;
+        // Root's programs run as nobody: a user namespace mapped to root would let them read
+        // every root-owned file they can see (/etc/shadow), and Linux never enforces
+        // RLIMIT_NPROC for root.
+        let setpriv = if is_root() {
+            Some(on_path("setpriv").ok_or_else(|| {
+                Unavailable(
+                    "`setpriv` (util-linux) is not on PATH; it runs the sandbox as nobody".into(),
+                )
+            })?)
+        } else {
+            None
+        };
         let control = match (writable_cgroup("memory"), writable_cgroup("pids")) {
             (Some(memory), Some(pids)) => Control::Cgroups { memory, pids },
-            _ if is_root() => {
-                return Err(Unavailable(
-                    "no writable cgroup v1 `memory` and `pids` hierarchies under /sys/fs/cgroup, \
-                     and the process limit cannot be an rlimit for root (Linux never enforces \
-                     RLIMIT_NPROC for uid 0): mount them, or run as another user"
-                        .into(),
-                ));
-            }
             _ => Control::Rlimits,
         };
+        for path in &options.read_only {
+            if setpriv.is_some() {
+                readable_by_all(path).map_err(Unavailable)?;
+            }
+        }
         let sandbox = Sandbox {
             bwrap,
             prlimit,
+            setpriv,
             options,
             control,
         };
@@ -222,9 +235,18 @@ impl Sandbox {
             .prefix("maumau-sandbox-probe-")
             .tempdir()
             .map_err(|e| Unavailable(format!("cannot make a temporary folder: {e}")))?;
+        open_to_all(dir.path()).map_err(|e| Unavailable(format!("cannot open {e}")))?;
         let mut args = self.bwrap_args(dir.path(), &[]);
         args.push("true".into());
-        let out = std::process::Command::new(&self.bwrap)
+        let mut cmd = match &self.setpriv {
+            Some(setpriv) => {
+                let mut c = std::process::Command::new(setpriv);
+                c.args(setpriv_args()).arg(&self.bwrap);
+                c
+            }
+            None => std::process::Command::new(&self.bwrap),
+        };
+        let out = cmd
             .args(&args)
             .env_clear()
             .stdin(Stdio::null())
@@ -313,6 +335,17 @@ impl Sandbox {
     /// searched for the folders it names, [`folders_named`]).
     pub fn jail(&self, routes: &[Route], command: &[String]) -> std::io::Result<Jail> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
+        // The folders its command names, but never one of the hidden paths or inside one.
+        let hidden = &self.options.hidden;
+        let folders: Vec<PathBuf> = folders_named(command)
+            .into_iter()
+            .filter(|f| !hidden.iter().any(|h| f.starts_with(h)))
+            .collect();
+        if self.setpriv.is_some() {
+            for f in &folders {
+                readable_by_all(f).map_err(std::io::Error::other)?;
+            }
+        }
         let dir = tempfile::Builder::new()
             .prefix("maumau-sandbox-")
             .tempdir()?;
@@ -322,6 +355,7 @@ impl Sandbox {
             let listener = UnixListener::bind(&path)?;
             forwarders.push(tokio::spawn(forward(listener, route.to.clone())));
         }
+        open_to_all(dir.path())?;
         let cgroup = match &self.control {
             Control::Cgroups { memory, pids } => {
                 let name = format!(
@@ -333,11 +367,11 @@ impl Sandbox {
             }
             Control::Rlimits => None,
         };
-        let folders = folders_named(command);
         Ok(Jail {
             args: self.bwrap_args(dir.path(), &folders),
             bwrap: self.bwrap.clone(),
             prlimit: self.prlimit.clone(),
+            setpriv: self.setpriv.clone(),
             limits: self.options.limits,
             cgroup,
             forwarders,
@@ -351,6 +385,7 @@ impl Sandbox {
 pub struct Jail {
     bwrap: PathBuf,
     prlimit: PathBuf,
+    setpriv: Option<PathBuf>,
     args: Vec<OsString>,
     limits: Limits,
     cgroup: Option<Cgroup>,
@@ -366,7 +401,8 @@ impl Jail {
 
     /// The command that runs `argv` in this sandbox with exactly the environment `env` (and
     /// `PATH`, `HOME` and `TMPDIR` when `env` does not set them): a shell prelude that moves
-    /// itself into the program's cgroups, then `prlimit` with the rlimits, then `bwrap`.
+    /// itself into the program's cgroups, then `prlimit` with the rlimits, then (when the
+    /// launcher is root) `setpriv` to become nobody, then `bwrap`.
     pub fn command<K: AsRef<str>, V: AsRef<str>>(
         &self,
         argv: &[String],
@@ -392,7 +428,11 @@ impl Jail {
             cmd.arg(format!("--as={0}:{0}", l.memory_mb * 1024 * 1024))
                 .arg(format!("--nproc={0}:{0}", l.pids));
         }
-        cmd.arg("--").arg(&self.bwrap).args(&self.args).arg("--");
+        cmd.arg("--");
+        if let Some(setpriv) = &self.setpriv {
+            cmd.arg(setpriv).args(setpriv_args());
+        }
+        cmd.arg(&self.bwrap).args(&self.args).arg("--");
         cmd.args(argv);
         cmd.env_clear();
         for (k, v) in [("PATH", SANDBOX_PATH), ("HOME", "/tmp"), ("TMPDIR", "/tmp")] {
@@ -583,6 +623,56 @@ fn normal(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// The arguments of `setpriv` that make the rest of the command run as [`SANDBOX_UID`], with no
+/// supplementary groups (and so with no capabilities), up to the program.
+fn setpriv_args() -> [String; 4] {
+    [
+        format!("--reuid={SANDBOX_UID}"),
+        format!("--regid={SANDBOX_UID}"),
+        "--clear-groups".into(),
+        "--".into(),
+    ]
+}
+
+/// Lets every user through `dir` and to its sockets (the sandbox's user connects to them).
+fn open_to_all(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    for entry in std::fs::read_dir(dir)? {
+        std::fs::set_permissions(entry?.path(), std::fs::Permissions::from_mode(0o666))?;
+    }
+    Ok(())
+}
+
+/// Checks that the sandbox's user (nobody, when the launcher is root) can read `path`: every
+/// folder above it searchable by all users, itself readable (and a folder searchable) by all.
+fn readable_by_all(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let refuse = |what: &Path, need: &str| {
+        format!(
+            "{} is not {need} by all users, and sandboxed programs run as nobody: \
+             `chmod o+rx` it (or give the entrant a folder that is)",
+            what.display()
+        )
+    };
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mode = meta.permissions().mode();
+    let need = if meta.is_dir() { 0o005 } else { 0o004 };
+    if mode & need != need {
+        return Err(refuse(path, "readable"));
+    }
+    for above in path.ancestors().skip(1) {
+        let Ok(meta) = std::fs::metadata(above) else {
+            continue;
+        };
+        if meta.permissions().mode() & 0o001 == 0 {
+            return Err(refuse(above, "searchable"));
+        }
+    }
+    Ok(())
 }
 
 /// `program` found on `PATH`.

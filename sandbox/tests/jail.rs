@@ -45,7 +45,8 @@ async fn a_program_sees_only_itself_and_reaches_only_its_socket() {
     });
     let s = sandbox(Limits::default());
     let script = format!(
-        "ls /proc | grep -c '^[0-9]'; echo env=$MAUMAU_TOKEN; \
+        "ls /proc | grep -c '^[0-9]'; echo env=$MAUMAU_TOKEN; echo uid=$(id -u); \
+         cat /etc/shadow >/dev/null 2>&1 && echo read-shadow; \
          ls /work /root /sys 2>&1 | head -3; \
          python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); \
          s.connect('/run/maumau/m.sock'); s.send(b'ping\\n'); print(s.recv(5))\"; \
@@ -58,6 +59,11 @@ async fn a_program_sees_only_itself_and_reaches_only_its_socket() {
     assert_eq!(&server.await.unwrap(), b"ping\n");
     assert!(out.contains("b'pong\\n'"), "{out}");
     assert!(out.contains("env=mine"), "{out}");
+    // Not root in disguise: root's files stay closed (this test runs as root in CI).
+    assert!(
+        out.contains("uid=65534") && !out.contains("read-shadow"),
+        "{out}"
+    );
     assert!(out.contains("Connection refused"), "{out}");
     assert!(out.contains("No such file"), "{out}");
     // sh, the process-counting pipeline and ls: a handful, never the host's.
