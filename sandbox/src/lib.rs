@@ -375,7 +375,7 @@ impl Sandbox {
             limits: self.options.limits,
             cgroup,
             forwarders,
-            _dir: dir,
+            dir,
         })
     }
 }
@@ -390,13 +390,19 @@ pub struct Jail {
     limits: Limits,
     cgroup: Option<Cgroup>,
     forwarders: Vec<JoinHandle<()>>,
-    _dir: tempfile::TempDir,
+    /// Its socket folder, removed with it.
+    dir: tempfile::TempDir,
 }
 
 impl Jail {
     /// The address of route `name` inside the sandbox: `unix:/run/maumau/NAME`.
     pub fn addr(name: &str) -> String {
         format!("unix:{SOCKET_DIR}/{name}")
+    }
+
+    /// Where route `name`'s socket is outside the sandbox (the launcher's side of it).
+    pub fn socket_path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
     }
 
     /// The command that runs `argv` in this sandbox with exactly the environment `env` (and
