@@ -55,9 +55,9 @@ pub struct Exit {
 }
 
 impl Exit {
-    /// True for a clean exit (status 0) within the sandbox's limits.
+    /// True for a clean exit (status 0).
     pub fn success(&self) -> bool {
-        self.status.is_some_and(|s| s.success()) && self.limits.is_empty()
+        self.status.is_some_and(|s| s.success())
     }
 
     /// "exited with status 1", "was stopped by a signal (...)", "did not exit ...", with the

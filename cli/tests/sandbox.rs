@@ -432,3 +432,38 @@ fn the_sandbox_benchmark_script_runs() {
         "{stdout}"
     );
 }
+
+/// `maumau bot --ladder --sandbox -- COMMAND` (here as a tournament's unsandboxed `lobby:`
+/// entrant, whose lobby it holds) launches COMMAND per invitation in a sandbox, where the
+/// invitation's server is a socket.
+#[test]
+fn bot_ladder_launches_each_match_in_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let lobby = format!("lobbied=lobby:'{BIN}' bot --sandbox -- '{BIN}' bot --kind heuristic");
+    let output = Command::new(BIN)
+        .args([
+            "tournament",
+            "--bots",
+            "random",
+            "--seats",
+            "2",
+            "--deals",
+            "2",
+        ])
+        .args(["--threads", "2", "--seed", "5", "--entrant", &lobby])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("4 games"), "{stdout}");
+    assert!(!stdout.contains("forfeited"), "{stdout}");
+    let log = std::fs::read_to_string(out.join("logs/lobbied-lobby.log")).unwrap();
+    assert!(
+        log.contains("every launched program runs in a sandbox"),
+        "{log}"
+    );
+}

@@ -307,7 +307,9 @@ impl Sandbox {
         bound.dedup();
         // The program starts in the launcher's current folder, so that the relative paths of its
         // command work: an empty one when no bound folder holds it.
-        let cwd = std::env::current_dir().ok().filter(|c| c.is_absolute());
+        let cwd = std::env::current_dir()
+            .ok()
+            .filter(|c| c.is_absolute() && !SYSTEM.iter().chain(&KERNEL).any(|s| c.starts_with(s)));
         if let Some(c) = &cwd
             && !bound.iter().any(|f| c.starts_with(f))
         {
@@ -459,12 +461,15 @@ impl Jail {
         if let Some(c) = &self.cgroup {
             let oom_kills = read_field(&c.memory.join("memory.oom_control"), "oom_kill");
             let failed = read_number(&c.memory.join("memory.failcnt"));
+            // Reaching the limit is no news for a program that ended well: the kernel reclaims
+            // its page cache there first.
+            let ended_well = status.is_some_and(|s| s.success());
             if oom_kills > 0 {
                 hit.push(format!(
                     "it went over its memory limit ({} MiB) and was killed",
                     l.memory_mb
                 ));
-            } else if failed > 0 {
+            } else if failed > 0 && !ended_well {
                 hit.push(format!("it reached its memory limit ({} MiB)", l.memory_mb));
             }
             let refused = read_field(&c.pids.join("pids.events"), "max");

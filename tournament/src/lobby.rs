@@ -11,6 +11,10 @@
 //! | `MAUMAU_LOBBY_KEY` | the key to send in `LobbyHello.version_key` (or as `authorization: Bearer KEY`) |
 //! | `MAUMAU_ENTRANT` | the entrant's name, for logs |
 //!
+//! With `--sandbox` the program runs in a sandbox of its own ([`maumau_sandbox`]), where the lobby
+//! is `unix:/run/maumau/lobby.sock` and the invitations' server `unix:/run/maumau/maumau.sock`,
+//! sockets forwarded to the real ones.
+//!
 //! The SDKs' lobby helpers read the two lobby variables (`LobbyOptions::from_env` in Rust,
 //! `lobby_from_env` in Python, `lobbyFromEnv` in TypeScript), so a bot written for the ladder
 //! plays a tournament unchanged. The program opens its lobby and gets `LobbyWelcome`; for each
