@@ -527,14 +527,27 @@ impl Cgroup {
             memory: memory.join(name),
             pids: pids.join(name),
         };
-        std::fs::create_dir(&c.memory)?;
-        std::fs::create_dir(&c.pids)?;
-        let bytes = (l.memory_mb * 1024 * 1024).to_string();
-        std::fs::write(c.memory.join("memory.limit_in_bytes"), &bytes)?;
-        // With swap accounting, swap counts too (absent without it: nothing to limit then).
-        let _ = std::fs::write(c.memory.join("memory.memsw.limit_in_bytes"), &bytes);
-        std::fs::write(c.pids.join("pids.max"), l.pids.to_string())?;
-        Ok(c)
+        let made = (|| {
+            std::fs::create_dir(&c.memory)?;
+            std::fs::create_dir(&c.pids)?;
+            let bytes = (l.memory_mb * 1024 * 1024).to_string();
+            std::fs::write(c.memory.join("memory.limit_in_bytes"), &bytes)?;
+            // With swap accounting, swap counts too (absent without it: nothing to limit then).
+            let _ = std::fs::write(c.memory.join("memory.memsw.limit_in_bytes"), &bytes);
+            std::fs::write(c.pids.join("pids.max"), l.pids.to_string())
+        })();
+        match made {
+            Ok(()) => Ok(c),
+            Err(e) => {
+                // Nothing is in them yet: removed at once, whichever were made.
+                let _ = std::fs::remove_dir(&c.pids);
+                let _ = std::fs::remove_dir(&c.memory);
+                Err(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot set up its cgroup {name}: {e}"),
+                ))
+            }
+        }
     }
 
     /// Stops what is left in it and removes it, retrying for a while in the background (a
