@@ -31,6 +31,22 @@
 //! [`Sandbox::new`] checks all of it once (bwrap found, a probe run of the real argument list,
 //! the cgroups) and says why the machine cannot sandbox: `--sandbox` never falls back to running
 //! a program unsandboxed. [`Jail::verdict`] names the limits a program hit, for its forfeit notice.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use maumau_sandbox::{Jail, Options, Route, SERVER_SOCKET, Sandbox};
+//! let sandbox = Sandbox::new(Options::default())?; // or: why this machine cannot
+//! let argv = vec!["python3".to_string(), "/srv/bots/mine/bot.py".into()];
+//! // Its one way out: a socket in /run/maumau/, forwarded to the server's port.
+//! let jail = sandbox.jail(&[Route::new(SERVER_SOCKET, "127.0.0.1:50051")], &argv)?;
+//! let env = [("MAUMAU_ADDR", Jail::addr(SERVER_SOCKET)), ("MAUMAU_TOKEN", "SEAT".into())];
+//! let status = jail.command(&argv, &env).status().await?;
+//! for limit in jail.verdict(Some(status)) {
+//!     println!("{limit}"); // "it went over its memory limit (512 MiB) and was killed"
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 use std::ffi::OsString;
 use std::fmt;
