@@ -194,19 +194,28 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // External programs (or --over-grpc) need a server: the given one, or one started here.
     let mut local = None;
     if external || args.over_grpc {
-        // Only a server of someone else's needs the token (the one started here has none).
+        // A server of someone else's needs its operator token; the one started here has one only
+        // with --sandbox.
         let operator_token = match &args.server {
             Some(_) => crate::operator_token::resolve(
                 args.operator_token.as_deref(),
                 args.operator_token_file.as_deref(),
                 "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
             )?,
+            // Sandboxed programs reach the server started here (its socket is their one way
+            // out): an operator token of its own keeps them from its operator calls (creating
+            // matches, aborting anyone's). Drawn from the operating system, never shown.
+            None if t.sandbox.is_some() => Some(format!(
+                "{:016x}{:016x}",
+                maumau_tournament::schedule::random_seed(),
+                maumau_tournament::schedule::random_seed()
+            )),
             None => None,
         };
         let addr = match &args.server {
             Some(a) => a.clone(),
             None => {
-                let server = LocalServer::start(out.join("server"), grace)?;
+                let server = LocalServer::start(out.join("server"), grace, operator_token.clone())?;
                 let addr = server.addr.to_string();
                 local = Some(server);
                 addr
@@ -348,6 +357,7 @@ impl LocalServer {
     fn start(
         data_dir: PathBuf,
         join_timeout: Duration,
+        operator_token: Option<String>,
     ) -> Result<LocalServer, Box<dyn std::error::Error>> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -361,6 +371,7 @@ impl LocalServer {
             ))),
             data_dir,
             join_timeout,
+            operator_token,
             ..maumau_server::ServerConfig::default()
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -1,8 +1,8 @@
 //! End to end: hostile entrants (the shell scripts in tests/data/hostile/) play a real `maumau
 //! tournament --sandbox` beside honest ones (`maumau bot` launched per match, and a built-in
 //! bot). Each tries to do harm: signal the other processes, read other seats' tokens, the output
-//! folder and other entrants' files, open a TCP connection, fork-bomb, take all memory or CPU,
-//! fill its temporary folder. None succeeds, the honest entrants never forfeit, and each hostile
+//! folder and other entrants' files, abort a match through the server's operator calls, open a
+//! TCP connection, fork-bomb, take all memory or CPU, fill its temporary folder. None succeeds, the honest entrants never forfeit, and each hostile
 //! one forfeits with the reason (the limit it hit named). Without bubblewrap `--sandbox` refuses
 //! to start, with the reason.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -127,15 +127,24 @@ fn entrant(name: &str, args: &str) -> String {
 }
 
 #[test]
-fn a_sandboxed_entrant_cannot_signal_others_nor_read_their_tokens_or_the_output() {
+fn a_sandboxed_entrant_cannot_signal_others_nor_read_their_tokens_or_the_output_nor_abort_matches()
+{
     // The snoop is told where the output folder is; the sandbox still hides it.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let snoop = entrant("snoop", &format!("'{}'", out.display()));
-    let run = Run::new(dir, &[entrant("killer", ""), snoop], &[]);
-    run.check_honest_unaffected(&["killer", "snoop"]);
+    let run = Run::new(
+        dir,
+        &[entrant("killer", ""), snoop, entrant("operator", "")],
+        &[],
+    );
+    run.check_honest_unaffected(&["killer", "snoop", "operator"]);
     let logs = run.logs();
     assert!(!logs.contains("LEAK"), "{logs}");
+    // Its socket reaches the server, but not as its operator: AbortMatch is refused
+    // (PERMISSION_DENIED), and every game finished (check_honest_unaffected).
+    assert!(!logs.contains("ABORTED"), "{logs}");
+    assert!(logs.contains("AbortMatch answered grpc-status 7"), "{logs}");
     assert!(!logs.contains("read the memory"), "{logs}");
     // It sees only its own few processes (the sandbox's init and its own pipeline).
     for line in logs
