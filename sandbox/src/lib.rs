@@ -213,7 +213,11 @@ impl Sandbox {
             None
         };
         let control = match (writable_cgroup("memory"), writable_cgroup("pids")) {
-            (Some(memory), Some(pids)) => Control::Cgroups { memory, pids },
+            (Some(memory), Some(pids)) => {
+                sweep_stale(&memory);
+                sweep_stale(&pids);
+                Control::Cgroups { memory, pids }
+            }
             _ => Control::Rlimits,
         };
         for path in &options.read_only {
@@ -566,33 +570,64 @@ impl Cgroup {
         }
     }
 
-    /// Stops what is left in it and removes it, retrying for a while in the background (a
-    /// cgroup is removable only once its last process is reaped).
+    /// Stops what is left in it and removes it: at once when it is empty (its program was
+    /// awaited, the usual case), else retrying for a while in the background (a cgroup is
+    /// removable only once its last process is reaped). One that outlives its launcher is
+    /// removed by the next [`Sandbox::new`] ([`sweep_stale`]).
     fn remove(self) {
-        let attempt = move || {
-            for dir in [&self.pids, &self.memory] {
-                if let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) {
-                    for pid in procs.split_whitespace() {
-                        let _ = std::process::Command::new("kill")
-                            .args(["-s", "KILL", pid])
-                            .stdout(Stdio::null())
-                            .stderr(Stdio::null())
-                            .status();
-                    }
-                }
-            }
-            let a = std::fs::remove_dir(&self.pids).is_ok() || !self.pids.exists();
-            let b = std::fs::remove_dir(&self.memory).is_ok() || !self.memory.exists();
-            a && b
-        };
+        if remove_cgroups(&[&self.pids, &self.memory]) {
+            return;
+        }
         std::thread::spawn(move || {
             for _ in 0..100 {
-                if attempt() {
+                std::thread::sleep(Duration::from_millis(50));
+                if remove_cgroups(&[&self.pids, &self.memory]) {
                     return;
                 }
-                std::thread::sleep(Duration::from_millis(50));
             }
         });
+    }
+}
+
+/// Kills what is left in the cgroups `dirs` and removes them; true once none is left.
+fn remove_cgroups(dirs: &[&Path]) -> bool {
+    let mut gone = true;
+    for dir in dirs {
+        if !dir.exists() {
+            continue;
+        }
+        if let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) {
+            for pid in procs.split_whitespace() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-s", "KILL", pid])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+        gone &= std::fs::remove_dir(dir).is_ok() || !dir.exists();
+    }
+    gone
+}
+
+/// Removes the program cgroups (`maumau-PID-N`) under `root` whose launcher (PID) has exited.
+fn sweep_stale(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("maumau-"))
+            .and_then(|rest| rest.split_once('-'))
+            .map(|(pid, _)| pid)
+        else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            remove_cgroups(&[&entry.path()]);
+        }
     }
 }
 
