@@ -16,7 +16,8 @@
 #    pytest also drives the match viewer in Debian's Chromium with Playwright and saves
 #    screenshots of each profile's table in $MAUMAU_TEST_OUTPUT/viewer, by default
 #    target/test-output/viewer);
-# 5. runs `maumau check-bot` on the Python and TypeScript example bots (the TypeScript ladder
+# 5. runs `maumau check-bot` on the Python and TypeScript example bots (the Python one also with
+#    --sandbox; the TypeScript ladder
 #    example with --lobby: one launch for every match; the Python one is in pytest) and on the Rust reference
 #    bots (heuristic, search); exits non-zero on any failure (pytest's "no tests ran" included).
 #
@@ -159,6 +160,10 @@ check_bot() {
 }
 set +e
 check_bot "the Python example" -- "$VPY" "$PY_DIR/examples/random_bot.py"
+# In the sandbox it sees the client (and its venv, inside it) and the interpreter the venv links to.
+PY_BASE="$("$VPY" -c 'import sys; print(sys.base_prefix)')"
+check_bot "the Python example, sandboxed" --sandbox --sandbox-bind "$PY_DIR" \
+  --sandbox-bind "$PY_BASE" -- "$VPY" "$PY_DIR/examples/random_bot.py"
 check_bot "the TypeScript example" -- node "$JS_DIR/examples/random-bot.js"
 # The ladder examples stay up: one launch, every match through the lobby (check-bot --lobby).
 check_bot "the TypeScript ladder example, in a lobby" --lobby -- node "$JS_DIR/examples/ladder-bot.js"

@@ -27,7 +27,8 @@ use crate::Bot;
 /// Where and how to play.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// The server, e.g. `http://127.0.0.1:50051`.
+    /// The server, e.g. `http://127.0.0.1:50051`, or a Unix socket as `unix:PATH` (how a program
+    /// in `maumau --sandbox` reaches its server: `unix:/run/maumau/maumau.sock`).
     pub server: String,
     /// The seat token from CreateMatch.
     pub token: String,

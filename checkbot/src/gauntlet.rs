@@ -620,7 +620,8 @@ impl Kit {
         let log = dir.join("lobby.log");
         let exit = LobbyExit::default();
         let key = lobbies.key(0).unwrap_or_default();
-        match Launched::start_lobby(cmd, lobbies.addr(), key, &log) {
+        let sandbox = o.sandbox.as_deref().map(|s| (s, self.proxy_addr.as_str()));
+        match Launched::start_lobby(cmd, lobbies.addr(), key, &log, sandbox) {
             Ok(program) => {
                 let (closed, slot) = (lobbies.closed(), exit.clone());
                 lobbies.watch_program(0, "the bot".into(), async move {
@@ -728,7 +729,11 @@ impl Kit {
                     match_id: created.match_id.clone(),
                     seat: plan.seat,
                     seat_token: presented.clone(),
-                    node_address: format!("http://{}", self.proxy_addr),
+                    // A sandboxed bot reaches the proxy through its socket.
+                    node_address: match o.sandbox {
+                        Some(_) => Launched::server_inside(),
+                        None => format!("http://{}", self.proxy_addr),
+                    },
                     join_deadline_unix_ms: unix_ms_after(o.join_timeout),
                     profile: case.profile.name().to_string(),
                     seats: case.seats.into(),
@@ -745,7 +750,13 @@ impl Kit {
             }
             BotUnderTest::Command(cmd) => {
                 let launched = match log {
-                    Some(log) => Launched::start(cmd, &self.proxy_addr, &presented, log),
+                    Some(log) => Launched::start(
+                        cmd,
+                        &self.proxy_addr,
+                        &presented,
+                        log,
+                        o.sandbox.as_deref(),
+                    ),
                     None => Err(std::io::Error::other("no file for its output")),
                 };
                 match launched {

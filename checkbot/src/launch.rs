@@ -4,6 +4,12 @@
 //! ([`Launched::start_lobby`]: `MAUMAU_LOBBY_ADDR`, `MAUMAU_LOBBY_KEY`). Its whole output (stdout
 //! and stderr together) goes to a log file, one per launch; a failure's reason quotes an excerpt
 //! of it (`Excerpt`).
+//!
+//! With a [`Sandbox`] (`--sandbox`) the program runs in a jail of its own (see
+//! [`maumau_sandbox`]): its addresses are then Unix sockets forwarded to the real ones
+//! (`MAUMAU_ADDR` is `unix:/run/maumau/maumau.sock`, `MAUMAU_LOBBY_ADDR`
+//! `unix:/run/maumau/lobby.sock`), its environment holds only its own variables, and the limits
+//! it hit are named in how it ended ([`Exit::describe`]).
 
 use std::fmt;
 use std::fs::File;
@@ -13,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use maumau_sandbox::{Jail, LOBBY_SOCKET, Route, SERVER_SOCKET, Sandbox};
 use tokio::process::{Child, Command};
 
 /// Lines quoted from the start of a crash (or of the output, when no crash is recognised).
@@ -30,6 +37,8 @@ pub struct Launched {
     log: PathBuf,
     /// What it must exit after: "its match ended".
     after: &'static str,
+    /// Its sandbox, when it runs in one.
+    jail: Option<Jail>,
 }
 
 /// How a bot process ended.
@@ -41,6 +50,8 @@ pub struct Exit {
     pub log: PathBuf,
     /// What it had to exit after: "its match ended", "its lobby was closed".
     after: &'static str,
+    /// The sandbox's limits it hit ("it went over its memory limit (512 MiB) and was killed").
+    pub limits: Vec<String>,
 }
 
 impl Exit {
@@ -49,8 +60,18 @@ impl Exit {
         self.status.is_some_and(|s| s.success())
     }
 
-    /// "exited with status 1", "was stopped by a signal (...)", "did not exit ...".
+    /// "exited with status 1", "was stopped by a signal (...)", "did not exit ...", with the
+    /// sandbox's limits it hit after it ("[sandbox: it reached its process limit ...]").
     pub fn describe(&self, grace: Duration) -> String {
+        let how = self.how(grace);
+        if self.limits.is_empty() {
+            how
+        } else {
+            format!("{how} [sandbox: {}]", self.limits.join("; "))
+        }
+    }
+
+    fn how(&self, grace: Duration) -> String {
         match self.status {
             None => format!(
                 "did not exit within {} s after {}, so it was stopped (its output is in {})",
@@ -78,31 +99,59 @@ impl Exit {
 }
 
 impl Launched {
-    /// Starts `command` (program and arguments) for one match; its output goes to `log`.
+    /// Starts `command` (program and arguments) for one match; its output goes to `log`. With
+    /// a `sandbox`, in a jail of its own where `addr` is a socket (on the current Tokio runtime).
     pub fn start(
         command: &[String],
         addr: &str,
         token: &str,
         log: &Path,
+        sandbox: Option<&Sandbox>,
     ) -> std::io::Result<Launched> {
-        Launched::spawn(command, &seat_vars(addr, token), log, false, MATCH_ENDED)
+        let mut routes = Vec::new();
+        let addr = inside(sandbox, SERVER_SOCKET, addr, &mut routes);
+        let vars = seat_vars(&addr, token);
+        Launched::spawn(command, &vars, log, false, MATCH_ENDED, sandbox, &routes)
     }
 
     /// Starts `command` once for many matches: it holds a lobby at `addr`
     /// (`http://127.0.0.1:PORT`, in `MAUMAU_LOBBY_ADDR` and for `{addr}`) with `key` (in
     /// `MAUMAU_LOBBY_KEY` and for `{key}`), as a tournament's `lobby:` entrant does, and is
-    /// invited there to each match. Its output goes to `log`.
+    /// invited there to each match. Its output goes to `log`. With a `sandbox`, in a jail of its
+    /// own where the lobby is a socket, and so is `server` (`host:port`), which its invitations
+    /// must then name as [`Launched::server_inside`].
     pub fn start_lobby(
         command: &[String],
         addr: &str,
         key: &str,
         log: &Path,
+        sandbox: Option<(&Sandbox, &str)>,
     ) -> std::io::Result<Launched> {
+        let mut routes = Vec::new();
+        if let Some((_, server)) = sandbox {
+            routes.push(Route::new(SERVER_SOCKET, server));
+        }
+        let sandbox = sandbox.map(|(s, _)| s);
+        let addr = inside(sandbox, LOBBY_SOCKET, addr, &mut routes);
         let vars = [
-            ("MAUMAU_LOBBY_ADDR", "{addr}", addr),
+            ("MAUMAU_LOBBY_ADDR", "{addr}", addr.as_str()),
             ("MAUMAU_LOBBY_KEY", "{key}", key),
         ];
-        Launched::spawn(command, &vars, log, false, "its lobby was closed")
+        Launched::spawn(
+            command,
+            &vars,
+            log,
+            false,
+            "its lobby was closed",
+            sandbox,
+            &routes,
+        )
+    }
+
+    /// The game server's address as a sandboxed lobby program reaches it, for its invitations'
+    /// `node_address`: `unix:/run/maumau/maumau.sock`.
+    pub fn server_inside() -> String {
+        Jail::addr(SERVER_SOCKET)
     }
 
     /// [`Launched::start`] in a process group of its own, so that a Ctrl-C at the terminal
@@ -112,18 +161,25 @@ impl Launched {
         addr: &str,
         token: &str,
         log: &Path,
+        sandbox: Option<&Sandbox>,
     ) -> std::io::Result<Launched> {
-        Launched::spawn(command, &seat_vars(addr, token), log, true, MATCH_ENDED)
+        let mut routes = Vec::new();
+        let addr = inside(sandbox, SERVER_SOCKET, addr, &mut routes);
+        let vars = seat_vars(&addr, token);
+        Launched::spawn(command, &vars, log, true, MATCH_ENDED, sandbox, &routes)
     }
 
     /// Starts `command` with each `(variable, placeholder, value)` of `vars` in its environment
-    /// and in place of the placeholder in its arguments.
+    /// and in place of the placeholder in its arguments; with a `sandbox`, in a jail with
+    /// `routes` and only `vars` in its environment.
     fn spawn(
         command: &[String],
         vars: &[(&str, &str, &str)],
         log: &Path,
         own_group: bool,
         after: &'static str,
+        sandbox: Option<&Sandbox>,
+        routes: &[Route],
     ) -> std::io::Result<Launched> {
         let fill = |s: &String| {
             vars.iter().fold(s.clone(), |s, (_, placeholder, value)| {
@@ -136,10 +192,20 @@ impl Launched {
         let out = File::create(log).map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot write {}: {e}", log.display()))
         })?;
-        let mut cmd = Command::new(fill(program));
-        cmd.args(args.iter().map(fill))
-            .envs(vars.iter().map(|(var, _, value)| (var, value)))
-            .stdin(Stdio::null())
+        let argv: Vec<String> = std::iter::once(program).chain(args).map(fill).collect();
+        let env: Vec<(&str, &str)> = vars.iter().map(|(var, _, value)| (*var, *value)).collect();
+        let (mut cmd, jail) = match sandbox {
+            Some(sandbox) => {
+                let jail = sandbox.jail(routes, &argv)?;
+                (jail.command(&argv, &env), Some(jail))
+            }
+            None => {
+                let mut cmd = Command::new(&argv[0]);
+                cmd.args(&argv[1..]).envs(env);
+                (cmd, None)
+            }
+        };
+        cmd.stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out)
             .kill_on_drop(true);
@@ -152,6 +218,7 @@ impl Launched {
             child,
             log: log.to_path_buf(),
             after,
+            jail,
         })
     }
 
@@ -189,7 +256,24 @@ impl Launched {
             status,
             log: self.log.clone(),
             after: self.after,
+            limits: self
+                .jail
+                .as_ref()
+                .map(|j| j.verdict(status))
+                .unwrap_or_default(),
         }
+    }
+}
+
+/// The address a program reaches `addr` at: `addr` itself, or in a sandbox the socket `socket`,
+/// forwarded to `addr` (added to `routes`).
+fn inside(sandbox: Option<&Sandbox>, socket: &str, addr: &str, routes: &mut Vec<Route>) -> String {
+    match sandbox {
+        Some(_) => {
+            routes.push(Route::new(socket, addr));
+            Jail::addr(socket)
+        }
+        None => addr.to_string(),
     }
 }
 

@@ -229,6 +229,9 @@ pub struct Options {
     /// be); `None`: a new directory under the system's temporary directory, kept after the run.
     /// The report names it.
     pub log_dir: Option<PathBuf>,
+    /// The sandbox a launched bot runs in (`--sandbox`; see [`maumau_sandbox`]); `None`: it
+    /// runs with the rights of the kit.
+    pub sandbox: Option<std::sync::Arc<maumau_sandbox::Sandbox>>,
 }
 
 impl Options {
@@ -249,6 +252,7 @@ impl Options {
             join_timeout: join,
             match_timeout: Duration::from_secs(60),
             log_dir: None,
+            sandbox: None,
         }
     }
 }

@@ -55,6 +55,8 @@ pub(crate) struct LadderBotArgs {
     /// plays that one seat and exits. Without it the reference bot of --kind plays.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
 }
 
 /// The launched programs of running matches by (ladder match, seat): told when the ladder says
@@ -96,9 +98,10 @@ fn key(args: &LadderBotArgs) -> Result<String, Box<dyn Error>> {
     )
 }
 
-/// `http://host:port` from `host:port` or a URL.
+/// `http://host:port` from `host:port` or a URL; a Unix socket (`unix:/run/maumau/maumau.sock`,
+/// a sandboxed program's way to its server) as it is.
 pub(crate) fn url(server: &str) -> String {
-    if server.contains("://") {
+    if server.contains("://") || server.starts_with("unix:") {
         server.trim_end_matches('/').to_string()
     } else {
         format!("http://{server}")
@@ -129,6 +132,10 @@ pub(crate) fn run(
         Player::BuiltIn(kind, ..) => format!("maumau-{kind}"),
         Player::Command(c) => c.join(" "),
     };
+    if args.sandbox.sandbox && matches!(player, Player::BuiltIn(..)) {
+        return Err("--sandbox confines a program launched per match: give it after `--`".into());
+    }
+    let sandbox = args.sandbox.build(&[])?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let (signals, stop) = shutdown_signals()?;
@@ -210,6 +217,7 @@ pub(crate) fn run(
                             invitation.seat_token,
                             log,
                             over,
+                            sandbox.clone(),
                         )
                     };
                     lobby::hold(&options, play, on_event, signals).await?;
@@ -241,8 +249,9 @@ async fn launch(
     token: String,
     log: PathBuf,
     over: oneshot::Receiver<()>,
+    sandbox: Option<Arc<maumau_sandbox::Sandbox>>,
 ) -> Result<(), String> {
-    let program = Launched::start_in_own_group(&command, &addr, &token, &log)
+    let program = Launched::start_in_own_group(&command, &addr, &token, &log, sandbox.as_deref())
         .map_err(|e| format!("cannot start `{}`: {e}", command.join(" ")))?;
     let exit = program
         .finish_after(

@@ -55,6 +55,8 @@ pub(crate) struct CheckBotArgs {
     /// play the match and exit within 5 s of its end. With --lobby it is launched once instead.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
 }
 
 pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -88,6 +90,11 @@ pub(crate) fn check_bot(args: &CheckBotArgs) -> Result<(), Box<dyn std::error::E
         options.join_timeout = Duration::from_secs(s);
     }
     options.log_dir.clone_from(&args.log_dir);
+    if args.sandbox.sandbox && args.connect {
+        return Err("--sandbox confines a bot check-bot launches, not one started by hand".into());
+    }
+    let hidden: Vec<&std::path::Path> = args.log_dir.iter().map(PathBuf::as_path).collect();
+    options.sandbox = args.sandbox.build(&hidden)?;
     println!("check-bot: {}", options.bot);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

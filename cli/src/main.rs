@@ -15,6 +15,7 @@ mod ladder_operator;
 mod operator_token;
 mod replay;
 mod report;
+mod sandbox;
 mod serve;
 mod show;
 mod tournament;
@@ -78,7 +79,8 @@ struct BotArgs {
         required_unless_present = "ladder"
     )]
     token: Option<String>,
-    /// The server: `host:port` or a URL.
+    /// The server: `host:port`, a URL, or a Unix socket as `unix:PATH` (a sandboxed program's way
+    /// to its server).
     #[arg(long, env = "MAUMAU_ADDR", default_value = "127.0.0.1:50051")]
     server: String,
     /// Seed of the bot's own choices.

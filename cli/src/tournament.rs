@@ -103,6 +103,8 @@ pub(crate) struct TournamentArgs {
     /// join before it starts a match without them.
     #[arg(long, default_value_t = 5000)]
     grace_ms: u64,
+    #[command(flatten)]
+    sandbox: crate::sandbox::SandboxArgs,
 }
 
 pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -181,6 +183,8 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         let key = serde_json_key(&d);
         PathBuf::from("maumau-tournament").join(key)
     });
+    // No program may see the output folder: results, logs, the stored seed, the server's data.
+    t.sandbox = args.sandbox.build(&[&out])?;
     let grace = Duration::from_millis(args.grace_ms.max(1));
     let clock = Clock {
         decision: Duration::from_millis(args.decision_ms.max(1)),
@@ -190,19 +194,28 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // External programs (or --over-grpc) need a server: the given one, or one started here.
     let mut local = None;
     if external || args.over_grpc {
-        // Only a server of someone else's needs the token (the one started here has none).
+        // A server of someone else's needs its operator token; the one started here has one only
+        // with --sandbox.
         let operator_token = match &args.server {
             Some(_) => crate::operator_token::resolve(
                 args.operator_token.as_deref(),
                 args.operator_token_file.as_deref(),
                 "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
             )?,
+            // Sandboxed programs reach the server started here (its socket is their one way
+            // out): an operator token of its own keeps them from its operator calls (creating
+            // matches, aborting anyone's). Drawn from the operating system, never shown.
+            None if t.sandbox.is_some() => Some(format!(
+                "{:016x}{:016x}",
+                maumau_tournament::schedule::random_seed(),
+                maumau_tournament::schedule::random_seed()
+            )),
             None => None,
         };
         let addr = match &args.server {
             Some(a) => a.clone(),
             None => {
-                let server = LocalServer::start(out.join("server"), grace)?;
+                let server = LocalServer::start(out.join("server"), grace, operator_token.clone())?;
                 let addr = server.addr.to_string();
                 local = Some(server);
                 addr
@@ -344,6 +357,7 @@ impl LocalServer {
     fn start(
         data_dir: PathBuf,
         join_timeout: Duration,
+        operator_token: Option<String>,
     ) -> Result<LocalServer, Box<dyn std::error::Error>> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -357,6 +371,7 @@ impl LocalServer {
             ))),
             data_dir,
             join_timeout,
+            operator_token,
             ..maumau_server::ServerConfig::default()
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

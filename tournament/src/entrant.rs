@@ -28,6 +28,10 @@
 //! | `MAUMAU_GAME` | an opaque id of the game (`g` and 16 hex digits, random), also in the match's label; `results.jsonl` maps it to the fixture id |
 //! | `MAUMAU_SEAT`, `MAUMAU_MATCH_ID`, `MAUMAU_ENTRANT` | for logs |
 //!
+//! With `--sandbox` ([`crate::Tournament::sandbox`]) each launch runs in a sandbox of its own
+//! ([`maumau_sandbox`]): `MAUMAU_ADDR` and `MAUMAU_URL` are then `unix:/run/maumau/maumau.sock`,
+//! a socket forwarded to the server, and the environment holds these variables only.
+//!
 //! Nothing a program is given (nor the match's label, which anyone may read through `GetMatch`)
 //! is derived from the tournament seed or the game's place in the schedule in a way that gives
 //! away a deal.

@@ -29,7 +29,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use maumau_bot_sdk::bots::RandomBot;
@@ -89,6 +89,8 @@ pub struct Tournament {
     pub record_replays: bool,
     /// The server for games over gRPC; needed when an entrant is an external program.
     pub server: Option<Remote>,
+    /// The sandbox every external program runs in (`--sandbox`): see [`maumau_sandbox`].
+    pub sandbox: Option<Arc<maumau_sandbox::Sandbox>>,
 }
 
 /// Why a tournament could not run.
@@ -232,6 +234,7 @@ impl Tournament {
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             record_replays: true,
             server: None,
+            sandbox: None,
         }
     }
 
@@ -337,6 +340,7 @@ impl Tournament {
                 self.threads,
                 &self.entrants,
                 out.map(|d| d.join("logs")).as_deref(),
+                self.sandbox.clone(),
             )?),
             _ => None,
         };

@@ -11,6 +11,10 @@
 //! | `MAUMAU_LOBBY_KEY` | the key to send in `LobbyHello.version_key` (or as `authorization: Bearer KEY`) |
 //! | `MAUMAU_ENTRANT` | the entrant's name, for logs |
 //!
+//! With `--sandbox` the program runs in a sandbox of its own ([`maumau_sandbox`]), where the lobby
+//! is `unix:/run/maumau/lobby.sock` and the invitations' server `unix:/run/maumau/maumau.sock`,
+//! sockets forwarded to the real ones.
+//!
 //! The SDKs' lobby helpers read the two lobby variables (`LobbyOptions::from_env` in Rust,
 //! `lobby_from_env` in Python, `lobbyFromEnv` in TypeScript), so a bot written for the ladder
 //! plays a tournament unchanged. The program opens its lobby and gets `LobbyWelcome`; for each
@@ -37,6 +41,8 @@ use maumau::pb::ladder_service_server::{LadderService, LadderServiceServer};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
+
+use maumau_sandbox::{Jail, LOBBY_SOCKET, Route, SERVER_SOCKET};
 
 use crate::entrant::{Entrant, Player};
 
@@ -111,9 +117,15 @@ pub struct Lobbies {
 impl Lobbies {
     /// Serves the lobbies on a loopback port and launches every lobby entrant's program (output
     /// to `logs/NAME-lobby.log`). Runs on the current Tokio runtime.
+    ///
+    /// With a `sandbox`, each program runs in a jail of its own, where the lobby and the game
+    /// server (`remote`) are two sockets: `MAUMAU_LOBBY_ADDR` is `unix:/run/maumau/lobby.sock`
+    /// and its invitations' `node_address` is `unix:/run/maumau/maumau.sock`.
     pub(crate) async fn start(
         entrants: &[Entrant],
         logs: Option<&Path>,
+        remote: &crate::Remote,
+        sandbox: Option<Arc<maumau_sandbox::Sandbox>>,
     ) -> std::io::Result<Lobbies> {
         let lobby = |e: &Entrant| matches!(e.player, Player::Lobby(_));
         let mut lobbies = Lobbies::open(
@@ -126,8 +138,19 @@ impl Lobbies {
             let (Player::Lobby(command), Some(key)) = (&e.player, lobbies.key(i)) else {
                 continue;
             };
+            let confined = sandbox.as_ref().map(|sandbox| crate::net::Confinement {
+                sandbox: sandbox.clone(),
+                routes: vec![
+                    Route::new(SERVER_SOCKET, &remote.host_port()),
+                    Route::new(LOBBY_SOCKET, &lobbies.addr),
+                ],
+            });
+            let addr = match &confined {
+                Some(_) => Jail::addr(LOBBY_SOCKET),
+                None => lobbies.addr.clone(),
+            };
             let env = vec![
-                ("MAUMAU_LOBBY_ADDR", lobbies.addr.clone()),
+                ("MAUMAU_LOBBY_ADDR", addr),
                 ("MAUMAU_LOBBY_KEY", key.to_string()),
                 ("MAUMAU_ENTRANT", e.name.clone()),
             ];
@@ -139,6 +162,7 @@ impl Lobbies {
                 lobbies.over.subscribe(),
                 EXIT_GRACE,
                 "the tournament",
+                confined,
             );
             lobbies.watch_program(i, e.name.clone(), run);
         }

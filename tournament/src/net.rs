@@ -18,6 +18,7 @@ use std::time::Duration;
 use maumau::{pb, wire};
 use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_engine::MatchResult;
+use maumau_sandbox::{Jail, Route, SERVER_SOCKET, Sandbox};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
@@ -122,6 +123,16 @@ pub(crate) struct Session {
     remote: Remote,
     /// The lobbies of the lobby entrants, while the tournament runs.
     lobbies: Option<Lobbies>,
+    /// The sandbox every external program runs in, with `--sandbox`.
+    sandbox: Option<Arc<Sandbox>>,
+}
+
+/// How a program is launched: in a sandbox (with its ways out) or not.
+pub(crate) struct Confinement {
+    /// The sandbox.
+    pub(crate) sandbox: Arc<Sandbox>,
+    /// Its sockets and the TCP addresses they are forwarded to.
+    pub(crate) routes: Vec<Route>,
 }
 
 impl Session {
@@ -131,6 +142,7 @@ impl Session {
         threads: usize,
         entrants: &[Entrant],
         logs: Option<&Path>,
+        sandbox: Option<Arc<Sandbox>>,
     ) -> Result<Session, TournamentError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(2))
@@ -154,7 +166,7 @@ impl Session {
             .any(|e| matches!(e.player, Player::Lobby(_)))
         {
             let lobbies = runtime
-                .block_on(Lobbies::start(entrants, logs))
+                .block_on(Lobbies::start(entrants, logs, remote, sandbox.clone()))
                 .map_err(|e| TournamentError::Server(format!("cannot open the lobbies: {e}")))?;
             Some(lobbies)
         } else {
@@ -165,6 +177,7 @@ impl Session {
             channel,
             remote: remote.clone(),
             lobbies,
+            sandbox,
         })
     }
 
@@ -274,9 +287,18 @@ impl Session {
                     })
                 }
                 Player::Command(command) => {
+                    // In the sandbox the server is its socket, forwarded to the server's port.
+                    let confined = self.sandbox.as_ref().map(|sandbox| Confinement {
+                        sandbox: sandbox.clone(),
+                        routes: vec![Route::new(SERVER_SOCKET, &self.remote.host_port())],
+                    });
+                    let (addr, url) = match &confined {
+                        Some(_) => (Jail::addr(SERVER_SOCKET), Jail::addr(SERVER_SOCKET)),
+                        None => (self.remote.host_port(), self.remote.url()),
+                    };
                     let env = vec![
-                        ("MAUMAU_ADDR", self.remote.host_port()),
-                        ("MAUMAU_URL", self.remote.url()),
+                        ("MAUMAU_ADDR", addr),
+                        ("MAUMAU_URL", url),
                         ("MAUMAU_TOKEN", st.token.clone()),
                         ("MAUMAU_SEED", bot_seed.to_string()),
                         ("MAUMAU_SEAT", s.to_string()),
@@ -292,6 +314,7 @@ impl Session {
                         over_rx.clone(),
                         EXIT_GRACE,
                         "the match",
+                        confined,
                     ))
                 }
                 Player::Lobby(_) => {
@@ -300,7 +323,11 @@ impl Session {
                         match_id: created.match_id.clone(),
                         seat: s as u32,
                         seat_token: st.token.clone(),
-                        node_address: self.remote.url(),
+                        // A sandboxed lobby program reaches the server through its socket.
+                        node_address: match self.sandbox {
+                            Some(_) => Jail::addr(SERVER_SOCKET),
+                            None => self.remote.url(),
+                        },
                         join_deadline_unix_ms: unix_ms_after(self.remote.clock.disconnect_grace),
                         profile: t.config.profile.name().to_string(),
                         seats: t.config.seats as u32,
@@ -466,8 +493,9 @@ fn lobby_match_id(game: &str) -> i64 {
 }
 
 /// Runs a program until it exits, or until `grace` after `over` (the end of `what`: its match,
-/// or the tournament for a lobby entrant); returns what went wrong, if anything. Its output goes
-/// to `log`.
+/// or the tournament for a lobby entrant); returns what went wrong, if anything, with the
+/// sandbox's limits it hit named. Its output goes to `log`. With `confined` it runs in a jail of
+/// the sandbox with only `env` in its environment (whose addresses must be the jail's sockets).
 pub(crate) async fn launch(
     command: String,
     env: Vec<(&'static str, String)>,
@@ -475,10 +503,24 @@ pub(crate) async fn launch(
     mut over: tokio::sync::watch::Receiver<bool>,
     grace: Duration,
     what: &'static str,
+    confined: Option<Confinement>,
 ) -> Option<String> {
-    let mut cmd = shell(&command);
-    cmd.envs(env)
-        .stdin(Stdio::null())
+    let (mut cmd, jail) = match confined {
+        Some(c) => {
+            let argv = ["sh".to_string(), "-c".into(), command];
+            let jail = match c.sandbox.jail(&c.routes, &argv) {
+                Ok(j) => j,
+                Err(e) => return Some(format!("its sandbox could not be made: {e}")),
+            };
+            (jail.command(&argv, &env), Some(jail))
+        }
+        None => {
+            let mut cmd = shell(&command);
+            cmd.envs(env);
+            (cmd, None)
+        }
+    };
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
@@ -545,12 +587,21 @@ pub(crate) async fn launch(
             format!("; it last said: {cut}")
         })
         .unwrap_or_default();
+    let limits = jail.as_ref().map(|j| j.verdict(status)).unwrap_or_default();
+    let limits = if limits.is_empty() {
+        String::new()
+    } else {
+        format!(" [sandbox: {}]", limits.join("; "))
+    };
     match status {
         None => Some(format!(
-            "its program was still running {} s after {what} and was stopped{where_}",
+            "its program was still running {} s after {what} and was stopped{limits}{where_}",
             grace.as_secs()
         )),
-        Some(s) if !s.success() => Some(format!("its program exited with {s}{last}{where_}")),
+        Some(s) if !s.success() => {
+            Some(format!("its program exited with {s}{limits}{last}{where_}"))
+        }
+        Some(_) if !limits.is_empty() => Some(format!("its program ended{limits}{where_}")),
         Some(_) => None,
     }
 }

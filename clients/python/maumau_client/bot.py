@@ -70,6 +70,18 @@ def verify_seed(report: record_pb2.MatchReport, commitment: Optional[bytes] = No
     return seed_commitment(report.seed, report.seed_salt) == want
 
 
+def channel_options(address: str) -> list:
+    """gRPC channel options for ``address``.
+
+    A Unix socket (``unix:PATH``: how a program in ``maumau --sandbox`` reaches its server) gets
+    the HTTP/2 authority ``localhost``: grpcio would otherwise send the socket's path, which the
+    server refuses as an authority (the stream is reset with a protocol error).
+    """
+    if address.startswith("unix:"):
+        return [("grpc.default_authority", "localhost")]
+    return []
+
+
 class MatchError(Exception):
     """The server refused the stream for good (bad token, superseded, ...), or it stayed away."""
 
@@ -503,7 +515,11 @@ async def _play(
     session = _Session(bot, token, client_name or bot.name, stats, batched)
     session.from_start = from_start
     own = channel is None
-    ch = channel if channel is not None else _AioChannel(grpc.aio.insecure_channel(address))
+    ch = (
+        channel
+        if channel is not None
+        else _AioChannel(grpc.aio.insecure_channel(address, options=channel_options(address)))
+    )
     failures = 0
     try:
         while True:

@@ -28,7 +28,7 @@ from typing import Callable, Optional, Union
 
 import grpc
 
-from .bot import Bot, _AioChannel, _Outbox, _play
+from .bot import Bot, _AioChannel, _Outbox, _play, channel_options
 from .pb.maumau.v1 import ladder_pb2, ladder_pb2_grpc
 
 __all__ = [
@@ -118,7 +118,9 @@ def register(
 
     Raises :class:`LobbyError` when the ladder refuses (a taken name, a missing invitation code).
     """
-    ch = channel if channel is not None else grpc.insecure_channel(address)
+    ch = channel if channel is not None else grpc.insecure_channel(
+        address, options=channel_options(address)
+    )
     try:
         ladder = ladder_pb2_grpc.LadderServiceStub(ch)
         try:
@@ -239,7 +241,9 @@ def hold_lobby(
         async with slots:
             try:
                 if target not in channels:
-                    channels[target] = _AioChannel(grpc.aio.insecure_channel(target))
+                    channels[target] = _AioChannel(
+                        grpc.aio.insecure_channel(target, options=channel_options(target))
+                    )
                 await _play(make_bot(), target, invitation.seat_token, channels[target])
             except Exception as e:  # noqa: BLE001 - reported, the lobby goes on
                 error = e
@@ -251,7 +255,7 @@ def hold_lobby(
         for ch in channels.values():
             await ch.channel.close()
 
-    channel = grpc.insecure_channel(address)  # the lobby's own stream
+    channel = grpc.insecure_channel(address, options=channel_options(address))  # the lobby's own stream
 
     def event(kind: str, message) -> None:
         with lock:
