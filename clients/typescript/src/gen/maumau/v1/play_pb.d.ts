@@ -343,8 +343,8 @@ export declare type ServerMessage = Message<"maumau.v1.ServerMessage"> & {
   } | {
     /**
      * Nothing to tell: the stream has been silent for the server's heartbeat interval (15 s
-     * unless configured). It keeps proxies that close idle connections from cutting the stream;
-     * ignore it.
+     * unless configured; it comes within half an interval more). It keeps proxies that close
+     * idle connections from cutting the stream; ignore it.
      *
      * @generated from field: maumau.v1.Heartbeat heartbeat = 10;
      */
