@@ -83,8 +83,7 @@ fn key(args: &LadderBotArgs) -> Result<String, Box<dyn Error>> {
         return Ok(k.trim().to_string());
     }
     if let Some(path) = &args.key_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the key file {}: {e}", path.display()))?;
+        let text = crate::operator_token::read_secret(path, "key file")?;
         let key = text.trim();
         if key.is_empty() {
             return Err(format!("the key file {} is empty", path.display()).into());

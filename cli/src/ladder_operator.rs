@@ -189,6 +189,9 @@ impl Operator {
         } else {
             format!("http://{}", remote.server)
         };
+        crate::operator_token::refuse_on_command_line(!crate::operator_token::is_loopback(
+            &remote.server,
+        ))?;
         let token = crate::operator_token::resolve(
             remote.operator_token.as_deref(),
             remote.operator_token_file.as_deref(),

@@ -4,9 +4,77 @@
 //! An empty token is refused everywhere: a server started with one would let anyone who sends
 //! `authorization: Bearer ` (nothing after it) make operator calls, and a client that sends one is
 //! surely misconfigured. A token file is the way to keep the secret off the command line, which
-//! every local user can read in `/proc/PID/cmdline`.
+//! every local user can read in `/proc/PID/cmdline`: `--operator-token` on the command line is
+//! refused where the token guards something beyond loopback ([`refuse_on_command_line`]).
+//!
+//! Secret files (token files, the ladder's key files) are read with a size limit
+//! ([`read_secret`]): a secret is short, and a large file is the wrong file.
 
+use std::io::Read;
 use std::path::Path;
+
+/// The largest secret file read: a token or a key is a line of at most a few hundred bytes.
+pub(crate) const SECRET_FILE_LIMIT: u64 = 4096;
+
+/// Reads a small secret file (`what` names it in messages): refused when it cannot be read, is
+/// not text, or holds more than [`SECRET_FILE_LIMIT`] bytes.
+pub(crate) fn read_secret(path: &Path, what: &str) -> Result<String, String> {
+    let bytes = read_limited(path, what, SECRET_FILE_LIMIT)?;
+    String::from_utf8(bytes).map_err(|_| format!("the {what} {} is not text", path.display()))
+}
+
+/// Reads a file of at most `limit` bytes (`what` names it in messages), or says why not.
+pub(crate) fn read_limited(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, String> {
+    let cannot = |e: std::io::Error| format!("cannot read the {what} {}: {e}", path.display());
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "the {what} {} is larger than {limit} bytes; is it the right file?",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Whether a server address (`host:port` or a URL) names this machine: `localhost` or a
+/// loopback IP address.
+pub(crate) fn is_loopback(server: &str) -> bool {
+    let rest = server.split_once("://").map_or(server, |(_, r)| r);
+    let host_port = rest.split('/').next().unwrap_or_default();
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host_port.rsplit_once(':').map_or(host_port, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Refuses `--operator-token` given on this process's command line when the token guards an
+/// address beyond loopback (`beyond_loopback`): the command line is readable by every local user
+/// (`ps`, `/proc/PID/cmdline`). The same token from `MAUMAU_OPERATOR_TOKEN` or a token file is
+/// fine.
+pub(crate) fn refuse_on_command_line(beyond_loopback: bool) -> Result<(), String> {
+    let on_command_line = std::env::args_os().any(|a| {
+        let a = a.to_string_lossy();
+        a == "--operator-token" || a.starts_with("--operator-token=")
+    });
+    if beyond_loopback && on_command_line {
+        return Err(
+            "--operator-token puts the secret on the command line, which every local \
+                    user can read (ps, /proc/PID/cmdline); beyond loopback give it with \
+                    --operator-token-file PATH or the MAUMAU_OPERATOR_TOKEN variable"
+                .into(),
+        );
+    }
+    Ok(())
+}
 
 /// Checks a token from `source` (a flag, variable or key, named in the message): refused when
 /// empty or only whitespace.
@@ -28,12 +96,7 @@ pub(crate) fn check(token: String, source: &str) -> Result<String, String> {
 /// Reads a token from a file: its content without the trailing line end. An empty file (or one
 /// with only whitespace) is refused, and so is a file that cannot be read.
 pub(crate) fn read_file(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read the operator token file {}: {e}",
-            path.display()
-        )
-    })?;
+    let text = read_secret(path, "operator token file")?;
     let token = text.strip_suffix('\n').unwrap_or(&text);
     let token = token.strip_suffix('\r').unwrap_or(token);
     check(token.to_string(), &format!("the file {}", path.display()))
@@ -53,5 +116,42 @@ pub(crate) fn resolve(
         (Some(t), None) => check(t.to_string(), flag_name).map(Some),
         (None, Some(p)) => read_file(p).map(Some),
         (None, None) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_addresses_are_told_apart() {
+        for yes in [
+            "127.0.0.1:50051",
+            "http://localhost:1",
+            "[::1]:9",
+            "https://127.1.2.3/x",
+        ] {
+            assert!(is_loopback(yes), "{yes}");
+        }
+        for no in [
+            "10.0.0.1:50051",
+            "https://cards.example",
+            "[2001:db8::1]:1",
+            "0.0.0.0:1",
+        ] {
+            assert!(!is_loopback(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_secret_file_over_the_limit_is_refused() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; SECRET_FILE_LIMIT as usize + 1]).expect("write");
+        let e = read_secret(&big, "key file").expect_err("too large");
+        assert!(e.contains("larger than 4096 bytes"), "{e}");
+        let small = dir.path().join("small");
+        std::fs::write(&small, "secret\n").expect("write");
+        assert_eq!(read_secret(&small, "key file").as_deref(), Ok("secret\n"));
     }
 }

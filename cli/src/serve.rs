@@ -311,13 +311,11 @@ fn tls_identity(args: &ServeArgs, file: &FileConfig) -> Result<Option<TlsIdentit
             _ => return Err("tls_cert and tls_key go together: give both or neither".into()),
         },
     };
-    let read = |what: &str, path: &PathBuf| {
-        std::fs::read(path)
-            .map_err(|e| format!("cannot read the TLS {what} {}: {e}", path.display()))
-    };
+    // A PEM chain of a few certificates, a PEM key: far below these.
+    let read = crate::operator_token::read_limited;
     Ok(Some(TlsIdentity {
-        cert_pem: read("certificate", cert)?,
-        key_pem: read("key", key)?,
+        cert_pem: read(cert, "TLS certificate", 1 << 20)?,
+        key_pem: read(key, "TLS key", 64 << 10)?,
     }))
 }
 
@@ -348,6 +346,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         .listen
         .or(file.listen)
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 50051)));
+    crate::operator_token::refuse_on_command_line(!listen.ip().is_loopback())?;
     let metrics_listen = args.metrics_listen.or(file.metrics_listen);
     let ms = Duration::from_millis;
     let t = &mut config.default_time_control;

@@ -197,11 +197,16 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         // A server of someone else's needs its operator token; the one started here has one only
         // with --sandbox.
         let operator_token = match &args.server {
-            Some(_) => crate::operator_token::resolve(
-                args.operator_token.as_deref(),
-                args.operator_token_file.as_deref(),
-                "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
-            )?,
+            Some(server) => {
+                crate::operator_token::refuse_on_command_line(
+                    !crate::operator_token::is_loopback(server),
+                )?;
+                crate::operator_token::resolve(
+                    args.operator_token.as_deref(),
+                    args.operator_token_file.as_deref(),
+                    "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
+                )?
+            }
             // Sandboxed programs reach the server started here (its socket is their one way
             // out): an operator token of its own keeps them from its operator calls (creating
             // matches, aborting anyone's). Drawn from the operating system, never shown.

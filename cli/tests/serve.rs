@@ -726,3 +726,61 @@ async fn tls_serves_a_client_that_trusts_the_certificate() {
     };
     assert!(plain.await.is_err());
 }
+
+/// The operator token on the command line is readable by every local user: refused where it
+/// guards anything beyond loopback (serving there, or calling a server there), while the same
+/// token from the environment or a file serves; secret files over 4 KiB are refused.
+#[test]
+fn the_operator_token_on_the_command_line_is_refused_beyond_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    for flag in [
+        vec!["--operator-token", TOKEN],
+        vec!["--operator-token=s3cret"],
+    ] {
+        let mut args = vec!["serve", "--listen", "0.0.0.0:0", "--data-dir", &data];
+        args.extend(flag.iter().copied());
+        let err = refused(maumau(&args));
+        assert!(err.contains("every local user can read"), "{err}");
+        assert!(err.contains("--operator-token-file"), "{err}");
+    }
+    for call in [
+        vec!["ladder", "close-season", "--server", "10.9.8.7:50051"],
+        vec![
+            "tournament",
+            "--over-grpc",
+            "--server",
+            "http://cards.example:50051",
+            "--bots",
+            "random,random",
+            "--deals",
+            "1",
+        ],
+    ] {
+        let mut args = call.clone();
+        args.extend(["--operator-token", TOKEN]);
+        let err = refused(maumau(&args));
+        assert!(err.contains("every local user can read"), "{call:?}: {err}");
+    }
+    // The environment's token serves beyond loopback (nothing is sent to it here).
+    let mut c = maumau(&["serve", "--listen", "0.0.0.0:0", "--data-dir", &data]);
+    c.env("MAUMAU_OPERATOR_TOKEN", TOKEN);
+    let served = start(c);
+    assert!(served.addr.contains(":"), "{}", served.addr);
+    drop(served);
+    // On loopback the flag still works, for a quick local server.
+    let served = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--operator-token",
+        TOKEN,
+    ]));
+    drop(served);
+    // A token file that is not a token: refused before anything starts.
+    let big = write(dir.path(), "big", &"x".repeat(5000));
+    let err = refused(maumau(&["serve", "--operator-token-file", &big]));
+    assert!(err.contains("larger than 4096 bytes"), "{err}");
+}
