@@ -91,6 +91,38 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// their own tasks meanwhile.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// How often a repeated warning (accepts failing for want of file descriptors) is logged.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// A warning that may repeat many times a second, logged at most once per `every` with the
+/// number of times it happened since the last line.
+struct Throttle {
+    every: Duration,
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl Throttle {
+    fn new(every: Duration) -> Throttle {
+        Throttle {
+            every,
+            last: None,
+            since: 0,
+        }
+    }
+
+    /// One more occurrence at `now`: `Some(count)` when a line is due (the occurrences since the
+    /// last line, this one included), else `None`.
+    fn note(&mut self, now: Instant) -> Option<u64> {
+        self.since += 1;
+        if self.last.is_some_and(|last| now < last + self.every) {
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.since))
+    }
+}
+
 /// The requests open on one connection, and since when it has had none.
 #[derive(Default)]
 struct Activity {
@@ -219,6 +251,7 @@ where
     let mut shutdown = std::pin::pin!(shutdown);
     let open = Arc::new(AtomicUsize::new(0));
     let mut refused: u64 = 0;
+    let mut out_of_resources_log = Throttle::new(LOG_EVERY);
     let local = listener.local_addr().ok();
     loop {
         let (tcp, peer) = tokio::select! {
@@ -226,7 +259,15 @@ where
             accepted = listener.accept() => match accepted {
                 Ok(x) => x,
                 Err(e) if out_of_resources(&e) => {
-                    tracing::warn!(error = %e, "accept failed; pausing before the next accept");
+                    if let Some(failures) = out_of_resources_log.note(Instant::now()) {
+                        tracing::warn!(
+                            error = %e,
+                            failures,
+                            "accept failed for want of resources (file descriptors?); pausing \
+                             before each next accept (one line per 10 s, with the failures \
+                             counted since the last)"
+                        );
+                    }
                     tokio::select! {
                         () = &mut shutdown => break,
                         () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
@@ -397,5 +438,23 @@ struct OpenConnection(Arc<AtomicUsize>);
 impl Drop for OpenConnection {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_warning_is_logged_once_per_interval_with_its_count() {
+        let t0 = Instant::now();
+        let mut log = Throttle::new(Duration::from_secs(10));
+        assert_eq!(log.note(t0), Some(1), "the first one at once");
+        let within: Vec<_> = (1..100)
+            .map(|i| log.note(t0 + Duration::from_millis(100 * i)))
+            .collect();
+        assert!(within.iter().all(Option::is_none), "{within:?}");
+        assert_eq!(log.note(t0 + Duration::from_secs(10)), Some(100));
+        assert_eq!(log.note(t0 + Duration::from_secs(11)), None);
     }
 }
