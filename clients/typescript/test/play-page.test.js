@@ -1,0 +1,212 @@
+// The server's own /play page in Chromium, as a person uses it: `maumau serve --public-play` (the
+// command of README.md's "Play in the browser", run as written, on another port only when 50051
+// is taken), the page picks classic with 3 seats against 2 bots, deals, and plays the match to
+// its end by clicking what the page marks (legal cards, then suit and call buttons, draw and
+// pass), reloads in the middle and finds the same seat and hand, and shows the result naming the
+// winner; no console error. Screenshots (1366×900 and 390×844) go to $MAUMAU_TEST_OUTPUT/play
+// (default target/test-output/play).
+//
+// It also prints measurements for docs/PERFORMANCE.md (never asserted): the page's first load
+// (bytes, ms to the `maumau-ready` mark), the click-to-next-prompt latency in the page
+// (Performance API measures `click-to-prompt`), and the server's decision latency seen by a
+// gRPC client in the same run (an answer sent to the next prompt received).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { BotKind, Profile, connect, run } from '../src/node.js';
+import { serverBinary } from './harness.js';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const OUTPUT = path.resolve(REPO, process.env.MAUMAU_TEST_OUTPUT ?? path.join('target', 'test-output'), 'play');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const README = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
+const SERVE = 'maumau serve --public-play';
+const OPEN = 'http://127.0.0.1:50051/play';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+let dir;
+let server;
+let address;
+let browser;
+
+before(async () => {
+  for (const line of [SERVE, OPEN]) assert.ok(README.includes(line), `README.md shows \`${line}\``);
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maumau-play-'));
+  fs.mkdirSync(path.join(dir, 'bin'));
+  fs.symlinkSync(serverBinary(), path.join(dir, 'bin', 'maumau'));
+  const env = { ...process.env, PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}` };
+  const exact = await portFree(50051);
+  const [command, ...args] = SERVE.split(' ');
+  if (!exact) args.push('--listen', '127.0.0.1:0');
+  const proc = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  proc.stdout.on('data', (d) => { output += d; });
+  proc.stderr.on('data', (d) => { output += d; });
+  let exited = null;
+  const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve((exited = code ?? signal))));
+  for (const deadline = Date.now() + 30_000; !/serving on (\S+)/.test(output); await sleep(50)) {
+    if (exited !== null || Date.now() > deadline) throw new Error(`${SERVE}: ${exited === null ? 'timed out' : `exited (${exited})`}\n${output}`);
+  }
+  address = /serving on (\S+)/.exec(output)[1];
+  if (exact) assert.equal(`http://${address}/play`, OPEN);
+  server = {
+    output: () => output,
+    async stop() {
+      if (exited === null) {
+        proc.kill('SIGINT');
+        const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+        await exit;
+        clearTimeout(timer);
+      }
+    },
+  };
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
+const fmt = (xs) => `median ${median(xs).toFixed(1)} ms, p90 ${p90(xs).toFixed(1)} ms over ${xs.length}`;
+
+/** Clicks the first thing the page marks as legal; false when nothing is marked yet. */
+async function clickLegal(page) {
+  for (const selector of ['#choices .act.legal', '#hand button.card.legal:not([disabled])', '#actions .act.legal']) {
+    const target = page.locator(selector).first();
+    if ((await target.count()) > 0) {
+      try {
+        await target.click({ timeout: 2_000 });
+        return true;
+      } catch {
+        return false; // redrawn meanwhile: look again
+      }
+    }
+  }
+  return false;
+}
+
+const hand = (page) => page.$$eval('#hand [data-card]', (cards) => cards.map((c) => c.dataset.card));
+
+test('a person plays a whole match on /play by clicks, reloads midway, and sees who won', { timeout: 300_000 }, async () => {
+  fs.mkdirSync(OUTPUT, { recursive: true });
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+
+  // The first load: bytes over the wire and the moment the form can be used.
+  await page.goto(`http://${address}/play`);
+  await page.waitForFunction(() => performance.getEntriesByName('maumau-ready').length > 0);
+  const load = await page.evaluate(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    return { bytes: nav.transferSize, body: nav.encodedBodySize, ready: performance.getEntriesByName('maumau-ready')[0].startTime, dcl: nav.domContentLoadedEventEnd };
+  });
+  console.log(`# /play first load: ${load.bytes} bytes transferred (${load.body} body), usable after ${load.ready.toFixed(1)} ms (DOMContentLoaded ${load.dcl.toFixed(1)} ms)`);
+  await page.screenshot({ path: path.join(OUTPUT, 'setup-1366x900.png') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: path.join(OUTPUT, 'setup-390x844.png'), fullPage: true });
+  await page.setViewportSize({ width: 1366, height: 900 });
+
+  // Classic, 3 seats: the person at seat 0, two heuristic bots.
+  await page.selectOption('#profile', 'CLASSIC');
+  await page.selectOption('#seats', '3');
+  assert.equal(await page.locator('#bots select').count(), 2);
+  await page.click('#create');
+  await page.waitForFunction(() => location.hash.length > 1 && !document.getElementById('table').hidden);
+  const matchId = decodeURIComponent(new URL(page.url()).hash.slice(1));
+  assert.ok(matchId);
+  const storage = await page.evaluate(() => ({ ...localStorage }));
+  assert.ok(storage[`maumau-play:${matchId}`], 'the seat token is in localStorage');
+  assert.ok(!page.url().includes(storage[`maumau-play:${matchId}`]), 'and not in the URL');
+
+  let clicks = 0;
+  let reloaded = false;
+  let shots = false;
+  for (const deadline = Date.now() + 240_000; ; ) {
+    assert.ok(Date.now() < deadline, `the match did not end in time:\n${server.output().slice(-3000)}`);
+    if ((await page.locator('#result h2').count()) > 0) break;
+    const marked = await page.locator('#hand button.card.legal:not([disabled]), #actions .act.legal').count();
+    if (marked > 0 && clicks >= 4 && !shots) {
+      shots = true;
+      await page.screenshot({ path: path.join(OUTPUT, 'match-1366x900.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: path.join(OUTPUT, 'match-390x844.png'), fullPage: true });
+      await page.setViewportSize({ width: 1366, height: 900 });
+    }
+    if (marked > 0 && clicks >= 6 && !reloaded && (await page.locator('#choices .act').count()) === 0) {
+      // A reload in the middle: the same link, the same seat and hand, the same prompt.
+      reloaded = true;
+      const before = await hand(page);
+      const url = page.url();
+      await page.reload();
+      await page.waitForFunction(() => document.querySelectorAll('#hand button.card.legal:not([disabled]), #actions .act.legal').length > 0, null, { timeout: 30_000 });
+      assert.equal(page.url(), url);
+      assert.deepEqual(await hand(page), before, 'the hand after the reload');
+      continue;
+    }
+    if (await clickLegal(page)) clicks += 1;
+    else await sleep(20);
+  }
+  assert.ok(reloaded, `the match ended before a reload (after ${clicks} clicks)`);
+  const result = await page.textContent('#result');
+  assert.match(result, /Winner: \S/);
+  await page.screenshot({ path: path.join(OUTPUT, 'result-1366x900.png') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: path.join(OUTPUT, 'result-390x844.png'), fullPage: true });
+
+  // The result the server has names the same winner.
+  const { matches, close } = connect(address);
+  const { report } = await matches.getResult({ matchId });
+  close();
+  const first = report.result.standings.filter((s) => s.placing === 1).map((s) => s.seat);
+  if (first.includes(0)) assert.match(result, /You (won|share first place)/);
+  else assert.doesNotMatch(result, /You won/);
+  // The events are the viewer's notation: the page shows the lines of the seat's frames.
+  const events = await page.$$eval('#events li', (items) => items.map((li) => li.textContent));
+  assert.ok(events.length > 0, 'events are shown');
+  const latencies = await page.evaluate(() => performance.getEntriesByName('click-to-prompt').map((e) => e.duration));
+  console.log(`# /play click to next prompt in Chromium: ${fmt(latencies)} (${clicks} clicks)`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the same server, seen by a gRPC client: answer sent to the next prompt received', { timeout: 120_000 }, async () => {
+  const { matches, close } = connect(address);
+  const created = await matches.createPublicMatch({
+    config: { profile: Profile.CLASSIC, seats: 3, options: { singleRound: true } },
+    bots: [1, 2].map((seat) => ({ seat, kind: BotKind.HEURISTIC })),
+  });
+  close();
+  const rounds = [];
+  let sent = 0;
+  await run((prompt) => {
+    if (sent) rounds.push(performance.now() - sent);
+    sent = performance.now();
+    return prompt.legalActions[0].index;
+  }, address, created.seatTokens[0].token);
+  console.log(`# the server's decision latency, Node gRPC client (Play stream): answer sent to next prompt ${fmt(rounds)}`);
+  assert.ok(rounds.length > 0);
+});
