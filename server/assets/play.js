@@ -265,7 +265,11 @@ function renderMe() {
   let status;
   if (game.report) status = `The match is over (you are S${game.seat}).`;
   else if (game.busy) status = 'Sending…';
-  else if (game.prompt?.required) status = plays.length ? `Your move (S${game.seat}): play a marked card, or draw.` : `Your move (S${game.seat}).`;
+  else if (game.prompt?.required) {
+    const draw = actions.some((a) => a.action.kind.case === 'draw');
+    const hint = plays.length ? (draw ? ': play a marked card, or draw' : ': play a marked card') : '';
+    status = `Your move (S${game.seat})${hint}.`;
+  }
   else if (actions.length) status = 'You may act out of turn.';
   else status = obs.toAct === undefined ? 'Waiting…' : `${nameOf(obs.toAct)} to move.`;
   $('status').textContent = status;

@@ -90,7 +90,7 @@ after(async () => {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
-const fmt = (xs) => `median ${median(xs).toFixed(1)} ms, p90 ${p90(xs).toFixed(1)} ms over ${xs.length}`;
+const fmt = (xs) => (xs.length ? `median ${median(xs).toFixed(1)} ms, p90 ${p90(xs).toFixed(1)} ms over ${xs.length}` : 'no samples');
 
 /** Clicks the first thing the page marks as legal; false when nothing is marked yet. */
 async function clickLegal(page) {
@@ -109,6 +109,60 @@ async function clickLegal(page) {
 }
 
 const hand = (page) => page.$$eval('#hand [data-card]', (cards) => cards.map((c) => c.dataset.card));
+
+/** Picks classic, 3 seats (the person and two heuristic bots) and deals; the match id. */
+async function deal(page) {
+  await page.selectOption('#profile', 'CLASSIC');
+  await page.selectOption('#seats', '3');
+  assert.equal(await page.locator('#bots select').count(), 2);
+  await page.click('#create');
+  await page.waitForFunction(() => location.hash.length > 1 && !document.getElementById('table').hidden);
+  const matchId = decodeURIComponent(new URL(page.url()).hash.slice(1));
+  assert.ok(matchId);
+  return matchId;
+}
+
+/** The page's click-to-prompt measures so far (a reload clears them). */
+const measures = (page) => page.evaluate(() => performance.getEntriesByName('click-to-prompt').map((e) => e.duration));
+
+/**
+ * Clicks what the page marks until the result shows; with `reload`, reloads at the person's
+ * second prompt (at least four cards are left in the hand then) and checks that the same link
+ * gives the same seat and hand, then screenshots the table once, when a card is marked. Adds the click-to-prompt measures
+ * to `latencies`.
+ */
+async function playOut(page, latencies, reload) {
+  let clicks = 0;
+  let reloaded = false;
+  let shots = !reload;
+  for (const deadline = Date.now() + 240_000; ; ) {
+    assert.ok(Date.now() < deadline, `the match did not end in time:\n${server.output().slice(-3000)}`);
+    if ((await page.locator('#result h2').count()) > 0) break;
+    const marked = await page.locator('#hand button.card.legal:not([disabled]), #actions .act.legal').count();
+    if (reload && marked > 0 && clicks >= 1 && !reloaded && (await page.locator('#choices .act').count()) === 0) {
+      reloaded = true;
+      const before = await hand(page);
+      const url = page.url();
+      latencies.push(...(await measures(page)));
+      await page.reload();
+      await page.waitForFunction(() => document.querySelectorAll('#hand button.card.legal:not([disabled]), #actions .act.legal').length > 0, null, { timeout: 30_000 });
+      assert.equal(page.url(), url);
+      assert.deepEqual(await hand(page), before, 'the hand after the reload');
+      continue;
+    }
+    if (reloaded && !shots && (await page.locator('#hand button.card.legal:not([disabled])').count()) > 0) {
+      shots = true;
+      await page.screenshot({ path: path.join(OUTPUT, 'match-1366x900.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({ path: path.join(OUTPUT, 'match-390x844.png'), fullPage: true });
+      await page.setViewportSize({ width: 1366, height: 900 });
+    }
+    if (await clickLegal(page)) clicks += 1;
+    else await sleep(20);
+  }
+  latencies.push(...(await measures(page)));
+  return { clicks, reloaded };
+}
 
 test('a person plays a whole match on /play by clicks, reloads midway, and sees who won', { timeout: 300_000 }, async () => {
   fs.mkdirSync(OUTPUT, { recursive: true });
@@ -131,51 +185,19 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   await page.setViewportSize({ width: 1366, height: 900 });
 
   // Classic, 3 seats: the person at seat 0, two heuristic bots.
-  await page.selectOption('#profile', 'CLASSIC');
-  await page.selectOption('#seats', '3');
-  assert.equal(await page.locator('#bots select').count(), 2);
-  await page.click('#create');
-  await page.waitForFunction(() => location.hash.length > 1 && !document.getElementById('table').hidden);
-  const matchId = decodeURIComponent(new URL(page.url()).hash.slice(1));
-  assert.ok(matchId);
+  const latencies = [];
+  const matchId = await deal(page);
   const storage = await page.evaluate(() => ({ ...localStorage }));
   assert.ok(storage[`maumau-play:${matchId}`], 'the seat token is in localStorage');
   assert.ok(!page.url().includes(storage[`maumau-play:${matchId}`]), 'and not in the URL');
-
-  let clicks = 0;
-  let reloaded = false;
-  let shots = false;
-  for (const deadline = Date.now() + 240_000; ; ) {
-    assert.ok(Date.now() < deadline, `the match did not end in time:\n${server.output().slice(-3000)}`);
-    if ((await page.locator('#result h2').count()) > 0) break;
-    const marked = await page.locator('#hand button.card.legal:not([disabled]), #actions .act.legal').count();
-    if (marked > 0 && clicks >= 4 && !shots) {
-      shots = true;
-      await page.screenshot({ path: path.join(OUTPUT, 'match-1366x900.png') });
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.screenshot({ path: path.join(OUTPUT, 'match-390x844.png'), fullPage: true });
-      await page.setViewportSize({ width: 1366, height: 900 });
-    }
-    if (marked > 0 && clicks >= 6 && !reloaded && (await page.locator('#choices .act').count()) === 0) {
-      // A reload in the middle: the same link, the same seat and hand, the same prompt.
-      reloaded = true;
-      const before = await hand(page);
-      const url = page.url();
-      await page.reload();
-      await page.waitForFunction(() => document.querySelectorAll('#hand button.card.legal:not([disabled]), #actions .act.legal').length > 0, null, { timeout: 30_000 });
-      assert.equal(page.url(), url);
-      assert.deepEqual(await hand(page), before, 'the hand after the reload');
-      continue;
-    }
-    if (await clickLegal(page)) clicks += 1;
-    else await sleep(20);
-  }
+  const { clicks, reloaded } = await playOut(page, latencies, true);
   assert.ok(reloaded, `the match ended before a reload (after ${clicks} clicks)`);
   const result = await page.textContent('#result');
   assert.match(result, /Winner: \S/);
   await page.screenshot({ path: path.join(OUTPUT, 'result-1366x900.png') });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: path.join(OUTPUT, 'result-390x844.png'), fullPage: true });
+  await page.setViewportSize({ width: 1366, height: 900 });
 
   // The result the server has names the same winner.
   const { matches, close } = connect(address);
@@ -186,27 +208,39 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   else assert.doesNotMatch(result, /You won/);
   // The events are the viewer's notation: the page shows the lines of the seat's frames.
   const events = await page.$$eval('#events li', (items) => items.map((li) => li.textContent));
-  assert.ok(events.length > 0, 'events are shown');
-  const latencies = await page.evaluate(() => performance.getEntriesByName('click-to-prompt').map((e) => e.duration));
-  console.log(`# /play click to next prompt in Chromium: ${fmt(latencies)} (${clicks} clicks)`);
+  assert.ok(events.some((e) => /^Round 1: S\d deals/.test(e)), events.join('\n'));
+
+  // "New match", and a second one to its end, for more measurements.
+  await page.click('#again');
+  await page.waitForFunction(() => !document.getElementById('setup').hidden);
+  await deal(page);
+  const second = await playOut(page, latencies, false);
+  console.log(`# /play click to next prompt in Chromium: ${fmt(latencies)} (${clicks + second.clicks} clicks in two matches)`);
   assert.deepEqual(errors, []);
   await page.close();
 });
 
 test('the same server, seen by a gRPC client: answer sent to the next prompt received', { timeout: 120_000 }, async () => {
-  const { matches, close } = connect(address);
-  const created = await matches.createPublicMatch({
-    config: { profile: Profile.CLASSIC, seats: 3, options: { singleRound: true } },
-    bots: [1, 2].map((seat) => ({ seat, kind: BotKind.HEURISTIC })),
-  });
-  close();
-  const rounds = [];
-  let sent = 0;
-  await run((prompt) => {
-    if (sent) rounds.push(performance.now() - sent);
-    sent = performance.now();
-    return prompt.legalActions[0].index;
-  }, address, created.seatTokens[0].token);
-  console.log(`# the server's decision latency, Node gRPC client (Play stream): answer sent to next prompt ${fmt(rounds)}`);
-  assert.ok(rounds.length > 0);
+  // Three one-round matches each way (the page made two: eight of the ten public matches an
+  // address may create a minute): the Play stream, and Watch + SubmitAction as the page does
+  // (over gRPC from Node: the server's side of the page's round trip, without the browser).
+  for (const watch of [false, true]) {
+    const rounds = [];
+    for (let i = 0; i < 3; i++) {
+      const { matches, close } = connect(address);
+      const created = await matches.createPublicMatch({
+        config: { profile: Profile.CLASSIC, seats: 3, options: { singleRound: true } },
+        bots: [1, 2].map((seat) => ({ seat, kind: BotKind.HEURISTIC })),
+      });
+      close();
+      let sent = 0;
+      await run((prompt) => {
+        if (sent) rounds.push(performance.now() - sent);
+        sent = performance.now();
+        return prompt.legalActions[0].index;
+      }, address, created.seatTokens[0].token, { watch });
+    }
+    console.log(`# the server's decision latency, Node gRPC client (${watch ? 'Watch + SubmitAction' : 'Play stream'}): answer sent to next prompt ${fmt(rounds)}`);
+    assert.ok(rounds.length > 0);
+  }
 });
