@@ -86,7 +86,7 @@ async function create(event) {
     start();
   } catch (e) {
     $('setup-error').textContent = e instanceof ConnectError ? e.rawMessage : String(e);
-    $('create').disabled = document.body.dataset.public === 'false';
+    $('create').disabled = $('app').dataset.public !== 'true';
   }
 }
 
@@ -121,6 +121,7 @@ function start() {
 }
 
 function showSetup() {
+  $('create').disabled = $('app').dataset.public !== 'true';
   $('setup').hidden = false;
   $('table').hidden = true;
   $('events-box').hidden = true;
@@ -327,8 +328,11 @@ async function submit(action) {
       // A stale prompt: the next one is on its way; anything else is worth saying.
       if (res.result.value.reason !== ErrorReason.STALE_STATE) $('status').textContent = `Not accepted: ${res.result.value.message}`;
       else renderMe();
-    } else if (game.prompt?.stateId === stateId) {
-      game.prompt = null;
+    } else {
+      // Accepted: the next prompt (or the others' moves) comes on the feed.
+      game.busy = false;
+      if (game.prompt?.stateId === stateId) game.prompt = null;
+      renderMe();
     }
   } catch (e) {
     game.busy = false;
@@ -342,9 +346,13 @@ function tick() {
     box.textContent = game.timed || game.report ? '' : 'untimed';
     return;
   }
+  // The move's own allowance runs first, then the bank.
   const left = Math.max(0, game.deadline - performance.now());
-  const s = Math.ceil(left / 1000);
-  box.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left (bank ${Math.round(game.bank / 1000)} s)`;
+  const mmss = (ms) => {
+    const s = Math.ceil(ms / 1000);
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+  };
+  box.textContent = `${mmss(Math.max(0, left - game.bank))} for this move · bank ${mmss(Math.min(game.bank, left))}`;
   box.classList.toggle('low', left < 10_000);
 }
 setInterval(tick, 500);
@@ -405,11 +413,17 @@ function loadEvents() {
 $('profile').addEventListener('change', setupBots);
 $('seats').addEventListener('change', setupBots);
 $('setup').addEventListener('submit', create);
-window.addEventListener('hashchange', () => {
+/** Another match in the address (the back button, an edited link): follow that one. */
+function reopen() {
+  if (decodeURIComponent(location.hash.slice(1)) === game.id) return;
   game.feed?.abort();
   Object.assign(game, { prompt: null, report: null, obs: null, busy: false });
+  $('events').replaceChildren();
+  $('result').replaceChildren();
   start();
-});
+}
+window.addEventListener('hashchange', reopen);
+window.addEventListener('popstate', reopen);
 setupBots();
 start();
 // The page can be used from here on (read by the tests).

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { BotKind, Profile, connect, run } from '../src/node.js';
-import { serverBinary } from './harness.js';
+import { serverBinary, startServer } from './harness.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const OUTPUT = path.resolve(REPO, process.env.MAUMAU_TEST_OUTPUT ?? path.join('target', 'test-output'), 'play');
@@ -208,7 +208,9 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   else assert.doesNotMatch(result, /You won/);
   // The events are the viewer's notation: the page shows the lines of the seat's frames.
   const events = await page.$$eval('#events li', (items) => items.map((li) => li.textContent));
-  assert.ok(events.some((e) => /^Round 1: S\d deals/.test(e)), events.join('\n'));
+  const res = await fetch(`http://${address}/matches/${encodeURIComponent(matchId)}/frames`, { headers: { authorization: `Bearer ${storage[`maumau-play:${matchId}`]}` } });
+  const lines = (await res.json()).frames.map((f) => f.line);
+  assert.ok(events.length > 0 && events.every((e) => lines.some((l) => e.startsWith(l))), events.join('\n'));
 
   // "New match", and a second one to its end, for more measurements.
   await page.click('#again');
@@ -220,8 +222,34 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   await page.close();
 });
 
+test('the long clock counts down on the page; a server without public play says so', { timeout: 120_000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`http://${address}/play`);
+  await page.check('input[name=clock][value=long]');
+  await deal(page);
+  await page.waitForFunction(() => /^\d+:\d\d for this move · bank \d+:\d\d$/.test(document.getElementById('clock-left').textContent), null, { timeout: 30_000 });
+  assert.match(await page.textContent('#rules'), /30 s a move/);
+  await page.screenshot({ path: path.join(OUTPUT, 'clock-1366x900.png') });
+  assert.deepEqual(errors, []);
+  await page.close();
+
+  const off = await startServer();
+  try {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(`http://${off.address}/play`);
+    assert.match(await page.textContent('#off'), /maumau serve --public-play/);
+    assert.ok(await page.isDisabled('#create'));
+    await page.close();
+  } finally {
+    await off.stop();
+  }
+});
+
 test('the same server, seen by a gRPC client: answer sent to the next prompt received', { timeout: 120_000 }, async () => {
-  // Three one-round matches each way (the page made two: eight of the ten public matches an
+  // Three one-round matches each way (the pages made three: nine of the ten public matches an
   // address may create a minute): the Play stream, and Watch + SubmitAction as the page does
   // (over gRPC from Node: the server's side of the page's round trip, without the browser).
   for (const watch of [false, true]) {
