@@ -6,7 +6,8 @@
 //!   with a person's clock and `GIVE_UP_POLICY_BOT_UNTIL_BACK`; the person's token plays it to
 //!   the end. What breaks a limit is refused with its typed reason: no bots, bots on every seat,
 //!   two free seats, a bot clock, another give-up policy, a bad config.
-//! - Each client address has `public_play_per_minute` calls, then `ERROR_REASON_RATE_LIMITED`.
+//! - Each client address has `public_play_per_minute` calls, then `ERROR_REASON_RATE_LIMITED`;
+//!   the server holds at most `public_play_max_open` public matches, then `ERROR_REASON_UNAVAILABLE`.
 //! - `/play` serves the page; `/matches/{id}/frames` takes the seat's token in the
 //!   `authorization` header, as the page sends it.
 #![allow(missing_docs)]
@@ -318,4 +319,46 @@ async fn the_play_page_and_the_seats_frames_by_header() {
     let (_, page) = get(&off, "/play", None).await;
     assert!(page.contains("--public-play"));
     assert!(page.contains("data-public=\"false\""));
+}
+
+#[tokio::test]
+async fn the_server_holds_at_most_its_cap_of_open_public_matches() {
+    let server = TestServer::start_with(|c| {
+        c.public_play = true;
+        c.public_play_max_open = 1;
+    })
+    .await;
+    let mut matches = server.matches().await;
+    let first = matches
+        .create_public_match(request(2, &[1]))
+        .await
+        .expect("the first")
+        .into_inner();
+    let status = matches
+        .create_public_match(request(2, &[1]))
+        .await
+        .expect_err("over the cap");
+    assert_eq!(
+        wire::reason_of(&status),
+        pb::ErrorReason::Unavailable,
+        "{status:?}"
+    );
+    // Once the first has ended, there is room again.
+    let mut play = server.play_client().await;
+    let seat = Seat::join(&mut play, &first.seat_tokens[0].token, None).await;
+    play_to_end(seat, 3).await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match matches.create_public_match(request(2, &[1])).await {
+            Ok(_) => break,
+            Err(e) if wire::reason_of(&e) == pb::ErrorReason::Unavailable => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "no room after the end"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
 }

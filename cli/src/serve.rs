@@ -129,6 +129,10 @@ pub(crate) struct ServeArgs {
     /// minute, at most this many at once; more get RATE_LIMITED [default: 10].
     #[arg(long, value_name = "N")]
     public_play_per_minute: Option<u32>,
+    /// With --public-play: most public matches open at once; more are refused with UNAVAILABLE
+    /// until one ends [default: 200].
+    #[arg(long, value_name = "N")]
+    public_play_max_open: Option<usize>,
 }
 
 /// A built-in bot's kind by name, for `--house-bots`.
@@ -217,6 +221,8 @@ struct FileConfig {
     public_play: Option<bool>,
     /// Like `--public-play-per-minute`.
     public_play_per_minute: Option<u32>,
+    /// Like `--public-play-max-open`.
+    public_play_max_open: Option<usize>,
 }
 
 /// The connection and call limits: flags win over the file, which wins over the defaults.
@@ -262,6 +268,9 @@ fn connection_limits(
     if let Some(v) = args.public_play_per_minute.or(file.public_play_per_minute) {
         config.public_play_per_minute = v;
     }
+    if let Some(v) = args.public_play_max_open.or(file.public_play_max_open) {
+        config.public_play_max_open = v;
+    }
     if !args.allow_origins.is_empty() {
         config.allow_origins = args.allow_origins.clone();
     } else if let Some(origins) = &file.allow_origins {
@@ -278,6 +287,7 @@ fn connection_limits(
         ),
         ("actions_per_second", config.actions_per_second == 0),
         ("public_play_per_minute", config.public_play_per_minute == 0),
+        ("public_play_max_open", config.public_play_max_open == 0),
         ("calls_per_second", config.calls_per_second == 0),
         ("resumes_per_minute", config.resumes_per_minute == 0),
     ];

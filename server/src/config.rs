@@ -78,6 +78,10 @@ pub struct ServerConfig {
     /// `CreatePublicMatch` calls one client address (IPv4, or IPv6 /64) may make per minute, at
     /// most this many at once.
     pub public_play_per_minute: u32,
+    /// Most public matches open (waiting or being played) at once; more `CreatePublicMatch`
+    /// calls are refused with `ERROR_REASON_UNAVAILABLE` until one ends. Each costs the server
+    /// its bots' thinking, and a match whose person never comes is played by bots to its end.
+    pub public_play_max_open: usize,
 }
 
 impl Default for ServerConfig {
@@ -105,6 +109,7 @@ impl Default for ServerConfig {
             heartbeat_interval: Some(Duration::from_secs(15)),
             public_play: false,
             public_play_per_minute: 10,
+            public_play_max_open: 200,
         }
     }
 }

@@ -240,6 +240,7 @@ where
     let matches = reasons::Typed(
         pb::match_service_server::MatchServiceServer::new(matches::Matches {
             public_limit: PerAddress::per_minute(registry.config.public_play_per_minute),
+            public_open: Default::default(),
             registry: registry.clone(),
         })
         .max_decoding_message_size(max_message),

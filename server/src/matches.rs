@@ -17,6 +17,8 @@ pub(crate) struct Matches {
     pub(crate) registry: Arc<Registry>,
     /// Each client address's budget of CreatePublicMatch calls.
     pub(crate) public_limit: crate::PerAddress,
+    /// Public matches open now (each decremented by a task that waits for its end).
+    pub(crate) public_open: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Matches {
@@ -293,7 +295,31 @@ impl MatchService for Matches {
             ));
         }
         let m = public_match(req.into_inner())?;
-        let (response, _) = self.registry.create(m)?;
+        use std::sync::atomic::Ordering::SeqCst;
+        let max = self.registry.config.public_play_max_open;
+        // Taken before the match is created, so that concurrent calls cannot pass the cap.
+        if self
+            .public_open
+            .fetch_update(SeqCst, SeqCst, |n| (n < max).then_some(n + 1))
+            .is_err()
+        {
+            return Err(wire::status(
+                pb::ErrorReason::Unavailable,
+                format!("the server already holds its {max} public matches; retry later"),
+            ));
+        }
+        let (response, entry) = match self.registry.create(m) {
+            Ok(created) => created,
+            Err(e) => {
+                self.public_open.fetch_sub(1, SeqCst);
+                return Err(e);
+            }
+        };
+        let open = self.public_open.clone();
+        tokio::spawn(async move {
+            entry.ended().await;
+            open.fetch_sub(1, SeqCst);
+        });
         tracing::info!(match_id = %response.match_id, "public match created");
         Ok(Response::new(response))
     }

@@ -95,10 +95,12 @@ class MatchServiceServicer:
         ERROR_REASON_PERMISSION_DENIED unless the server runs with `maumau serve --public-play`
         (config key `public_play`), and with ERROR_REASON_RATE_LIMITED beyond
         `--public-play-per-minute` calls a minute from one client address (IPv4 address, or IPv6
-        /64 network; 10 unless configured, that many at once). A public match is never rated, its
-        seed is always drawn by the server, it deals from a shuffle (no deck order, no position),
-        a bot plays the person's seat while they are away (GIVE_UP_POLICY_BOT_UNTIL_BACK), and it
-        waits 10 minutes for the person to join. The request's limits are on its fields.
+        /64 network; 10 unless configured, that many at once), and with ERROR_REASON_UNAVAILABLE
+        while the server holds `--public-play-max-open` public matches (200 unless configured).
+        A public match is never rated, its seed is always drawn by the server, it deals from a
+        shuffle (no deck order, no position), a bot plays the person's seat while they are away
+        (GIVE_UP_POLICY_BOT_UNTIL_BACK), and it waits 10 minutes for the person to join. The
+        request's limits are on its fields.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
