@@ -208,7 +208,12 @@ function rulesLine(w) {
 
 function render() {
   const obs = game.obs;
-  if (!obs) return;
+  if (!obs) {
+    // A match that ended before this page opened: its result, without a table.
+    if (game.report) $('status').textContent = 'The match is over.';
+    renderResult();
+    return;
+  }
   const mine = game.seat;
   const toAct = obs.toAct;
   // The other seats, in playing order after mine, their hands face down.

@@ -199,6 +199,11 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   await page.screenshot({ path: path.join(OUTPUT, 'result-390x844.png'), fullPage: true });
   await page.setViewportSize({ width: 1366, height: 900 });
 
+  // The same link after the end shows the result again.
+  await page.reload();
+  await page.waitForFunction(() => /Winner: \S/.test(document.getElementById('result').textContent), null, { timeout: 30_000 });
+  assert.equal(await page.textContent('#result'), result);
+
   // The result the server has names the same winner.
   const { matches, close } = connect(address);
   const { report } = await matches.getResult({ matchId });
