@@ -41,8 +41,13 @@ pub(crate) fn page(
     if uri.path() != "/play" {
         return None;
     }
+    // The page differs only by whether public play is on: each built once per process.
+    static PAGES: [std::sync::OnceLock<String>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     let public = registry.config.public_play;
-    let body = render(public);
+    let body = PAGES[usize::from(public)]
+        .get_or_init(|| render(public))
+        .clone();
     Some(Box::pin(async move {
         crate::viewer::respond(StatusCode::OK, "text/html; charset=utf-8", body, None, head)
     }))
