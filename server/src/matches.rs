@@ -194,7 +194,8 @@ fn public_match(r: pb::CreatePublicMatchRequest) -> Result<NewMatch, Status> {
         return Err(invalid(
             pb::ErrorReason::InvalidSetup,
             format!(
-                "a public match seats one person and built-in bots on every other seat:                  {free} of its {} seats have no bot (give bots for all seats but one)",
+                "a public match seats one person and built-in bots on every other seat: \
+                 {free} of its {} seats have no bot (give bots for all seats but one)",
                 config.seats
             ),
         ));
@@ -211,7 +212,9 @@ fn public_match(r: pb::CreatePublicMatchRequest) -> Result<NewMatch, Status> {
         if clock.decision_ms < PUBLIC_MIN_DECISION_MS || clock.decision_ms > PUBLIC_MAX_DECISION_MS
         {
             return Err(bad(format!(
-                "time_control.decision_ms {}: a public match gives a person {PUBLIC_MIN_DECISION_MS}                  to {PUBLIC_MAX_DECISION_MS} ms per decision (or set untimed)",
+                "time_control.decision_ms {}: a public match gives a person \
+                 {PUBLIC_MIN_DECISION_MS} to {PUBLIC_MAX_DECISION_MS} ms per decision (or set \
+                 untimed)",
                 clock.decision_ms
             )));
         }
@@ -232,7 +235,9 @@ fn public_match(r: pb::CreatePublicMatchRequest) -> Result<NewMatch, Status> {
         Ok(pb::GiveUpPolicy::Unspecified | pb::GiveUpPolicy::BotUntilBack) => {}
         _ => {
             return Err(bad(format!(
-                "time_control.give_up {}: in a public match a bot plays the person's seat while                  they are away, until they are back (GIVE_UP_POLICY_BOT_UNTIL_BACK, or unset)",
+                "time_control.give_up {}: in a public match a bot plays the person's seat \
+                 while they are away, until they are back (GIVE_UP_POLICY_BOT_UNTIL_BACK, or \
+                 unset)",
                 clock.give_up
             )));
         }
