@@ -208,6 +208,7 @@ async fn what_breaks_the_public_limits_is_refused_with_its_reason() {
     for (what, req, reason) in cases {
         let status = matches.create_public_match(req).await.expect_err(what);
         assert_eq!(wire::reason_of(&status), reason, "{what}: {status:?}");
+        assert!(!status.message().contains("  "), "{what}: {status:?}");
     }
     // A public match is never rated and its seed is never the client's: the request has no
     // such fields, and what it creates says so.
