@@ -76,7 +76,8 @@ async function create(event) {
         profile: Profile[$('profile').value],
         seats: Number($('seats').value),
         calls: CallsMode[$('calls').value],
-        options: { singleRound: $('single').checked },
+        // One round for any profile (the profiles' own single_round option is not everyone's).
+        maxRounds: $('single').checked ? 1 : 0,
       },
       bots: [...$('bots').querySelectorAll('select')].map((s) => ({ seat: Number(s.dataset.seat), kind: BotKind[s.value] })),
       timeControl: long ? { decisionMs: 30_000, bankMs: 300_000 } : { untimed: true },
