@@ -253,6 +253,32 @@ test('the long clock counts down on the page; a server without public play says 
   }
 });
 
+test('every profile deals from the page, one round or a whole match', { timeout: 120_000 }, async () => {
+  // A server of its own: the README's server keeps its budget of public matches for the rest.
+  const own = await startServer({ args: ['--public-play'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    for (const [profile, seats, single] of [['CLASSIC', '2', false], ['PENALTY_POINTS', '4', true], ['BRAZILIAN', '5', true], ['ROMANIAN_32', '3', false]]) {
+      await page.goto(`http://${own.address}/play`);
+      await page.selectOption('#profile', profile);
+      await page.selectOption('#seats', seats);
+      await page.setChecked('#single', single);
+      await page.click('#create');
+      await page.waitForFunction(() => location.hash.length > 1 || document.getElementById('setup-error').textContent, null, { timeout: 30_000 });
+      assert.equal(await page.textContent('#setup-error'), '', profile);
+      await page.waitForFunction(() => document.querySelectorAll('#hand [data-card]').length > 0, null, { timeout: 30_000 });
+      assert.equal(await page.locator('#opponents .seat').count(), Number(seats) - 1, profile);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  } finally {
+    await own.stop();
+  }
+});
+
 test('the same server, seen by a gRPC client: answer sent to the next prompt received', { timeout: 120_000 }, async () => {
   // Three one-round matches each way (the pages made three: nine of the ten public matches an
   // address may create a minute): the Play stream, and Watch + SubmitAction as the page does
