@@ -3,8 +3,9 @@
 // is taken), the page picks classic with 3 seats against 2 bots, deals, and plays the match to
 // its end by clicking what the page marks (legal cards, then suit and call buttons, draw and
 // pass), reloads in the middle and finds the same seat and hand, and shows the result naming the
-// winner; no console error. Screenshots (1366×900 and 390×844) go to $MAUMAU_TEST_OUTPUT/play
-// (default target/test-output/play).
+// winner, again after a reload once it is over; no console error. Screenshots (1366×900 and
+// 390×844) go to $MAUMAU_TEST_OUTPUT/play (default target/test-output/play). Also: the long clock
+// counts down; a server without --public-play says so on the page; every profile deals.
 //
 // It also prints measurements for docs/PERFORMANCE.md (never asserted): the page's first load
 // (bytes, ms to the `maumau-ready` mark), the click-to-next-prompt latency in the page
