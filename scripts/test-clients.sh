@@ -8,11 +8,13 @@
 #    Node: `npm ci` in clients/typescript from the committed package-lock.json (in parallel);
 # 3. drift checks: regenerates the Python code from proto/ into a temporary directory and diffs it
 #    against the checked-in clients/python/maumau_client/pb, and the TypeScript code
-#    (`npm run generate`) against clients/typescript/src/gen (any difference fails);
+#    (`npm run generate`) against clients/typescript/src/gen, and rebuilds the /play page's script
+#    (`npm run build:play`) against server/assets/play.bundle.js (any difference fails);
 # 4. runs pytest and `npm test` (each client plays the server's heuristic and search bots too;
 #    the Node tests also pack the client, install the tarball in an empty folder and play a match
 #    with it, and drive examples/web in Chromium over grpc-web: screenshots in
-#    $MAUMAU_TEST_OUTPUT/web;
+#    $MAUMAU_TEST_OUTPUT/web; and play a match by clicks on the server's /play page: screenshots
+#    in $MAUMAU_TEST_OUTPUT/play;
 #    pytest also drives the match viewer in Debian's Chromium with Playwright and saves
 #    screenshots of each profile's table in $MAUMAU_TEST_OUTPUT/viewer, by default
 #    target/test-output/viewer);
@@ -119,6 +121,19 @@ ln -s "$ROOT/proto" "$GEN_TMP/ts/proto"
 (cd "$JS_GEN" && npm run generate)
 if ! diff -ru "$JS_DIR/src/gen" "$JS_GEN/src/gen"; then
   echo "the checked-in TypeScript code is not what the protos generate: run \`npm run generate\` in clients/typescript" >&2
+  exit 1
+fi
+echo "no drift"
+
+step "node: the /play page's script bundle matches its sources (drift check)"
+# `npm run build:play` rebuilds server/assets/play.bundle.js (server/assets/play.js with the
+# client's browser entry, esbuild pinned in package-lock.json) in place; the committed bundle is
+# put back afterwards, and any difference fails.
+cp "$ROOT/server/assets/play.bundle.js" "$GEN_TMP/play.bundle.js"
+(cd "$JS_DIR" && npm run build:play)
+if ! cmp -s "$ROOT/server/assets/play.bundle.js" "$GEN_TMP/play.bundle.js"; then
+  cp "$GEN_TMP/play.bundle.js" "$ROOT/server/assets/play.bundle.js"
+  echo "server/assets/play.bundle.js is not what its sources build: run \`npm run build:play\` in clients/typescript and commit it" >&2
   exit 1
 fi
 echo "no drift"

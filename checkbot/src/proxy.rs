@@ -405,6 +405,15 @@ impl MatchService for Proxy {
         self.match_client().create_match(forwarded(req)).await
     }
 
+    async fn create_public_match(
+        &self,
+        req: Request<pb::CreatePublicMatchRequest>,
+    ) -> Result<Response<pb::CreateMatchResponse>, Status> {
+        self.match_client()
+            .create_public_match(forwarded(req))
+            .await
+    }
+
     async fn abort_match(
         &self,
         req: Request<pb::AbortMatchRequest>,

@@ -120,6 +120,19 @@ pub(crate) struct ServeArgs {
     /// proxies which close idle connections keep it; 0 sends none [default: 15000].
     #[arg(long, value_name = "MS")]
     heartbeat_ms: Option<u64>,
+    /// Public mode: anyone may create a match against the built-in bots without the operator
+    /// token (`CreatePublicMatch`, which the `/play` page uses): never rated, a person's clock,
+    /// one person per match, the rest built-in bots; rate limited per client address.
+    #[arg(long)]
+    public_play: bool,
+    /// With --public-play: public matches one client IP address (IPv6: one /64) may create per
+    /// minute, at most this many at once; more get RATE_LIMITED [default: 10].
+    #[arg(long, value_name = "N")]
+    public_play_per_minute: Option<u32>,
+    /// With --public-play: most public matches open at once; more are refused with UNAVAILABLE
+    /// until one ends [default: 200].
+    #[arg(long, value_name = "N")]
+    public_play_max_open: Option<usize>,
 }
 
 /// A built-in bot's kind by name, for `--house-bots`.
@@ -204,6 +217,12 @@ struct FileConfig {
     allow_origins: Option<Vec<String>>,
     /// Like `--heartbeat-ms` (0: none).
     heartbeat_ms: Option<u64>,
+    /// Like `--public-play`.
+    public_play: Option<bool>,
+    /// Like `--public-play-per-minute`.
+    public_play_per_minute: Option<u32>,
+    /// Like `--public-play-max-open`.
+    public_play_max_open: Option<usize>,
 }
 
 /// The connection and call limits: flags win over the file, which wins over the defaults.
@@ -243,6 +262,15 @@ fn connection_limits(
     if let Some(v) = args.heartbeat_ms.or(file.heartbeat_ms) {
         config.heartbeat_interval = (v > 0).then(|| ms(v));
     }
+    if args.public_play || file.public_play == Some(true) {
+        config.public_play = true;
+    }
+    if let Some(v) = args.public_play_per_minute.or(file.public_play_per_minute) {
+        config.public_play_per_minute = v;
+    }
+    if let Some(v) = args.public_play_max_open.or(file.public_play_max_open) {
+        config.public_play_max_open = v;
+    }
     if !args.allow_origins.is_empty() {
         config.allow_origins = args.allow_origins.clone();
     } else if let Some(origins) = &file.allow_origins {
@@ -258,6 +286,8 @@ fn connection_limits(
             config.max_streams_per_connection == 0,
         ),
         ("actions_per_second", config.actions_per_second == 0),
+        ("public_play_per_minute", config.public_play_per_minute == 0),
+        ("public_play_max_open", config.public_play_max_open == 0),
         ("calls_per_second", config.calls_per_second == 0),
         ("resumes_per_minute", config.resumes_per_minute == 0),
     ];

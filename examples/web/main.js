@@ -1,6 +1,8 @@
 // Plays seat 0 of a classic match against three built-in bots from a browser page, with the
-// browser entry of @maumau/client: grpc-web, Watch for the seat's feed, SubmitAction to act.
-// The server is ?server=URL (default http://127.0.0.1:50051); it must allow this page's origin.
+// browser entry of @maumau/client: grpc-web, CreatePublicMatch to get the match (the server's
+// public mode: no operator token in the page), Watch for the seat's feed, SubmitAction to act.
+// The server is ?server=URL (default http://127.0.0.1:50051); it must allow this page's origin
+// and run with --public-play.
 import { BotKind, MatchStatus, Profile, Rank, Suit, connect, run } from '@maumau/client';
 
 const server = new URLSearchParams(location.search).get('server') ?? 'http://127.0.0.1:50051';
@@ -16,7 +18,7 @@ async function play() {
   let token = sessionStorage.getItem('maumau-seat-token');
   if (!token) {
     const bots = [1, 2, 3].map((seat) => ({ seat, kind: BotKind.HEURISTIC }));
-    const created = await matches.createMatch({ config: { profile: Profile.CLASSIC, seats: 4 }, bots });
+    const created = await matches.createPublicMatch({ config: { profile: Profile.CLASSIC, seats: 4 }, bots });
     token = created.seatTokens[0].token;
     sessionStorage.setItem('maumau-seat-token', token);
     log(`match ${created.matchId} created`);

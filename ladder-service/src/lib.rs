@@ -49,7 +49,7 @@ use rand::{Rng, SeedableRng};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tonic::Status;
 
-use maumau_server::{Host, RateLimit, echo};
+use maumau_server::{Host, PerAddress, echo};
 
 use service::LadderApi;
 
@@ -370,13 +370,10 @@ pub(crate) struct Hub {
     /// With PostgreSQL: this node of a shared ladder.
     cluster: Option<nodes::Cluster>,
     /// Each client address's budget of registrations.
-    registrations: Mutex<HashMap<std::net::IpAddr, RateLimit>>,
+    registrations: PerAddress,
     /// The house bots.
     house: Vec<HouseBot>,
 }
-
-/// Addresses whose registration budgets are kept before the full ones are forgotten.
-const REGISTRATION_ADDRESSES: usize = 10_000;
 
 impl Hub {
     /// Takes one registration from the budget of the client at `peer` (its IPv6 /64 network);
@@ -386,27 +383,8 @@ impl Hub {
         &self,
         peer: Option<std::net::SocketAddr>,
     ) -> Result<(), Status> {
-        let Some(peer) = peer else { return Ok(()) };
-        let ip = match peer.ip() {
-            std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
-                let net = u128::from(v6) & !((1u128 << 64) - 1);
-                std::net::IpAddr::V6(net.into())
-            }
-            std::net::IpAddr::V6(v6) => std::net::IpAddr::V4(
-                v6.to_ipv4_mapped()
-                    .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
-            ),
-            v4 => v4,
-        };
-        let per_minute = self.settings.registrations_per_minute;
-        let mut budgets = lock(&self.registrations);
-        if budgets.len() >= REGISTRATION_ADDRESSES {
-            budgets.retain(|_, b| !b.is_full());
-        }
-        let allowed = budgets
-            .entry(ip)
-            .or_insert_with(|| RateLimit::per_minute(per_minute))
-            .allow();
+        let per_minute = self.registrations.limit();
+        let allowed = self.registrations.allow(peer);
         if allowed {
             return Ok(());
         }
@@ -531,6 +509,7 @@ impl Hub {
             Some(seed) => ChaCha20Rng::seed_from_u64(seed),
             None => ChaCha20Rng::from_seed(rand::random()),
         };
+        let registrations = PerAddress::per_minute(settings.registrations_per_minute);
         let hub = Arc::new(Hub {
             rng: Mutex::new(rng),
             ladder: Mutex::new(Some(ladder)),
@@ -544,7 +523,7 @@ impl Hub {
             closed: AtomicBool::new(false),
             next_conn: AtomicU64::new(1),
             cluster,
-            registrations: Mutex::new(HashMap::new()),
+            registrations,
             house,
         });
         tokio::spawn(matchmaker::run(hub.clone()));

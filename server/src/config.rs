@@ -71,6 +71,17 @@ pub struct ServerConfig {
     /// `Heartbeat` message (within half this long more), so that proxies which close idle
     /// connections keep it open; `None` sends none.
     pub heartbeat_interval: Option<Duration>,
+    /// The public mode (`maumau serve --public-play`): anyone may create a match against the
+    /// built-in bots with `CreatePublicMatch` (the `/play` page does), without the operator
+    /// token, within its limits (proto/maumau/v1/match.proto). Off by default.
+    pub public_play: bool,
+    /// `CreatePublicMatch` calls one client address (IPv4, or IPv6 /64) may make per minute, at
+    /// most this many at once.
+    pub public_play_per_minute: u32,
+    /// Most public matches open (waiting or being played) at once; more `CreatePublicMatch`
+    /// calls are refused with `ERROR_REASON_UNAVAILABLE` until one ends. Each costs the server
+    /// its bots' thinking, and a match whose person never comes is played by bots to its end.
+    pub public_play_max_open: usize,
 }
 
 impl Default for ServerConfig {
@@ -96,6 +107,9 @@ impl Default for ServerConfig {
             flood_hold: Duration::from_secs(5),
             allow_origins: Vec::new(),
             heartbeat_interval: Some(Duration::from_secs(15)),
+            public_play: false,
+            public_play_per_minute: 10,
+            public_play_max_open: 200,
         }
     }
 }

@@ -194,7 +194,7 @@ pub trait Extension: Send + Sync + 'static {
 }
 
 /// The server's routes with web pages in front of them: a plain `GET` or `HEAD` (not gRPC) for
-/// the match viewer's pages (`crate::viewer`) goes to it, one an extension answers to the
+/// the play page (`crate::play_page`) or the match viewer's pages (`crate::viewer`) goes to it, one an extension answers to the
 /// extension, everything else to the routes.
 #[derive(Clone)]
 pub(crate) struct WithPages<S> {
@@ -239,10 +239,18 @@ where
         use futures_util::future::Either;
         if is_page_request(&req) {
             let head = req.method() == http::Method::HEAD;
-            // The viewer's pages first; `/` is the viewer's only when no extension has pages.
-            let page =
-                crate::viewer::page(&self.registry, req.uri(), head, self.extension.is_none())
-                    .or_else(|| self.extension.as_ref()?.page(req.uri(), head));
+            let bearer = req
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(|t| t.trim().to_string());
+            // The play page and the viewer's pages first; `/` is the viewer's only when no
+            // extension has pages.
+            let root = self.extension.is_none();
+            let page = crate::play_page::page(&self.registry, req.uri(), head)
+                .or_else(|| crate::viewer::page(&self.registry, req.uri(), head, root, bearer))
+                .or_else(|| self.extension.as_ref()?.page(req.uri(), head));
             if let Some(page) = page {
                 return Either::Right(Box::pin(async move { Ok(page.await) }));
             }

@@ -8,6 +8,8 @@
 //! - `grpc.health.v1.Health` and server reflection (`v1` and `v1alpha`), so `grpcurl` and
 //!   `buf curl` work without the proto files;
 //! - grpc-web for all of it (browsers use `Watch` and `SubmitAction`);
+//! - `/play`, a page where a person plays the built-in bots (`play_page.rs`; it creates
+//!   matches only when [`ServerConfig::public_play`] is on);
 //! - the match viewer's web pages (`/matches`, `/matches/{id}/view`, the frames as JSON; see
 //!   [`viewer`]), and `/` too unless an extension serves its own front page;
 //! - and whatever an [`Extension`] adds (gRPC services, web pages): the ladder
@@ -38,7 +40,9 @@ mod host;
 mod matches;
 pub mod metrics;
 mod outbox;
+mod per_address;
 mod play;
+mod play_page;
 mod reasons;
 mod registry;
 mod store;
@@ -58,6 +62,7 @@ pub use archive::{
 };
 pub use config::{GiveUp, ServerConfig, TimeControl, TlsIdentity};
 pub use host::{BoxFuture, Extension, Host, HostedMatch, MatchHandle, PageResponse};
+pub use per_address::{PerAddress, network};
 pub use play::{RateLimit, bearer, operator_bearer};
 pub use reasons::echo;
 pub use table::default_action;
@@ -234,6 +239,8 @@ where
     );
     let matches = reasons::Typed(
         pb::match_service_server::MatchServiceServer::new(matches::Matches {
+            public_limit: PerAddress::per_minute(registry.config.public_play_per_minute),
+            public_open: Default::default(),
             registry: registry.clone(),
         })
         .max_decoding_message_size(max_message),

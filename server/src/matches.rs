@@ -15,6 +15,10 @@ use crate::registry::{NewMatch, Registry, Start};
 /// The match service.
 pub(crate) struct Matches {
     pub(crate) registry: Arc<Registry>,
+    /// Each client address's budget of CreatePublicMatch calls.
+    pub(crate) public_limit: crate::PerAddress,
+    /// Public matches open now (each decremented by a task that waits for its end).
+    pub(crate) public_open: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Matches {
@@ -150,6 +154,114 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
     })
 }
 
+/// How long a public match waits for its person to join.
+const PUBLIC_JOIN_TIMEOUT: Duration = Duration::from_secs(600);
+/// The shortest decision allowance of a public match's clock (people are not bots).
+const PUBLIC_MIN_DECISION_MS: u32 = 5_000;
+/// The longest decision allowance of a public match's clock.
+const PUBLIC_MAX_DECISION_MS: u32 = 600_000;
+/// The largest time bank of a public match's clock.
+const PUBLIC_MAX_BANK_MS: u32 = 3_600_000;
+/// How long a public match's person may be away while their seat must act before a bot plays
+/// it (until they are back), when the request leaves it 0; and the most it may ask.
+const PUBLIC_GRACE_MS: (u32, u32) = (30_000, 600_000);
+/// The label of every public match.
+pub(crate) const PUBLIC_LABEL: &str = "public play";
+
+/// Checks a CreatePublicMatch request (the limits written on `CreatePublicMatchRequest` in
+/// match.proto) and turns it into what the registry needs: never rated, a seed the server
+/// draws, a shuffle, a person's clock, a bot while the person is away.
+fn public_match(r: pb::CreatePublicMatchRequest) -> Result<NewMatch, Status> {
+    let config = r
+        .config
+        .as_ref()
+        .ok_or_else(|| invalid(pb::ErrorReason::InvalidConfig, "config is required"))
+        .and_then(|c| {
+            MatchConfig::try_from(c)
+                .map_err(|e| invalid(pb::ErrorReason::InvalidConfig, e.to_string()))
+        })?;
+    // The bots, checked as CreateMatch checks them.
+    let checked = new_match(
+        pb::CreateMatchRequest {
+            config: r.config,
+            bots: r.bots,
+            ..Default::default()
+        },
+        &TimeControl::default(),
+    )?;
+    let free = checked.bots.iter().filter(|b| b.is_none()).count();
+    if free != 1 {
+        return Err(invalid(
+            pb::ErrorReason::InvalidSetup,
+            format!(
+                "a public match seats one person and built-in bots on every other seat: \
+                 {free} of its {} seats have no bot (give bots for all seats but one)",
+                config.seats
+            ),
+        ));
+    }
+    let bad = |m: String| invalid(pb::ErrorReason::InvalidArgument, m);
+    let clock = match r.time_control {
+        None => pb::TimeControl {
+            untimed: true,
+            ..Default::default()
+        },
+        Some(c) => c,
+    };
+    if !clock.untimed {
+        if clock.decision_ms < PUBLIC_MIN_DECISION_MS || clock.decision_ms > PUBLIC_MAX_DECISION_MS
+        {
+            return Err(bad(format!(
+                "time_control.decision_ms {}: a public match gives a person \
+                 {PUBLIC_MIN_DECISION_MS} to {PUBLIC_MAX_DECISION_MS} ms per decision (or set \
+                 untimed)",
+                clock.decision_ms
+            )));
+        }
+        if clock.bank_ms > PUBLIC_MAX_BANK_MS {
+            return Err(bad(format!(
+                "time_control.bank_ms {} is more than {PUBLIC_MAX_BANK_MS} ms",
+                clock.bank_ms
+            )));
+        }
+    }
+    if clock.disconnect_grace_ms > PUBLIC_GRACE_MS.1 {
+        return Err(bad(format!(
+            "time_control.disconnect_grace_ms {} is more than {} ms",
+            clock.disconnect_grace_ms, PUBLIC_GRACE_MS.1
+        )));
+    }
+    match pb::GiveUpPolicy::try_from(clock.give_up) {
+        Ok(pb::GiveUpPolicy::Unspecified | pb::GiveUpPolicy::BotUntilBack) => {}
+        _ => {
+            return Err(bad(format!(
+                "time_control.give_up {}: in a public match a bot plays the person's seat \
+                 while they are away, until they are back (GIVE_UP_POLICY_BOT_UNTIL_BACK, or \
+                 unset)",
+                clock.give_up
+            )));
+        }
+    }
+    let clock = pb::TimeControl {
+        disconnect_grace_ms: match clock.disconnect_grace_ms {
+            0 => PUBLIC_GRACE_MS.0,
+            ms => ms,
+        },
+        give_up: pb::GiveUpPolicy::BotUntilBack as i32,
+        ..clock
+    };
+    Ok(NewMatch {
+        config,
+        seed: rand::random(),
+        start: None,
+        clock: TimeControl::from_wire(Some(&clock), &TimeControl::default())?,
+        bots: checked.bots,
+        rated: false,
+        label: PUBLIC_LABEL.to_string(),
+        join_timeout: Some(PUBLIC_JOIN_TIMEOUT),
+    })
+}
+
 /// The longest a match may wait for its seats to join (`CreateMatchRequest.join_timeout_ms`).
 const MAX_JOIN_TIMEOUT_MS: u32 = 86_400_000;
 
@@ -163,6 +275,57 @@ impl MatchService for Matches {
         let m = new_match(req.into_inner(), &self.registry.config.default_time_control)?;
         let (response, _) = self.registry.create(m)?;
         tracing::info!(match_id = %response.match_id, "match created");
+        Ok(Response::new(response))
+    }
+
+    async fn create_public_match(
+        &self,
+        req: Request<pb::CreatePublicMatchRequest>,
+    ) -> Result<Response<pb::CreateMatchResponse>, Status> {
+        if !self.registry.config.public_play {
+            return Err(wire::status(
+                pb::ErrorReason::PermissionDenied,
+                "public play is off on this server: its operator starts it with \
+                 `maumau serve --public-play` (config key `public_play`)",
+            ));
+        }
+        if !self.public_limit.allow(req.remote_addr()) {
+            return Err(wire::status(
+                pb::ErrorReason::RateLimited,
+                format!(
+                    "too many public matches from this address (at most {} a minute); wait and \
+                     retry",
+                    self.public_limit.limit()
+                ),
+            ));
+        }
+        let m = public_match(req.into_inner())?;
+        use std::sync::atomic::Ordering::SeqCst;
+        let max = self.registry.config.public_play_max_open;
+        // Taken before the match is created, so that concurrent calls cannot pass the cap.
+        if self
+            .public_open
+            .fetch_update(SeqCst, SeqCst, |n| (n < max).then_some(n + 1))
+            .is_err()
+        {
+            return Err(wire::status(
+                pb::ErrorReason::Unavailable,
+                format!("the server already holds its {max} public matches; retry later"),
+            ));
+        }
+        let (response, entry) = match self.registry.create(m) {
+            Ok(created) => created,
+            Err(e) => {
+                self.public_open.fetch_sub(1, SeqCst);
+                return Err(e);
+            }
+        };
+        let open = self.public_open.clone();
+        tokio::spawn(async move {
+            entry.ended().await;
+            open.fetch_sub(1, SeqCst);
+        });
+        tracing::info!(match_id = %response.match_id, "public match created");
         Ok(Response::new(response))
     }
 

@@ -10,7 +10,8 @@
 //!   token it is (a spectator token: the public view). A live match's frames carry
 //!   `time_left_ms`, the time the seat to act has left before the server acts for it (absent
 //!   while no remote seat is to act). Every hand (`omniscient`) and any seat's
-//!   view without its token only once the match has ended. A refusal is JSON too,
+//!   view without its token only once the match has ended. The token may come in the
+//!   `authorization: Bearer T` header instead (the `/play` page sends it there, off the URL). A refusal is JSON too,
 //!   `{"reason": "ERROR_REASON_…", "message": "…"}`, with the reason in the `maumau-reason`
 //!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
 //!   its turn gets 503 `ERROR_REASON_UNAVAILABLE`.
@@ -59,12 +60,15 @@ pub fn encode(s: &str) -> String {
 }
 
 /// The answer to a page request the viewer serves, or `None` for a path that is not its own
-/// (`root`: whether `/` is the viewer's, i.e. no extension serves pages).
+/// (`root`: whether `/` is the viewer's, i.e. no extension serves pages; `bearer`: the token of
+/// the request's `authorization: Bearer` header, which the frames take like `token=` in the
+/// query, so that a page keeps it off URLs).
 pub(crate) fn page(
     registry: &Arc<Registry>,
     uri: &http::Uri,
     head: bool,
     root: bool,
+    bearer: Option<String>,
 ) -> Option<BoxFuture<'static, PageResponse>> {
     let path = uri.path();
     let query = uri.query().unwrap_or("").to_string();
@@ -85,7 +89,7 @@ pub(crate) fn page(
         let (status, kind, body, reason) = match route {
             Route::List => (StatusCode::OK, HTML, list(&registry).await, None),
             Route::View(id) => view(&registry, &id, &query).await,
-            Route::Frames(id) => match frames(&registry, &id, &query).await {
+            Route::Frames(id) => match frames(&registry, &id, &query, bearer).await {
                 Ok(json) => (StatusCode::OK, JSON, json, None),
                 Err(refusal) => refusal.json(),
             },
@@ -103,7 +107,7 @@ enum Route {
 const HTML: &str = "text/html; charset=utf-8";
 const JSON: &str = "application/json";
 
-fn respond(
+pub(crate) fn respond(
     status: StatusCode,
     kind: &'static str,
     body: String,
@@ -193,8 +197,24 @@ fn parse_query(query: &str) -> Result<Query, Refusal> {
 }
 
 /// The frames of match `id` as the query asks, as JSON.
-async fn frames(registry: &Arc<Registry>, id: &str, query: &str) -> Result<String, Refusal> {
-    let q = parse_query(query)?;
+async fn frames(
+    registry: &Arc<Registry>,
+    id: &str,
+    query: &str,
+    bearer: Option<String>,
+) -> Result<String, Refusal> {
+    let mut q = parse_query(query)?;
+    match (&q.token, bearer) {
+        (Some(t), Some(b)) if *t != b => {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                pb::ErrorReason::BadToken,
+                "the token in the authorization header and the one in the query differ",
+            ));
+        }
+        (None, Some(b)) => q.token = Some(b),
+        _ => {}
+    }
     let entry = registry.get(id).await.ok_or_else(|| not_found(id))?;
     let mut perspective = q.view;
     if let Some(token) = &q.token {

@@ -36,9 +36,10 @@ export function serverBinary() {
 /**
  * Starts `maumau serve --listen 127.0.0.1:0` and reads the address it reports. With
  * `{ ladder: true }` it runs the ladder too, with its default formats and versions rated from
- * their first match (validation matches are tested in the Rust suite).
+ * their first match (validation matches are tested in the Rust suite); `args` are more flags
+ * (such as `--public-play`).
  */
-export async function startServer({ ladder = false } = {}) {
+export async function startServer({ ladder = false, args: extra = [] } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maumau-js-'));
   const logPath = path.join(dir, 'server.log');
   const log = fs.openSync(logPath, 'w');
@@ -48,6 +49,7 @@ export async function startServer({ ladder = false } = {}) {
     fs.writeFileSync(config, 'ladder_validation = false\n');
     args.push('--ladder', '--config', config);
   }
+  args.push(...extra);
   const proc = spawn(serverBinary(), args, {
     stdio: ['ignore', log, log],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'info' },

@@ -3,7 +3,8 @@
 //   1. in Node, a whole match against the server's built-in bots through the node entry (and
 //      the example of the package's README.md);
 //   2. in Chromium, examples/web bundled with esbuild from the installed browser entry, served
-//      from another origin than the server: with `--allow-origin` it plays its seat over
+//      from another origin than the server: with `--public-play --allow-origin` it creates its
+//      match with CreatePublicMatch (no operator token) and plays its seat over
 //      Watch + SubmitAction to the end and shows the result with no console error; without, the
 //      browser refuses with a CORS error. The commands of examples/web/README.md are run as
 //      written (on free ports instead when 8000 or 50051 is taken).
@@ -33,7 +34,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // The commands of examples/web/README.md, each run as written.
 const README = fs.readFileSync(path.join(WEB, 'README.md'), 'utf8');
 const BUILD = 'npx esbuild main.js --bundle --format=esm --outfile=main.bundle.js';
-const SERVE = 'maumau serve --allow-origin http://127.0.0.1:8000';
+const SERVE = 'maumau serve --public-play --allow-origin http://127.0.0.1:8000';
 const PAGE = 'python3 -m http.server 8000 --bind 127.0.0.1';
 
 let dir; // the temporary folder: the tarball, the app, a bin/ with `maumau`

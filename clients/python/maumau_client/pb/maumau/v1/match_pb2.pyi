@@ -40,6 +40,16 @@ class CreateMatchRequest(_message.Message):
     join_timeout_ms: int
     def __init__(self, config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[_record_pb2.DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[SeatBot, _Mapping]]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ..., join_timeout_ms: _Optional[int] = ...) -> None: ...
 
+class CreatePublicMatchRequest(_message.Message):
+    __slots__ = ("config", "bots", "time_control")
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    config: _rules_pb2.MatchConfig
+    bots: _containers.RepeatedCompositeFieldContainer[SeatBot]
+    time_control: _rules_pb2.TimeControl
+    def __init__(self, config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[SeatBot, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ...) -> None: ...
+
 class SeatToken(_message.Message):
     __slots__ = ("seat", "token")
     SEAT_FIELD_NUMBER: _ClassVar[int]

@@ -40,6 +40,11 @@ class MatchServiceStub:
                 request_serializer=maumau_dot_v1_dot_match__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_match__pb2.CreateMatchResponse.FromString,
                 _registered_method=True)
+        self.CreatePublicMatch = channel.unary_unary(
+                '/maumau.v1.MatchService/CreatePublicMatch',
+                request_serializer=maumau_dot_v1_dot_match__pb2.CreatePublicMatchRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_match__pb2.CreateMatchResponse.FromString,
+                _registered_method=True)
         self.AbortMatch = channel.unary_unary(
                 '/maumau.v1.MatchService/AbortMatch',
                 request_serializer=maumau_dot_v1_dot_match__pb2.AbortMatchRequest.SerializeToString,
@@ -79,6 +84,23 @@ class MatchServiceServicer:
     def CreateMatch(self, request, context):
         """Creates a match and returns one secret token per remote seat and a spectator token.
         Operator call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreatePublicMatch(self, request, context):
+        """Creates a match for one person against the server's built-in bots, without the operator
+        token: the server's public mode, for its `/play` page and for web apps. Refused with
+        ERROR_REASON_PERMISSION_DENIED unless the server runs with `maumau serve --public-play`
+        (config key `public_play`), and with ERROR_REASON_RATE_LIMITED beyond
+        `--public-play-per-minute` calls a minute from one client address (IPv4 address, or IPv6
+        /64 network; 10 unless configured, that many at once), and with ERROR_REASON_UNAVAILABLE
+        while the server holds `--public-play-max-open` public matches (200 unless configured).
+        A public match is never rated, its seed is always drawn by the server, it deals from a
+        shuffle (no deck order, no position), a bot plays the person's seat while they are away
+        (GIVE_UP_POLICY_BOT_UNTIL_BACK), and it waits 10 minutes for the person to join. The
+        request's limits are on its fields.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -136,6 +158,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
             'CreateMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateMatch,
                     request_deserializer=maumau_dot_v1_dot_match__pb2.CreateMatchRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_match__pb2.CreateMatchResponse.SerializeToString,
+            ),
+            'CreatePublicMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreatePublicMatch,
+                    request_deserializer=maumau_dot_v1_dot_match__pb2.CreatePublicMatchRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_match__pb2.CreateMatchResponse.SerializeToString,
             ),
             'AbortMatch': grpc.unary_unary_rpc_method_handler(
@@ -196,6 +223,33 @@ class MatchService:
             target,
             '/maumau.v1.MatchService/CreateMatch',
             maumau_dot_v1_dot_match__pb2.CreateMatchRequest.SerializeToString,
+            maumau_dot_v1_dot_match__pb2.CreateMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreatePublicMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.MatchService/CreatePublicMatch',
+            maumau_dot_v1_dot_match__pb2.CreatePublicMatchRequest.SerializeToString,
             maumau_dot_v1_dot_match__pb2.CreateMatchResponse.FromString,
             options,
             channel_credentials,

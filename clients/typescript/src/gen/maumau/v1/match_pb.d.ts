@@ -140,6 +140,48 @@ export declare type CreateMatchRequest = Message<"maumau.v1.CreateMatchRequest">
 export declare const CreateMatchRequestSchema: GenMessage<CreateMatchRequest>;
 
 /**
+ * Creates a public match: one person against built-in bots (see MatchService.CreatePublicMatch).
+ *
+ * @generated from message maumau.v1.CreatePublicMatchRequest
+ */
+export declare type CreatePublicMatchRequest = Message<"maumau.v1.CreatePublicMatchRequest"> & {
+  /**
+   * The rules: any profile, options, call setting and length, and as many seats as the profile
+   * allows (Rules.min_seats to max_seats). Required.
+   *
+   * @generated from field: maumau.v1.MatchConfig config = 1;
+   */
+  config?: MatchConfig | undefined;
+
+  /**
+   * The built-in bots: every seat but one, each with a kind (BOT_KIND_RANDOM, BOT_KIND_HEURISTIC
+   * or BOT_KIND_SEARCH). The one seat left is the person's: it gets the only seat token. No bot,
+   * or a bot on every seat, or two seats left free, is refused with ERROR_REASON_INVALID_SETUP.
+   *
+   * @generated from field: repeated maumau.v1.SeatBot bots = 2;
+   */
+  bots: SeatBot[];
+
+  /**
+   * A clock for a person. Unset: untimed. Otherwise either `untimed`, or a clock of at least
+   * 5,000 ms per decision (at most 600,000) and a bank of at most 3,600,000 ms; anything
+   * faster is refused with ERROR_REASON_INVALID_ARGUMENT. disconnect_grace_ms (how long the
+   * person's seat waits for them while it must act, before a bot plays it until they are back)
+   * is 30,000 when 0, at most 600,000. give_up must be unset or GIVE_UP_POLICY_BOT_UNTIL_BACK
+   * (any other policy is refused with ERROR_REASON_INVALID_ARGUMENT).
+   *
+   * @generated from field: maumau.v1.TimeControl time_control = 3;
+   */
+  timeControl?: TimeControl | undefined;
+};
+
+/**
+ * Describes the message maumau.v1.CreatePublicMatchRequest.
+ * Use `create(CreatePublicMatchRequestSchema)` to create a new message.
+ */
+export declare const CreatePublicMatchRequestSchema: GenMessage<CreatePublicMatchRequest>;
+
+/**
  * A secret token for one seat.
  *
  * @generated from message maumau.v1.SeatToken
@@ -655,6 +697,26 @@ export declare const MatchService: GenService<{
   createMatch: {
     methodKind: "unary";
     input: typeof CreateMatchRequestSchema;
+    output: typeof CreateMatchResponseSchema;
+  },
+  /**
+   * Creates a match for one person against the server's built-in bots, without the operator
+   * token: the server's public mode, for its `/play` page and for web apps. Refused with
+   * ERROR_REASON_PERMISSION_DENIED unless the server runs with `maumau serve --public-play`
+   * (config key `public_play`), and with ERROR_REASON_RATE_LIMITED beyond
+   * `--public-play-per-minute` calls a minute from one client address (IPv4 address, or IPv6
+   * /64 network; 10 unless configured, that many at once), and with ERROR_REASON_UNAVAILABLE
+   * while the server holds `--public-play-max-open` public matches (200 unless configured).
+   * A public match is never rated, its seed is always drawn by the server, it deals from a
+   * shuffle (no deck order, no position), a bot plays the person's seat while they are away
+   * (GIVE_UP_POLICY_BOT_UNTIL_BACK), and it waits 10 minutes for the person to join. The
+   * request's limits are on its fields.
+   *
+   * @generated from rpc maumau.v1.MatchService.CreatePublicMatch
+   */
+  createPublicMatch: {
+    methodKind: "unary";
+    input: typeof CreatePublicMatchRequestSchema;
     output: typeof CreateMatchResponseSchema;
   },
   /**

@@ -19,7 +19,7 @@ import { file_maumau_v1_rules } from "./rules_pb.js";
  * Describes the file maumau/v1/match.proto.
  */
 export const file_maumau_v1_match = /*@__PURE__*/
-  fileDesc("ChVtYXVtYXUvdjEvbWF0Y2gucHJvdG8SCW1hdW1hdS52MSI5CgdTZWF0Qm90EgwKBHNlYXQYASABKA0SIAoEa2luZBgCIAEoDjISLm1hdW1hdS52MS5Cb3RLaW5kIqgCChJDcmVhdGVNYXRjaFJlcXVlc3QSJgoGY29uZmlnGAEgASgLMhYubWF1bWF1LnYxLk1hdGNoQ29uZmlnEhEKBHNlZWQYAiABKARIAYgBARIqCgpkZWNrX29yZGVyGAMgASgLMhQubWF1bWF1LnYxLkRlY2tPcmRlckgAEhIKCHBvc2l0aW9uGAQgASgJSAASLAoMdGltZV9jb250cm9sGAUgASgLMhYubWF1bWF1LnYxLlRpbWVDb250cm9sEiAKBGJvdHMYBiADKAsyEi5tYXVtYXUudjEuU2VhdEJvdBINCgVyYXRlZBgHIAEoCBINCgVsYWJlbBgIIAEoCRIXCg9qb2luX3RpbWVvdXRfbXMYCSABKA1CBwoFc3RhcnRCBwoFX3NlZWQiKAoJU2VhdFRva2VuEgwKBHNlYXQYASABKA0SDQoFdG9rZW4YAiABKAkihAEKE0NyZWF0ZU1hdGNoUmVzcG9uc2USEAoIbWF0Y2hfaWQYASABKAkSKQoLc2VhdF90b2tlbnMYAiADKAsyFC5tYXVtYXUudjEuU2VhdFRva2VuEhcKD3NwZWN0YXRvcl90b2tlbhgDIAEoCRIXCg9zZWVkX2NvbW1pdG1lbnQYBCABKAwiNQoRQWJvcnRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIjwKEkFib3J0TWF0Y2hSZXNwb25zZRImCgZzdGF0dXMYASABKA4yFi5tYXVtYXUudjEuTWF0Y2hTdGF0dXMinAMKDE1hdGNoU3VtbWFyeRIQCghtYXRjaF9pZBgBIAEoCRImCgZzdGF0dXMYAiABKA4yFi5tYXVtYXUudjEuTWF0Y2hTdGF0dXMSJgoGY29uZmlnGAMgASgLMhYubWF1bWF1LnYxLk1hdGNoQ29uZmlnEiwKDHRpbWVfY29udHJvbBgEIAEoCzIWLm1hdW1hdS52MS5UaW1lQ29udHJvbBINCgVyYXRlZBgFIAEoCBINCgVsYWJlbBgGIAEoCRImCgdwbGF5ZXJzGAcgAygLMhUubWF1bWF1LnYxLlBsYXllckluZm8SFwoPY3JlYXRlZF91bml4X21zGAggASgEEhUKDWVuZGVkX3VuaXhfbXMYCSABKAQSDQoFcm91bmQYCiABKA0SDwoHYWN0aW9ucxgLIAEoDRIOCgZ0b3RhbHMYDCADKBESFwoPc2VlZF9jb21taXRtZW50GA0gASgMEiYKBnJlc3VsdBgOIAEoCzIWLm1hdW1hdS52MS5NYXRjaFJlc3VsdBIVCg1yZXBsYXlfcHJ1bmVkGA8gASgIImMKEkxpc3RNYXRjaGVzUmVxdWVzdBImCgZzdGF0dXMYASABKA4yFi5tYXVtYXUudjEuTWF0Y2hTdGF0dXMSEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiWAoTTGlzdE1hdGNoZXNSZXNwb25zZRIoCgdtYXRjaGVzGAEgAygLMhcubWF1bWF1LnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIwoPR2V0TWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjoKEEdldE1hdGNoUmVzcG9uc2USJgoFbWF0Y2gYASABKAsyFy5tYXVtYXUudjEuTWF0Y2hTdW1tYXJ5IiQKEEdldFJlc3VsdFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiOwoRR2V0UmVzdWx0UmVzcG9uc2USJgoGcmVwb3J0GAEgASgLMhYubWF1bWF1LnYxLk1hdGNoUmVwb3J0IiQKEEdldFJlcGxheVJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiNgoRR2V0UmVwbGF5UmVzcG9uc2USIQoGcmVwbGF5GAEgASgLMhEubWF1bWF1LnYxLlJlcGxheSI4ChNWZXJpZnlSZXBsYXlSZXF1ZXN0EiEKBnJlcGxheRgBIAEoCzIRLm1hdW1hdS52MS5SZXBsYXki9QEKFFZlcmlmeVJlcGxheVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEiYKBnJlc3VsdBgCIAEoCzIWLm1hdW1hdS52MS5NYXRjaFJlc3VsdBImCgZyb3VuZHMYAyADKAsyFi5tYXVtYXUudjEuUm91bmRSZXN1bHQSFwoPYWN0aW9uc19hcHBsaWVkGAQgASgNEhoKDWZhaWxlZF9hY3Rpb24YBSABKA1IAIgBARIlCgVlcnJvchgGIAEoCzIWLm1hdW1hdS52MS5FcnJvckRldGFpbBIQCghmaW5pc2hlZBgHIAEoCEIQCg5fZmFpbGVkX2FjdGlvbjKbBAoMTWF0Y2hTZXJ2aWNlEkwKC0NyZWF0ZU1hdGNoEh0ubWF1bWF1LnYxLkNyZWF0ZU1hdGNoUmVxdWVzdBoeLm1hdW1hdS52MS5DcmVhdGVNYXRjaFJlc3BvbnNlEkkKCkFib3J0TWF0Y2gSHC5tYXVtYXUudjEuQWJvcnRNYXRjaFJlcXVlc3QaHS5tYXVtYXUudjEuQWJvcnRNYXRjaFJlc3BvbnNlEkwKC0xpc3RNYXRjaGVzEh0ubWF1bWF1LnYxLkxpc3RNYXRjaGVzUmVxdWVzdBoeLm1hdW1hdS52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlEkMKCEdldE1hdGNoEhoubWF1bWF1LnYxLkdldE1hdGNoUmVxdWVzdBobLm1hdW1hdS52MS5HZXRNYXRjaFJlc3BvbnNlEkYKCUdldFJlc3VsdBIbLm1hdW1hdS52MS5HZXRSZXN1bHRSZXF1ZXN0GhwubWF1bWF1LnYxLkdldFJlc3VsdFJlc3BvbnNlEkYKCUdldFJlcGxheRIbLm1hdW1hdS52MS5HZXRSZXBsYXlSZXF1ZXN0GhwubWF1bWF1LnYxLkdldFJlcGxheVJlc3BvbnNlEk8KDFZlcmlmeVJlcGxheRIeLm1hdW1hdS52MS5WZXJpZnlSZXBsYXlSZXF1ZXN0Gh8ubWF1bWF1LnYxLlZlcmlmeVJlcGxheVJlc3BvbnNlYgZwcm90bzM", [file_maumau_v1_errors, file_maumau_v1_events, file_maumau_v1_record, file_maumau_v1_rules]);
+  fileDesc("ChVtYXVtYXUvdjEvbWF0Y2gucHJvdG8SCW1hdW1hdS52MSI5CgdTZWF0Qm90EgwKBHNlYXQYASABKA0SIAoEa2luZBgCIAEoDjISLm1hdW1hdS52MS5Cb3RLaW5kIqgCChJDcmVhdGVNYXRjaFJlcXVlc3QSJgoGY29uZmlnGAEgASgLMhYubWF1bWF1LnYxLk1hdGNoQ29uZmlnEhEKBHNlZWQYAiABKARIAYgBARIqCgpkZWNrX29yZGVyGAMgASgLMhQubWF1bWF1LnYxLkRlY2tPcmRlckgAEhIKCHBvc2l0aW9uGAQgASgJSAASLAoMdGltZV9jb250cm9sGAUgASgLMhYubWF1bWF1LnYxLlRpbWVDb250cm9sEiAKBGJvdHMYBiADKAsyEi5tYXVtYXUudjEuU2VhdEJvdBINCgVyYXRlZBgHIAEoCBINCgVsYWJlbBgIIAEoCRIXCg9qb2luX3RpbWVvdXRfbXMYCSABKA1CBwoFc3RhcnRCBwoFX3NlZWQikgEKGENyZWF0ZVB1YmxpY01hdGNoUmVxdWVzdBImCgZjb25maWcYASABKAsyFi5tYXVtYXUudjEuTWF0Y2hDb25maWcSIAoEYm90cxgCIAMoCzISLm1hdW1hdS52MS5TZWF0Qm90EiwKDHRpbWVfY29udHJvbBgDIAEoCzIWLm1hdW1hdS52MS5UaW1lQ29udHJvbCIoCglTZWF0VG9rZW4SDAoEc2VhdBgBIAEoDRINCgV0b2tlbhgCIAEoCSKEAQoTQ3JlYXRlTWF0Y2hSZXNwb25zZRIQCghtYXRjaF9pZBgBIAEoCRIpCgtzZWF0X3Rva2VucxgCIAMoCzIULm1hdW1hdS52MS5TZWF0VG9rZW4SFwoPc3BlY3RhdG9yX3Rva2VuGAMgASgJEhcKD3NlZWRfY29tbWl0bWVudBgEIAEoDCI1ChFBYm9ydE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiPAoSQWJvcnRNYXRjaFJlc3BvbnNlEiYKBnN0YXR1cxgBIAEoDjIWLm1hdW1hdS52MS5NYXRjaFN0YXR1cyKcAwoMTWF0Y2hTdW1tYXJ5EhAKCG1hdGNoX2lkGAEgASgJEiYKBnN0YXR1cxgCIAEoDjIWLm1hdW1hdS52MS5NYXRjaFN0YXR1cxImCgZjb25maWcYAyABKAsyFi5tYXVtYXUudjEuTWF0Y2hDb25maWcSLAoMdGltZV9jb250cm9sGAQgASgLMhYubWF1bWF1LnYxLlRpbWVDb250cm9sEg0KBXJhdGVkGAUgASgIEg0KBWxhYmVsGAYgASgJEiYKB3BsYXllcnMYByADKAsyFS5tYXVtYXUudjEuUGxheWVySW5mbxIXCg9jcmVhdGVkX3VuaXhfbXMYCCABKAQSFQoNZW5kZWRfdW5peF9tcxgJIAEoBBINCgVyb3VuZBgKIAEoDRIPCgdhY3Rpb25zGAsgASgNEg4KBnRvdGFscxgMIAMoERIXCg9zZWVkX2NvbW1pdG1lbnQYDSABKAwSJgoGcmVzdWx0GA4gASgLMhYubWF1bWF1LnYxLk1hdGNoUmVzdWx0EhUKDXJlcGxheV9wcnVuZWQYDyABKAgiYwoSTGlzdE1hdGNoZXNSZXF1ZXN0EiYKBnN0YXR1cxgBIAEoDjIWLm1hdW1hdS52MS5NYXRjaFN0YXR1cxIRCglwYWdlX3NpemUYAiABKA0SEgoKcGFnZV90b2tlbhgDIAEoCSJYChNMaXN0TWF0Y2hlc1Jlc3BvbnNlEigKB21hdGNoZXMYASADKAsyFy5tYXVtYXUudjEuTWF0Y2hTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIjCg9HZXRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiOgoQR2V0TWF0Y2hSZXNwb25zZRImCgVtYXRjaBgBIAEoCzIXLm1hdW1hdS52MS5NYXRjaFN1bW1hcnkiJAoQR2V0UmVzdWx0UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI7ChFHZXRSZXN1bHRSZXNwb25zZRImCgZyZXBvcnQYASABKAsyFi5tYXVtYXUudjEuTWF0Y2hSZXBvcnQiJAoQR2V0UmVwbGF5UmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI2ChFHZXRSZXBsYXlSZXNwb25zZRIhCgZyZXBsYXkYASABKAsyES5tYXVtYXUudjEuUmVwbGF5IjgKE1ZlcmlmeVJlcGxheVJlcXVlc3QSIQoGcmVwbGF5GAEgASgLMhEubWF1bWF1LnYxLlJlcGxheSL1AQoUVmVyaWZ5UmVwbGF5UmVzcG9uc2USDQoFdmFsaWQYASABKAgSJgoGcmVzdWx0GAIgASgLMhYubWF1bWF1LnYxLk1hdGNoUmVzdWx0EiYKBnJvdW5kcxgDIAMoCzIWLm1hdW1hdS52MS5Sb3VuZFJlc3VsdBIXCg9hY3Rpb25zX2FwcGxpZWQYBCABKA0SGgoNZmFpbGVkX2FjdGlvbhgFIAEoDUgAiAEBEiUKBWVycm9yGAYgASgLMhYubWF1bWF1LnYxLkVycm9yRGV0YWlsEhAKCGZpbmlzaGVkGAcgASgIQhAKDl9mYWlsZWRfYWN0aW9uMvUECgxNYXRjaFNlcnZpY2USTAoLQ3JlYXRlTWF0Y2gSHS5tYXVtYXUudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0Gh4ubWF1bWF1LnYxLkNyZWF0ZU1hdGNoUmVzcG9uc2USWAoRQ3JlYXRlUHVibGljTWF0Y2gSIy5tYXVtYXUudjEuQ3JlYXRlUHVibGljTWF0Y2hSZXF1ZXN0Gh4ubWF1bWF1LnYxLkNyZWF0ZU1hdGNoUmVzcG9uc2USSQoKQWJvcnRNYXRjaBIcLm1hdW1hdS52MS5BYm9ydE1hdGNoUmVxdWVzdBodLm1hdW1hdS52MS5BYm9ydE1hdGNoUmVzcG9uc2USTAoLTGlzdE1hdGNoZXMSHS5tYXVtYXUudjEuTGlzdE1hdGNoZXNSZXF1ZXN0Gh4ubWF1bWF1LnYxLkxpc3RNYXRjaGVzUmVzcG9uc2USQwoIR2V0TWF0Y2gSGi5tYXVtYXUudjEuR2V0TWF0Y2hSZXF1ZXN0GhsubWF1bWF1LnYxLkdldE1hdGNoUmVzcG9uc2USRgoJR2V0UmVzdWx0EhsubWF1bWF1LnYxLkdldFJlc3VsdFJlcXVlc3QaHC5tYXVtYXUudjEuR2V0UmVzdWx0UmVzcG9uc2USRgoJR2V0UmVwbGF5EhsubWF1bWF1LnYxLkdldFJlcGxheVJlcXVlc3QaHC5tYXVtYXUudjEuR2V0UmVwbGF5UmVzcG9uc2USTwoMVmVyaWZ5UmVwbGF5Eh4ubWF1bWF1LnYxLlZlcmlmeVJlcGxheVJlcXVlc3QaHy5tYXVtYXUudjEuVmVyaWZ5UmVwbGF5UmVzcG9uc2ViBnByb3RvMw", [file_maumau_v1_errors, file_maumau_v1_events, file_maumau_v1_record, file_maumau_v1_rules]);
 
 /**
  * Describes the message maumau.v1.SeatBot.
@@ -36,109 +36,116 @@ export const CreateMatchRequestSchema = /*@__PURE__*/
   messageDesc(file_maumau_v1_match, 1);
 
 /**
+ * Describes the message maumau.v1.CreatePublicMatchRequest.
+ * Use `create(CreatePublicMatchRequestSchema)` to create a new message.
+ */
+export const CreatePublicMatchRequestSchema = /*@__PURE__*/
+  messageDesc(file_maumau_v1_match, 2);
+
+/**
  * Describes the message maumau.v1.SeatToken.
  * Use `create(SeatTokenSchema)` to create a new message.
  */
 export const SeatTokenSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 2);
+  messageDesc(file_maumau_v1_match, 3);
 
 /**
  * Describes the message maumau.v1.CreateMatchResponse.
  * Use `create(CreateMatchResponseSchema)` to create a new message.
  */
 export const CreateMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 3);
+  messageDesc(file_maumau_v1_match, 4);
 
 /**
  * Describes the message maumau.v1.AbortMatchRequest.
  * Use `create(AbortMatchRequestSchema)` to create a new message.
  */
 export const AbortMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 4);
+  messageDesc(file_maumau_v1_match, 5);
 
 /**
  * Describes the message maumau.v1.AbortMatchResponse.
  * Use `create(AbortMatchResponseSchema)` to create a new message.
  */
 export const AbortMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 5);
+  messageDesc(file_maumau_v1_match, 6);
 
 /**
  * Describes the message maumau.v1.MatchSummary.
  * Use `create(MatchSummarySchema)` to create a new message.
  */
 export const MatchSummarySchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 6);
+  messageDesc(file_maumau_v1_match, 7);
 
 /**
  * Describes the message maumau.v1.ListMatchesRequest.
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 7);
+  messageDesc(file_maumau_v1_match, 8);
 
 /**
  * Describes the message maumau.v1.ListMatchesResponse.
  * Use `create(ListMatchesResponseSchema)` to create a new message.
  */
 export const ListMatchesResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 8);
+  messageDesc(file_maumau_v1_match, 9);
 
 /**
  * Describes the message maumau.v1.GetMatchRequest.
  * Use `create(GetMatchRequestSchema)` to create a new message.
  */
 export const GetMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 9);
+  messageDesc(file_maumau_v1_match, 10);
 
 /**
  * Describes the message maumau.v1.GetMatchResponse.
  * Use `create(GetMatchResponseSchema)` to create a new message.
  */
 export const GetMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 10);
+  messageDesc(file_maumau_v1_match, 11);
 
 /**
  * Describes the message maumau.v1.GetResultRequest.
  * Use `create(GetResultRequestSchema)` to create a new message.
  */
 export const GetResultRequestSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 11);
+  messageDesc(file_maumau_v1_match, 12);
 
 /**
  * Describes the message maumau.v1.GetResultResponse.
  * Use `create(GetResultResponseSchema)` to create a new message.
  */
 export const GetResultResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 12);
+  messageDesc(file_maumau_v1_match, 13);
 
 /**
  * Describes the message maumau.v1.GetReplayRequest.
  * Use `create(GetReplayRequestSchema)` to create a new message.
  */
 export const GetReplayRequestSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 13);
+  messageDesc(file_maumau_v1_match, 14);
 
 /**
  * Describes the message maumau.v1.GetReplayResponse.
  * Use `create(GetReplayResponseSchema)` to create a new message.
  */
 export const GetReplayResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 14);
+  messageDesc(file_maumau_v1_match, 15);
 
 /**
  * Describes the message maumau.v1.VerifyReplayRequest.
  * Use `create(VerifyReplayRequestSchema)` to create a new message.
  */
 export const VerifyReplayRequestSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 15);
+  messageDesc(file_maumau_v1_match, 16);
 
 /**
  * Describes the message maumau.v1.VerifyReplayResponse.
  * Use `create(VerifyReplayResponseSchema)` to create a new message.
  */
 export const VerifyReplayResponseSchema = /*@__PURE__*/
-  messageDesc(file_maumau_v1_match, 16);
+  messageDesc(file_maumau_v1_match, 17);
 
 /**
  * Matches: creation (operator), status, results, replays and replay verification.
