@@ -5,7 +5,9 @@
 //! and each game's start to a file; the games' real seeds come from the tournament's results
 //! afterwards, and its replays still verify. Every deal is revealed once played (read back from
 //! the tournament's server records with `maumau serve`), and without duplicate deals, where a
-//! seed tells nothing of a later game, seeds are told at each game's end as before.
+//! seed tells nothing of a later game, seeds are told at each game's end as before. A run
+//! stopped in the middle of a deal leaves that deal's finished game sealed; the run that resumes
+//! it reveals it with the rest.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 #[path = "common/process.rs"]
@@ -182,5 +184,84 @@ fn without_duplicate_deals_each_seed_is_told_at_its_games_end() {
     assert!(!told.contains("sealed"), "{told}");
     for (id, before) in &known {
         assert!(!before.contains(&seeds[id]), "{id}: {told}");
+    }
+}
+
+/// A run killed while a deal's second seating is played reveals nothing of that deal: its first
+/// seating stays sealed on the server. Resumed, the tournament finishes the deal, and every game
+/// it recorded is revealed, none predictable by the entrant.
+#[test]
+fn a_stopped_run_leaves_its_unfinished_deal_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let told_path = dir.path().join("told.txt");
+    let launches = dir.path().join("launches");
+    // The entrant's second launch (the second seating of its first deal) stops the tournament
+    // (its parent) for good, as a machine that goes down would; later launches play.
+    let entrant = format!(
+        "spy=cmd:n=$(cat '{launches}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '{launches}'; \
+         if [ $n = 2 ]; then kill -KILL $PPID; exit 0; fi; \
+         echo \"start $MAUMAU_MATCH_ID\" >> '{told}'; '{BIN}' bot --kind heuristic \
+         --server \"$MAUMAU_URL\" --seed \"$MAUMAU_SEED\" >> '{told}'",
+        launches = launches.display(),
+        told = told_path.display()
+    );
+    let run = || {
+        Command::new(BIN)
+            .args([
+                "tournament",
+                "--seats",
+                "2",
+                "--deals",
+                "2",
+                "--threads",
+                "1",
+                "--seed",
+                "11",
+                "--bots",
+                "heuristic,random",
+                "--entrant",
+                &entrant,
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let stopped = run();
+    assert!(!stopped.status.success(), "the first run was killed");
+    let told = std::fs::read_to_string(&told_path).unwrap();
+    let first: Vec<String> = known_at_start(&told).into_keys().collect();
+    assert_eq!(first.len(), 1, "{told}");
+    let report = &public_reports(&out, &first)[0];
+    assert!(
+        report.sealed,
+        "the stopped deal's first seating stays sealed"
+    );
+    assert_eq!(report.seed, 0);
+    assert!(report.seed_salt.is_empty());
+
+    let resumed = run();
+    assert!(
+        resumed.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&resumed.stdout),
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let seeds = seeds_by_match(&out);
+    let told = std::fs::read_to_string(&told_path).unwrap();
+    let known = known_at_start(&told);
+    for (id, before) in &known {
+        if let Some(seed) = seeds.get(id) {
+            assert!(!before.contains(seed), "{id} was predictable: {told}");
+        }
+    }
+    // Every game the tournament recorded is revealed (the killed run's first seating too, if
+    // its record was written before the kill; if not, it was played again and stays sealed).
+    let recorded: Vec<String> = seeds.keys().cloned().collect();
+    assert_eq!(recorded.len(), 8);
+    for (id, report) in recorded.iter().zip(public_reports(&out, &recorded)) {
+        assert!(!report.sealed, "{id} was revealed");
+        assert_eq!(report.seed, seeds[id], "{id}");
     }
 }
