@@ -17,7 +17,9 @@
 //! calls RevealMatch for every game of a deal once its last game has ended, when no entrant
 //! still has a game of it to play. A run that stops early reveals nothing of the deals it left
 //! unfinished; the run that resumes them reveals the earlier games too (their match ids are in
-//! results.jsonl).
+//! results.jsonl). The seal holds only on a server with an operator token (without one every
+//! caller is the operator): the server `maumau tournament` starts always has one, and a server
+//! given with `--server` should.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
