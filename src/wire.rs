@@ -1394,7 +1394,7 @@ pub fn status_code(reason: pb::ErrorReason) -> tonic::Code {
         R::StaleState | R::NotJoined | R::AlreadyJoined | R::MatchNotStarted => {
             Code::FailedPrecondition
         }
-        R::MatchNotFinished | R::ReplayMismatch => Code::FailedPrecondition,
+        R::MatchNotFinished | R::ReplayMismatch | R::Sealed => Code::FailedPrecondition,
         R::BadToken => Code::Unauthenticated,
         R::NotSeated | R::PermissionDenied => Code::PermissionDenied,
         R::MalformedAction

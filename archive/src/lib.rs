@@ -283,6 +283,33 @@ impl Archive for SqliteArchive {
         tx.commit()?;
         Ok(Some(freed))
     }
+
+    /// The flag lives in the encoded record (`StoredMatch.sealed`), not in a column: only the
+    /// read calls of one match look at it, never a list or an index, so no migration is needed
+    /// and records written before it read as not sealed.
+    fn reveal(&self, id: &str) -> Result<Option<bool>, ArchiveError> {
+        let mut conn = lock(&self.db()?.writer);
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let record: Option<Vec<u8>> = tx
+            .query_row("SELECT record FROM matches WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        let mut record = pb::StoredMatch::decode(record.as_slice())?;
+        if !record.sealed {
+            return Ok(Some(false));
+        }
+        record.sealed = false;
+        tx.execute(
+            "UPDATE matches SET record = ?1 WHERE id = ?2",
+            params![record.encode_to_vec(), id],
+        )?;
+        tx.commit()?;
+        Ok(Some(true))
+    }
 }
 
 /// Checks that `dir` can be written: creates, syncs and deletes a file (the error names the

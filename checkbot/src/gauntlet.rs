@@ -1412,3 +1412,29 @@ impl Plan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Check-bot deals no seed twice, so no match of a gauntlet tells the bot (at its end, with
+    /// the seed) a deal it plays later and none needs to be sealed: the tables take the seed
+    /// plus their index, the special checks the seed plus 100 and up, and the set positions
+    /// deal from the position (the seed they carry is unused). A profile listed twice is dealt
+    /// afresh.
+    #[test]
+    fn a_gauntlet_deals_no_seed_twice() {
+        let mut o = Options::new(BotUnderTest::Connect);
+        o.cases.extend(Case::usual());
+        let plans = plans(&o);
+        let mut seen = std::collections::HashSet::new();
+        for p in plans.iter().filter(|p| p.create.start.is_none()) {
+            let seed = p
+                .create
+                .seed
+                .expect("every match of the gauntlet is seeded");
+            assert!(seen.insert(seed), "{}: seed {seed} is dealt twice", p.name);
+        }
+        assert!(seen.len() >= o.cases.len() + 4);
+    }
+}

@@ -421,6 +421,13 @@ impl MatchService for Proxy {
         self.match_client().abort_match(forwarded(req)).await
     }
 
+    async fn reveal_match(
+        &self,
+        req: Request<pb::RevealMatchRequest>,
+    ) -> Result<Response<pb::RevealMatchResponse>, Status> {
+        self.match_client().reveal_match(forwarded(req)).await
+    }
+
     async fn list_matches(
         &self,
         req: Request<pb::ListMatchesRequest>,

@@ -238,12 +238,19 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    println!(
-        "seed {} (salt {}, commitment {} = SHA-256(salt ‖ seed as 8 big-endian bytes))",
-        report.seed,
-        hex(&report.seed_salt),
-        hex(&report.seed_commitment)
-    );
+    if report.sealed {
+        println!(
+            "seed sealed until the operator reveals the match (commitment {})",
+            hex(&report.seed_commitment)
+        );
+    } else {
+        println!(
+            "seed {} (salt {}, commitment {} = SHA-256(salt ‖ seed as 8 big-endian bytes))",
+            report.seed,
+            hex(&report.seed_salt),
+            hex(&report.seed_commitment)
+        );
+    }
     Ok(())
 }
 

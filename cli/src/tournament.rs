@@ -194,8 +194,8 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // External programs (or --over-grpc) need a server: the given one, or one started here.
     let mut local = None;
     if external || args.over_grpc {
-        // A server of someone else's needs its operator token; the one started here has one only
-        // with --sandbox.
+        // A server of someone else's needs its operator token; the one started here has one of
+        // its own.
         let operator_token = match &args.server {
             Some(server) => {
                 crate::operator_token::refuse_on_command_line(
@@ -207,15 +207,15 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
                     "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
                 )?
             }
-            // Sandboxed programs reach the server started here (its socket is their one way
-            // out): an operator token of its own keeps them from its operator calls (creating
-            // matches, aborting anyone's). Drawn from the operating system, never shown.
-            None if t.sandbox.is_some() => Some(format!(
+            // The programs reach the server started here: an operator token of its own keeps
+            // them from its operator calls (creating matches, aborting anyone's, revealing a
+            // sealed deal early, reading its replays: see `maumau_tournament::net`). Drawn from
+            // the operating system, never shown.
+            None => Some(format!(
                 "{:016x}{:016x}",
                 maumau_tournament::schedule::random_seed(),
                 maumau_tournament::schedule::random_seed()
             )),
-            None => None,
         };
         let addr = match &args.server {
             Some(a) => a.clone(),

@@ -84,6 +84,11 @@ pub trait Archive: Send + Sync + std::fmt::Debug {
     /// bytes freed; `None` when there is nothing to prune (no such finished match, or its
     /// replay is pruned already).
     fn prune(&self, id: &str) -> Result<Option<u64>, ArchiveError>;
+
+    /// Clears the `sealed` flag of a stored record (the operator revealed the match): returns
+    /// whether it was set, or `None` when no finished match has this id. Durable before it
+    /// returns, like a commit.
+    fn reveal(&self, id: &str) -> Result<Option<bool>, ArchiveError>;
 }
 
 /// The SHA-256 of a token, as archived.
@@ -211,6 +216,21 @@ impl Archive for MemoryArchive {
         let freed = prune_replay(&mut record, &mut m.summary);
         m.record = Arc::new(record);
         Ok(Some(freed))
+    }
+
+    fn reveal(&self, id: &str) -> Result<Option<bool>, ArchiveError> {
+        let mut memory = lock(&self.inner);
+        let Some(seq) = memory.ids.get(id).copied() else {
+            return Ok(None);
+        };
+        let Some(m) = memory.matches.get_mut(&seq) else {
+            return Ok(None);
+        };
+        let was = m.record.sealed;
+        if was {
+            Arc::make_mut(&mut m.record).sealed = false;
+        }
+        Ok(Some(was))
     }
 }
 

@@ -20,7 +20,8 @@ pub struct ServerConfig {
     /// in `data_dir`). `None` (the default) keeps them in a [`MemoryArchive`](crate::MemoryArchive), which is **not
     /// durable**: a restart forgets every finished match.
     pub archive: Option<Arc<dyn Archive>>,
-    /// When set, CreateMatch and AbortMatch need `authorization: Bearer <operator token>`.
+    /// When set, CreateMatch, AbortMatch and RevealMatch need `authorization: Bearer <operator
+    /// token>` (and only it reads a sealed match before it is revealed).
     pub operator_token: Option<String>,
     /// Most matches that may be waiting or running at once.
     pub max_open_matches: usize,

@@ -72,6 +72,7 @@ impl Host {
             rated: m.rated,
             label: m.label,
             join_timeout: None,
+            sealed: false,
         })?;
         Ok((response, MatchHandle { entry }))
     }

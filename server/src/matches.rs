@@ -25,13 +25,22 @@ impl Matches {
     /// Operator calls need the operator token when the server has one. An empty bearer never
     /// passes, whatever the server was given.
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
-        match &self.registry.config.operator_token {
-            None => Ok(()),
-            Some(t) if crate::play::operator_bearer(req, t) => Ok(()),
-            Some(_) => Err(wire::status(
+        if self.is_operator(req) {
+            Ok(())
+        } else {
+            Err(wire::status(
                 pb::ErrorReason::PermissionDenied,
                 "this call needs `authorization: Bearer <operator token>`",
-            )),
+            ))
+        }
+    }
+
+    /// Whether the request comes from the operator: it carries the operator token, or the
+    /// server has none (then everyone is, as for every operator call).
+    fn is_operator<T>(&self, req: &Request<T>) -> bool {
+        match &self.registry.config.operator_token {
+            None => true,
+            Some(t) => crate::play::operator_bearer(req, t),
         }
     }
 
@@ -151,6 +160,7 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
         rated: r.rated,
         label: r.label.chars().take(128).collect(),
         join_timeout,
+        sealed: r.sealed,
     })
 }
 
@@ -259,7 +269,17 @@ fn public_match(r: pb::CreatePublicMatchRequest) -> Result<NewMatch, Status> {
         rated: false,
         label: PUBLIC_LABEL.to_string(),
         join_timeout: Some(PUBLIC_JOIN_TIMEOUT),
+        sealed: false,
     })
+}
+
+/// The refusal of a sealed match's replay.
+fn sealed_status() -> Status {
+    wire::status(
+        pb::ErrorReason::Sealed,
+        "the match is sealed: its replay stays closed until the operator reveals it \
+         (RevealMatch); GetResult has its report meanwhile",
+    )
 }
 
 /// The longest a match may wait for its seats to join (`CreateMatchRequest.join_timeout_ms`).
@@ -350,6 +370,19 @@ impl MatchService for Matches {
         }))
     }
 
+    async fn reveal_match(
+        &self,
+        req: Request<pb::RevealMatchRequest>,
+    ) -> Result<Response<pb::RevealMatchResponse>, Status> {
+        self.operator(&req)?;
+        let id = req.into_inner().match_id;
+        let was_sealed = self.registry.reveal(&id).await?;
+        if was_sealed {
+            tracing::info!(match_id = %id, "match revealed");
+        }
+        Ok(Response::new(pb::RevealMatchResponse { was_sealed }))
+    }
+
     async fn list_matches(
         &self,
         req: Request<pb::ListMatchesRequest>,
@@ -400,8 +433,13 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetResultRequest>,
     ) -> Result<Response<pb::GetResultResponse>, Status> {
+        let operator = self.is_operator(&req);
         let entry = self.entry(&req.into_inner().match_id).await?;
-        let report = entry.report().ok_or_else(|| {
+        let report = match operator {
+            true => entry.report(),
+            false => entry.public_report(),
+        };
+        let report = report.ok_or_else(|| {
             invalid(
                 pb::ErrorReason::MatchNotFinished,
                 "the match is still being played",
@@ -416,6 +454,7 @@ impl MatchService for Matches {
         &self,
         req: Request<pb::GetReplayRequest>,
     ) -> Result<Response<pb::GetReplayResponse>, Status> {
+        let operator = self.is_operator(&req);
         let entry = self.entry(&req.into_inner().match_id).await?;
         if entry.replay_pruned() {
             return Err(wire::status(
@@ -430,6 +469,9 @@ impl MatchService for Matches {
                 "the replay is available when the match ends",
             )
         })?;
+        if !operator && entry.sealed() {
+            return Err(sealed_status());
+        }
         Ok(Response::new(pb::GetReplayResponse {
             replay: Some(replay),
         }))

@@ -189,7 +189,7 @@ async fn attach(
         Role::Spectator => None,
     };
     let mut batch = vec![kind(pb::server_message::Kind::Welcome(entry.welcome(seat)))];
-    if let Some(report) = entry.report() {
+    if let Some(report) = entry.public_report() {
         batch.push(kind(pb::server_message::Kind::Finished(
             pb::MatchFinished {
                 report: Some(report),

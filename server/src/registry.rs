@@ -47,6 +47,10 @@ pub(crate) struct Info {
     pub(crate) record: Option<Arc<pb::StoredMatch>>,
     /// The operator pruned the replay (the stored record keeps the report).
     pub(crate) replay_pruned: bool,
+    /// Sealed (`CreateMatchRequest.sealed`) and not revealed yet: the report goes out without
+    /// seed and salt, and the replay only to the operator. Read only at the match's end and by
+    /// the read calls, never on a table's step.
+    pub(crate) sealed: bool,
 }
 
 /// One match.
@@ -86,9 +90,22 @@ impl MatchEntry {
         f(&mut lock(&self.info));
     }
 
-    /// The final report, once the match has ended.
+    /// The final report, once the match has ended, whole (for the operator and the host's
+    /// extensions: a sealed match's seed and salt included).
     pub(crate) fn report(&self) -> Option<pb::MatchReport> {
         self.record()?.report
+    }
+
+    /// The final report as seats and spectators may see it: a sealed match's without seed and
+    /// salt (marked `sealed`; the commitment stays), until it is revealed.
+    pub(crate) fn public_report(&self) -> Option<pb::MatchReport> {
+        let report = self.report()?;
+        Some(if self.sealed() { seal(report) } else { report })
+    }
+
+    /// Whether the match is sealed and not yet revealed.
+    pub(crate) fn sealed(&self) -> bool {
+        lock(&self.info).sealed
     }
 
     /// The replay, once the match has ended and unless it was pruned.
@@ -153,6 +170,7 @@ impl MatchEntry {
                 ended: true,
                 result: report.result.clone(),
                 replay_pruned: record.replay_pruned,
+                sealed: record.sealed,
                 record: Some(record.clone()),
             }),
             registry,
@@ -276,6 +294,7 @@ impl MatchEntry {
             label: self.label.clone(),
             rated: self.rated,
             replay_pruned: false,
+            sealed: lock(&self.info).sealed,
         });
         // The registry is not held while waiting: a store that cannot write gives up once the
         // server is torn down.
@@ -340,6 +359,16 @@ pub(crate) struct Registry {
     next_seq: AtomicU64,
 }
 
+/// A report as a sealed match shows it: without seed and salt, marked sealed.
+pub(crate) fn seal(report: pb::MatchReport) -> pb::MatchReport {
+    pb::MatchReport {
+        seed: 0,
+        seed_salt: Vec::new(),
+        sealed: true,
+        ..report
+    }
+}
+
 /// A fresh 128-bit secret, as 32 hex digits.
 fn secret() -> String {
     format!("{:032x}", rand::rng().random::<u128>())
@@ -368,6 +397,8 @@ pub(crate) struct NewMatch {
     /// How long the match waits for its remote seats before it starts without them; `None`
     /// takes the server's `join_timeout`.
     pub(crate) join_timeout: Option<Duration>,
+    /// Seed, salt and hidden cards stay secret after the end until RevealMatch.
+    pub(crate) sealed: bool,
 }
 
 impl Registry {
@@ -467,6 +498,7 @@ impl Registry {
                 result: None,
                 record: None,
                 replay_pruned: false,
+                sealed: m.sealed,
             }),
             registry: Arc::downgrade(self),
         });
@@ -677,6 +709,51 @@ impl Registry {
         self.store.prune(id)
     }
 
+    /// Reveals a sealed match that has ended: clears the flag in its stored record (and in
+    /// memory, for an entry still there). `Ok(true)` when it was sealed; `Err` with the status
+    /// to answer when the match is unknown, still open, or the write failed.
+    pub(crate) async fn reveal(self: &Arc<Self>, id: &str) -> Result<bool, Status> {
+        let open = lock(&self.inner).matches.get(id).cloned();
+        if let Some(entry) = &open {
+            let info = lock(&entry.info);
+            if !info.ended {
+                return Err(wire::status(
+                    pb::ErrorReason::MatchNotFinished,
+                    "the match is still being played: reveal it once it has ended",
+                ));
+            }
+        }
+        let (registry, key) = (self.clone(), id.to_string());
+        let stored = tokio::task::spawn_blocking(move || registry.store.reveal(&key))
+            .await
+            .map_err(|_| wire::status(pb::ErrorReason::Internal, "the reveal task failed"))?;
+        let was_sealed = match (stored, &open) {
+            (Ok(Some(was)), _) => was,
+            // Ended, but its record is not stored (the server is being torn down).
+            (Ok(None), Some(_)) => false,
+            (Ok(None), None) => {
+                return Err(wire::status(
+                    pb::ErrorReason::MatchNotFound,
+                    format!("no match `{}`", crate::reasons::echo(id)),
+                ));
+            }
+            (Err(()), _) => {
+                return Err(wire::status(
+                    pb::ErrorReason::StorageUnavailable,
+                    "the match's record could not be rewritten; try again",
+                ));
+            }
+        };
+        if let Some(entry) = open {
+            let mut info = lock(&entry.info);
+            info.sealed = false;
+            if let Some(record) = &mut info.record {
+                Arc::make_mut(record).sealed = false;
+            }
+        }
+        Ok(was_sealed)
+    }
+
     /// Follows whether the store can write; health reports NOT_SERVING while it cannot.
     pub(crate) fn storage_health(&self) -> watch::Receiver<bool> {
         self.store.health()
@@ -741,6 +818,7 @@ mod tests {
             rated: false,
             label: format!("m{seed}"),
             join_timeout: None,
+            sealed: false,
         }
     }
 

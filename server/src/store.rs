@@ -166,6 +166,15 @@ impl Store {
         self.logged("a stored match", self.archive.ended(id))?
     }
 
+    /// Clears a stored record's sealed flag: `Some(true)` when it was sealed, `Some(false)` when
+    /// not, `None` when no finished match has this id; `Err` when the write failed (logged).
+    /// Blocking.
+    pub(crate) fn reveal(&self, id: &str) -> Result<Option<bool>, ()> {
+        self.archive.reveal(id).map_err(|e| {
+            tracing::error!(match_id = id, error = %e, "could not reveal a stored match record");
+        })
+    }
+
     /// Deletes the replay's actions from a stored record, keeping the report and the replay's
     /// header, and returns the bytes freed; `None` when there is nothing to prune (no such
     /// finished match, or its replay is pruned already) or the write failed (logged). Blocking.

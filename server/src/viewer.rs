@@ -10,8 +10,10 @@
 //!   token it is (a spectator token: the public view). A live match's frames carry
 //!   `time_left_ms`, the time the seat to act has left before the server acts for it (absent
 //!   while no remote seat is to act). Every hand (`omniscient`) and any seat's
-//!   view without its token only once the match has ended. The token may come in the
-//!   `authorization: Bearer T` header instead (the `/play` page sends it there, off the URL). A refusal is JSON too,
+//!   view without its token only once the match has ended, and of a sealed match
+//!   (`CreateMatchRequest.sealed`) only once the operator has revealed it (until then
+//!   403 `ERROR_REASON_SEALED`). The token may come in the `authorization: Bearer T` header
+//!   instead (the `/play` page sends it there, off the URL). A refusal is JSON too,
 //!   `{"reason": "ERROR_REASON_…", "message": "…"}`, with the reason in the `maumau-reason`
 //!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
 //!   its turn gets 503 `ERROR_REASON_UNAVAILABLE`.
@@ -262,7 +264,18 @@ async fn frames(
             }
         }
     };
-    let perspective = perspective.unwrap_or(if live {
+    // A sealed match that has ended is shown as while it lasted (publicly, or as the token's
+    // seat saw it) until the operator reveals it: every hand would tell its deal.
+    let sealed = !live && entry.sealed();
+    if sealed && q.token.is_none() && perspective.is_some_and(|p| p != Perspective::Public) {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            pb::ErrorReason::Sealed,
+            "the match is sealed: until the operator reveals it, only what a spectator saw is \
+             shown (or a seat's own view, with its token)",
+        ));
+    }
+    let perspective = perspective.unwrap_or(if live || sealed {
         Perspective::Public
     } else {
         Perspective::Omniscient
@@ -371,6 +384,8 @@ async fn view(
         );
     }
     let live = entry.replay().is_none();
+    // A sealed match offers no other perspective than the one it is shown in, as a live one.
+    let sealed = !live && entry.sealed();
     let frames_url = format!("/matches/{}/frames", encode(&entry.id));
     let mut own_query = Vec::new();
     if let Some(v) = q.view {
@@ -398,11 +413,16 @@ async fn view(
     let chosen = q.view.map_or("omniscient".to_string(), view_value);
     // While the match is played the page follows it, as a spectator sees it (or as the seat
     // whose token is in the query): no perspective to switch to until it ends.
-    let choices = (!live).then_some((choices.as_slice(), chosen.as_str()));
+    let choices = (!live && !sealed).then_some((choices.as_slice(), chosen.as_str()));
     let body = viewer_body(
         &title,
         &rules,
         html! {
+            @if sealed {
+                p.note {
+                    "Sealed: every hand is shown once the operator reveals this match."
+                }
+            }
             @if live {
                 p.note #live {
                     "Live: this match is being played. The page follows it move by move, as "

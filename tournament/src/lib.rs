@@ -474,6 +474,11 @@ impl Tournament {
         let logs = store.as_deref().map(|s| s.dir.join("logs"));
         let head = self.record_replays.then(|| ReplayHead::new(self));
         let replays = head.as_ref();
+        let deals = match session {
+            Some(_) => net::Deals::plan(fixtures, &todo, &records, |f| self.over_grpc(f)),
+            None => net::Deals::default(),
+        };
+        let deals = &deals;
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel();
         let mut result = Ok(());
@@ -491,7 +496,7 @@ impl Tournament {
                         let Some(&i) = todo.get(i) else { break };
                         let f = &fixtures[i];
                         let played = match session {
-                            Some(s) if self.over_grpc(f) => s.play(self, f, logs),
+                            Some(s) if self.over_grpc(f) => s.play(self, f, deals, logs),
                             _ => Ok(self.play_in_process(f, replays)),
                         };
                         let failed = played.is_err();

@@ -8,6 +8,18 @@
 //! environment). A program that crashes, never joins, leaves or runs out of time forfeits: the
 //! server plays the default action for it and places it last, the tournament notes why and
 //! carries on. A program still running when its match is over is stopped after a few seconds.
+//!
+//! **Sealed deals.** With duplicate deals several games share one seed, and a game's seed (told
+//! to its seats at its end, with every hidden card in its replay) would deal the same deal's
+//! later seatings to a program that kept it. So a game whose deal is played more than once is
+//! created `sealed`: the server tells its seats the report without seed and salt and keeps its
+//! replay for the operator (the tournament reads it with the operator token), and [`Deals`]
+//! calls RevealMatch for every game of a deal once its last game has ended, when no entrant
+//! still has a game of it to play. A run that stops early reveals nothing of the deals it left
+//! unfinished; the run that resumes them reveals the earlier games too (their match ids are in
+//! results.jsonl). The seal holds only on a server with an operator token (without one every
+//! caller is the operator): the server `maumau tournament` starts always has one, and a server
+//! given with `--server` should.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -116,6 +128,85 @@ impl Remote {
     }
 }
 
+/// The deals of one round's games on the server: which are sealed, and when each is revealed.
+///
+/// A deal is the set of games with one seed (the seatings of a duplicate deal; without
+/// duplicate deals every game has a deal of its own, which needs no seal). Its games are sealed
+/// when it has more than one, and all revealed once the last has ended.
+#[derive(Debug, Default)]
+pub(crate) struct Deals {
+    by_seed: Mutex<HashMap<u64, Deal>>,
+}
+
+/// One deal's games on the server.
+#[derive(Debug, Default)]
+struct Deal {
+    /// Games still to finish in this run.
+    left: usize,
+    /// Games of the deal in the whole round (finished in an earlier run included).
+    games: usize,
+    /// Matches played for it (this run's, and those recorded by a run that stopped early).
+    matches: Vec<String>,
+}
+
+impl Deals {
+    /// The deals of `fixtures` played over gRPC (`remote`): `todo` are still to play, `done` the
+    /// records a stopped run left, by fixture index.
+    pub(crate) fn plan(
+        fixtures: &[Fixture],
+        todo: &[usize],
+        done: &[Option<GameRecord>],
+        remote: impl Fn(&Fixture) -> bool,
+    ) -> Deals {
+        let mut by_seed: HashMap<u64, Deal> = HashMap::new();
+        for (i, f) in fixtures.iter().enumerate() {
+            if !remote(f) {
+                continue;
+            }
+            let deal = by_seed.entry(f.seed).or_default();
+            deal.games += 1;
+            if todo.contains(&i) {
+                deal.left += 1;
+            } else if let Some(Some(g)) = done.get(i)
+                && !g.match_id.is_empty()
+            {
+                deal.matches.push(g.match_id.clone());
+            }
+        }
+        by_seed.retain(|_, d| d.left > 0);
+        Deals {
+            by_seed: Mutex::new(by_seed),
+        }
+    }
+
+    /// Whether a game of this seed is created sealed: its deal has other games.
+    fn sealed(&self, seed: u64) -> bool {
+        lock(&self.by_seed).get(&seed).is_some_and(|d| d.games > 1)
+    }
+
+    /// A game of this seed has ended as `match_id`; returns the deal's matches to reveal when it
+    /// was the deal's last (empty otherwise, or when the deal was never sealed).
+    fn ended(&self, seed: u64, match_id: &str) -> Vec<String> {
+        let mut by_seed = lock(&self.by_seed);
+        let Some(deal) = by_seed.get_mut(&seed) else {
+            return Vec::new();
+        };
+        deal.matches.push(match_id.to_string());
+        deal.left = deal.left.saturating_sub(1);
+        if deal.left > 0 {
+            return Vec::new();
+        }
+        let sealed = deal.games > 1;
+        let deal = by_seed.remove(&seed).unwrap_or_default();
+        if sealed { deal.matches } else { Vec::new() }
+    }
+}
+
+/// The lock of a map that a panicking thread cannot leave unusable.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A connection to the server and the runtime that drives it, for one tournament run.
 pub(crate) struct Session {
     runtime: tokio::runtime::Runtime,
@@ -190,20 +281,64 @@ impl Session {
         }
     }
 
-    /// Plays one game on the server.
+    /// Plays one game on the server (sealed when its deal has other games, see [`Deals`]).
     pub(crate) fn play(
         &self,
         t: &Tournament,
         f: &Fixture,
+        deals: &Deals,
         logs: Option<&Path>,
     ) -> Result<Played, TournamentError> {
-        self.runtime.block_on(self.play_async(t, f, logs))
+        self.runtime.block_on(self.play_async(t, f, deals, logs))
+    }
+
+    /// `message` as an operator call: with the operator token when the server has one.
+    fn operator<T>(&self, message: T) -> Result<tonic::Request<T>, TournamentError> {
+        let mut request = tonic::Request::new(message);
+        if let Some(token) = &self.remote.operator_token {
+            let value = format!("Bearer {token}").parse().map_err(|_| {
+                TournamentError::Invalid(
+                    "the operator token has characters a header cannot carry".into(),
+                )
+            })?;
+            request.metadata_mut().insert("authorization", value);
+        }
+        Ok(request)
+    }
+
+    /// Reveals the sealed matches of a deal whose games have all ended; returns a notice per
+    /// match the server would not reveal (one a stopped run's server no longer has is skipped).
+    async fn reveal(&self, ids: Vec<String>) -> Vec<String> {
+        let mut matches = pb::match_service_client::MatchServiceClient::new(self.channel.clone());
+        let mut notices = Vec::new();
+        for match_id in ids {
+            let request = match self.operator(pb::RevealMatchRequest {
+                match_id: match_id.clone(),
+            }) {
+                Ok(r) => r,
+                Err(e) => {
+                    notices.push(format!("match {match_id} stays sealed: {e}"));
+                    continue;
+                }
+            };
+            match matches.reveal_match(request).await {
+                Ok(_) => {}
+                Err(s) if wire::reason_of(&s) == pb::ErrorReason::MatchNotFound => {}
+                Err(s) => notices.push(format!(
+                    "match {match_id} stays sealed: {} ({})",
+                    s.message(),
+                    wire::reason_of(&s).as_str_name()
+                )),
+            }
+        }
+        notices
     }
 
     async fn play_async(
         &self,
         t: &Tournament,
         f: &Fixture,
+        deals: &Deals,
         logs: Option<&Path>,
     ) -> Result<Played, TournamentError> {
         let server = |what: &str, s: tonic::Status| {
@@ -237,21 +372,14 @@ impl Session {
         // id: the fixture id would tell a program where its game sits in the schedule, and with
         // a known tournament seed, its deal. Only results.jsonl maps the two.
         let game = opaque_game_id();
-        let mut request = tonic::Request::new(pb::CreateMatchRequest {
+        let request = self.operator(pb::CreateMatchRequest {
             config: Some((&t.config).into()),
             seed: Some(f.seed),
             time_control: Some(self.remote.clock.to_wire()),
             label: format!("tournament game {game}"),
+            sealed: deals.sealed(f.seed),
             ..Default::default()
-        });
-        if let Some(token) = &self.remote.operator_token {
-            let value = format!("Bearer {token}").parse().map_err(|_| {
-                TournamentError::Invalid(
-                    "the operator token has characters a header cannot carry".into(),
-                )
-            })?;
-            request.metadata_mut().insert("authorization", value);
-        }
+        })?;
         let created = matches
             .create_match(request)
             .await
@@ -438,10 +566,11 @@ impl Session {
             }
         }
         let replay = if t.record_replays {
+            // A sealed match's replay is the operator's until the deal is revealed.
             let replay = matches
-                .get_replay(pb::GetReplayRequest {
+                .get_replay(self.operator(pb::GetReplayRequest {
                     match_id: created.match_id.clone(),
-                })
+                })?)
                 .await
                 .map_err(|s| server("fetch its replay", s))?
                 .into_inner()
@@ -451,6 +580,9 @@ impl Session {
         } else {
             None
         };
+        // The deal's last game: no entrant has a game of it left, so its seeds may be told.
+        let reveal = deals.ended(f.seed, &created.match_id);
+        notices.extend(self.reveal(reveal).await);
         Ok(Played {
             record: GameRecord {
                 id: f.id.clone(),
@@ -663,6 +795,65 @@ async fn collect(mut from: impl AsyncRead + Unpin, into: Arc<Mutex<Vec<u8>>>) {
         if out.len() > OUTPUT_CAP {
             let cut = out.len() - OUTPUT_CAP / 2;
             out.drain(..cut);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(f: &Fixture, match_id: &str) -> GameRecord {
+        GameRecord {
+            id: f.id.clone(),
+            seed: f.seed,
+            seats: f.seats.clone(),
+            placings: vec![1, 2],
+            totals: vec![0, 0],
+            rounds: 1,
+            actions: 1,
+            forfeits: Vec::new(),
+            game: "g".into(),
+            match_id: match_id.into(),
+            decision_ns: Vec::new(),
+        }
+    }
+
+    /// A duplicate deal's games are sealed and all revealed with its last, including a game a
+    /// stopped run recorded; a deal not finished reveals nothing; a deal of one game (no
+    /// duplicates) is never sealed; games in-process do not count.
+    #[test]
+    fn a_deal_is_revealed_when_its_last_game_has_ended() {
+        let tables = [vec![0, 1], vec![0, 2]];
+        let fixtures = crate::schedule::fixtures(0, &tables, 2, 7, true);
+        assert_eq!(fixtures.len(), 8);
+        // Table 1 (entrants 0 and 2) plays in-process; the first game was played by a run that
+        // stopped.
+        let remote = |f: &Fixture| !f.seats.contains(&2);
+        let mut done = vec![None; fixtures.len()];
+        done[0] = Some(record(&fixtures[0], "m-earlier"));
+        let todo: Vec<usize> = (1..fixtures.len()).collect();
+        let deals = Deals::plan(&fixtures, &todo, &done, remote);
+        let (first, second) = (&fixtures[1], &fixtures[2]);
+        assert_eq!(first.seed, fixtures[0].seed, "seatings of one deal");
+        assert!(deals.sealed(first.seed) && deals.sealed(second.seed));
+        assert_eq!(deals.ended(first.seed, "m-1"), vec!["m-earlier", "m-1"]);
+        // The second deal: nothing until both seatings have ended.
+        assert!(deals.ended(second.seed, "m-2").is_empty());
+        assert_eq!(
+            deals.ended(fixtures[3].seed, "m-3"),
+            vec!["m-2".to_string(), "m-3".to_string()]
+        );
+        // In-process games are none of the deals' business.
+        assert!(!deals.sealed(fixtures[4].seed));
+        assert!(deals.ended(fixtures[4].seed, "m-4").is_empty());
+
+        let single = crate::schedule::fixtures(0, &tables[..1], 2, 7, false);
+        let todo: Vec<usize> = (0..single.len()).collect();
+        let deals = Deals::plan(&single, &todo, &vec![None; single.len()], |_| true);
+        for (i, f) in single.iter().enumerate() {
+            assert!(!deals.sealed(f.seed));
+            assert!(deals.ended(f.seed, &format!("m-{i}")).is_empty());
         }
     }
 }

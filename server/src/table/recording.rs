@@ -45,6 +45,8 @@ impl Table {
             actions: self.actions.len() as u32,
             players: self.players(),
             seed_salt: self.entry.seed_salt.clone(),
+            // The record keeps everything; what goes out is sealed below.
+            sealed: false,
         };
         let actions = std::mem::take(&mut self.actions);
         let replay = self.replay(actions, result);
@@ -54,6 +56,12 @@ impl Table {
             tracing::info!(match_id = %self.entry.id, actions = report.actions, "match finished");
         }
         let report = self.entry.finish(report, replay).await;
+        // A sealed match keeps its seed and salt from seats and spectators (the record keeps
+        // them); the flag is read here, at the end, never on a step.
+        let report = match self.entry.sealed() {
+            true => crate::registry::seal(report),
+            false => report,
+        };
         let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
             report: Some(report),
         }));

@@ -52,6 +52,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_UNAVAILABLE: _ClassVar[ErrorReason]
     ERROR_REASON_REPLAY_PRUNED: _ClassVar[ErrorReason]
     ERROR_REASON_STORAGE_UNAVAILABLE: _ClassVar[ErrorReason]
+    ERROR_REASON_SEALED: _ClassVar[ErrorReason]
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_MATCH_OVER: ErrorReason
@@ -98,6 +99,7 @@ ERROR_REASON_INVALID_ARGUMENT: ErrorReason
 ERROR_REASON_UNAVAILABLE: ErrorReason
 ERROR_REASON_REPLAY_PRUNED: ErrorReason
 ERROR_REASON_STORAGE_UNAVAILABLE: ErrorReason
+ERROR_REASON_SEALED: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 
 class ErrorDetail(_message.Message):

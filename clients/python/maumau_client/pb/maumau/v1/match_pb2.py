@@ -28,7 +28,7 @@ from . import record_pb2 as maumau_dot_v1_dot_record__pb2
 from . import rules_pb2 as maumau_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15maumau/v1/match.proto\x12\tmaumau.v1\x1a\x16maumau/v1/errors.proto\x1a\x16maumau/v1/events.proto\x1a\x16maumau/v1/record.proto\x1a\x15maumau/v1/rules.proto\"9\n\x07SeatBot\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04kind\x18\x02 \x01(\x0e\x32\x12.maumau.v1.BotKind\"\xa8\x02\n\x12\x43reateMatchRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12\x11\n\x04seed\x18\x02 \x01(\x04H\x01\x88\x01\x01\x12*\n\ndeck_order\x18\x03 \x01(\x0b\x32\x14.maumau.v1.DeckOrderH\x00\x12\x12\n\x08position\x18\x04 \x01(\tH\x00\x12,\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12 \n\x04\x62ots\x18\x06 \x03(\x0b\x32\x12.maumau.v1.SeatBot\x12\r\n\x05rated\x18\x07 \x01(\x08\x12\r\n\x05label\x18\x08 \x01(\t\x12\x17\n\x0fjoin_timeout_ms\x18\t \x01(\rB\x07\n\x05startB\x07\n\x05_seed\"\x92\x01\n\x18\x43reatePublicMatchRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12 \n\x04\x62ots\x18\x02 \x03(\x0b\x32\x12.maumau.v1.SeatBot\x12,\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x16.maumau.v1.TimeControl\"(\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\"\x84\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12)\n\x0bseat_tokens\x18\x02 \x03(\x0b\x32\x14.maumau.v1.SeatToken\x12\x17\n\x0fspectator_token\x18\x03 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x04 \x01(\x0c\"5\n\x11\x41\x62ortMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"<\n\x12\x41\x62ortMatchResponse\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\"\x9c\x03\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x06status\x18\x02 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\x12&\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12,\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12\r\n\x05rated\x18\x05 \x01(\x08\x12\r\n\x05label\x18\x06 \x01(\t\x12&\n\x07players\x18\x07 \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x08 \x01(\x04\x12\x15\n\rended_unix_ms\x18\t \x01(\x04\x12\r\n\x05round\x18\n \x01(\r\x12\x0f\n\x07\x61\x63tions\x18\x0b \x01(\r\x12\x0e\n\x06totals\x18\x0c \x03(\x11\x12\x17\n\x0fseed_commitment\x18\r \x01(\x0c\x12&\n\x06result\x18\x0e \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12\x15\n\rreplay_pruned\x18\x0f \x01(\x08\"c\n\x12ListMatchesRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.maumau.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.maumau.v1.MatchSummary\"$\n\x10GetResultRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\";\n\x11GetResultResponse\x12&\n\x06report\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchReport\"$\n\x10GetReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"6\n\x11GetReplayResponse\x12!\n\x06replay\x18\x01 \x01(\x0b\x32\x11.maumau.v1.Replay\"8\n\x13VerifyReplayRequest\x12!\n\x06replay\x18\x01 \x01(\x0b\x32\x11.maumau.v1.Replay\"\xf5\x01\n\x14VerifyReplayResponse\x12\r\n\x05valid\x18\x01 \x01(\x08\x12&\n\x06result\x18\x02 \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12&\n\x06rounds\x18\x03 \x03(\x0b\x32\x16.maumau.v1.RoundResult\x12\x17\n\x0f\x61\x63tions_applied\x18\x04 \x01(\r\x12\x1a\n\rfailed_action\x18\x05 \x01(\rH\x00\x88\x01\x01\x12%\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x16.maumau.v1.ErrorDetail\x12\x10\n\x08\x66inished\x18\x07 \x01(\x08\x42\x10\n\x0e_failed_action2\xf5\x04\n\x0cMatchService\x12L\n\x0b\x43reateMatch\x12\x1d.maumau.v1.CreateMatchRequest\x1a\x1e.maumau.v1.CreateMatchResponse\x12X\n\x11\x43reatePublicMatch\x12#.maumau.v1.CreatePublicMatchRequest\x1a\x1e.maumau.v1.CreateMatchResponse\x12I\n\nAbortMatch\x12\x1c.maumau.v1.AbortMatchRequest\x1a\x1d.maumau.v1.AbortMatchResponse\x12L\n\x0bListMatches\x12\x1d.maumau.v1.ListMatchesRequest\x1a\x1e.maumau.v1.ListMatchesResponse\x12\x43\n\x08GetMatch\x12\x1a.maumau.v1.GetMatchRequest\x1a\x1b.maumau.v1.GetMatchResponse\x12\x46\n\tGetResult\x12\x1b.maumau.v1.GetResultRequest\x1a\x1c.maumau.v1.GetResultResponse\x12\x46\n\tGetReplay\x12\x1b.maumau.v1.GetReplayRequest\x1a\x1c.maumau.v1.GetReplayResponse\x12O\n\x0cVerifyReplay\x12\x1e.maumau.v1.VerifyReplayRequest\x1a\x1f.maumau.v1.VerifyReplayResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15maumau/v1/match.proto\x12\tmaumau.v1\x1a\x16maumau/v1/errors.proto\x1a\x16maumau/v1/events.proto\x1a\x16maumau/v1/record.proto\x1a\x15maumau/v1/rules.proto\"9\n\x07SeatBot\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04kind\x18\x02 \x01(\x0e\x32\x12.maumau.v1.BotKind\"\xb8\x02\n\x12\x43reateMatchRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12\x11\n\x04seed\x18\x02 \x01(\x04H\x01\x88\x01\x01\x12*\n\ndeck_order\x18\x03 \x01(\x0b\x32\x14.maumau.v1.DeckOrderH\x00\x12\x12\n\x08position\x18\x04 \x01(\tH\x00\x12,\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12 \n\x04\x62ots\x18\x06 \x03(\x0b\x32\x12.maumau.v1.SeatBot\x12\r\n\x05rated\x18\x07 \x01(\x08\x12\r\n\x05label\x18\x08 \x01(\t\x12\x17\n\x0fjoin_timeout_ms\x18\t \x01(\r\x12\x0e\n\x06sealed\x18\n \x01(\x08\x42\x07\n\x05startB\x07\n\x05_seed\"\x92\x01\n\x18\x43reatePublicMatchRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12 \n\x04\x62ots\x18\x02 \x03(\x0b\x32\x12.maumau.v1.SeatBot\x12,\n\x0ctime_control\x18\x03 \x01(\x0b\x32\x16.maumau.v1.TimeControl\"(\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\"\x84\x01\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12)\n\x0bseat_tokens\x18\x02 \x03(\x0b\x32\x14.maumau.v1.SeatToken\x12\x17\n\x0fspectator_token\x18\x03 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x04 \x01(\x0c\"5\n\x11\x41\x62ortMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"<\n\x12\x41\x62ortMatchResponse\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\"&\n\x12RevealMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\")\n\x13RevealMatchResponse\x12\x12\n\nwas_sealed\x18\x01 \x01(\x08\"\x9c\x03\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x06status\x18\x02 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\x12&\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x16.maumau.v1.MatchConfig\x12,\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x16.maumau.v1.TimeControl\x12\r\n\x05rated\x18\x05 \x01(\x08\x12\r\n\x05label\x18\x06 \x01(\t\x12&\n\x07players\x18\x07 \x03(\x0b\x32\x15.maumau.v1.PlayerInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x08 \x01(\x04\x12\x15\n\rended_unix_ms\x18\t \x01(\x04\x12\r\n\x05round\x18\n \x01(\r\x12\x0f\n\x07\x61\x63tions\x18\x0b \x01(\r\x12\x0e\n\x06totals\x18\x0c \x03(\x11\x12\x17\n\x0fseed_commitment\x18\r \x01(\x0c\x12&\n\x06result\x18\x0e \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12\x15\n\rreplay_pruned\x18\x0f \x01(\x08\"c\n\x12ListMatchesRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.maumau.v1.MatchStatus\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.maumau.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.maumau.v1.MatchSummary\"$\n\x10GetResultRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\";\n\x11GetResultResponse\x12&\n\x06report\x18\x01 \x01(\x0b\x32\x16.maumau.v1.MatchReport\"$\n\x10GetReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"6\n\x11GetReplayResponse\x12!\n\x06replay\x18\x01 \x01(\x0b\x32\x11.maumau.v1.Replay\"8\n\x13VerifyReplayRequest\x12!\n\x06replay\x18\x01 \x01(\x0b\x32\x11.maumau.v1.Replay\"\xf5\x01\n\x14VerifyReplayResponse\x12\r\n\x05valid\x18\x01 \x01(\x08\x12&\n\x06result\x18\x02 \x01(\x0b\x32\x16.maumau.v1.MatchResult\x12&\n\x06rounds\x18\x03 \x03(\x0b\x32\x16.maumau.v1.RoundResult\x12\x17\n\x0f\x61\x63tions_applied\x18\x04 \x01(\r\x12\x1a\n\rfailed_action\x18\x05 \x01(\rH\x00\x88\x01\x01\x12%\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x16.maumau.v1.ErrorDetail\x12\x10\n\x08\x66inished\x18\x07 \x01(\x08\x42\x10\n\x0e_failed_action2\xc3\x05\n\x0cMatchService\x12L\n\x0b\x43reateMatch\x12\x1d.maumau.v1.CreateMatchRequest\x1a\x1e.maumau.v1.CreateMatchResponse\x12X\n\x11\x43reatePublicMatch\x12#.maumau.v1.CreatePublicMatchRequest\x1a\x1e.maumau.v1.CreateMatchResponse\x12I\n\nAbortMatch\x12\x1c.maumau.v1.AbortMatchRequest\x1a\x1d.maumau.v1.AbortMatchResponse\x12L\n\x0bRevealMatch\x12\x1d.maumau.v1.RevealMatchRequest\x1a\x1e.maumau.v1.RevealMatchResponse\x12L\n\x0bListMatches\x12\x1d.maumau.v1.ListMatchesRequest\x1a\x1e.maumau.v1.ListMatchesResponse\x12\x43\n\x08GetMatch\x12\x1a.maumau.v1.GetMatchRequest\x1a\x1b.maumau.v1.GetMatchResponse\x12\x46\n\tGetResult\x12\x1b.maumau.v1.GetResultRequest\x1a\x1c.maumau.v1.GetResultResponse\x12\x46\n\tGetReplay\x12\x1b.maumau.v1.GetReplayRequest\x1a\x1c.maumau.v1.GetReplayResponse\x12O\n\x0cVerifyReplay\x12\x1e.maumau.v1.VerifyReplayRequest\x1a\x1f.maumau.v1.VerifyReplayResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,39 +38,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEATBOT']._serialized_start=131
   _globals['_SEATBOT']._serialized_end=188
   _globals['_CREATEMATCHREQUEST']._serialized_start=191
-  _globals['_CREATEMATCHREQUEST']._serialized_end=487
-  _globals['_CREATEPUBLICMATCHREQUEST']._serialized_start=490
-  _globals['_CREATEPUBLICMATCHREQUEST']._serialized_end=636
-  _globals['_SEATTOKEN']._serialized_start=638
-  _globals['_SEATTOKEN']._serialized_end=678
-  _globals['_CREATEMATCHRESPONSE']._serialized_start=681
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=813
-  _globals['_ABORTMATCHREQUEST']._serialized_start=815
-  _globals['_ABORTMATCHREQUEST']._serialized_end=868
-  _globals['_ABORTMATCHRESPONSE']._serialized_start=870
-  _globals['_ABORTMATCHRESPONSE']._serialized_end=930
-  _globals['_MATCHSUMMARY']._serialized_start=933
-  _globals['_MATCHSUMMARY']._serialized_end=1345
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1347
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1446
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1448
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1536
-  _globals['_GETMATCHREQUEST']._serialized_start=1538
-  _globals['_GETMATCHREQUEST']._serialized_end=1573
-  _globals['_GETMATCHRESPONSE']._serialized_start=1575
-  _globals['_GETMATCHRESPONSE']._serialized_end=1633
-  _globals['_GETRESULTREQUEST']._serialized_start=1635
-  _globals['_GETRESULTREQUEST']._serialized_end=1671
-  _globals['_GETRESULTRESPONSE']._serialized_start=1673
-  _globals['_GETRESULTRESPONSE']._serialized_end=1732
-  _globals['_GETREPLAYREQUEST']._serialized_start=1734
-  _globals['_GETREPLAYREQUEST']._serialized_end=1770
-  _globals['_GETREPLAYRESPONSE']._serialized_start=1772
-  _globals['_GETREPLAYRESPONSE']._serialized_end=1826
-  _globals['_VERIFYREPLAYREQUEST']._serialized_start=1828
-  _globals['_VERIFYREPLAYREQUEST']._serialized_end=1884
-  _globals['_VERIFYREPLAYRESPONSE']._serialized_start=1887
-  _globals['_VERIFYREPLAYRESPONSE']._serialized_end=2132
-  _globals['_MATCHSERVICE']._serialized_start=2135
-  _globals['_MATCHSERVICE']._serialized_end=2764
+  _globals['_CREATEMATCHREQUEST']._serialized_end=503
+  _globals['_CREATEPUBLICMATCHREQUEST']._serialized_start=506
+  _globals['_CREATEPUBLICMATCHREQUEST']._serialized_end=652
+  _globals['_SEATTOKEN']._serialized_start=654
+  _globals['_SEATTOKEN']._serialized_end=694
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=697
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=829
+  _globals['_ABORTMATCHREQUEST']._serialized_start=831
+  _globals['_ABORTMATCHREQUEST']._serialized_end=884
+  _globals['_ABORTMATCHRESPONSE']._serialized_start=886
+  _globals['_ABORTMATCHRESPONSE']._serialized_end=946
+  _globals['_REVEALMATCHREQUEST']._serialized_start=948
+  _globals['_REVEALMATCHREQUEST']._serialized_end=986
+  _globals['_REVEALMATCHRESPONSE']._serialized_start=988
+  _globals['_REVEALMATCHRESPONSE']._serialized_end=1029
+  _globals['_MATCHSUMMARY']._serialized_start=1032
+  _globals['_MATCHSUMMARY']._serialized_end=1444
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1446
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1545
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1547
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1635
+  _globals['_GETMATCHREQUEST']._serialized_start=1637
+  _globals['_GETMATCHREQUEST']._serialized_end=1672
+  _globals['_GETMATCHRESPONSE']._serialized_start=1674
+  _globals['_GETMATCHRESPONSE']._serialized_end=1732
+  _globals['_GETRESULTREQUEST']._serialized_start=1734
+  _globals['_GETRESULTREQUEST']._serialized_end=1770
+  _globals['_GETRESULTRESPONSE']._serialized_start=1772
+  _globals['_GETRESULTRESPONSE']._serialized_end=1831
+  _globals['_GETREPLAYREQUEST']._serialized_start=1833
+  _globals['_GETREPLAYREQUEST']._serialized_end=1869
+  _globals['_GETREPLAYRESPONSE']._serialized_start=1871
+  _globals['_GETREPLAYRESPONSE']._serialized_end=1925
+  _globals['_VERIFYREPLAYREQUEST']._serialized_start=1927
+  _globals['_VERIFYREPLAYREQUEST']._serialized_end=1983
+  _globals['_VERIFYREPLAYRESPONSE']._serialized_start=1986
+  _globals['_VERIFYREPLAYRESPONSE']._serialized_end=2231
+  _globals['_MATCHSERVICE']._serialized_start=2234
+  _globals['_MATCHSERVICE']._serialized_end=2941
 # @@protoc_insertion_point(module_scope)

@@ -19,7 +19,7 @@ class SeatBot(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., kind: _Optional[_Union[_record_pb2.BotKind, str]] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("config", "seed", "deck_order", "position", "time_control", "bots", "rated", "label", "join_timeout_ms")
+    __slots__ = ("config", "seed", "deck_order", "position", "time_control", "bots", "rated", "label", "join_timeout_ms", "sealed")
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     DECK_ORDER_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,7 @@ class CreateMatchRequest(_message.Message):
     RATED_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     JOIN_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    SEALED_FIELD_NUMBER: _ClassVar[int]
     config: _rules_pb2.MatchConfig
     seed: int
     deck_order: _record_pb2.DeckOrder
@@ -38,7 +39,8 @@ class CreateMatchRequest(_message.Message):
     rated: bool
     label: str
     join_timeout_ms: int
-    def __init__(self, config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[_record_pb2.DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[SeatBot, _Mapping]]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ..., join_timeout_ms: _Optional[int] = ...) -> None: ...
+    sealed: bool
+    def __init__(self, config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[_record_pb2.DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., bots: _Optional[_Iterable[_Union[SeatBot, _Mapping]]] = ..., rated: _Optional[bool] = ..., label: _Optional[str] = ..., join_timeout_ms: _Optional[int] = ..., sealed: _Optional[bool] = ...) -> None: ...
 
 class CreatePublicMatchRequest(_message.Message):
     __slots__ = ("config", "bots", "time_control")
@@ -83,6 +85,18 @@ class AbortMatchResponse(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     status: _record_pb2.MatchStatus
     def __init__(self, status: _Optional[_Union[_record_pb2.MatchStatus, str]] = ...) -> None: ...
+
+class RevealMatchRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+
+class RevealMatchResponse(_message.Message):
+    __slots__ = ("was_sealed",)
+    WAS_SEALED_FIELD_NUMBER: _ClassVar[int]
+    was_sealed: bool
+    def __init__(self, was_sealed: _Optional[bool] = ...) -> None: ...
 
 class MatchSummary(_message.Message):
     __slots__ = ("match_id", "status", "config", "time_control", "rated", "label", "players", "created_unix_ms", "ended_unix_ms", "round", "actions", "totals", "seed_commitment", "result", "replay_pruned")

@@ -50,6 +50,11 @@ class MatchServiceStub:
                 request_serializer=maumau_dot_v1_dot_match__pb2.AbortMatchRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_match__pb2.AbortMatchResponse.FromString,
                 _registered_method=True)
+        self.RevealMatch = channel.unary_unary(
+                '/maumau.v1.MatchService/RevealMatch',
+                request_serializer=maumau_dot_v1_dot_match__pb2.RevealMatchRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_match__pb2.RevealMatchResponse.FromString,
+                _registered_method=True)
         self.ListMatches = channel.unary_unary(
                 '/maumau.v1.MatchService/ListMatches',
                 request_serializer=maumau_dot_v1_dot_match__pb2.ListMatchesRequest.SerializeToString,
@@ -113,6 +118,16 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RevealMatch(self, request, context):
+        """Reveals a sealed match that has ended: from then on its seed and salt are in GetResult and
+        its replay and every view of it are open, as for any match. Refused with
+        ERROR_REASON_MATCH_NOT_FINISHED while the match is being played. Revealing a match that is
+        not sealed (or no longer) changes nothing. Operator call.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListMatches(self, request, context):
         """Lists matches, newest first, a page at a time.
         """
@@ -128,7 +143,8 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetResult(self, request, context):
-        """The final report of a finished (or aborted) match, with the revealed seed. Refused with
+        """The final report of a finished (or aborted) match, with the revealed seed (a sealed match's
+        without seed and salt until RevealMatch, except to the operator). Refused with
         ERROR_REASON_MATCH_NOT_FINISHED while the match is being played.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -138,7 +154,8 @@ class MatchServiceServicer:
     def GetReplay(self, request, context):
         """The full replay of a finished (or aborted) match: configuration, seed and every accepted
         action. Refused with ERROR_REASON_MATCH_NOT_FINISHED while the match is being played, since
-        the seed reveals every hidden card.
+        the seed reveals every hidden card, and with ERROR_REASON_SEALED while a sealed match is not
+        revealed (except to the operator).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -169,6 +186,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.AbortMatch,
                     request_deserializer=maumau_dot_v1_dot_match__pb2.AbortMatchRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_match__pb2.AbortMatchResponse.SerializeToString,
+            ),
+            'RevealMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevealMatch,
+                    request_deserializer=maumau_dot_v1_dot_match__pb2.RevealMatchRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_match__pb2.RevealMatchResponse.SerializeToString,
             ),
             'ListMatches': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMatches,
@@ -278,6 +300,33 @@ class MatchService:
             '/maumau.v1.MatchService/AbortMatch',
             maumau_dot_v1_dot_match__pb2.AbortMatchRequest.SerializeToString,
             maumau_dot_v1_dot_match__pb2.AbortMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevealMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.MatchService/RevealMatch',
+            maumau_dot_v1_dot_match__pb2.RevealMatchRequest.SerializeToString,
+            maumau_dot_v1_dot_match__pb2.RevealMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

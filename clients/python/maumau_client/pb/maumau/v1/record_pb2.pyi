@@ -85,7 +85,7 @@ class SeatStats(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., rejections: _Optional[int] = ..., decision_ms_p50: _Optional[int] = ..., decision_ms_p90: _Optional[int] = ..., decision_ms_p99: _Optional[int] = ..., decision_ms_max: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., gave_up: _Optional[bool] = ..., forfeited: _Optional[bool] = ..., protocol_errors: _Optional[int] = ...) -> None: ...
 
 class MatchReport(_message.Message):
-    __slots__ = ("match_id", "status", "result", "rounds", "seats", "seed", "seed_commitment", "actions", "players", "seed_salt")
+    __slots__ = ("match_id", "status", "result", "rounds", "seats", "seed", "seed_commitment", "actions", "players", "seed_salt", "sealed")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +96,7 @@ class MatchReport(_message.Message):
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     SEED_SALT_FIELD_NUMBER: _ClassVar[int]
+    SEALED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: MatchStatus
     result: _events_pb2.MatchResult
@@ -106,7 +107,8 @@ class MatchReport(_message.Message):
     actions: int
     players: _containers.RepeatedCompositeFieldContainer[PlayerInfo]
     seed_salt: bytes
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., rounds: _Optional[_Iterable[_Union[_events_pb2.RoundResult, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[SeatStats, _Mapping]]] = ..., seed: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., actions: _Optional[int] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., seed_salt: _Optional[bytes] = ...) -> None: ...
+    sealed: bool
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[_Union[MatchStatus, str]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., rounds: _Optional[_Iterable[_Union[_events_pb2.RoundResult, _Mapping]]] = ..., seats: _Optional[_Iterable[_Union[SeatStats, _Mapping]]] = ..., seed: _Optional[int] = ..., seed_commitment: _Optional[bytes] = ..., actions: _Optional[int] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., seed_salt: _Optional[bytes] = ..., sealed: _Optional[bool] = ...) -> None: ...
 
 class ReplayAction(_message.Message):
     __slots__ = ("seat", "action", "index", "think_ms", "timeout")
@@ -167,7 +169,7 @@ class Replay(_message.Message):
     def __init__(self, format: _Optional[int] = ..., match_id: _Optional[str] = ..., config: _Optional[_Union[_rules_pb2.MatchConfig, _Mapping]] = ..., seed: _Optional[int] = ..., deck_order: _Optional[_Union[DeckOrder, _Mapping]] = ..., position: _Optional[str] = ..., actions: _Optional[_Iterable[_Union[ReplayAction, _Mapping]]] = ..., players: _Optional[_Iterable[_Union[PlayerInfo, _Mapping]]] = ..., time_control: _Optional[_Union[_rules_pb2.TimeControl, _Mapping]] = ..., result: _Optional[_Union[_events_pb2.MatchResult, _Mapping]] = ..., seed_salt: _Optional[bytes] = ..., seed_commitment: _Optional[bytes] = ..., rejections: _Optional[_Iterable[_Union[ReplayRejection, _Mapping]]] = ...) -> None: ...
 
 class StoredMatch(_message.Message):
-    __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated", "replay_pruned")
+    __slots__ = ("report", "replay", "created_unix_ms", "ended_unix_ms", "label", "rated", "replay_pruned", "sealed")
     REPORT_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
@@ -175,6 +177,7 @@ class StoredMatch(_message.Message):
     LABEL_FIELD_NUMBER: _ClassVar[int]
     RATED_FIELD_NUMBER: _ClassVar[int]
     REPLAY_PRUNED_FIELD_NUMBER: _ClassVar[int]
+    SEALED_FIELD_NUMBER: _ClassVar[int]
     report: MatchReport
     replay: Replay
     created_unix_ms: int
@@ -182,4 +185,5 @@ class StoredMatch(_message.Message):
     label: str
     rated: bool
     replay_pruned: bool
-    def __init__(self, report: _Optional[_Union[MatchReport, _Mapping]] = ..., replay: _Optional[_Union[Replay, _Mapping]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., label: _Optional[str] = ..., rated: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ...) -> None: ...
+    sealed: bool
+    def __init__(self, report: _Optional[_Union[MatchReport, _Mapping]] = ..., replay: _Optional[_Union[Replay, _Mapping]] = ..., created_unix_ms: _Optional[int] = ..., ended_unix_ms: _Optional[int] = ..., label: _Optional[str] = ..., rated: _Optional[bool] = ..., replay_pruned: _Optional[bool] = ..., sealed: _Optional[bool] = ...) -> None: ...

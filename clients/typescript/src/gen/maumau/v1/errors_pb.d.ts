@@ -384,6 +384,16 @@ export enum ErrorReason {
   STORAGE_UNAVAILABLE = 210,
 
   /**
+   * The match is sealed (CreateMatchRequest.sealed): its replay and every view that would show
+   * hidden cards stay closed until the operator reveals it with RevealMatch (a tournament does
+   * once no entrant still has to play the same deal). Ask again later; GetResult has the report
+   * meanwhile, without seed and salt.
+   *
+   * @generated from enum value: ERROR_REASON_SEALED = 211;
+   */
+  SEALED = 211,
+
+  /**
    * A server bug. The message may help its maintainers.
    *
    * @generated from enum value: ERROR_REASON_INTERNAL = 299;

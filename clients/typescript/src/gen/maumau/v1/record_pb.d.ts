@@ -268,6 +268,15 @@ export declare type MatchReport = Message<"maumau.v1.MatchReport"> & {
    * @generated from field: bytes seed_salt = 10;
    */
   seedSalt: Uint8Array;
+
+  /**
+   * True when the match is sealed (CreateMatchRequest.sealed) and not yet revealed: seed and
+   * salt are left out (0 and empty) until the operator calls RevealMatch; GetResult gives them
+   * from then on.
+   *
+   * @generated from field: bool sealed = 11;
+   */
+  sealed: boolean;
 };
 
 /**
@@ -552,6 +561,15 @@ export declare type StoredMatch = Message<"maumau.v1.StoredMatch"> & {
    * @generated from field: bool replay_pruned = 7;
    */
   replayPruned: boolean;
+
+  /**
+   * True while the match is sealed (CreateMatchRequest.sealed) and not yet revealed by
+   * RevealMatch: the report and replay keep everything, the server shows them only to the
+   * operator.
+   *
+   * @generated from field: bool sealed = 8;
+   */
+  sealed: boolean;
 };
 
 /**
