@@ -8,6 +8,8 @@
 //   state id. A reload (or the same link later) watches again: the seat is the person's again.
 // - Events: the seat's frames from /matches/ID/frames (token in the authorization header), in
 //   the viewer's notation, written once in Rust: this script never spells an event itself.
+// - Its server: the page's own origin, or `?server=http://HOST:PORT` for a copy of the page
+//   hosted elsewhere (that server must list the page's origin with --allow-origin).
 import {
   BotKind, Call, CallsMode, ConnectError, ErrorReason, MatchStatus, Profile, Rank, Suit,
   bearer, connect,
@@ -24,7 +26,8 @@ const el = (tag, attrs = {}, ...children) => {
   e.append(...children);
   return e;
 };
-const { matches, play } = connect(location.origin);
+const SERVER = new URLSearchParams(location.search).get('server') ?? location.origin;
+const { matches, play } = connect(SERVER);
 const storageKey = (id) => `maumau-play:${id}`;
 
 // ----- cards -------------------------------------------------------------------------------
@@ -113,7 +116,7 @@ function start() {
   $('setup').hidden = true;
   $('table').hidden = false;
   $('events-box').hidden = false;
-  $('viewer').href = `/matches/${encodeURIComponent(game.id)}/view`;
+  $('viewer').href = `${SERVER}/matches/${encodeURIComponent(game.id)}/view`;
   if (!game.token) {
     $('status').textContent = 'This match\'s seat belongs to another browser: watch it in the viewer.';
     return;
@@ -395,7 +398,7 @@ function loadEvents() {
   }
   loading = (async () => {
     try {
-      const res = await fetch(`/matches/${encodeURIComponent(game.id)}/frames`, { headers: { authorization: `Bearer ${game.token}` }, cache: 'no-store' });
+      const res = await fetch(`${SERVER}/matches/${encodeURIComponent(game.id)}/frames`, { headers: { authorization: `Bearer ${game.token}` }, cache: 'no-store' });
       if (!res.ok) return;
       const viewing = await res.json();
       const frames = viewing.frames.filter((f) => f.line).slice(-60);

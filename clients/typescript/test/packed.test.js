@@ -7,11 +7,15 @@
 //      match with CreatePublicMatch (no operator token) and plays its seat over
 //      Watch + SubmitAction to the end and shows the result with no console error; without, the
 //      browser refuses with a CORS error. The commands of examples/web/README.md are run as
-//      written (on free ports instead when 8000 or 50051 is taken).
+//      written (on free ports instead when 8000 or 50051 is taken);
+//   3. in Chromium, the server's /play page hosted on another origin, its script bundled from
+//      the installed package: a person deals through public play and plays the match to the end
+//      by clicks, reloads midway and gets the same seat back, and sees who won.
 // Screenshots go to $MAUMAU_TEST_OUTPUT/web (default target/test-output/web).
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +26,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 
 import { serverBinary, startServer } from './harness.js';
+import { deal, playOut } from './play-ui.js';
 
 const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(PACKAGE, '..', '..');
@@ -210,6 +215,58 @@ test('in Chromium, a server without --allow-origin is refused by CORS', { timeou
     assert.match(result, /^error: /);
     assert.ok(errors.some((e) => e.includes('CORS')), errors.join('\n'));
   } finally {
+    await server.stop();
+  }
+});
+
+test('in Chromium, the /play page hosted on another origin and built from the package is played by clicks', { timeout: 300_000, skip: skipCors }, async () => {
+  // The page's script with its client taken from the installed tarball, bundled by the app.
+  const script = fs.readFileSync(path.join(REPO, 'server', 'assets', 'play.js'), 'utf8')
+    .replace("'../../clients/typescript/src/browser.js'", "'@maumau/client'");
+  assert.ok(script.includes("from '@maumau/client'"), 'play.js imports the client once');
+  const site = path.join(app, 'site');
+  fs.mkdirSync(site, { recursive: true });
+  fs.writeFileSync(path.join(app, 'play-src.js'), script);
+  await run('npx', ['esbuild', 'play-src.js', '--bundle', '--format=esm', '--platform=browser', '--outfile=site/play.bundle.js'], { cwd: app, env });
+  const pagePort = await freePort();
+  const origin = `http://127.0.0.1:${pagePort}`;
+  const server = await startServer({ args: ['--public-play', '--allow-origin', origin] });
+  // The page itself as the server serves it, its inlined script swapped for the app's bundle.
+  const html = await (await fetch(`http://${server.address}/play`)).text();
+  const swapped = html.replace(/<script type="module">[^]*?<\/script>/, '<script type="module" src="play.bundle.js"></script>');
+  assert.notEqual(swapped, html, 'the page has its script inline');
+  fs.writeFileSync(path.join(site, 'index.html'), swapped);
+  const files = http.createServer((req, res) => {
+    const name = new URL(req.url, origin).pathname === '/' ? 'index.html' : path.basename(new URL(req.url, origin).pathname);
+    const file = path.join(site, name);
+    if (!fs.existsSync(file)) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': name.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8' });
+    res.end(fs.readFileSync(file));
+  });
+  await new Promise((resolve) => files.listen(pagePort, '127.0.0.1', resolve));
+  if (!browser) {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  }
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  try {
+    await page.goto(`${origin}/?server=http://${server.address}`);
+    await page.waitForFunction(() => performance.getEntriesByName('maumau-ready').length > 0);
+    await deal(page);
+    const { reloaded } = await playOut(page, [], true, { log: server.log });
+    assert.ok(reloaded, 'the match ended before a reload');
+    assert.match(await page.textContent('#result'), /Winner: \S/);
+    fs.mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT, 'play-other-origin.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await new Promise((resolve) => files.close(resolve));
     await server.stop();
   }
 });

@@ -24,6 +24,7 @@ import { chromium } from 'playwright-core';
 
 import { BotKind, Profile, connect, run } from '../src/node.js';
 import { serverBinary, startServer } from './harness.js';
+import { deal, playOut } from './play-ui.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const OUTPUT = path.resolve(REPO, process.env.MAUMAU_TEST_OUTPUT ?? path.join('target', 'test-output'), 'play');
@@ -93,78 +94,6 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
 const fmt = (xs) => (xs.length ? `median ${median(xs).toFixed(1)} ms, p90 ${p90(xs).toFixed(1)} ms over ${xs.length}` : 'no samples');
 
-/** Clicks the first thing the page marks as legal; false when nothing is marked yet. */
-async function clickLegal(page) {
-  for (const selector of ['#choices .act.legal', '#hand button.card.legal:not([disabled])', '#actions .act.legal']) {
-    const target = page.locator(selector).first();
-    if ((await target.count()) > 0) {
-      try {
-        await target.click({ timeout: 2_000 });
-        return true;
-      } catch {
-        return false; // redrawn meanwhile: look again
-      }
-    }
-  }
-  return false;
-}
-
-const hand = (page) => page.$$eval('#hand [data-card]', (cards) => cards.map((c) => c.dataset.card));
-
-/** Picks classic, 3 seats (the person and two heuristic bots) and deals; the match id. */
-async function deal(page) {
-  await page.selectOption('#profile', 'CLASSIC');
-  await page.selectOption('#seats', '3');
-  assert.equal(await page.locator('#bots select').count(), 2);
-  await page.click('#create');
-  await page.waitForFunction(() => location.hash.length > 1 && !document.getElementById('table').hidden);
-  const matchId = decodeURIComponent(new URL(page.url()).hash.slice(1));
-  assert.ok(matchId);
-  return matchId;
-}
-
-/** The page's click-to-prompt measures so far (a reload clears them). */
-const measures = (page) => page.evaluate(() => performance.getEntriesByName('click-to-prompt').map((e) => e.duration));
-
-/**
- * Clicks what the page marks until the result shows; with `reload`, reloads at the person's
- * second prompt (at least four cards are left in the hand then) and checks that the same link
- * gives the same seat and hand, then screenshots the table once, when a card is marked. Adds the click-to-prompt measures
- * to `latencies`.
- */
-async function playOut(page, latencies, reload) {
-  let clicks = 0;
-  let reloaded = false;
-  let shots = !reload;
-  for (const deadline = Date.now() + 240_000; ; ) {
-    assert.ok(Date.now() < deadline, `the match did not end in time:\n${server.output().slice(-3000)}`);
-    if ((await page.locator('#result h2').count()) > 0) break;
-    const marked = await page.locator('#hand button.card.legal:not([disabled]), #actions .act.legal').count();
-    if (reload && marked > 0 && clicks >= 1 && !reloaded && (await page.locator('#choices .act').count()) === 0) {
-      reloaded = true;
-      const before = await hand(page);
-      const url = page.url();
-      latencies.push(...(await measures(page)));
-      await page.reload();
-      await page.waitForFunction(() => document.querySelectorAll('#hand button.card.legal:not([disabled]), #actions .act.legal').length > 0, null, { timeout: 30_000 });
-      assert.equal(page.url(), url);
-      assert.deepEqual(await hand(page), before, 'the hand after the reload');
-      continue;
-    }
-    if (reloaded && !shots && (await page.locator('#hand button.card.legal:not([disabled])').count()) > 0) {
-      shots = true;
-      await page.screenshot({ path: path.join(OUTPUT, 'match-1366x900.png') });
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.screenshot({ path: path.join(OUTPUT, 'match-390x844.png'), fullPage: true });
-      await page.setViewportSize({ width: 1366, height: 900 });
-    }
-    if (await clickLegal(page)) clicks += 1;
-    else await sleep(20);
-  }
-  latencies.push(...(await measures(page)));
-  return { clicks, reloaded };
-}
-
 test('a person plays a whole match on /play by clicks, reloads midway, and sees who won', { timeout: 300_000 }, async () => {
   fs.mkdirSync(OUTPUT, { recursive: true });
   const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
@@ -191,7 +120,7 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   const storage = await page.evaluate(() => ({ ...localStorage }));
   assert.ok(storage[`maumau-play:${matchId}`], 'the seat token is in localStorage');
   assert.ok(!page.url().includes(storage[`maumau-play:${matchId}`]), 'and not in the URL');
-  const { clicks, reloaded } = await playOut(page, latencies, true);
+  const { clicks, reloaded } = await playOut(page, latencies, true, { log: () => server.output(), shots: OUTPUT });
   assert.ok(reloaded, `the match ended before a reload (after ${clicks} clicks)`);
   const result = await page.textContent('#result');
   assert.match(result, /Winner: \S/);
@@ -222,7 +151,7 @@ test('a person plays a whole match on /play by clicks, reloads midway, and sees 
   await page.click('#again');
   await page.waitForFunction(() => !document.getElementById('setup').hidden);
   await deal(page);
-  const second = await playOut(page, latencies, false);
+  const second = await playOut(page, latencies, false, { log: () => server.output() });
   console.log(`# /play click to next prompt in Chromium: ${fmt(latencies)} (${clicks + second.clicks} clicks in two matches)`);
   assert.deepEqual(errors, []);
   await page.close();
