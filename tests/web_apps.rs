@@ -183,6 +183,12 @@ async fn an_origin_that_is_not_one_is_refused_at_start() {
     }
 }
 
+/// Seat 0 of `created`, joined on a Play stream of its own.
+async fn seat_0(server: &TestServer, created: &pb::CreateMatchResponse) -> Seat {
+    let token = &created.seat_tokens[0].token;
+    Seat::join(&mut server.play_client().await, token, None).await
+}
+
 /// A 2-seat classic match of two remote seats that waits a minute for them to join.
 async fn waiting_pair(server: &TestServer) -> pb::CreateMatchResponse {
     create_match(
@@ -203,12 +209,7 @@ async fn silent_streams_get_a_heartbeat_every_interval() {
         TestServer::start_with(|c| c.heartbeat_interval = Some(Duration::from_millis(150))).await;
     let created = waiting_pair(&server).await;
     // A seat that joined: the match waits for the other one, and nothing happens.
-    let mut seat = Seat::join(
-        &mut server.play_client().await,
-        &created.seat_tokens[0].token,
-        None,
-    )
-    .await;
+    let mut seat = seat_0(&server, &created).await;
     let mut watch = server
         .play_client()
         .await
@@ -247,12 +248,7 @@ async fn silent_streams_get_a_heartbeat_every_interval() {
 async fn without_a_heartbeat_interval_a_silent_stream_stays_silent() {
     let server = TestServer::start_with(|c| c.heartbeat_interval = None).await;
     let created = waiting_pair(&server).await;
-    let mut seat = Seat::join(
-        &mut server.play_client().await,
-        &created.seat_tokens[0].token,
-        None,
-    )
-    .await;
+    let mut seat = seat_0(&server, &created).await;
     for _ in 0..2 {
         seat.next().await.expect("Welcome, then a Snapshot");
     }
@@ -452,12 +448,7 @@ async fn an_untimed_seat_may_think_past_any_allowance() {
         },
     )
     .await;
-    let mut seat = Seat::join(
-        &mut server.play_client().await,
-        &created.seat_tokens[0].token,
-        None,
-    )
-    .await;
+    let mut seat = seat_0(&server, &created).await;
     let prompt = seat.required_prompt().await;
     assert_eq!(prompt.deadline_unix_ms, 0, "{prompt:?}");
     assert_eq!(prompt.time_left_ms, 0, "{prompt:?}");

@@ -23,16 +23,13 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { chromium } from 'playwright-core';
-
-import { serverBinary, startServer } from './harness.js';
+import { launchChromium, serverBinary, startServer } from './harness.js';
 import { deal, playOut } from './play-ui.js';
 
 const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(PACKAGE, '..', '..');
 const WEB = path.join(REPO, 'examples', 'web');
 const OUTPUT = path.resolve(REPO, process.env.MAUMAU_TEST_OUTPUT ?? path.join('target', 'test-output'), 'web');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const run = promisify(execFile);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -184,10 +181,7 @@ async function webPage() {
   const serve = exact ? SERVE : `${SERVE.replace('http://127.0.0.1:8000', origin)} --listen 127.0.0.1:${serverPort}`;
   const server = await start(serve, (output) => /serving on \S+/.test(output));
   const files = await start(exact ? PAGE : PAGE.replace('8000', String(pagePort)), async () => !(await portFree(pagePort)));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
   page = { origin, server, files, url: exact ? `${origin}/` : `${origin}/?server=http://127.0.0.1:${serverPort}` };
   return page;
 }
@@ -245,10 +239,7 @@ test('in Chromium, the /play page hosted on another origin and built from the pa
   });
   await new Promise((resolve) => files.listen(pagePort, '127.0.0.1', resolve));
   if (!browser) {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   }
   const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
   const errors = [];

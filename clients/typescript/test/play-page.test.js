@@ -20,15 +20,12 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
-
 import { BotKind, Profile, connect, run } from '../src/node.js';
-import { serverBinary, startServer } from './harness.js';
+import { launchChromium, serverBinary, startServer } from './harness.js';
 import { deal, playOut } from './play-ui.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const OUTPUT = path.resolve(REPO, process.env.MAUMAU_TEST_OUTPUT ?? path.join('target', 'test-output'), 'play');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const README = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
 const SERVE = 'maumau serve --public-play';
 const OPEN = 'http://127.0.0.1:50051/play';
@@ -78,10 +75,7 @@ before(async () => {
       }
     },
   };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
