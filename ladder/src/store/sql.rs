@@ -437,6 +437,8 @@ impl<B: Backend> Store for B {
     fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
         rules::check_name("owner", name)?;
         self.write(|t| {
+            let names = t.rows("SELECT name FROM owners", &[], |r| r.string(0))?;
+            rules::check_distinct("owner", name, names.iter().map(String::as_str))?;
             let id = t.insert(
                 "INSERT INTO owners (name, created_ms) VALUES (?1, ?2)",
                 &[name.into(), now.into()],
@@ -488,6 +490,8 @@ impl<B: Backend> Store for B {
         rules::check_name("bot", name)?;
         self.write(|t| {
             require(t.exists("owners", owner.0)?, "owner", owner)?;
+            let names = t.rows("SELECT name FROM bots", &[], |r| r.string(0))?;
+            rules::check_distinct("bot", name, names.iter().map(String::as_str))?;
             let id = t.insert(
                 "INSERT INTO bots (owner_id, name, created_ms) VALUES (?1, ?2, ?3)",
                 &[owner.0.into(), name.into(), now.into()],
@@ -530,6 +534,12 @@ impl<B: Backend> Store for B {
             );
             let found = t.opt(&sql, &[bot.0.into()], |_| Ok(()))?.is_some();
             require(found, "bot", bot)?;
+            let labels = t.rows(
+                "SELECT label FROM versions WHERE bot_id = ?1",
+                &[bot.0.into()],
+                |r| r.string(0),
+            )?;
+            rules::check_distinct("version", label, labels.iter().map(String::as_str))?;
             let id = t.insert(
                 "INSERT INTO versions (bot_id, label, created_ms) VALUES (?1, ?2, ?3)",
                 &[bot.0.into(), label.into(), now.into()],
