@@ -55,6 +55,11 @@ const MIGRATIONS: &[Migration] = &[
         "0005_rejections.sql",
         include_str!("../../migrations/sqlite/0005_rejections.sql"),
     ),
+    (
+        6,
+        "0006_name_keys.sql",
+        include_str!("../../migrations/sqlite/0006_name_keys.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.
