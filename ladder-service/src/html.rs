@@ -65,6 +65,10 @@ const RENDERS: usize = 2;
 const INTERNAL: &str = "the server could not build this page; the failure is in its log";
 /// How long a page view waits for a render slot before it gets 503.
 const RENDER_WAIT: Duration = Duration::from_secs(5);
+/// The content security policy of every ladder page: no scripts, no requests, inline styles only.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
+/// The policy of a page that embeds the match viewer: [`CSP`] plus frames from this origin.
+const CSP_WITH_VIEWER: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'";
 
 /// The ladder's web pages: what the server's page requests (plain `GET` and `HEAD`) get.
 pub(crate) struct Pages {
@@ -99,6 +103,9 @@ impl Pages {
 enum Page {
     /// A page (200).
     Html(String),
+    /// A page (200) that embeds the server's match viewer (same origin) in an iframe: its policy
+    /// allows that frame and nothing else more.
+    HtmlWithViewer(String),
     /// A replay file (200).
     File { name: String, bytes: Vec<u8> },
     /// An error page with its status.
@@ -164,24 +171,34 @@ async fn respond(
         Err(page) => page,
     };
     let took = started.elapsed();
-    let (status, content_type, body, disposition) = match page {
+    let (status, content_type, body, disposition, csp) = match page {
         Page::Html(html) => (
             StatusCode::OK,
             "text/html; charset=utf-8",
             html.into(),
             None,
+            CSP,
+        ),
+        Page::HtmlWithViewer(html) => (
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+            html.into(),
+            None,
+            CSP_WITH_VIEWER,
         ),
         Page::File { name, bytes } => (
             StatusCode::OK,
             "application/octet-stream",
             bytes,
             Some(format!("attachment; filename=\"{name}\"")),
+            CSP,
         ),
         Page::Error(status, message) => (
             status,
             "text/html; charset=utf-8",
             error_page(status, &message).into(),
             None,
+            CSP,
         ),
     };
     let body = if head {
@@ -195,7 +212,11 @@ async fn respond(
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+        HeaderValue::from_static(csp),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
     );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -1130,7 +1151,13 @@ fn match_page(
             }
             // The seed reveals every hidden card: only once the table is over.
             @if m.ended_ms.is_some() && over {
-                dt { "Seed" } dd { (m.seed) }
+                dt { "Seed" } dd.seed { (m.seed) }
+                // Salt and commitment, so that anyone can check
+                // SHA-256(salt ‖ seed as 8 bytes big-endian) = commitment.
+                @if let Some(r) = report.as_ref().filter(|r| !r.seed_commitment.is_empty()) {
+                    dt { "Salt" } dd.salt { code { (hex(&r.seed_salt)) } }
+                    dt { "Commitment" } dd.commitment { code { (hex(&r.seed_commitment)) } }
+                }
                 @if !server_id.is_empty() { dt { "Server match" } dd { code { (Text(&server_id)) } } }
             }
             dt { "Replay" } dd { (replay_link(hub, &m)) }
@@ -1179,10 +1206,17 @@ fn match_page(
                 style="width:100%;height:44rem;border:1px solid #ccc" {}
         }
     };
-    Ok(Page::Html(document(
-        &format!("Ladder match {}", m.id),
-        body,
-    )))
+    let page = document(&format!("Ladder match {}", m.id), body);
+    Ok(if server_id.is_empty() {
+        Page::Html(page)
+    } else {
+        Page::HtmlWithViewer(page)
+    })
+}
+
+/// Bytes as lower-case hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Every round of a match with each seat's points and running total, then the final totals.

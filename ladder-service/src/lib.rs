@@ -41,8 +41,8 @@ use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
 use maumau_ladder::validation::ValidationPolicy;
 use maumau_ladder::{
-    Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, PgStore, SqliteStore,
-    Store, VersionId,
+    Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, OwnerId, PgStore,
+    SqliteStore, Store, VersionId,
 };
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
@@ -160,10 +160,15 @@ pub struct LadderSettings {
     /// Seeds the matchmaker's draws (tables and deals), for reproducible runs; `None` draws a
     /// seed from the operating system.
     pub seed: Option<u64>,
-    /// Registrations (RegisterOwner and RegisterBot) one client IP address (for IPv6, one /64
+    /// Registrations (RegisterOwner, RegisterBot, AddVersion and RotateKey: every call that
+    /// creates an owner, a bot, a version or a key) one client IP address (for IPv6, one /64
     /// network) may make per minute, at most this many at once; more are refused with
-    /// `LADDER_ERROR_REASON_RATE_LIMITED`.
+    /// `LADDER_ERROR_REASON_RATE_LIMITED`. Each owner has a budget of the same size too, spent
+    /// by the calls made with its key, from whatever address.
     pub registrations_per_minute: u32,
+    /// Most versions one bot may have, retired ones included; AddVersion beyond it is refused
+    /// with `LADDER_ERROR_REASON_STATE`.
+    pub max_versions: usize,
     /// House bots: built-in bots kept on the ladder (`serve --house-bots heuristic,search`),
     /// registered under the reserved owner `house`, one bot per kind. They only fill tables a
     /// real bot would otherwise wait for, never a seat a real bot could take, and (one owner)
@@ -187,6 +192,7 @@ impl Default for LadderSettings {
             drain_timeout: Duration::from_secs(60),
             seed: None,
             registrations_per_minute: 30,
+            max_versions: maumau_ladder::MAX_VERSIONS,
             house_bots: Vec::new(),
             house_matches: 4,
         }
@@ -371,6 +377,8 @@ pub(crate) struct Hub {
     cluster: Option<nodes::Cluster>,
     /// Each client address's budget of registrations.
     registrations: PerAddress,
+    /// Each owner's budget of registrations.
+    owner_registrations: PerOwner,
     /// The house bots.
     house: Vec<HouseBot>,
 }
@@ -396,6 +404,70 @@ impl Hub {
                  wait and retry"
             ),
         ))
+    }
+}
+
+impl Hub {
+    /// Takes one registration from the budget of `owner` (the owner whose key made the call);
+    /// refuses with `LADDER_ERROR_REASON_RATE_LIMITED` when it is spent.
+    pub(crate) fn allow_owner_registration(&self, owner: OwnerId) -> Result<(), Status> {
+        if self
+            .owner_registrations
+            .allow(owner, std::time::Instant::now())
+        {
+            return Ok(());
+        }
+        Err(refuse(
+            pb::LadderErrorReason::RateLimited,
+            Some(pb::ErrorReason::RateLimited),
+            format!(
+                "too many registrations by this owner (at most {} a minute); wait and retry",
+                self.owner_registrations.per_minute
+            ),
+        ))
+    }
+}
+
+/// Owners whose budgets are kept before the full ones are forgotten.
+const OWNERS: usize = 10_000;
+
+/// `n` registrations per minute for each owner, at most `n` at once: a token bucket per owner.
+struct PerOwner {
+    per_minute: u32,
+    /// Each owner's tokens and when they were last counted.
+    budgets: Mutex<HashMap<OwnerId, (f64, std::time::Instant)>>,
+}
+
+impl PerOwner {
+    fn per_minute(n: u32) -> PerOwner {
+        PerOwner {
+            per_minute: n,
+            budgets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one token from `owner`'s bucket at `now`; false when it is empty.
+    fn allow(&self, owner: OwnerId, now: std::time::Instant) -> bool {
+        let full = f64::from(self.per_minute);
+        let refill = |(tokens, at): (f64, std::time::Instant)| {
+            (
+                full.min(tokens + now.saturating_duration_since(at).as_secs_f64() * full / 60.0),
+                now,
+            )
+        };
+        let mut budgets = lock(&self.budgets);
+        if budgets.len() >= OWNERS {
+            budgets.retain(|_, b| refill(*b).0 < full);
+        }
+        let bucket = budgets.entry(owner).or_insert((full, now));
+        let (tokens, at) = refill(*bucket);
+        if tokens >= 1.0 {
+            *bucket = (tokens - 1.0, at);
+            true
+        } else {
+            *bucket = (tokens, at);
+            false
+        }
     }
 }
 
@@ -426,6 +498,7 @@ impl Hub {
         let first_season = settings.first_season.clone();
         let store_url = settings.store.clone();
         let validation = settings.validation;
+        let max_versions = settings.max_versions;
         if !settings.house_bots.is_empty() && settings.store.is_some() {
             return Err(LadderError::Invalid(
                 "house bots run on a ladder of one server (SQLite), not on a shared one".into(),
@@ -446,6 +519,7 @@ impl Hub {
                         RegistrationPolicy::invitation(&codes)
                     },
                     validation,
+                    max_versions,
                     ..LadderConfig::default()
                 };
                 let now = now_ms();
@@ -510,6 +584,7 @@ impl Hub {
             None => ChaCha20Rng::from_seed(rand::random()),
         };
         let registrations = PerAddress::per_minute(settings.registrations_per_minute);
+        let owner_registrations = PerOwner::per_minute(settings.registrations_per_minute);
         let hub = Arc::new(Hub {
             rng: Mutex::new(rng),
             ladder: Mutex::new(Some(ladder)),
@@ -524,6 +599,7 @@ impl Hub {
             next_conn: AtomicU64::new(1),
             cluster,
             registrations,
+            owner_registrations,
             house,
         });
         tokio::spawn(matchmaker::run(hub.clone()));
@@ -928,5 +1004,25 @@ fn close_drained(l: &mut Lobbies, version: VersionId) {
                 pb::LobbyDrained::default(),
             )),
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn each_owner_has_its_own_budget_that_refills_over_a_minute() {
+        let budget = PerOwner::per_minute(2);
+        let t = Instant::now();
+        assert!(budget.allow(OwnerId(1), t));
+        assert!(budget.allow(OwnerId(1), t));
+        assert!(!budget.allow(OwnerId(1), t), "the third in a burst");
+        assert!(budget.allow(OwnerId(2), t), "another owner has its own");
+        // Two a minute: one more after half a minute, not before.
+        assert!(!budget.allow(OwnerId(1), t + Duration::from_secs(20)));
+        assert!(budget.allow(OwnerId(1), t + Duration::from_secs(31)));
+        assert!(!budget.allow(OwnerId(1), t + Duration::from_secs(32)));
     }
 }

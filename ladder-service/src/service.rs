@@ -118,6 +118,26 @@ fn state_to_wire(s: MatchState) -> pb::LadderMatchState {
 }
 
 impl LadderApi {
+    /// Takes one registration from the budget of the owner whose key made a call that creates
+    /// something (a bot, a version, a key). A key that is not a live owner key spends nothing:
+    /// the call itself refuses it.
+    async fn allow_owner_registration(&self, key: &str) -> Result<(), Status> {
+        let key = key.to_string();
+        let owner = self
+            .hub
+            .store(move |l| {
+                Ok(match l.authenticate(&key) {
+                    Ok(Principal::Owner(o)) => Some(o),
+                    _ => None,
+                })
+            })
+            .await?;
+        match owner {
+            Some(o) => self.hub.allow_owner_registration(o),
+            None => Ok(()),
+        }
+    }
+
     /// Operator calls need the operator token when the server has one. An empty bearer never
     /// passes, whatever the server was given.
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
@@ -339,6 +359,7 @@ impl LadderService for LadderApi {
     ) -> Result<Response<pb::RegisterBotResponse>, Status> {
         self.hub.allow_registration(req.remote_addr())?;
         let key = key_of(&req)?;
+        self.allow_owner_registration(&key).await?;
         let name = req.into_inner().name.trim().to_string();
         if name.is_empty() || name.chars().count() > 64 {
             return Err(invalid("name must be 1 to 64 characters"));
@@ -354,7 +375,9 @@ impl LadderService for LadderApi {
         &self,
         req: Request<pb::AddVersionRequest>,
     ) -> Result<Response<pb::AddVersionResponse>, Status> {
+        self.hub.allow_registration(req.remote_addr())?;
         let key = key_of(&req)?;
+        self.allow_owner_registration(&key).await?;
         let r = req.into_inner();
         let label = r.label.trim().to_string();
         if label.is_empty() || label.chars().count() > 64 {
@@ -375,7 +398,9 @@ impl LadderService for LadderApi {
         &self,
         req: Request<pb::RotateKeyRequest>,
     ) -> Result<Response<pb::RotateKeyResponse>, Status> {
+        self.hub.allow_registration(req.remote_addr())?;
         let key = key_of(&req)?;
+        self.allow_owner_registration(&key).await?;
         let version = req.into_inner().version_id;
         let new: SecretKey = self
             .hub

@@ -12,7 +12,7 @@ use crate::rating::{Rating, RatingConfig};
 use crate::rerate::{RerateReport, check};
 use crate::store::{
     KeySubject, MatchState, RatingCause, RatingChange, Sanction, SanctionKind, SanctionTarget,
-    SeatResult, Store, Validation, VersionInfo,
+    SeatResult, Store, Validation, VersionInfo, check_not_reserved,
 };
 use crate::validation::{CopyReport, ValidationNeed, ValidationPlan, ValidationPolicy};
 
@@ -36,7 +36,13 @@ pub struct LadderConfig {
     pub validation: ValidationPolicy,
     /// Newest versions of a bot that stay active (default 2).
     pub active_versions: usize,
+    /// Most versions (active and retired) one bot may have (default [`MAX_VERSIONS`]); more are
+    /// refused with [`LadderError::State`].
+    pub max_versions: usize,
 }
+
+/// The default of [`LadderConfig::max_versions`].
+pub const MAX_VERSIONS: usize = 100;
 
 impl Default for LadderConfig {
     fn default() -> Self {
@@ -46,6 +52,7 @@ impl Default for LadderConfig {
             health: HealthPolicy::default(),
             validation: ValidationPolicy::default(),
             active_versions: 2,
+            max_versions: MAX_VERSIONS,
         }
     }
 }
@@ -232,11 +239,7 @@ impl<S: Store + ?Sized> Ladder<S> {
         now: Millis,
     ) -> Result<(OwnerId, SecretKey)> {
         self.config.registration.admits(invitation)?;
-        if name.trim().eq_ignore_ascii_case(HOUSE_OWNER) {
-            return Err(LadderError::Invalid(format!(
-                "the owner name {HOUSE_OWNER:?} is reserved for the ladder's house bots"
-            )));
-        }
+        check_not_reserved("owner", name, HOUSE_OWNER)?;
         let key = SecretKey::generate(KeyKind::Owner)?;
         let id = self.store.create_owner(name, &key.hash(), now)?;
         Ok((id, key))
@@ -354,6 +357,7 @@ impl<S: Store + ?Sized> Ladder<S> {
         if self.is_banned(SanctionTarget::Owner(owner))? {
             return Err(LadderError::Forbidden("the owner is banned".into()));
         }
+        check_not_reserved("bot", name, HOUSE_OWNER)?;
         self.store.create_bot(owner, name, now)
     }
 
@@ -368,6 +372,14 @@ impl<S: Store + ?Sized> Ladder<S> {
     ) -> Result<NewVersion> {
         let owner = self.owner_of_key(owner_key)?;
         self.check_bot_owner(owner, bot)?;
+        check_not_reserved("version", label, HOUSE_OWNER)?;
+        let max = self.config.max_versions;
+        if self.store.versions_of(bot)?.len() >= max {
+            return Err(LadderError::State(format!(
+                "bot {bot} has {max} versions, the most one bot may have; register a new bot \
+                 for more"
+            )));
+        }
         let key = SecretKey::generate(KeyKind::Version)?;
         let (version, retired) =
             self.store

@@ -738,3 +738,80 @@ fn house_bots_need_no_validation_and_their_owner_is_reserved() {
     let owner = w.ladder.house_owner().unwrap().unwrap();
     assert!(w.ladder.is_house(owner).unwrap());
 }
+
+#[test]
+fn names_that_look_alike_are_one_name() {
+    let w = world(1, plain());
+    let key = w.owner_keys[0].as_str();
+    let (_, other) = w.ladder.register_owner("house-party", None, 0).unwrap();
+    // A Cyrillic о, fullwidth letters, another case: each looks like a name already taken.
+    let taken = |r: Result<_, LadderError>, what: &str| match r {
+        Err(LadderError::Duplicate { what: w, .. }) if w == what => {}
+        Err(e) => panic!("{what}: {e}"),
+        Ok(_) => panic!("{what}: a look-alike was accepted"),
+    };
+    taken(
+        w.ladder.register_owner("оwner0", None, 0).map(|_| ()),
+        "owner",
+    );
+    taken(
+        w.ladder.register_owner("ｏｗｎｅｒ0", None, 0).map(|_| ()),
+        "owner",
+    );
+    taken(
+        w.ladder.register_owner("Owner0", None, 0).map(|_| ()),
+        "owner",
+    );
+    taken(
+        w.ladder.register_bot(other.as_str(), "bоt0", 0).map(|_| ()),
+        "bot",
+    );
+    taken(
+        w.ladder.add_version(key, w.bots[0], "ｖ1", 0).map(|_| ()),
+        "version",
+    );
+    // Another bot's labels are its own.
+    let b = w
+        .ladder
+        .register_bot(other.as_str(), "lookalike", 0)
+        .unwrap();
+    w.ladder.add_version(other.as_str(), b, "v1", 0).unwrap();
+    // The reserved owner and the house bots' mark, however spelt.
+    for name in ["house", "HOUSE", "hоuse", "ｈｏｕｓｅ"] {
+        match w.ladder.register_owner(name, None, 0) {
+            Err(LadderError::Invalid(why)) => assert!(why.contains("reserved"), "{why}"),
+            other => panic!("{name}: {:?}", other.map(|_| ())),
+        }
+    }
+    for name in ["heuristic (house)", "x (Hоuse)", "（house）"] {
+        match w.ladder.register_bot(key, name, 0) {
+            Err(LadderError::Invalid(why)) => assert!(why.contains("(house)"), "{why}"),
+            other => panic!("{name}: {:?}", other.map(|_| ())),
+        }
+        assert!(matches!(
+            w.ladder.add_version(key, w.bots[0], name, 0),
+            Err(LadderError::Invalid(_))
+        ));
+    }
+    // The house itself still registers its bots under its mark.
+    w.ladder.house_version("heuristic (house)", 1).unwrap();
+}
+
+#[test]
+fn a_bot_has_at_most_max_versions() {
+    let w = world(
+        1,
+        LadderConfig {
+            max_versions: 3,
+            ..plain()
+        },
+    );
+    let key = w.owner_keys[0].as_str();
+    w.ladder.add_version(key, w.bots[0], "v2", 0).unwrap();
+    w.ladder.add_version(key, w.bots[0], "v3", 0).unwrap();
+    match w.ladder.add_version(key, w.bots[0], "v4", 0) {
+        Err(LadderError::State(why)) => assert!(why.contains("3 versions"), "{why}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    assert_eq!(LadderConfig::default().max_versions, 100);
+}

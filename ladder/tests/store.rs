@@ -289,6 +289,7 @@ suite!(
     placing_stats_count_finished_rated_matches_of_the_season_and_profile,
     validation_matches_have_one_seat_and_keep_their_verdict,
     a_database_from_before_rejections_migrates,
+    names_from_before_name_keys_are_still_compared_as_they_look,
 );
 
 #[test]
@@ -831,16 +832,26 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
+/// Undoes schema step 6 (name keys), as a database from before it is.
+const BEFORE_NAME_KEYS: &str = "DROP INDEX owners_by_name_key;
+     DROP INDEX bots_by_name_key;
+     DROP INDEX versions_by_label_key;
+     ALTER TABLE owners DROP COLUMN name_key;
+     ALTER TABLE bots DROP COLUMN name_key;
+     ALTER TABLE versions DROP COLUMN label_key;
+     DELETE FROM schema_migrations WHERE step = 6;";
+
 fn a_database_from_before_rejections_migrates(h: &mut Harness) {
     let (season, vs, old) = {
         let (s, season, vs) = setup(h, 2);
         (season, vs.clone(), play(s, season, &vs, &[1, 2], 10))
     };
-    // Back to step 4: no rejections column, step 5 not applied.
-    h.reopen_after(
-        "ALTER TABLE match_seats DROP COLUMN rejections;
-         DELETE FROM schema_migrations WHERE step = 5;",
-    );
+    // Back to step 4: no rejections column, steps 5 and 6 not applied.
+    h.reopen_after(&format!(
+        "{BEFORE_NAME_KEYS}
+         ALTER TABLE match_seats DROP COLUMN rejections;
+         DELETE FROM schema_migrations WHERE step = 5;"
+    ));
     let s = h.store();
     let seat = s.match_record(old).unwrap().seats[0].outcome.unwrap();
     assert_eq!((seat.joined, seat.rejections), (true, 0));
@@ -1205,4 +1216,37 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     }
     assert!(led, "the lock outlived its session");
     b.close();
+}
+
+fn names_from_before_name_keys_are_still_compared_as_they_look(h: &mut Harness) {
+    let (o, b) = {
+        let s = h.store();
+        let o = s.create_owner("house-proud", &hash(1), 0).unwrap();
+        let b = s.create_bot(o, "bot-one", 0).unwrap();
+        s.create_version(b, "v1", &vhash(1), 2, 0).unwrap();
+        (o, b)
+    };
+    // Back to step 5: the rows have no keys.
+    h.reopen_after(BEFORE_NAME_KEYS);
+    let s = h.store();
+    let dup = |r: Result<(), LadderError>, what: &str| match r {
+        Err(LadderError::Duplicate { what: w, name }) => assert_eq!(w, what, "{name}"),
+        other => panic!("{what}: {other:?}"),
+    };
+    // A Cyrillic о in each (twice: the first look fills the old rows' keys in, then rolls back).
+    for _ in 0..2 {
+        dup(
+            s.create_owner("hоuse-proud", &hash(2), 1).map(|_| ()),
+            "owner",
+        );
+        dup(s.create_bot(o, "bоt-one", 1).map(|_| ()), "bot");
+        dup(
+            s.create_version(b, "V1", &vhash(2), 2, 1).map(|_| ()),
+            "version",
+        );
+    }
+    // Distinct names still register, and keep their keys.
+    let o2 = s.create_owner("other", &hash(3), 1).unwrap();
+    s.create_bot(o2, "bot-two", 1).unwrap();
+    dup(s.create_owner("ОTHER", &hash(4), 2).map(|_| ()), "owner");
 }

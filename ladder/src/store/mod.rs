@@ -28,6 +28,7 @@ mod sqlite;
 
 pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Reaped};
 pub use postgres::PgStore;
+pub use rules::{HOUSE_MARK, check_not_reserved, name_key};
 pub use sqlite::{DATABASE_FILE, LOCK_FILE, SqliteStore};
 
 use crate::error::Result;

@@ -59,6 +59,11 @@ const MIGRATIONS: &[Migration] = &[
         "0005_rejections.sql",
         include_str!("../../migrations/postgres/0005_rejections.sql"),
     ),
+    (
+        6,
+        "0006_name_keys.sql",
+        include_str!("../../migrations/postgres/0006_name_keys.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).

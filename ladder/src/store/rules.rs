@@ -87,6 +87,57 @@ pub(super) fn check_name(what: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The form in which names (of owners and bots) and version labels are compared: Unicode NFKC,
+/// then the UTS #39 confusable skeleton, lower-cased and folded again, so that `House`,
+/// `house` and `hоuse` (with a Cyrillic `о`) are one name. Stored names keep their spelling;
+/// only comparisons use this form.
+pub fn name_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_security::confusable_detection::skeleton;
+    let nfkc: String = name.trim().nfkc().collect();
+    let folded: String = skeleton(&nfkc).collect::<String>().to_lowercase();
+    skeleton(&folded).collect()
+}
+
+/// The mark of the house bots' names: no name may contain it (in its [`name_key`] form).
+pub const HOUSE_MARK: &str = "(house)";
+
+/// Refuses a name a user chose (`what`: "owner", "bot", "version") that could pose as one of the
+/// house's: one that contains [`HOUSE_MARK`], or an owner named like `house_owner`, once both
+/// are in their [`name_key`] form.
+pub fn check_not_reserved(what: &str, name: &str, house_owner: &str) -> Result<()> {
+    let key = name_key(name);
+    if key.contains(&name_key(HOUSE_MARK)) {
+        return Err(LadderError::Invalid(format!(
+            "a {what} name may not contain {HOUSE_MARK:?} (or look like it): it marks the \
+             ladder's house bots"
+        )));
+    }
+    if what == "owner" && key == name_key(house_owner) {
+        return Err(LadderError::Invalid(format!(
+            "the owner name {house_owner:?} (or one that looks like it) is reserved for the \
+             ladder's house bots"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses `name` (a `what`) when it looks like one of `existing` (the names of its kind it must
+/// differ from), compared in their [`name_key`] form: [`LadderError::Duplicate`] naming the
+/// existing one it looks like.
+pub(super) fn check_distinct<'a>(
+    what: &'static str,
+    name: &str,
+    existing: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    let key = name_key(name);
+    match existing.into_iter().find(|e| name_key(e) == key) {
+        // The name it looks like: "bot \"house\" already exists".
+        Some(e) => Err(taken(what, e)),
+        None => Ok(()),
+    }
+}
+
 /// A new version must keep at least itself active.
 pub(super) fn check_keep_active(keep_active: usize) -> Result<()> {
     if keep_active == 0 {
@@ -565,6 +616,21 @@ pub(super) fn check_sanction_lifted_now(id: SanctionId, lifted: bool) -> Result<
 mod tests {
     use super::*;
     use crate::keys::KeyHash;
+
+    #[test]
+    fn look_alike_names_have_one_key() {
+        let house = name_key("house");
+        for alike in ["house", "House", "hоuse", "ｈｏｕｓｅ", " house "] {
+            assert_eq!(name_key(alike), house, "{alike:?}");
+        }
+        assert_ne!(name_key("mouse"), house);
+        assert!(check_distinct("bot", "hоuse", ["a", "house"]).is_err());
+        assert!(check_distinct("bot", "mouse", ["a", "house"]).is_ok());
+        assert!(check_not_reserved("bot", "a (hоuse)", "house").is_err());
+        assert!(check_not_reserved("bot", "a house", "house").is_ok());
+        assert!(check_not_reserved("owner", "Hоuse", "house").is_err());
+        assert!(check_not_reserved("bot", "house", "house").is_ok());
+    }
 
     fn record(state: MatchState, rated: bool, seats: &[i64]) -> MatchRecord {
         MatchRecord {

@@ -36,6 +36,47 @@ fn new_row(inserted: std::result::Result<i64, Taken>) -> Result<i64> {
     })
 }
 
+/// Where names of one kind are kept: the table, its name and name-key columns, and the column
+/// and id that scope uniqueness (a version's label is unique within its bot).
+struct NameColumns {
+    what: &'static str,
+    table: &'static str,
+    name: &'static str,
+    key: &'static str,
+    scope: Option<(&'static str, i64)>,
+}
+
+/// Refuses `name` when a stored name of its kind looks like it ([`rules::check_distinct`] on the
+/// rows with the same [`rules::name_key`], found through the key's index); returns the key to
+/// store with the new row. Rows stored before keys were kept get theirs on the way.
+fn distinct_name(t: &mut (dyn Tx + '_), c: &NameColumns, name: &str) -> Result<String> {
+    let key = rules::name_key(name);
+    let (scope, scope_id) = match c.scope {
+        Some((column, id)) => (format!(" AND {column} = ?2"), Some(id)),
+        None => (String::new(), None),
+    };
+    let mut params: Vec<Value<'_>> = vec![key.as_str().into()];
+    params.extend(scope_id.map(Value::from));
+    let sql = format!(
+        "SELECT id, {name}, {key} FROM {table} WHERE ({key} = ?1 OR {key} IS NULL){scope}",
+        name = c.name,
+        key = c.key,
+        table = c.table,
+    );
+    let rows = t.rows(&sql, &params, |r| {
+        Ok((r.i64(0)?, r.string(1)?, r.opt_string(2)?))
+    })?;
+    let update = format!("UPDATE {} SET {} = ?1 WHERE id = ?2", c.table, c.key);
+    for (id, old, _) in rows.iter().filter(|r| r.2.is_none()) {
+        t.execute(
+            &update,
+            &[rules::name_key(old).as_str().into(), (*id).into()],
+        )?;
+    }
+    rules::check_distinct(c.what, name, rows.iter().map(|r| r.1.as_str()))?;
+    Ok(key)
+}
+
 const KEY_COLUMNS: &str = "id, kind, owner_id, version_id, hash, created_ms, revoked_ms";
 
 fn key_from_row(r: &dyn Row) -> Result<KeyRecord> {
@@ -437,9 +478,17 @@ impl<B: Backend> Store for B {
     fn create_owner(&self, name: &str, key: &KeyHash, now: Millis) -> Result<OwnerId> {
         rules::check_name("owner", name)?;
         self.write(|t| {
+            let columns = NameColumns {
+                what: "owner",
+                table: "owners",
+                name: "name",
+                key: "name_key",
+                scope: None,
+            };
+            let name_key = distinct_name(t, &columns, name)?;
             let id = t.insert(
-                "INSERT INTO owners (name, created_ms) VALUES (?1, ?2)",
-                &[name.into(), now.into()],
+                "INSERT INTO owners (name, name_key, created_ms) VALUES (?1, ?2, ?3)",
+                &[name.into(), name_key.as_str().into(), now.into()],
             )?;
             let id = unique(id, "owner", name)?;
             let key = t.insert(
@@ -488,9 +537,22 @@ impl<B: Backend> Store for B {
         rules::check_name("bot", name)?;
         self.write(|t| {
             require(t.exists("owners", owner.0)?, "owner", owner)?;
+            let columns = NameColumns {
+                what: "bot",
+                table: "bots",
+                name: "name",
+                key: "name_key",
+                scope: None,
+            };
+            let name_key = distinct_name(t, &columns, name)?;
             let id = t.insert(
-                "INSERT INTO bots (owner_id, name, created_ms) VALUES (?1, ?2, ?3)",
-                &[owner.0.into(), name.into(), now.into()],
+                "INSERT INTO bots (owner_id, name, name_key, created_ms) VALUES (?1, ?2, ?3, ?4)",
+                &[
+                    owner.0.into(),
+                    name.into(),
+                    name_key.as_str().into(),
+                    now.into(),
+                ],
             )?;
             unique(id, "bot", name).map(BotId)
         })
@@ -530,9 +592,23 @@ impl<B: Backend> Store for B {
             );
             let found = t.opt(&sql, &[bot.0.into()], |_| Ok(()))?.is_some();
             require(found, "bot", bot)?;
+            let columns = NameColumns {
+                what: "version",
+                table: "versions",
+                name: "label",
+                key: "label_key",
+                scope: Some(("bot_id", bot.0)),
+            };
+            let label_key = distinct_name(t, &columns, label)?;
             let id = t.insert(
-                "INSERT INTO versions (bot_id, label, created_ms) VALUES (?1, ?2, ?3)",
-                &[bot.0.into(), label.into(), now.into()],
+                "INSERT INTO versions (bot_id, label, label_key, created_ms)
+                 VALUES (?1, ?2, ?3, ?4)",
+                &[
+                    bot.0.into(),
+                    label.into(),
+                    label_key.as_str().into(),
+                    now.into(),
+                ],
             )?;
             let id = VersionId(unique(id, "version", label)?);
             let inserted = t.insert(

@@ -55,6 +55,11 @@ const MIGRATIONS: &[Migration] = &[
         "0005_rejections.sql",
         include_str!("../../migrations/sqlite/0005_rejections.sql"),
     ),
+    (
+        6,
+        "0006_name_keys.sql",
+        include_str!("../../migrations/sqlite/0006_name_keys.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.
@@ -71,6 +76,48 @@ pub struct SqliteStore {
     _lock: File,
 }
 
+/// Creates `dir` (and its parents) if needed and keeps it to its owner (0700 on Unix).
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir)?;
+    owner_only(dir, 0o700)
+}
+
+/// Opens `path` for reading and writing, creating it readable by its owner alone (0600 on Unix)
+/// and tightening an existing one to that.
+fn private_file(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).read(true).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path)?;
+    owner_only(path, 0o600)?;
+    Ok(file)
+}
+
+/// Sets the Unix mode of `path` (nothing elsewhere).
+fn owner_only(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
+}
+
 /// How long opening waits for the directory lock before it reports it held.
 const LOCK_PATIENCE: Duration = Duration::from_secs(1);
 /// Tries within [`LOCK_PATIENCE`].
@@ -79,15 +126,14 @@ const LOCK_RETRIES: u32 = 20;
 impl SqliteStore {
     /// Opens (creating if needed) the ladder in `dir`: takes the directory lock, opens the
     /// database and applies any schema steps it lacks.
+    ///
+    /// On Unix the directory is kept to its owner (mode 0700) and the files in it (database,
+    /// write-ahead log, lock) are readable by the owner alone (0600): they hold key hashes and the
+    /// seeds of matches still running.
     pub fn open(dir: &Path) -> Result<SqliteStore> {
-        fs::create_dir_all(dir)?;
+        private_dir(dir)?;
         let lock_path = dir.join(LOCK_FILE);
-        let mut lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&lock_path)?;
+        let mut lock = private_file(&lock_path)?;
         // A lock held a moment longer than its store: a child this process forks (a bot, a
         // database server) shares the lock's open file until it execs, which under load takes
         // a while. Another process's lock is still refused, after LOCK_PATIENCE.
@@ -109,6 +155,15 @@ impl SqliteStore {
         lock.set_len(0)?;
         writeln!(lock, "{}", std::process::id())?;
 
+        // Created (or tightened) before SQLite opens it: SQLite gives its write-ahead log and
+        // shared-memory files the database file's mode.
+        private_file(&dir.join(DATABASE_FILE))?;
+        for suffix in ["-wal", "-shm"] {
+            let path = dir.join(format!("{DATABASE_FILE}{suffix}"));
+            if path.exists() {
+                owner_only(&path, 0o600)?;
+            }
+        }
         let mut conn = Connection::open(dir.join(DATABASE_FILE))?;
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
@@ -296,5 +351,28 @@ mod tests {
             assert_eq!(*step as usize, i + 1);
             assert!(name.starts_with(&format!("{step:04}_")), "{name}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_store_directory_and_files_are_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().join("ladder");
+        // A directory someone made readable to all first is tightened too.
+        fs::create_dir_all(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let store = SqliteStore::open(&dir).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700, "the directory");
+        let mut files = 0;
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+            files += 1;
+        }
+        assert!(files >= 2, "the database and the lock at least");
+        assert_eq!(mode(&dir.join(DATABASE_FILE)), 0o600);
+        drop(store);
     }
 }
