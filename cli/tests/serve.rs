@@ -9,6 +9,9 @@
 //!   mid-game) is recorded as aborted, as a restart on the same data directory shows.
 //! - "serving on …" is printed only by a server that serves, and the log has no colour codes
 //!   when stderr is not a terminal.
+//! - `--metrics-listen` answers `GET /metrics` only (404 otherwise), closes a silent connection
+//!   at the handshake timeout and holds no more connections than its cap.
+//! - A damaged `matches.sqlite` stops the start with a message naming it; a healthy one starts.
 //! - With `--tls-cert` and `--tls-key` the server speaks TLS: a client that trusts the
 //!   certificate completes calls, a plain-text client does not get through.
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -783,4 +786,111 @@ fn the_operator_token_on_the_command_line_is_refused_beyond_loopback() {
     let big = write(dir.path(), "big", &"x".repeat(5000));
     let err = refused(maumau(&["serve", "--operator-token-file", &big]));
     assert!(err.contains("larger than 4096 bytes"), "{err}");
+}
+
+/// One HTTP/1.1 request on a new connection to `addr` (`Connection: close`): the whole answer.
+fn http_request(addr: &str, method: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        tcp,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// Whether the server closes `tcp` (which sends nothing) within `within`.
+fn closed_within(tcp: &mut std::net::TcpStream, within: Duration) -> bool {
+    use std::io::Read;
+    tcp.set_read_timeout(Some(within)).unwrap();
+    let mut byte = [0u8; 1];
+    matches!(tcp.read(&mut byte), Ok(0) | Err(_)) && {
+        // A read timeout is an error too: tell it from a close.
+        tcp.set_read_timeout(Some(Duration::from_millis(1)))
+            .unwrap();
+        matches!(tcp.read(&mut byte), Ok(0))
+    }
+}
+
+#[test]
+fn the_metrics_port_serves_get_metrics_only_with_timeouts_and_a_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--handshake-timeout-ms",
+        "1000",
+        "--max-connections",
+        "2",
+    ]));
+    let log = server.log.lock().unwrap().clone();
+    let metrics = log
+        .split("metrics on http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no metrics address in {log}"))
+        .to_string();
+
+    let answer = http_request(&metrics, "GET", "/metrics");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("maumau_"), "{answer}");
+    for (method, path) in [
+        ("GET", "/"),
+        ("GET", "/metrics/x"),
+        ("POST", "/metrics"),
+        ("DELETE", "/metrics"),
+        ("GET", "/matches"),
+    ] {
+        let answer = http_request(&metrics, method, path);
+        assert!(
+            answer.starts_with("HTTP/1.1 404"),
+            "{method} {path}: {answer}"
+        );
+    }
+
+    // A connection that says nothing is closed at the handshake timeout.
+    let started = Instant::now();
+    let mut silent = std::net::TcpStream::connect(&metrics).unwrap();
+    assert!(closed_within(&mut silent, Duration::from_secs(10)));
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Two silent connections held: a third is closed at once.
+    let _held: Vec<_> = (0..2)
+        .map(|_| std::net::TcpStream::connect(&metrics).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = std::net::TcpStream::connect(&metrics).unwrap();
+    assert!(closed_within(&mut third, Duration::from_millis(500)));
+}
+
+#[test]
+fn a_damaged_match_store_stops_the_start_and_a_healthy_one_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let store = data.join("matches.sqlite");
+    std::fs::write(&store, vec![0x5a_u8; 64 * 1024]).unwrap();
+    let data = data.display().to_string();
+    let serve = || maumau(&["serve", "--listen", "127.0.0.1:0", "--data-dir", &data]);
+    let err = refused(serve());
+    assert!(err.contains("matches.sqlite"), "{err}");
+    assert!(err.contains("damaged"), "{err}");
+    assert!(err.contains("backup"), "{err}");
+
+    std::fs::remove_file(&store).unwrap();
+    let _server = start(serve());
 }
