@@ -13,7 +13,8 @@
 //!   at the handshake timeout and holds no more connections than its cap.
 //! - A damaged `matches.sqlite` stops the start with a message naming it; a healthy one starts.
 //! - With `--tls-cert` and `--tls-key` the server speaks TLS: a client that trusts the
-//!   certificate completes calls, a plain-text client does not get through.
+//!   certificate completes calls, a plain-text client does not get through; a plain HTTP/1.1
+//!   request gets a 400 saying to use https, and the log says a plain-text client came.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
@@ -893,4 +894,46 @@ fn a_damaged_match_store_stops_the_start_and_a_healthy_one_starts() {
 
     std::fs::remove_file(&store).unwrap();
     let _server = start(serve());
+}
+
+#[test]
+fn a_plain_text_client_on_the_tls_port_is_told_to_use_https() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert = write(dir.path(), "cert.pem", &certified.cert.pem());
+    let key = write(
+        dir.path(),
+        "key.pem",
+        &certified.signing_key.serialize_pem(),
+    );
+    let data = dir.path().join("data").display().to_string();
+    let mut server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]));
+    let addr = server.addr.trim_start_matches("http://").to_string();
+    let answer = http_request(&addr, "GET", "/matches");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        answer.contains("this port speaks TLS: use https://"),
+        "{answer}"
+    );
+
+    // HTTP/2 with prior knowledge: closed, and the log says why.
+    let mut tcp = std::net::TcpStream::connect(&addr).unwrap();
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut rest = Vec::new();
+    let _ = tcp.read_to_end(&mut rest);
+    send_signal(&server.child, "TERM");
+    let log = server.whole_log();
+    assert!(log.contains("plain-text client on the TLS port"), "{log}");
 }
