@@ -11,6 +11,8 @@
 //!   when stderr is not a terminal.
 //! - `--metrics-listen` answers `GET /metrics` only (404 otherwise), closes a silent connection
 //!   at the handshake timeout and holds no more connections than its cap.
+//! - A connection that sends half a request head, or an HTTP/2 peer that makes no request and
+//!   ignores the GOAWAY, is dropped 5 s after the handshake timeout.
 //! - A damaged `matches.sqlite` stops the start with a message naming it; a healthy one starts.
 //! - With `--tls-cert` and `--tls-key` the server speaks TLS: a client that trusts the
 //!   certificate completes calls, a plain-text client does not get through; a plain HTTP/1.1
@@ -936,4 +938,50 @@ fn a_plain_text_client_on_the_tls_port_is_told_to_use_https() {
     send_signal(&server.child, "TERM");
     let log = server.whole_log();
     assert!(log.contains("plain-text client on the TLS port"), "{log}");
+}
+
+#[test]
+fn a_half_request_head_and_a_peer_that_ignores_goaway_are_dropped() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--handshake-timeout-ms",
+        "1000",
+    ]));
+    let addr = server.addr.trim_start_matches("http://").to_string();
+    // Half an HTTP/1.1 head, never finished.
+    let mut half = std::net::TcpStream::connect(&addr).unwrap();
+    half.write_all(b"GET /matches HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // An HTTP/2 peer: the preface and its settings, then nothing (no SETTINGS ack, no request,
+    // no answer to the GOAWAY and ping it is sent).
+    let mut h2 = std::net::TcpStream::connect(&addr).unwrap();
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .unwrap();
+    let started = Instant::now();
+    for (what, tcp) in [("half a head", &mut half), ("HTTP/2", &mut h2)] {
+        // Whatever it is sent is read and ignored, until the server closes.
+        tcp.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+        let mut buf = [0u8; 1024];
+        loop {
+            match std::io::Read::read(tcp, &mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => panic!("{what}: still open after {:?}: {e}", started.elapsed()),
+            }
+        }
+        // The handshake timeout (1 s), then 5 s to say goodbye, checked every second or so.
+        assert!(
+            started.elapsed() < Duration::from_secs(9),
+            "{what}: dropped after {:?}",
+            started.elapsed()
+        );
+    }
 }

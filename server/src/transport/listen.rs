@@ -402,8 +402,10 @@ where
                             None
                         };
                         if let Some(by) = closing {
-                            if idle.is_some() && now >= by {
-                                // The peer did not finish the goodbye: drop it.
+                            // The peer did not finish the goodbye (it ignored GOAWAY, or never
+                            // finished its first request's head): drop it, unless a request is
+                            // still being answered.
+                            if activity.open.load(Ordering::SeqCst) == 0 && now >= by {
                                 break;
                             }
                             check.as_mut().reset(now + CLOSE_GRACE);
