@@ -593,3 +593,120 @@ async fn a_seats_view_shows_its_refused_action_at_the_event_it_came_at() {
         .unwrap();
     server.stop().await;
 }
+
+/// The `Content-Security-Policy` of a response as directive name → sources.
+fn policy(got: &web::Got) -> std::collections::BTreeMap<String, Vec<String>> {
+    let value = got
+        .headers
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    value
+        .split(';')
+        .filter_map(|d| {
+            let mut words = d.split_whitespace();
+            let name = words.next()?.to_string();
+            Some((name, words.map(str::to_string).collect()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_viewers_pages_may_be_framed_only_by_this_server_and_the_allowed_origins() {
+    const CLUB: &str = "https://club.example";
+    let server = TestServer::start_with(|setup| {
+        setup.server.allow_origins = vec![CLUB.to_string()];
+    })
+    .await;
+    let (done, _) = finished(&server, pb::Profile::Classic, 2, 7).await;
+    let id = &done.match_id;
+    let pages = [
+        ("/matches".to_string(), false),
+        (format!("/matches/{id}/view"), true),
+        ("/play".to_string(), true),
+        (format!("/matches/{id}/frames"), false),
+        ("/matches/nope/view".to_string(), false),
+        ("/matches/nope/frames".to_string(), false),
+        (format!("/matches/{id}/frames?view=9"), false),
+    ];
+    for (path, scripted) in pages {
+        let got = get(&server, &path, false).await;
+        let header = |name: &str| {
+            got.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(header("referrer-policy"), "no-referrer", "{path}");
+        assert_eq!(header("x-content-type-options"), "nosniff", "{path}");
+        let csp = policy(&got);
+        assert_eq!(
+            csp.get("frame-ancestors"),
+            Some(&vec!["'self'".to_string(), CLUB.to_string()]),
+            "{path}: {csp:?}"
+        );
+        assert_eq!(csp["default-src"], ["'none'"], "{path}");
+        if got.content_type.starts_with("text/html") {
+            assert_eq!(csp["connect-src"], ["'self'"], "{path}");
+            assert_eq!(csp["style-src"], ["'unsafe-inline'"], "{path}");
+            let scripts = &csp["script-src"];
+            if scripted {
+                // The one inlined script, by its hash: no other script may run.
+                assert_eq!(scripts.len(), 1, "{path}: {scripts:?}");
+                assert!(scripts[0].starts_with("'sha256-"), "{path}: {scripts:?}");
+            } else {
+                assert_eq!(scripts, &["'none'"], "{path}");
+            }
+        } else {
+            assert_eq!(csp.len(), 2, "{path}: a JSON answer loads nothing: {csp:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_or_conflicting_view_or_token_is_refused() {
+    let server = TestServer::start().await;
+    let (done, _) = finished(&server, pb::Profile::Classic, 2, 7).await;
+    let id = &done.match_id;
+    let seat0 = &done.seat_tokens[0].token;
+    let seat1 = "not-a-token";
+    for query in [
+        format!("token={seat0}&token={seat1}"),
+        format!("token={seat0}&token={seat0}"),
+        "view=1&view=0".to_string(),
+        "view=public&view=public".to_string(),
+        format!("token={seat0}&view=1"),
+        format!("view=omniscient&token={seat0}"),
+    ] {
+        let got = get(&server, &format!("/matches/{id}/frames?{query}"), false).await;
+        assert_eq!(
+            got.status,
+            StatusCode::BAD_REQUEST,
+            "{query}: {}",
+            got.text()
+        );
+        assert_eq!(
+            got.reason,
+            pb::ErrorReason::InvalidArgument.as_str_name(),
+            "{query}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&got.body).unwrap();
+        assert_eq!(v["reason"], "ERROR_REASON_INVALID_ARGUMENT", "{query}");
+        assert!(!v["message"].as_str().unwrap().is_empty(), "{query}");
+    }
+    // The page refuses a repeated parameter too, before it loads anything.
+    let got = get(&server, &format!("/matches/{id}/view?view=1&view=0"), false).await;
+    assert_eq!(got.status, StatusCode::BAD_REQUEST);
+    assert_eq!(got.reason, pb::ErrorReason::InvalidArgument.as_str_name());
+    // A view that is the token's own is no conflict.
+    let got = get(
+        &server,
+        &format!("/matches/{id}/frames?token={seat0}&view=0"),
+        false,
+    )
+    .await;
+    assert_eq!(got.status, StatusCode::OK, "{}", got.text());
+    let v: serde_json::Value = serde_json::from_slice(&got.body).unwrap();
+    assert_eq!(v["perspective"], "seat 0");
+}

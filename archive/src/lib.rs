@@ -127,16 +127,29 @@ impl Archive for SqliteArchive {
         let context = |what: &str, e: std::io::Error| {
             std::io::Error::new(e.kind(), format!("{what} {}: {e}", data_dir.display()))
         };
-        std::fs::create_dir_all(data_dir).map_err(|e| context("cannot create", e))?;
+        create_private_dir(data_dir).map_err(|e| context("cannot create", e))?;
         check_writable(data_dir).map_err(|e| context("cannot write in", e))?;
         let path = &self.path;
         let sql = |e: rusqlite::Error| {
+            if is_damage(&e) {
+                return damaged(path, &e.to_string());
+            }
             std::io::Error::other(format!(
                 "cannot open the match store {}: {e}",
                 path.display()
             ))
         };
+        create_private_file(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot create the match store {}: {e}", path.display()),
+            )
+        })?;
         let mut writer = connect(path).map_err(sql)?;
+        check_integrity(&writer, path).map_err(|e| match e {
+            Check::Failed(problems) => damaged(path, &problems),
+            Check::Sql(e) => sql(e),
+        })?;
         writer.execute_batch(SCHEMA).map_err(sql)?;
         import_files(data_dir, &mut writer, summarize)?;
         let last_seq: i64 = writer
@@ -310,6 +323,76 @@ impl Archive for SqliteArchive {
         tx.commit()?;
         Ok(Some(true))
     }
+}
+
+/// Creates `dir` (and its missing parents) readable by its owner only (mode 0700 on Unix): the
+/// archive holds hashed tokens and every hand of every match. A directory that exists is left
+/// as it is.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates the database file, empty, readable by its owner only (mode 0600 on Unix), unless it
+/// exists. SQLite gives its `-wal` and `-shm` files the database file's mode.
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Why an integrity check did not pass.
+enum Check {
+    /// The database answered with these problems.
+    Failed(String),
+    /// The check could not run.
+    Sql(rusqlite::Error),
+}
+
+/// `PRAGMA quick_check`: whether the database's pages and indexes hold together.
+fn check_integrity(conn: &Connection, path: &Path) -> Result<(), Check> {
+    let mut statement = conn.prepare("PRAGMA quick_check").map_err(Check::Sql)?;
+    let problems = statement
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+        .map_err(Check::Sql)?;
+    if problems.len() == 1 && problems[0] == "ok" {
+        return Ok(());
+    }
+    tracing::error!(path = %path.display(), problems = ?problems, "the match store failed its integrity check");
+    Err(Check::Failed(
+        problems.into_iter().take(3).collect::<Vec<_>>().join("; "),
+    ))
+}
+
+/// Whether SQLite says the file is not a database or is damaged.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// The error for a damaged match store: which file, what is wrong, what to do.
+fn damaged(path: &Path, what: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "the match store {} is damaged ({what}): restore it (with its -wal file) from a \
+             backup, or move it aside to start with an empty one; the server does not start on \
+             a damaged store",
+            path.display()
+        ),
+    )
 }
 
 /// Checks that `dir` can be written: creates, syncs and deletes a file (the error names the
@@ -582,5 +665,81 @@ mod tests {
             .expect_err("not open");
         assert!(err.to_string().contains("not open"), "{err}");
         assert!(!dir.path().join(FILE).exists());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join(FILE), vec![0x5a; 64 * 1024]).expect("write");
+        let archive = SqliteArchive::new(dir.path());
+        let e = archive
+            .start(|_, _| None)
+            .expect_err("a damaged store must not start");
+        let message = e.to_string();
+        assert!(message.contains(FILE), "{message}");
+        assert!(message.contains("damaged"), "{message}");
+        assert!(message.contains("backup"), "{message}");
+    }
+
+    #[test]
+    fn a_store_with_damaged_pages_is_refused_and_a_healthy_one_starts() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let archive = SqliteArchive::new(dir.path());
+        archive.start(|_, _| None).expect("start");
+        let rows: Vec<ArchivedMatch> = (1..=200)
+            .map(|seq| row(seq, &"x".repeat(500), pb::MatchStatus::Finished))
+            .collect();
+        archive
+            .commit(&rows.iter().collect::<Vec<_>>())
+            .expect("commit");
+        drop(archive);
+        // Closed: the WAL is checkpointed into the file. A healthy store starts.
+        let archive = SqliteArchive::new(dir.path());
+        assert_eq!(archive.start(|_, _| None).expect("start"), 200);
+        drop(archive);
+
+        // Garbage over leaf pages in the middle: the header, the schema, the tables' roots and
+        // the newest rows stay, so only a check of every page finds it.
+        let path = dir.path().join(FILE);
+        let mut bytes = std::fs::read(&path).expect("read");
+        assert!(bytes.len() > 32 * 4096, "{} bytes", bytes.len());
+        let end = bytes.len() / 2;
+        bytes[8 * 4096..end].fill(0x5a);
+        std::fs::write(&path, bytes).expect("write");
+        let archive = SqliteArchive::new(dir.path());
+        let e = archive
+            .start(|_, _| None)
+            .expect_err("a damaged store must not start");
+        let message = e.to_string();
+        assert!(message.contains(FILE), "{message}");
+        assert!(message.contains("damaged"), "{message}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_store_and_its_directory_are_readable_by_their_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().expect("a temporary directory");
+        let dir = parent.path().join("data");
+        let archive = SqliteArchive::new(&dir);
+        archive.start(|_, _| None).expect("start");
+        archive
+            .commit(&[&row(1, "a", pb::MatchStatus::Finished)])
+            .expect("commit");
+        let mode = |p: &Path| {
+            std::fs::metadata(p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode(&dir), 0o700);
+        for name in [
+            FILE.to_string(),
+            format!("{FILE}-wal"),
+            format!("{FILE}-shm"),
+        ] {
+            assert_eq!(mode(&dir.join(&name)), 0o600, "{name}");
+        }
     }
 }

@@ -511,12 +511,32 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
         .build()?;
     runtime.block_on(async move {
         if let Some(addr) = metrics_listen {
-            metrics_exporter_prometheus::PrometheusBuilder::new()
-                .with_http_listener(addr)
-                .install()
+            // Served by the server's own connection loop (its timeouts and a connection cap),
+            // not by the exporter's listener, which has neither.
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+            let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+                .install_recorder()
                 .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
             maumau_server::metrics::describe();
-            eprintln!("maumau: metrics on http://{addr}/metrics");
+            let bound = listener.local_addr().unwrap_or(addr);
+            eprintln!("maumau: metrics on http://{bound}/metrics");
+            let render: maumau_server::metrics::Render =
+                std::sync::Arc::new(move || handle.render());
+            let metrics_config = config.clone();
+            tokio::spawn(async move {
+                let served = maumau_server::metrics::serve(
+                    listener,
+                    &metrics_config,
+                    render,
+                    std::future::pending(),
+                )
+                .await;
+                if let Err(e) = served {
+                    tracing::error!(error = %e, "the metrics listener stopped");
+                }
+            });
         }
         // Before anything is announced, so that a signal sent from then on is handled.
         let stop = stop_signal()?;

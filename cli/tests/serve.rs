@@ -9,8 +9,14 @@
 //!   mid-game) is recorded as aborted, as a restart on the same data directory shows.
 //! - "serving on …" is printed only by a server that serves, and the log has no colour codes
 //!   when stderr is not a terminal.
+//! - `--metrics-listen` answers `GET /metrics` only (404 otherwise), closes a silent connection
+//!   at the handshake timeout and holds no more connections than its cap.
+//! - A connection that sends half a request head, or an HTTP/2 peer that makes no request and
+//!   ignores the GOAWAY, is dropped 5 s after the handshake timeout.
+//! - A damaged `matches.sqlite` stops the start with a message naming it; a healthy one starts.
 //! - With `--tls-cert` and `--tls-key` the server speaks TLS: a client that trusts the
-//!   certificate completes calls, a plain-text client does not get through.
+//!   certificate completes calls, a plain-text client does not get through; a plain HTTP/1.1
+//!   request gets a 400 saying to use https, and the log says a plain-text client came.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
@@ -783,4 +789,199 @@ fn the_operator_token_on_the_command_line_is_refused_beyond_loopback() {
     let big = write(dir.path(), "big", &"x".repeat(5000));
     let err = refused(maumau(&["serve", "--operator-token-file", &big]));
     assert!(err.contains("larger than 4096 bytes"), "{err}");
+}
+
+/// One HTTP/1.1 request on a new connection to `addr` (`Connection: close`): the whole answer.
+fn http_request(addr: &str, method: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        tcp,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// Whether the server closes `tcp` (which sends nothing) within `within`.
+fn closed_within(tcp: &mut std::net::TcpStream, within: Duration) -> bool {
+    use std::io::Read;
+    tcp.set_read_timeout(Some(within)).unwrap();
+    let mut byte = [0u8; 1];
+    matches!(tcp.read(&mut byte), Ok(0) | Err(_)) && {
+        // A read timeout is an error too: tell it from a close.
+        tcp.set_read_timeout(Some(Duration::from_millis(1)))
+            .unwrap();
+        matches!(tcp.read(&mut byte), Ok(0))
+    }
+}
+
+#[test]
+fn the_metrics_port_serves_get_metrics_only_with_timeouts_and_a_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--handshake-timeout-ms",
+        "1000",
+        "--max-connections",
+        "2",
+    ]));
+    let log = server.log.lock().unwrap().clone();
+    let metrics = log
+        .split("metrics on http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no metrics address in {log}"))
+        .to_string();
+
+    let answer = http_request(&metrics, "GET", "/metrics");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("maumau_"), "{answer}");
+    for (method, path) in [
+        ("GET", "/"),
+        ("GET", "/metrics/x"),
+        ("POST", "/metrics"),
+        ("DELETE", "/metrics"),
+        ("GET", "/matches"),
+    ] {
+        let answer = http_request(&metrics, method, path);
+        assert!(
+            answer.starts_with("HTTP/1.1 404"),
+            "{method} {path}: {answer}"
+        );
+    }
+
+    // A connection that says nothing is closed at the handshake timeout.
+    let started = Instant::now();
+    let mut silent = std::net::TcpStream::connect(&metrics).unwrap();
+    assert!(closed_within(&mut silent, Duration::from_secs(10)));
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Two silent connections held: a third is closed at once.
+    let _held: Vec<_> = (0..2)
+        .map(|_| std::net::TcpStream::connect(&metrics).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = std::net::TcpStream::connect(&metrics).unwrap();
+    assert!(closed_within(&mut third, Duration::from_millis(500)));
+}
+
+#[test]
+fn a_damaged_match_store_stops_the_start_and_a_healthy_one_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let store = data.join("matches.sqlite");
+    std::fs::write(&store, vec![0x5a_u8; 64 * 1024]).unwrap();
+    let data = data.display().to_string();
+    let serve = || maumau(&["serve", "--listen", "127.0.0.1:0", "--data-dir", &data]);
+    let err = refused(serve());
+    assert!(err.contains("matches.sqlite"), "{err}");
+    assert!(err.contains("damaged"), "{err}");
+    assert!(err.contains("backup"), "{err}");
+
+    std::fs::remove_file(&store).unwrap();
+    let _server = start(serve());
+}
+
+#[test]
+fn a_plain_text_client_on_the_tls_port_is_told_to_use_https() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert = write(dir.path(), "cert.pem", &certified.cert.pem());
+    let key = write(
+        dir.path(),
+        "key.pem",
+        &certified.signing_key.serialize_pem(),
+    );
+    let data = dir.path().join("data").display().to_string();
+    let mut server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]));
+    let addr = server.addr.trim_start_matches("http://").to_string();
+    let answer = http_request(&addr, "GET", "/matches");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        answer.contains("this port speaks TLS: use https://"),
+        "{answer}"
+    );
+
+    // HTTP/2 with prior knowledge: closed, and the log says why.
+    let mut tcp = std::net::TcpStream::connect(&addr).unwrap();
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut rest = Vec::new();
+    let _ = tcp.read_to_end(&mut rest);
+    send_signal(&server.child, "TERM");
+    let log = server.whole_log();
+    assert!(log.contains("plain-text client on the TLS port"), "{log}");
+}
+
+#[test]
+fn a_half_request_head_and_a_peer_that_ignores_goaway_are_dropped() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").display().to_string();
+    let server = start(maumau(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        &data,
+        "--handshake-timeout-ms",
+        "1000",
+    ]));
+    let addr = server.addr.trim_start_matches("http://").to_string();
+    // Half an HTTP/1.1 head, never finished.
+    let mut half = std::net::TcpStream::connect(&addr).unwrap();
+    half.write_all(b"GET /matches HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    // An HTTP/2 peer: the preface and its settings, then nothing (no SETTINGS ack, no request,
+    // no answer to the GOAWAY and ping it is sent).
+    let mut h2 = std::net::TcpStream::connect(&addr).unwrap();
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .unwrap();
+    let started = Instant::now();
+    for (what, tcp) in [("half a head", &mut half), ("HTTP/2", &mut h2)] {
+        // Whatever it is sent is read and ignored, until the server closes.
+        tcp.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+        let mut buf = [0u8; 1024];
+        loop {
+            match std::io::Read::read(tcp, &mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => panic!("{what}: still open after {:?}: {e}", started.elapsed()),
+            }
+        }
+        // The handshake timeout (1 s), then 5 s to say goodbye, checked every second or so.
+        assert!(
+            started.elapsed() < Duration::from_secs(9),
+            "{what}: dropped after {:?}",
+            started.elapsed()
+        );
+    }
 }

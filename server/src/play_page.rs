@@ -48,16 +48,32 @@ pub(crate) fn page(
     let body = PAGES[usize::from(public)]
         .get_or_init(|| render(public))
         .clone();
+    // The page's script calls this server only (a copy hosted elsewhere, `?server=`, is served
+    // by that host with its own policy).
+    let policy = crate::viewer::policy(&registry.config.allow_origins, HTML, Some(script_hash()));
     Some(Box::pin(async move {
-        crate::viewer::respond(StatusCode::OK, "text/html; charset=utf-8", body, None, head)
+        crate::viewer::respond(StatusCode::OK, HTML, body, None, head, &policy)
     }))
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+
+/// The script as it is inlined in the page.
+fn inlined_script() -> String {
+    SCRIPT.replace("</script", "<\\/script")
+}
+
+/// The CSP hash of the inlined script, computed once.
+fn script_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| crate::viewer::script_hash(&inlined_script()))
 }
 
 /// The page: the setup form, the table (hidden until a match is dealt) and the script.
 fn render(public: bool) -> String {
     // A script element ends at the first `</script`: the bundle never has one outside strings
     // and regular expressions, where `<\/` means the same.
-    let script = SCRIPT.replace("</script", "<\\/script");
+    let script = inlined_script();
     let profiles = [
         ("CLASSIC", "classic"),
         ("PENALTY_POINTS", "penalty-points"),

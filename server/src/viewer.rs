@@ -87,6 +87,7 @@ pub(crate) fn page(
         }
     };
     let registry = registry.clone();
+    let viewer = matches!(route, Route::View(_));
     Some(Box::pin(async move {
         let (status, kind, body, reason) = match route {
             Route::List => (StatusCode::OK, HTML, list(&registry).await, None),
@@ -96,7 +97,10 @@ pub(crate) fn page(
                 Err(refusal) => refusal.json(),
             },
         };
-        respond(status, kind, body, reason, head)
+        // Only the viewer page runs a script; the list and the refusals are plain HTML.
+        let script = (viewer && reason.is_none()).then(viewer_script_hash);
+        let policy = policy(&registry.config.allow_origins, kind, script);
+        respond(status, kind, body, reason, head, &policy)
     }))
 }
 
@@ -115,6 +119,7 @@ pub(crate) fn respond(
     body: String,
     reason: Option<pb::ErrorReason>,
     head: bool,
+    policy: &str,
 ) -> PageResponse {
     let body = if head {
         tonic::body::Body::empty()
@@ -126,6 +131,19 @@ pub(crate) fn respond(
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    // The policy is built from validated origins; one that still cannot be a header value
+    // falls back to the strictest policy rather than to none.
+    let policy = HeaderValue::from_str(policy)
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"));
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     if let Some(reason) = reason {
         headers.insert(
             "maumau-reason",
@@ -133,6 +151,76 @@ pub(crate) fn respond(
         );
     }
     response
+}
+
+/// The CSP hash of the viewer's script, computed once.
+fn viewer_script_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| script_hash(SCRIPT))
+}
+
+/// The `Content-Security-Policy` of a page of kind `kind` (HTML or JSON) whose only script is
+/// inlined with hash `script` ([`script_hash`]; `None`: no script runs). Styles are inlined too
+/// (and in `style` attributes), so `'unsafe-inline'` is allowed for styles only. Scripts fetch
+/// from this server only (`connect-src 'self'`). Pages may be framed by this server's own
+/// pages (the ladder's match page embeds the viewer) and by the origins in
+/// [`crate::ServerConfig::allow_origins`], nothing else.
+pub(crate) fn policy(allow_origins: &[String], kind: &str, script: Option<&str>) -> String {
+    let ancestors = frame_ancestors(allow_origins);
+    if kind != HTML {
+        return format!("default-src 'none'; frame-ancestors {ancestors}");
+    }
+    let script = script.map_or("'none'".to_string(), |hash| format!("'{hash}'"));
+    format!(
+        "default-src 'none'; script-src {script}; style-src 'unsafe-inline'; img-src 'self' data:; \
+         connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors {ancestors}"
+    )
+}
+
+/// `'self'` and the allowed origins, as CSP source expressions (an origin that could end the
+/// directive is left out: the list is checked at start, this is a second line).
+fn frame_ancestors(allow_origins: &[String]) -> String {
+    let mut sources = vec!["'self'".to_string()];
+    for origin in allow_origins {
+        let origin = origin.trim().trim_end_matches('/');
+        let fits = !origin.is_empty()
+            && origin
+                .chars()
+                .all(|c| c.is_ascii_graphic() && !matches!(c, ';' | ',' | '\''));
+        if fits && !sources.iter().any(|s| s == origin) {
+            sources.push(origin.to_string());
+        }
+    }
+    sources.join(" ")
+}
+
+/// `sha256-…`: the CSP source that allows an inline script of exactly this text.
+pub(crate) fn script_hash(script: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(script.as_bytes());
+    format!("sha256-{}", base64(&digest))
+}
+
+/// Standard base64 with padding (RFC 4648), as CSP hashes are written.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// A request the viewer refuses, with its typed reason.
@@ -184,7 +272,10 @@ fn parse_query(query: &str) -> Result<Query, Refusal> {
         let value = percent_decode_str(value)
             .decode_utf8()
             .map_err(|_| bad(format!("`{key}` is not UTF-8")))?;
+        let twice = || bad(format!("`{key}` is given more than once"));
         match key {
+            "view" if q.view.is_some() => return Err(twice()),
+            "token" if q.token.is_some() => return Err(twice()),
             "view" => q.view = Some(value.parse().map_err(bad)?),
             "token" => q.token = Some(value.into_owned()),
             _ => {
@@ -232,10 +323,23 @@ async fn frames(
                 )
             })?;
         drop(owner);
-        perspective = Some(match role {
+        let own = match role {
             Role::Seat(s) => Perspective::Seat(s),
             Role::Spectator => Perspective::Public,
-        });
+        };
+        // A token shows its own view only: a `view` beside it must name that one.
+        if let Some(asked) = perspective.filter(|&p| p != own) {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                pb::ErrorReason::InvalidArgument,
+                format!(
+                    "the token shows the view `{}`, not `{}`: give one of `view` and `token`",
+                    view_value(own),
+                    view_value(asked)
+                ),
+            ));
+        }
+        perspective = Some(own);
     }
     if entry.replay_pruned() {
         return Err(Refusal::new(

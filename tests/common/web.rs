@@ -21,6 +21,8 @@ pub struct Got {
     pub disposition: String,
     /// The `maumau-reason` header (a refusal's typed reason), or empty.
     pub reason: String,
+    /// Every header of the response.
+    pub headers: hyper::HeaderMap,
     pub body: Vec<u8>,
 }
 
@@ -67,6 +69,7 @@ pub async fn get(server: &TestServer, path: &str, http2: bool) -> Got {
         header(hyper::header::CONTENT_DISPOSITION),
         header(hyper::header::HeaderName::from_static("maumau-reason")),
     );
+    let headers = response.headers().clone();
     let body = response
         .into_body()
         .collect()
@@ -78,6 +81,7 @@ pub async fn get(server: &TestServer, path: &str, http2: bool) -> Got {
         status,
         content_type,
         disposition,
+        headers,
         reason,
         body,
     }

@@ -252,6 +252,7 @@ where
     let open = Arc::new(AtomicUsize::new(0));
     let mut refused: u64 = 0;
     let mut out_of_resources_log = Throttle::new(LOG_EVERY);
+    let plain_log = Arc::new(Mutex::new(Throttle::new(LOG_EVERY)));
     let local = listener.local_addr().ok();
     loop {
         let (tcp, peer) = tokio::select! {
@@ -307,6 +308,7 @@ where
         let mut stop = stop_rx.clone();
         let tls = tls.clone();
         let limits = limits.clone();
+        let plain_log = plain_log.clone();
         tokio::spawn(async move {
             let _counted = counted;
             let _open = crate::metrics::Open::connection();
@@ -315,6 +317,14 @@ where
             let io = match tls {
                 None => Io::Tcp(tcp),
                 Some(acceptor) => {
+                    let plain = tokio::time::timeout(
+                        limits.handshake_timeout,
+                        plain_text_on_tls(&tcp, &plain_log, peer),
+                    )
+                    .await;
+                    if plain.unwrap_or(true) {
+                        return;
+                    }
                     match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await
                     {
                         Ok(Ok(stream)) => Io::Tls(Box::new(stream)),
@@ -392,8 +402,10 @@ where
                             None
                         };
                         if let Some(by) = closing {
-                            if idle.is_some() && now >= by {
-                                // The peer did not finish the goodbye: drop it.
+                            // The peer did not finish the goodbye (it ignored GOAWAY, or never
+                            // finished its first request's head): drop it, unless a request is
+                            // still being answered.
+                            if activity.open.load(Ordering::SeqCst) == 0 && now >= by {
                                 break;
                             }
                             check.as_mut().reset(now + CLOSE_GRACE);
@@ -430,6 +442,66 @@ where
     // Every connection holds a receiver until it has closed.
     stop_tx.closed().await;
     Ok(())
+}
+
+/// What a plain-text HTTP/1.1 client on the TLS port is told before the connection closes.
+const SPEAKS_TLS: &str = "this port speaks TLS: use https://\n";
+
+/// Looks at the first bytes of a connection to the TLS port, without reading them: a TLS client
+/// starts with a handshake record (0x16). A plain-text HTTP/2 preface or HTTP/1.1 request gets
+/// a log line (at most one per [`LOG_EVERY`], with the count since the last) and, for HTTP/1.1,
+/// a `400` whose body says to use https. Returns whether the connection is done with (plain
+/// text, or closed before it sent anything).
+async fn plain_text_on_tls(
+    tcp: &tokio::net::TcpStream,
+    log: &Mutex<Throttle>,
+    peer: std::net::SocketAddr,
+) -> bool {
+    let mut first = [0u8; 16];
+    let n = match tcp.peek(&mut first).await {
+        Ok(0) | Err(_) => return true,
+        Ok(n) => n,
+    };
+    let first = &first[..n];
+    const METHODS: [&[u8]; 9] = [
+        b"GET ",
+        b"HEAD ",
+        b"POST ",
+        b"PUT ",
+        b"DELETE ",
+        b"OPTIONS ",
+        b"PATCH ",
+        b"CONNECT ",
+        b"TRACE ",
+    ];
+    let http2 = first.starts_with(b"PRI * HTTP/2");
+    let http1 = METHODS.iter().any(|m| first.starts_with(m));
+    if !http2 && !http1 {
+        return false;
+    }
+    if let Some(count) = lock(log).note(Instant::now()) {
+        tracing::warn!(
+            %peer,
+            count,
+            protocol = if http2 { "HTTP/2" } else { "HTTP/1.1" },
+            "a plain-text client on the TLS port: it should use https:// (one line per 10 s, \
+             with the count since the last)"
+        );
+    }
+    if http1 {
+        let answer = format!(
+            "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n{SPEAKS_TLS}",
+            SPEAKS_TLS.len()
+        );
+        // Best effort: the client may already be gone.
+        let _ = tcp.try_write(answer.as_bytes());
+    }
+    // The request read off, so that the close is a FIN the client reads the answer before,
+    // not a reset for unread data.
+    let mut sink = [0u8; 4096];
+    while matches!(tcp.try_read(&mut sink), Ok(n) if n > 0) {}
+    true
 }
 
 /// One open connection in the server's count, until dropped.
