@@ -177,8 +177,21 @@ set +e
 check_bot "the Python example" -- "$VPY" "$PY_DIR/examples/random_bot.py"
 # In the sandbox it sees the client (and its venv, inside it) and the interpreter the venv links to.
 PY_BASE="$("$VPY" -c 'import sys; print(sys.base_prefix)')"
-check_bot "the Python example, sandboxed" --sandbox --sandbox-bind "$PY_DIR" \
-  --sandbox-bind "$PY_BASE" -- "$VPY" "$PY_DIR/examples/random_bot.py"
+# Sandboxed programs run as nobody: every folder above the interpreter and the client must be
+# searchable by all users (a Python under a home folder of mode 700 is not; CI opens /root).
+closed=""
+for d in "$PY_BASE" "$PY_DIR"; do
+  while [ "$d" != "/" ]; do
+    if [ -d "$d" ] && [ -z "$(find "$d" -maxdepth 0 -perm -o+x)" ]; then closed="$d"; fi
+    d="$(dirname "$d")"
+  done
+done
+if [ -n "$closed" ]; then
+  echo "-- the Python example, sandboxed: SKIPPED: $closed is not searchable by all users (chmod o+x it to run this check)"
+else
+  check_bot "the Python example, sandboxed" --sandbox --sandbox-bind "$PY_DIR" \
+    --sandbox-bind "$PY_BASE" -- "$VPY" "$PY_DIR/examples/random_bot.py"
+fi
 check_bot "the TypeScript example" -- node "$JS_DIR/examples/random-bot.js"
 # The ladder examples stay up: one launch, every match through the lobby (check-bot --lobby).
 check_bot "the TypeScript ladder example, in a lobby" --lobby -- node "$JS_DIR/examples/ladder-bot.js"
