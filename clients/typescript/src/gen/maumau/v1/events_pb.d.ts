@@ -356,7 +356,7 @@ export declare type OffenceExpired = Message<"maumau.v1.OffenceExpired"> & {
 export declare const OffenceExpiredSchema: GenMessage<OffenceExpired>;
 
 /**
- * A romanian-32 offender cured its missed Mau out of turn.
+ * A romanian-32 offender cured its missed Mau late (on or off its own turn: RULES.md R14).
  *
  * @generated from message maumau.v1.OffenceCured
  */
@@ -499,8 +499,9 @@ export declare type RoundResult = Message<"maumau.v1.RoundResult"> & {
   totals: number[];
 
   /**
-   * Each seat's hand when the round ended, indexed by seat: the cards laid down and counted for
-   * `points` (empty for the seat that went out, and for a pending-out seat). Shown to every
+   * Each seat's hand when the round ended, indexed by seat: the cards laid down and counted by the
+   * profile's scoring (for the seat's own `points`; in romanian-32 a loser's hand scores for the
+   * winner) (empty for the seat that went out, and for a pending-out seat). Shown to every
    * viewer, as at a real table, so a bot can check the scoring. Empty in records written before
    * this field existed.
    *

@@ -8,7 +8,7 @@
 // - pass_turn: end the turn after the 1-card draw.
 // - declare_suit: before the first turn, name the suit of an up-card J (only the seat asked).
 // - announce: say a word outside a play (brazilian ANNOUNCE before going from two cards to one;
-//   romanian-32 late cure of a missed Mau, allowed out of turn).
+//   romanian-32 late cure of a missed Mau, allowed on or off the offender's turn).
 // - challenge: accuse the seat whose call was missing (brazilian ACCUSE); allowed out of turn.
 //
 // The dense action index. Every action also has a fixed number in 0..202, the same in every

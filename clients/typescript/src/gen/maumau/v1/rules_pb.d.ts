@@ -325,7 +325,7 @@ export declare type Rules = Message<"maumau.v1.Rules"> & {
   falseAccusationPenalty: number;
 
   /**
-   * The offender may cure a missed Mau out of turn with ANNOUNCE (romanian-32).
+   * The offender may cure a missed Mau late with ANNOUNCE, on or off its own turn (romanian-32).
    *
    * @generated from field: bool late_cure = 21;
    */
