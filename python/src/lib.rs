@@ -554,7 +554,7 @@ impl PyGame {
     }
 
     /// The environments' observation of `seat` in one call: `(vector, mask)`, the vector as in
-    /// `observation_vector` and the mask as int8[202], all zero unless `seat` is to act.
+    /// `observation_vector` and the mask as `int8[202]`, all zero unless `seat` is to act.
     fn observe<'py>(&self, py: Python<'py>, seat: u8) -> PyResult<Observed<'py>> {
         self.check_seat(seat)?;
         let mut v = vec![0.0; OBS_LEN];

@@ -39,8 +39,8 @@ struct Queue {
 /// The queue and the connection it belongs to.
 struct Shared {
     queue: Mutex<Queue>,
-    /// The HTTP/2 connection whose stream reads the queue (none when not served by
-    /// [`crate::serve`]).
+    /// The HTTP/2 connection whose stream reads the queue (none when not served by the
+    /// server's own connection loop, [`crate::transport`]).
     home: Option<Home>,
 }
 

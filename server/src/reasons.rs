@@ -103,10 +103,10 @@ fn typed(response: http::Response<tonic::body::Body>) -> http::Response<tonic::b
 /// Most characters of a client's input that an error message repeats (see [`echo`]).
 pub(crate) const ECHO_CHARS: usize = 64;
 
-/// A client's input (an id, a name, a token) as an error message repeats it: its first
-/// [`ECHO_CHARS`] characters, then `…` when there were more.
+/// A client's input (an id, a name, a token) as an error message repeats it: its first 64
+/// characters, then `…` when there were more.
 ///
-/// Every refusal that names what the client sent goes through this (or [`clip`]): an
+/// Every refusal that names what the client sent goes through this (or the server's `clip`): an
 /// unbounded echo would let a 60,000-character match id turn `NOT_FOUND` into a status too large
 /// for the `grpc-message` header, which clients then see as `RESOURCE_EXHAUSTED` or `INTERNAL`.
 pub fn echo(input: &str) -> String {

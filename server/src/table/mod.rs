@@ -5,13 +5,13 @@
 //! - `seat.rs`: a seat and its clock (who plays it, deadlines, the bank, timeouts, giving up);
 //! - `connections.rs`: attaching and detaching connections, reading the seats' Play streams;
 //! - `delivery.rs`: what a step sends each connection, redacted, staged and queued (a seat's
-//!   [`Feed`](delivery::Feed));
+//!   [`delivery::Feed`]);
 //! - `recording.rs`: each seat's statistics, the match report and replay at the end.
 //!
 //!
 //! Commands arrive on a bounded channel ([`Command`]). Every message a connection receives is
 //! built here, from the engine's [`Game::observation`], [`Game::spectator_observation`] and
-//! [`event_for`], so no other code decides what a seat sees; the verdict on a seat's message
+//! [`event_for`](maumau_engine::event_for), so no other code decides what a seat sees; the verdict on a seat's message
 //! (accepted or rejected) is sent from here too, so it is ordered with the events it caused.
 //!
 //! A seat's Play stream, once joined, is read by the table task itself: an action goes from the
