@@ -7,6 +7,10 @@
 //!
 //! The server and the token may instead come from `MAUMAU_URL` and `MAUMAU_TOKEN`, which is how
 //! `maumau tournament --entrant 'mine=cmd:...'` and `maumau check-bot` hand them to a program.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::io::Write as _;
 

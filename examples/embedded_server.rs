@@ -4,6 +4,10 @@
 //! ```sh
 //! cargo run --example embedded_server
 //! ```
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::io::Write as _;
 

@@ -445,8 +445,9 @@ impl Recorder {
             round_end,
             rejections: Vec::new(),
         };
+        let at = self.frames.len();
         self.frames.push(frame);
-        self.frames.last().expect("just pushed")
+        &self.frames[at]
     }
 }
 

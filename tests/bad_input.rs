@@ -1,4 +1,8 @@
 //! End to end: every kind of bad input gets a clear, typed refusal, and changes nothing.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

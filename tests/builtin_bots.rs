@@ -1,5 +1,9 @@
 //! End to end: the server's built-in bots are the bot SDK's reference bots. Matches with
 //! heuristic and search seats finish over loopback, and the same seed gives the same match.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

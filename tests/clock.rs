@@ -6,6 +6,10 @@
 //! Whenever every task waits (for the network or a timer) tokio first polls the network without
 //! blocking and only then jumps to the next timer, so loopback messages are never overtaken by a
 //! deadline and seconds of match time pass in milliseconds.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

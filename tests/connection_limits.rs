@@ -4,6 +4,10 @@
 //! one connection, and sends GOAWAY to a peer that makes it reset stream after stream for the
 //! peer's own errors. The limits are set short in the server's config; every wait below is a bound
 //! against a hang, never what decides the outcome.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

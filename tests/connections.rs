@@ -1,5 +1,9 @@
 //! End to end: one HTTP/2 connection carries as many streams as a client opens (a bot host may
 //! run hundreds of seats over one connection), and every stream gets its feed.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -2,6 +2,10 @@
 //! EventBatch with each prompt (and before a Pong or MatchFinished) instead of one message per
 //! event; what the batches carry is exactly what the default mode sends, numbered the same, with
 //! nothing lost or repeated across a reconnect.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

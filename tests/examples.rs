@@ -2,6 +2,10 @@
 //! itself, and `bot` plays its seat of a match on a real server to the end. (The tournament
 //! script is run in `cli/tests/examples.rs`, next to the `maumau` binary; the Python example in
 //! `clients/python/tests/test_examples.py`.)
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;

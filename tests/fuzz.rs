@@ -4,6 +4,10 @@
 //! match and a fresh one play to the end.
 //!
 //! Seeded and bounded: a few hundred messages, well under a second.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -2,6 +2,10 @@
 //! their invitations with the Rust SDK's runner; rated results reach the leaderboard. Also: bad
 //! and revoked keys are refused with typed reasons, drain closes a lobby after its matches, and a
 //! seat that never joins aborts the match unrated.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -4,6 +4,10 @@
 //! (another script, fullwidth letters, another case) are one name, and the house's names are
 //! reserved; the match page shows the seed's salt and commitment, and its headers allow the
 //! embedded match viewer and nothing more.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

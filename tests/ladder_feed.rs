@@ -1,6 +1,10 @@
 //! End to end: the lobby's server-stream form (LobbyFeed plus the unary DrainLobby) plays ladder
 //! matches like a Lobby stream, with the same key checks; the operator's PruneReplays deletes
 //! ladder replays but keeps results, across a restart.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -2,6 +2,10 @@
 //! its invitations, and the refused actions on the pages. A real ladder server on loopback (`maumau_ladder_service::run`, what `maumau
 //! serve --ladder` runs), real lobbies over gRPC, the SDK's heuristic bot playing invitations, the
 //! pages over HTTP and, for the bot page's rating plot, Debian's headless Chromium.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

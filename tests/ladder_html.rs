@@ -3,6 +3,10 @@
 //! against the gRPC leaderboard: order, links, escaping, paging, frozen closed seasons, 404 and
 //! 400 pages, and a downloaded replay that verifies. One test loads the leaderboard in headless
 //! Chromium (Debian's `chromium`; see `web::chromium_or_explain`).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -5,6 +5,10 @@
 //! recovery by a probe match, a ban, a season change, replay downloads, drain (a lobby's own, and
 //! the server's on shutdown: matches in flight finish), and that the final classic leaderboard
 //! agrees with the bots' known strengths (see the end of the test for how closely).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

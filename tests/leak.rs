@@ -11,6 +11,10 @@
 //!
 //! Half the remote seats join with EVENT_DELIVERY_WITH_PROMPT: their events come in batches with
 //! their prompts, and the same checks hold for what the batches carry.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -10,6 +10,10 @@
 //!
 //! The health and reflection messages are declared here with prost, so the test needs no client
 //! crate beyond tonic.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

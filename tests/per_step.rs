@@ -3,6 +3,10 @@
 //! seat gets at most one message per step of the match (one EventBatch with the step's answer,
 //! events and prompt), the events as the steps happen (not held for the seat's prompt), and what
 //! the batches carry is exactly what the seat may see, every event once.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -3,6 +3,10 @@
 //! open (as aborted, with their report and replay), so none is lost silently; a data directory
 //! of the file-per-match store is migrated (every match served as before, a damaged record
 //! skipped, not fatal).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

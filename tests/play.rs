@@ -1,4 +1,8 @@
 //! End to end: full matches over loopback gRPC, every profile.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -10,6 +10,10 @@
 //!   the server holds at most `public_play_max_open` public matches, then `ERROR_REASON_UNAVAILABLE`.
 //! - `/play` serves the page; `/matches/{id}/frames` takes the seat's token in the
 //!   `authorization` header, as the page sends it.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -3,6 +3,10 @@
 //! Resumes, a Join with `resume`); refused calls change nothing in the match; an honest seat at
 //! a normal pace is never limited; open ladder registration is throttled per client address with
 //! LADDER_ERROR_REASON_RATE_LIMITED.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

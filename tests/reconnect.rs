@@ -1,6 +1,10 @@
 //! End to end: a seat drops its Play stream in the middle of a round and comes back. It receives
 //! exactly the events it missed (no gap, no duplicate), or a Snapshot when it asks for one, and
 //! then its pending prompt; the match then completes.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -1,5 +1,9 @@
 //! End to end: the Rust bot SDK's runner plays real matches, and resumes after its connection
 //! is cut in the middle of a match.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -5,6 +5,10 @@
 //! seal survives a restart on the SQLite archive, and once revealed everything is open and the
 //! seed verifies against the commitment sent in Welcome. Sealing and revealing are operator
 //! calls.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;

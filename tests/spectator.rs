@@ -7,6 +7,10 @@
 //!   INVALID_REPLAY with `failed_action` set, a changed result is REPLAY_MISMATCH.
 //! - A seat can play a whole match the grpc-web way: Watch with its seat token for the feed, and
 //!   SubmitAction for each action.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

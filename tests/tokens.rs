@@ -1,4 +1,8 @@
 //! End to end: a seat token acts and sees only for its own seat in its own match.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

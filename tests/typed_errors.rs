@@ -1,6 +1,10 @@
 //! End to end: every refusal of a seat's message is counted in its statistics; request bodies
 //! that do not decode, truncated gRPC frames and unknown enum values in a time control get typed
 //! reasons.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -7,6 +7,10 @@
 //! and the actions of its the server refused, at the event they came at. The
 //! refusals (every hand of a live match, a wrong token, a bad query, an unknown match) carry
 //! their typed reasons.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;

@@ -11,6 +11,10 @@
 //! - `snapshot_every_step`: a Snapshot of the viewer's whole view follows every step's events,
 //!   for a seat (Play) and a spectator (Watch).
 //! - The first Welcome lists every player, bots by name.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

@@ -13,6 +13,10 @@
 //! The key may also come from `MAUMAU_LADDER_KEY`. With `--matches N` it drains after N of its
 //! matches have ended (no new invitations, the running ones finish) and exits; without, it plays
 //! until stopped (`maumau bot --ladder --kind heuristic` does the same and drains on Ctrl-C).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::sync::Arc;
 

@@ -2,6 +2,10 @@
 //! calls, challenges every omission it sees, keeps jacks for when it needs them, names the suit
 //! it holds most, answers 7s when it can, plays 7s and skips against the seat closest to going
 //! out, and sheds high-value cards.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::HeuristicBot;

@@ -1,5 +1,9 @@
 //! The search bot: deterministic for a seed and budget, samples hidden hands that agree with
 //! everything its seat has seen, and finds the best move in set positions.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::time::Duration;
 

@@ -5,6 +5,10 @@
 //!
 //! The Rust bots are this test program itself, launched again by the kit with `CHECKBOT_FIXTURE`
 //! set (see [`faulty_bot`]); the Python one is `tests/bots/deep_traceback.py`.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;

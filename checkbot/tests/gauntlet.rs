@@ -1,4 +1,8 @@
 //! The conformance kit end to end: a real local server, the proxy, and bots that pass or fail.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs)]
 
 mod common;

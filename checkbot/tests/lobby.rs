@@ -10,6 +10,10 @@
 //! `tests/bots/never_opens_lobby.py`. (The Python ladder example's passing run is in
 //! clients/python/tests/test_check_bot_lobby.py; `maumau check-bot --lobby` on `maumau bot` in
 //! cli/tests/check_bot_lobby.rs.)
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;

@@ -3,6 +3,10 @@
 //! --ladder` processes (one launching a program per match, one with a reference bot) play rated
 //! matches against each other on a real `maumau serve --ladder`, print their invitations and
 //! ratings, and drain on SIGINT and on SIGTERM with exit status 0.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 #[path = "common/process.rs"]

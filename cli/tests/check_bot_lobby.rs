@@ -3,6 +3,10 @@
 //! gauntlet through the lobby, passes every check and exits when the lobby closes; the report
 //! says how many launches the lobby saved. (The Python ladder example's run is in
 //! clients/python/tests/test_check_bot_lobby.py; failing lobby bots in checkbot/tests/lobby.rs.)
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::process::Command;

@@ -1,6 +1,10 @@
 //! `examples/tournament.sh` runs with this package's `maumau` binary, so it cannot rot: the Swiss
 //! tournament it scripts ends, with its external program playing every game it was given, and
 //! the script prints the standings.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::process::Command;

@@ -2,6 +2,10 @@
 //! prune-replays` against a real ladder server on loopback, with readable output and clear
 //! errors for a missing or wrong token, an unknown id, an unreachable server and a server
 //! without the ladder.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::net::SocketAddr;

@@ -1,5 +1,9 @@
 //! `maumau replay FILE` verifies a replay file the server wrote and refuses a tampered or
 //! foreign one.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::process::Command;

@@ -5,6 +5,10 @@
 //! TCP connection, fork-bomb, take all memory or CPU, fill its temporary folder. None succeeds, the honest entrants never forfeit, and each hostile
 //! one forfeits with the reason (the limit it hit named). Without bubblewrap `--sandbox` refuses
 //! to start, with the reason.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};

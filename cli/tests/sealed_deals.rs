@@ -8,6 +8,10 @@
 //! seed tells nothing of a later game, seeds are told at each game's end as before. A run
 //! stopped in the middle of a deal leaves that deal's finished game sealed; the run that resumes
 //! it reveals it with the rest.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 #[path = "common/process.rs"]

@@ -17,6 +17,10 @@
 //! - With `--tls-cert` and `--tls-key` the server speaks TLS: a client that trusts the
 //!   certificate completes calls, a plain-text client does not get through; a plain HTTP/1.1
 //!   request gets a 400 saying to use https, and the log says a plain-text client came.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};

@@ -2,6 +2,10 @@
 //! once per match on the server the command starts) gives the same games as the same bot
 //! in-process, and a program that crashes forfeits while the tournament carries on; the
 //! tournament's report.html shows the standings and links every game's offline viewer.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 // Debian's headless Chromium, as the root crate's browser tests run it.

@@ -4,6 +4,10 @@
 //! the tournament closes it; a lobby program that exits early, or never opens its lobby, forfeits
 //! its games with the reason. (The Python lobby bot's run is in
 //! clients/python/tests/test_tournament_lobby.py.)
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::path::Path;

@@ -2,6 +2,10 @@
 //! the match list of its own server, which links each game to the viewer. A game being played
 //! is shown there as a spectator sees it: no hand, in the frames or in the page Chromium renders
 //! (the viewer's leak test, on a tournament's match).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 #[path = "../../tests/common/chromium.rs"]

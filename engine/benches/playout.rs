@@ -28,6 +28,10 @@
 //! summary, `PLAYOUT_ROUNDS` (default 7) and `PLAYOUT_MS` (milliseconds per case per round,
 //! default 200) size it. Under `cargo test` (no `--bench` argument) the summary is skipped and
 //! divan runs each benchmark once.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::fmt;
 use std::hint::black_box;

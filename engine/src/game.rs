@@ -243,6 +243,10 @@ impl Game {
 
     /// The top card of the discard pile.
     #[inline]
+    #[allow(
+        clippy::expect_used,
+        reason = "every deal turns an up-card, and rebuilding the stock keeps the top card: the pile is never empty"
+    )]
     pub fn top(&self) -> Card {
         self.discard
             .top()
@@ -1133,6 +1137,10 @@ impl Game {
             seat = if seat + 1 == n { 0 } else { seat + 1 };
         }
         self.stock.truncate(rest);
+        #[allow(
+            clippy::expect_used,
+            reason = "every deck holds more cards than a full table is dealt"
+        )]
         let up = self.stock.pop().expect("a deck holds the up-card");
         self.discard.push(up);
         self.refresh_matching();

@@ -82,6 +82,10 @@ pub struct Observation {
 
 impl Observation {
     /// The top card of the discard pile.
+    #[allow(
+        clippy::expect_used,
+        reason = "every deal turns an up-card, and rebuilding the stock keeps the top card: the pile is never empty"
+    )]
     pub fn top(&self) -> Card {
         self.discard
             .top()
@@ -206,6 +210,10 @@ impl Observation {
     pub fn determinize_with_hands(&self, seed: u64, hands: &[(Seat, Hand)]) -> Game {
         use rand::SeedableRng;
 
+        #[allow(
+            clippy::expect_used,
+            reason = "an observation comes from a game, whose config was checked"
+        )]
         let mut g = Game::blank(self.config, seed).expect("an observation has a valid config");
         let rules = g.rules;
         let n = rules.seats as usize;

@@ -6,7 +6,10 @@
 //! A counting global allocator wraps the system allocator. It counts only on a thread that has
 //! armed it, so the test harness's own threads do not disturb the count; the file holds a single
 //! test so that no two measurements run at once.
-
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 // The global allocator needs `unsafe impl GlobalAlloc`; the workspace denies unsafe code
 // everywhere else.
 #![allow(unsafe_code)]

@@ -12,6 +12,10 @@
 //! ```text
 //! UPDATE_GOLDEN=1 cargo test -p maumau-engine --test golden
 //! ```
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

@@ -45,6 +45,10 @@
 //! and a seat could repeat them forever; the chooser sends them only rarely. The tests assert both
 //! the per-round and the per-match count, and use small `T` and `R` in some cases so that the caps
 //! are what ends rounds and matches.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::collections::HashSet;
 

@@ -9,6 +9,10 @@
 //! `{"draw", "play 7C"}`, ignoring the call word and the suit a J names (and checking that every J
 //! is offered with all four suits). CHALLENGE and the romanian late ANNOUNCE are left out, as §5
 //! leaves them out of `legal(S)`; `all_actions` keeps them.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::collections::{BTreeMap, BTreeSet};
 

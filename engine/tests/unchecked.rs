@@ -2,6 +2,10 @@
 //! checked one: over random games of every profile, seat count and `calls` mode, every listed
 //! action of every seat, applied both ways to copies of the same state, gives the same events and
 //! the same next state. (Test builds also assert the checks inside `apply_unchecked`.)
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use maumau_engine::seed::SplitMix64;
 use maumau_engine::{CallsMode, Event, Game, MatchConfig, ProfileId};

@@ -11,6 +11,10 @@
 //! ```sh
 //! cargo run --release -p maumau-ladder-service --example ladder_pages -- [VERSIONS] [MATCHES_PER_VERSION] [REQUESTS]
 //! ```
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,10 @@
 //! with every version in a lobby. Each line covers one block of matches; a figure that grows from
 //! line to line is a read that scans history.
 //! Run with `cargo run --release -p maumau-ladder --example store_speed -- [MATCHES] [BLOCKS]`.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::time::Instant;
 

@@ -1,5 +1,9 @@
 //! The ladder's rules over a real SQLite store: registration, keys, versions, pauses and bans,
 //! health, voiding and rerating, and the matchmaker's candidates.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 // Test helpers outside #[test] functions unwrap as the tests do.
 #![allow(clippy::unwrap_used)]
 

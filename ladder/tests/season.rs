@@ -1,5 +1,9 @@
 //! A whole season through the core: lobbies, the matchmaker, the store, ratings, the leaderboard
 //! and rerate, with bots of known strength.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 // Test helpers outside #[test] functions unwrap as the tests do.
 #![allow(clippy::unwrap_used)]
 

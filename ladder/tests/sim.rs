@@ -1,4 +1,8 @@
 //! The rating figures on a short simulated run; `examples/sim_pool.rs` runs the long version.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use maumau_ladder::sim::{
     CALIBRATED_BETA, PoolConfig, WENG_LIN_BETA, draw_placings, figures, run_newcomer,

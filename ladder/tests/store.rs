@@ -2,6 +2,10 @@
 //! temporary directory) and against PostgreSQL (a fresh database on a real server, see
 //! `common/postgres.rs`); a few tests of what only one backend has (SQLite's directory lock)
 //! stand alone.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 // Test helpers outside #[test] functions unwrap as the tests do.
 #![allow(clippy::unwrap_used)]
 

@@ -9,6 +9,10 @@
 //! each; PROGRAM="path args" launches that instead of `true`; 4 blocks of 5,000 round trips each
 //! way). Prints the milliseconds per launch of each and
 //! their ratio, and the microseconds per round trip of each.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,10 @@
 //! The sandbox with the real bwrap, prlimit and cgroups: a program sees no other process, no
 //! network but its socket (which reaches the TCP listener it is forwarded to), none of the host's
 //! files but the system and its own folder, and the limits it hits are named.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::time::Duration;

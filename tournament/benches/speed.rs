@@ -32,6 +32,10 @@
 //! `cargo bench -p maumau-tournament --bench speed` (`SPEED_GAMES=N` games per measurement,
 //! default 40000; `SPEED_REPEATS`, default 5; `SPEED_ONLY=0..4` runs only that line, for a
 //! profiler; `SPEED_THREADS`, default every core).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use std::time::Instant;
 

@@ -26,6 +26,10 @@
 //! `cargo bench -p maumau-tournament --bench truth`
 //! (`TRUTH_SEEDS`, default 20; `TRUTH_DEALS`, the largest budget in deals per table, default 256;
 //! `TRUTH_SEATS`, default 2).
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 
 use maumau_engine::seed::SplitMix64;
 use maumau_engine::{MatchConfig, ProfileId};

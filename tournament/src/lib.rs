@@ -559,6 +559,10 @@ impl Tournament {
     /// Plays one fixture in-process (every entrant must be built in); with `replays`, keeps its
     /// replay line.
     pub(crate) fn play_in_process(&self, f: &Fixture, replays: Option<&ReplayHead>) -> Played {
+        #[allow(
+            clippy::expect_used,
+            reason = "the tournament's config was checked when it was built"
+        )]
         let mut game = Game::new(self.config, f.seed).expect("validated");
         // On the stack: seats past the table's are never asked.
         let mut bots: [TimedBot; MAX_SEATS] = std::array::from_fn(|s| TimedBot {

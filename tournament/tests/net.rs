@@ -1,5 +1,9 @@
 //! Over gRPC: the same seeds give the same games as in-process, a server that is not there is a
 //! clear error, and a program that crashes forfeits while the tournament carries on.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::net::SocketAddr;

@@ -1,4 +1,8 @@
 //! Whole tournaments: determinism, resuming, formats and bad input.
+#![allow(
+    clippy::expect_used,
+    reason = "a test or bench fails loudly on a broken setup"
+)]
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use maumau_engine::{MatchConfig, ProfileId};
