@@ -40,6 +40,18 @@ pub enum OffenceKind {
     NoAnnounce,
 }
 
+impl OffenceKind {
+    /// The kind's name in the position notation (`offence=seat:kind`) and the Python package's
+    /// dicts.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OffenceKind::Omission => "omission",
+            OffenceKind::JackFinish => "jack_finish",
+            OffenceKind::NoAnnounce => "no_announce",
+        }
+    }
+}
+
 /// How an accepted challenge turned out.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum ChallengeOutcome {

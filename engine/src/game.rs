@@ -38,6 +38,19 @@ pub enum Phase {
     Over,
 }
 
+impl Phase {
+    /// The phase's name in the position notation (`phase=`) and the Python package's dicts.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::Start => "start",
+            Phase::AfterDraw => "drawn",
+            Phase::Announced => "announced",
+            Phase::AwaitSuit => "await_suit",
+            Phase::Over => "over",
+        }
+    }
+}
+
 /// An open announcement offence: a missed call that other seats may still challenge.
 ///
 /// Its window opens when the offending turn ends, so in every state a caller can see, the turn

@@ -84,24 +84,6 @@ fn write_cards(out: &mut String, cards: impl Iterator<Item = Card>) {
     }
 }
 
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Start => "start",
-        Phase::AfterDraw => "drawn",
-        Phase::Announced => "announced",
-        Phase::AwaitSuit => "await_suit",
-        Phase::Over => "over",
-    }
-}
-
-fn kind_name(k: OffenceKind) -> &'static str {
-    match k {
-        OffenceKind::Omission => "omission",
-        OffenceKind::JackFinish => "jack_finish",
-        OffenceKind::NoAnnounce => "no_announce",
-    }
-}
-
 fn join<T: fmt::Display>(items: &[T]) -> String {
     items
         .iter()
@@ -130,7 +112,7 @@ impl Game {
             self.dealer,
             join(&self.totals[..n]),
             join(&self.rounds_won[..n]),
-            phase_name(self.phase),
+            self.phase.name(),
             self.current,
             if self.clockwise { "cw" } else { "ccw" },
         );
@@ -155,7 +137,7 @@ impl Game {
         write_cards(&mut s, self.penalty_cards.iter());
         match self.offence {
             Some(o) => {
-                let _ = write!(s, " offence={}:{}", o.offender, kind_name(o.kind));
+                let _ = write!(s, " offence={}:{}", o.offender, o.kind.name());
             }
             None => s.push_str(" offence=-"),
         }

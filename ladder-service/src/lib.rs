@@ -33,7 +33,7 @@ mod service;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use maumau::pb;
 use maumau_engine::{MatchConfig, ProfileId};
@@ -230,10 +230,7 @@ pub(crate) fn check_format(profile: &str, seats: u8) -> Result<MatchConfig, Stri
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> Millis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis() as Millis
+    maumau_server::now_ms() as Millis
 }
 
 use maumau_server::sync::lock;

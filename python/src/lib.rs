@@ -16,7 +16,7 @@ pub mod core;
 
 use maumau_engine::{
     ACTION_COUNT, Action, CallsMode, Card, ChallengeOutcome, DrawCause, Event, Game, Hand,
-    MatchConfig, Observation, OffenceKind, Options, Phase, ProfileId, Rejection, event_for,
+    MatchConfig, Observation, Options, ProfileId, Rejection, event_for,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -123,24 +123,6 @@ fn hand_list(h: &Hand) -> Vec<String> {
     cards(h.iter())
 }
 
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::Start => "start",
-        Phase::AfterDraw => "drawn",
-        Phase::Announced => "announced",
-        Phase::AwaitSuit => "await_suit",
-        Phase::Over => "over",
-    }
-}
-
-fn offence_name(k: OffenceKind) -> &'static str {
-    match k {
-        OffenceKind::Omission => "omission",
-        OffenceKind::JackFinish => "jack_finish",
-        OffenceKind::NoAnnounce => "no_announce",
-    }
-}
-
 fn cause_name(c: DrawCause) -> &'static str {
     match c {
         DrawCause::Deal => "deal",
@@ -218,7 +200,7 @@ fn event_dict<'py>(py: Python<'py>, e: &Event, seats: usize) -> PyResult<Bound<'
         }
         Event::OffenceOpened { seat, kind } => {
             d.set_item("seat", seat)?;
-            d.set_item("offence", offence_name(kind))?;
+            d.set_item("offence", kind.name())?;
             "offence_opened"
         }
         Event::OffenceExpired { seat } => {
@@ -242,7 +224,7 @@ fn event_dict<'py>(py: Python<'py>, e: &Event, seats: usize) -> PyResult<Bound<'
         }
         Event::OffencePenalised { seat, kind } => {
             d.set_item("seat", seat)?;
-            d.set_item("offence", offence_name(kind))?;
+            d.set_item("offence", kind.name())?;
             "offence_penalised"
         }
         Event::PendingOut { seat } => {
@@ -275,7 +257,7 @@ fn observation_dict<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py
     d.set_item("calls", o.config.calls.name())?;
     d.set_item("round", o.round)?;
     d.set_item("dealer", o.dealer)?;
-    d.set_item("phase", phase_name(o.phase))?;
+    d.set_item("phase", o.phase.name())?;
     d.set_item("to_act", o.to_act)?;
     d.set_item("clockwise", o.clockwise)?;
     d.set_item("hand", hand_list(&o.hand))?;
@@ -289,7 +271,7 @@ fn observation_dict<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py
         Some(off) => {
             let od = PyDict::new(py);
             od.set_item("offender", off.offender)?;
-            od.set_item("kind", offence_name(off.kind))?;
+            od.set_item("kind", off.kind.name())?;
             d.set_item("offence", od)?;
         }
         None => d.set_item("offence", py.None())?,
@@ -629,9 +611,9 @@ impl PyGame {
                 s += &format!("match over: {} won", winners.join(", "));
             }
             None => {
-                s += &format!("phase {}", phase_name(g.phase()));
+                s += &format!("phase {}", g.phase().name());
                 if let Some(o) = g.offence() {
-                    s += &format!(", open offence S{} {}", o.offender, offence_name(o.kind));
+                    s += &format!(", open offence S{} {}", o.offender, o.kind.name());
                 }
             }
         }

@@ -65,6 +65,7 @@ pub use host::{BoxFuture, Extension, Host, HostedMatch, MatchHandle, PageRespons
 pub use per_address::{PerAddress, network};
 pub use play::{RateLimit, bearer, operator_bearer};
 pub use reasons::echo;
+pub use registry::now_ms;
 pub use table::default_action;
 
 /// Why the server could not run.

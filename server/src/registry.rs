@@ -78,7 +78,8 @@ pub(crate) struct MatchEntry {
     registry: Weak<Registry>,
 }
 
-pub(crate) fn now_ms() -> u64 {
+/// The wall clock, in milliseconds since the Unix epoch (0 before it).
+pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
