@@ -195,7 +195,7 @@ fn standings(report: &Report) -> Markup {
                             td.num.win data-label="win share" { (format!("{:.3}", s.win_share.mean)) small { " ± " (format!("{:.3}", s.win_share.ci95)) } }
                             td.barcol data-label="win share interval" { (bar(&s.win_share, 0.0, 1.0)) }
                             td.num data-label="placing" { (format!("{:.2}", s.placing.mean)) small { " ± " (format!("{:.2}", s.placing.ci95)) } }
-                            td.num data-label=(report.description.score_heading()) { (format!("{:.1}", s.score.mean)) small { " ± " (format!("{:.1}", s.score.ci95)) } }
+                            td.num.score data-label=(report.description.score_heading()) { (format!("{:.1}", s.score.mean)) small { " ± " (format!("{:.1}", s.score.ci95)) } }
                             td.num.decisions data-label="decision time" title={ (s.decision_times.decisions) " decisions timed" } { (decision_words(&s.decision_times)) }
                         }
                     }
