@@ -42,9 +42,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use maumau_engine::profile::Scoring;
 use maumau_engine::{
-    Action, Call, Card, ChallengeOutcome, DrawCause, Event, Game, Hand, Observation, OffenceKind,
-    Phase, RoundEnd, RoundResult, Seat, Suit, event_for,
+    Action, Call, Card, ChallengeOutcome, DrawCause, Event, Game, Hand, MatchResult, Observation,
+    OffenceKind, Phase, RoundEnd, RoundResult, Seat, Suit, event_for,
 };
 use serde::Serialize;
 
@@ -156,6 +157,97 @@ pub struct Frame {
     /// next), as the perspective may see them: a seat sees its own, the omniscient view every
     /// seat's, the public view none.
     pub rejections: Vec<Refused>,
+    /// The match's result, on the frame where it ended (public to every perspective).
+    pub result: Option<Outcome>,
+}
+
+/// How a match ended: its winners, how its totals count, and the standings.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Outcome {
+    /// How totals count under the match's rules: `penalty` (lowest wins) or `points` (highest
+    /// wins).
+    pub scoring: &'static str,
+    /// Every seat by placing, best first (seat order among tied seats).
+    pub standings: Vec<Placed>,
+    /// The result in one line, seats by label: "S2 wins the match (penalty 0; others 41, 23;
+    /// lowest penalty wins)".
+    pub line: String,
+}
+
+/// One seat's place in an [`Outcome`].
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Placed {
+    /// 1 is best; tied seats share a place.
+    pub place: u8,
+    /// The seat.
+    pub seat: Seat,
+    /// Its final total.
+    pub total: i32,
+}
+
+impl Outcome {
+    /// The outcome of a finished match under `scoring`.
+    pub fn of(result: &MatchResult, scoring: Scoring) -> Outcome {
+        let mut standings: Vec<Placed> = (0..result.seats)
+            .map(|s| Placed {
+                place: result.placings[s as usize],
+                seat: s,
+                total: result.totals[s as usize],
+            })
+            .collect();
+        standings.sort_by_key(|p| (p.place, p.seat));
+        let mut outcome = Outcome {
+            scoring: match scoring {
+                Scoring::Penalty => "penalty",
+                Scoring::Positive => "points",
+            },
+            standings,
+            line: String::new(),
+        };
+        outcome.line = outcome.line_with(&[]);
+        outcome
+    }
+
+    /// The result in one line, each seat named `S2 name` where `names` has a name for it, `S2`
+    /// otherwise: "S2 alices-bot wins the match (penalty 0; others 41, 23, 71; lowest penalty
+    /// wins)"; co-winners "S0 and S2 share the win (…)". The one place this line is written.
+    pub fn line_with(&self, names: &[String]) -> String {
+        let label = |s: Seat| match names.get(s as usize).filter(|n| !n.is_empty()) {
+            Some(name) => format!("S{s} {name}"),
+            None => format!("S{s}"),
+        };
+        let winners: Vec<&Placed> = self.standings.iter().filter(|p| p.place == 1).collect();
+        let mut others: Vec<&Placed> = self.standings.iter().filter(|p| p.place != 1).collect();
+        others.sort_by_key(|p| p.seat);
+        let who = winners
+            .iter()
+            .map(|p| label(p.seat))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let verb = if winners.len() == 1 {
+            "wins the match"
+        } else {
+            "share the win"
+        };
+        let best = winners.first().map_or(0, |p| p.total);
+        let rest = if others.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; others {}",
+                others
+                    .iter()
+                    .map(|p| p.total.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let how = match self.scoring {
+            "points" => "most points win",
+            _ => "lowest penalty wins",
+        };
+        format!("{who} {verb} ({} {best}{rest}; {how})", self.scoring)
+    }
 }
 
 /// A seat's message the server refused (it changed nothing), from the replay's `rejections`.
@@ -428,7 +520,19 @@ impl Recorder {
             Some(s) => game.observation(s),
             None => game.spectator_observation(),
         };
-        let (line, notes) = describe(acted, &seen, &obs);
+        let (line, mut notes) = describe(acted, &seen, &obs);
+        // The match's end names its winner and how its totals count, in place of "Match over".
+        let result = seen
+            .iter()
+            .any(|e| matches!(e, Event::MatchEnded))
+            .then(|| game.match_result())
+            .flatten()
+            .map(|r| Outcome::of(&r, game.rules().scoring));
+        if let Some(outcome) = &result {
+            for note in notes.iter_mut().filter(|n| *n == MATCH_OVER) {
+                note.clone_from(&outcome.line);
+            }
+        }
         let round_end = seen.iter().find_map(|e| match e {
             Event::RoundEnded(r) => Some(round_summary(r, game.seats())),
             _ => None,
@@ -444,12 +548,16 @@ impl Recorder {
             table: table(self.perspective, &obs, game),
             round_end,
             rejections: Vec::new(),
+            result,
         };
         let at = self.frames.len();
         self.frames.push(frame);
         &self.frames[at]
     }
 }
+
+/// A match's end where its result is not known (the line [`Outcome::line_with`] replaces).
+const MATCH_OVER: &str = "Match over";
 
 fn round_summary(r: &RoundResult, seats: u8) -> RoundSummary {
     let n = seats as usize;
@@ -708,7 +816,7 @@ fn describe(
                     list(&r.totals)
                 ));
             }
-            Event::MatchEnded => notes.push("Match over".to_string()),
+            Event::MatchEnded => notes.push(MATCH_OVER.to_string()),
         }
     }
     if line.is_empty() {

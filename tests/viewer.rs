@@ -714,3 +714,161 @@ async fn a_repeated_or_conflicting_view_or_token_is_refused() {
     let v: serde_json::Value = serde_json::from_slice(&got.body).unwrap();
     assert_eq!(v["perspective"], "seat 0");
 }
+
+/// The result's line, as the notation writes it: the winner by name, its total and the others',
+/// and which way totals count.
+#[test]
+fn the_result_line_names_the_winner_and_how_totals_count() {
+    use maumau::viewer::Outcome;
+    use maumau_engine::outcome::MAX_SEATS;
+    use maumau_engine::profile::Scoring;
+    let result = |placings: &[u8], totals: &[i32]| {
+        let mut r = maumau_engine::MatchResult {
+            seats: placings.len() as u8,
+            placings: [0; MAX_SEATS],
+            totals: [0; MAX_SEATS],
+            rounds_won: [0; MAX_SEATS],
+            rounds: 3,
+        };
+        r.placings[..placings.len()].copy_from_slice(placings);
+        r.totals[..totals.len()].copy_from_slice(totals);
+        r
+    };
+    let names: Vec<String> = ["", "bob", "alices-bot", ""].map(String::from).to_vec();
+    let penalty = Outcome::of(&result(&[3, 2, 1, 4], &[41, 23, 0, 71]), Scoring::Penalty);
+    assert_eq!(
+        penalty.line_with(&names),
+        "S2 alices-bot wins the match (penalty 0; others 41, 23, 71; lowest penalty wins)"
+    );
+    assert_eq!(
+        penalty.line, "S2 wins the match (penalty 0; others 41, 23, 71; lowest penalty wins)",
+        "seat labels where no names are known"
+    );
+    let places: Vec<(u8, u8, i32)> = penalty
+        .standings
+        .iter()
+        .map(|p| (p.place, p.seat, p.total))
+        .collect();
+    assert_eq!(places, [(1, 2, 0), (2, 1, 23), (3, 0, 41), (4, 3, 71)]);
+    let points = Outcome::of(&result(&[1, 1, 3], &[150, 150, 20]), Scoring::Positive);
+    assert_eq!(
+        points.line_with(&names),
+        "S0 and S1 bob share the win (points 150; others 20; most points win)"
+    );
+}
+
+/// A finished match's page opens at its first event (its end would spoil it), with a button to
+/// jump to the result; its last frame names the winner (by the players' names) and shows the
+/// standings as a small card. `/favicon.ico` answers 204 (the pages declare an inline icon).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_match_opens_at_its_start_and_ends_with_its_result() {
+    let chromium = chromium_or_explain();
+    let server = TestServer::start().await;
+    let icon = get(&server, "/favicon.ico", false).await;
+    assert_eq!(icon.status, StatusCode::NO_CONTENT, "{}", icon.text());
+
+    for (profile, word, how) in [
+        (pb::Profile::Classic, "penalty", "lowest penalty wins"),
+        (pb::Profile::Romanian32, "points", "most points win"),
+    ] {
+        let (created, replay) = finished(&server, profile, 3, 70).await;
+        let id = &created.match_id;
+        let states = engine_states(&replay);
+        let r = states.last().unwrap().match_result().unwrap();
+        let got = get(&server, &format!("/matches/{id}/frames"), false).await;
+        let v: serde_json::Value = serde_json::from_slice(&got.body).unwrap();
+        let names: Vec<String> = v["names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect();
+        let label = |s: u8| match names.get(s as usize).filter(|n| !n.is_empty()) {
+            Some(n) => format!("S{s} {n}"),
+            None => format!("S{s}"),
+        };
+        let frames = v["frames"].as_array().unwrap();
+        let last = frames.last().unwrap();
+        let line = last["result"]["line"].as_str().unwrap().to_string();
+        let winners: Vec<u8> = r.winners().collect();
+        let who = winners
+            .iter()
+            .map(|&s| label(s))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        assert!(
+            line.starts_with(&format!("{who} ")),
+            "{profile:?}: `{line}` names {who}"
+        );
+        assert!(
+            line.contains(&format!("({word} {}", r.totals[winners[0] as usize])),
+            "{line}"
+        );
+        assert!(line.ends_with(&format!("; {how})")), "{line}");
+        assert!(
+            last["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str() == Some(line.as_str())),
+            "the last frame's notes say it: {last}"
+        );
+        assert!(
+            frames[..frames.len() - 1]
+                .iter()
+                .all(|f| f["result"].is_null())
+        );
+        let standings = last["result"]["standings"].as_array().unwrap();
+        assert_eq!(standings.len(), 3);
+        for p in standings {
+            let s = p["seat"].as_u64().unwrap() as usize;
+            assert_eq!(p["place"], r.placings[s]);
+            assert_eq!(p["total"], r.totals[s]);
+        }
+
+        let Some(chromium) = chromium.clone() else {
+            continue;
+        };
+        // Without an event in the address: the first one, the result a click away.
+        let url = format!("{}/matches/{id}/view", server.url());
+        let dom = {
+            let (chromium, url) = (chromium.clone(), url.clone());
+            tokio::task::spawn_blocking(move || dump_dom(&chromium, &url))
+                .await
+                .unwrap()
+        };
+        assert_eq!(attr_of_id(&dom, "viewer", "data-e"), "0", "{dom}");
+        let button = &dom[dom.find("id=\"to-result\"").unwrap()..];
+        let button = &button[..button.find('>').unwrap()];
+        assert!(!button.contains("hidden"), "{button}");
+        assert!(dom.contains("jump to result"));
+        // At the end: the result and the standings card.
+        let end = format!("{url}#e=end");
+        let dom = {
+            let (chromium, end) = (chromium.clone(), end.clone());
+            tokio::task::spawn_blocking(move || dump_dom(&chromium, &end))
+                .await
+                .unwrap()
+        };
+        assert_eq!(
+            attr_of_id(&dom, "viewer", "data-e"),
+            (frames.len() - 1).to_string()
+        );
+        let card = &dom[dom.find("id=\"result-card\"").unwrap()..];
+        let card = &card[..card.find("</section>").unwrap()];
+        assert!(
+            !card[..card.find('>').unwrap()].contains("hidden"),
+            "{card}"
+        );
+        assert!(card.contains("<th>place</th>"), "{card}");
+        assert!(
+            card.contains(&format!("<td>{}</td>", label(winners[0]))),
+            "{card}"
+        );
+        let png = shots().join(format!("result-{word}.png"));
+        tokio::task::spawn_blocking(move || screenshot(&chromium, &end, &png, 1280, 900))
+            .await
+            .unwrap();
+    }
+    server.stop().await;
+}

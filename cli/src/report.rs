@@ -171,7 +171,7 @@ fn standings(report: &Report) -> Markup {
     let pad = ((hi - lo) * 0.05).max(0.5);
     let (lo, hi) = (lo - pad, hi + pad);
     html! {
-        section.card-box {
+        section.card-box #standings {
             h2 { "Standings" }
             table.standings {
                 thead { tr {
@@ -185,18 +185,18 @@ fn standings(report: &Report) -> Markup {
                 tbody {
                     @for s in rows {
                         tr.entrant data-name=(s.name) {
-                            td.rank { @if s.tied { "=" } (s.rank) }
-                            td.num.forfeits.bad[s.forfeits > 0] { (s.forfeits) }
-                            td.name { (s.name) }
-                            td.num { (s.games) }
-                            td.num.rating { (format!("{:.2}", s.rating.mean)) small { " ± " (format!("{:.2}", s.rating.ci95)) } }
-                            td.barcol { (bar(&s.rating, lo, hi)) }
-                            td.num { (format!("{:.2}", s.conservative)) }
-                            td.num.win { (format!("{:.3}", s.win_share.mean)) small { " ± " (format!("{:.3}", s.win_share.ci95)) } }
-                            td.barcol { (bar(&s.win_share, 0.0, 1.0)) }
-                            td.num { (format!("{:.2}", s.placing.mean)) small { " ± " (format!("{:.2}", s.placing.ci95)) } }
-                            td.num { (format!("{:.1}", s.score.mean)) small { " ± " (format!("{:.1}", s.score.ci95)) } }
-                            td.num.decisions title={ (s.decision_times.decisions) " decisions timed" } { (decision_words(&s.decision_times)) }
+                            td.rank data-label="rank" { @if s.tied { "=" } (s.rank) }
+                            td.num.forfeits.bad[s.forfeits > 0] data-label="forfeits" { (s.forfeits) }
+                            td.name data-label="entrant" { (s.name) }
+                            td.num data-label="games" { (s.games) }
+                            td.num.rating data-label="rating μ ± 95%" { (format!("{:.2}", s.rating.mean)) small { " ± " (format!("{:.2}", s.rating.ci95)) } }
+                            td.barcol data-label="rating interval" { (bar(&s.rating, lo, hi)) }
+                            td.num data-label="μ − 3σ" { (format!("{:.2}", s.conservative)) }
+                            td.num.win data-label="win share" { (format!("{:.3}", s.win_share.mean)) small { " ± " (format!("{:.3}", s.win_share.ci95)) } }
+                            td.barcol data-label="win share interval" { (bar(&s.win_share, 0.0, 1.0)) }
+                            td.num data-label="placing" { (format!("{:.2}", s.placing.mean)) small { " ± " (format!("{:.2}", s.placing.ci95)) } }
+                            td.num.score data-label=(report.description.score_heading()) { (format!("{:.1}", s.score.mean)) small { " ± " (format!("{:.1}", s.score.ci95)) } }
+                            td.num.decisions data-label="decision time" title={ (s.decision_times.decisions) " decisions timed" } { (decision_words(&s.decision_times)) }
                         }
                     }
                 }
@@ -236,6 +236,7 @@ fn matrix(report: &Report) -> Markup {
     html! {
         section.card-box #pairs {
             h2 { "Pairwise, over duplicate blocks" }
+            p.note.decides { "What decides the ranks: the standings are ordered by the Weng-Lin rating μ, and two entrants share a rank (=) only when the strength model's 95% interval of their difference (each cell's “model” figure) holds zero; the places-per-game figures and their intervals in the cells describe each pair but decide no rank." }
             table.matrix {
                 thead { tr {
                     th { "row against column" }
@@ -272,13 +273,14 @@ fn matrix(report: &Report) -> Markup {
     }
 }
 
-/// A duration for people: `850 ns`, `12.4 µs`, `3.1 ms`, `2.05 s`.
+/// A duration for people: `< 1 µs`, `420 µs`, `3.1 ms`, `2.05 s` (under a millisecond in
+/// whole microseconds: nanoseconds claim a precision the timing does not have).
 fn duration_words(ns: u64) -> String {
     let x = ns as f64;
     if ns < 1_000 {
-        format!("{ns} ns")
+        "< 1 µs".to_string()
     } else if ns < 1_000_000 {
-        format!("{:.1} µs", x / 1e3)
+        format!("{:.0} µs", x / 1e3)
     } else if ns < 1_000_000_000 {
         format!("{:.1} ms", x / 1e6)
     } else {
@@ -291,15 +293,13 @@ fn duration_words(ns: u64) -> String {
 pub(crate) fn decision_words(d: &DecisionTimes) -> String {
     if d.decisions == 0 {
         "not timed".to_string()
-    } else if d.median_ns == 0 && d.max_ns == 0 {
-        // The server's whole milliseconds.
-        "< 1 ms, < 1 ms".to_string()
     } else {
-        format!(
-            "{}, {}",
-            duration_words(d.median_ns),
-            duration_words(d.max_ns)
-        )
+        // A zero is the server's whole milliseconds rounding a quick answer down.
+        let words = |ns: u64| match ns {
+            0 => "< 1 ms".to_string(),
+            _ => duration_words(ns),
+        };
+        format!("{}, {}", words(d.median_ns), words(d.max_ns))
     }
 }
 
@@ -356,5 +356,25 @@ fn games(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decision_times_under_a_millisecond_read_in_microseconds() {
+        let times = |median_ns, max_ns| {
+            decision_words(&DecisionTimes {
+                decisions: 10,
+                median_ns,
+                max_ns,
+            })
+        };
+        assert_eq!(times(420_000, 980_400), "420 µs, 980 µs");
+        assert_eq!(times(420, 3_100_000), "< 1 µs, 3.1 ms");
+        assert_eq!(times(0, 2_000_000), "< 1 ms, 2.0 ms");
+        assert_eq!(times(0, 0), "< 1 ms, < 1 ms");
     }
 }

@@ -218,12 +218,12 @@ fn a_crashing_program_forfeits_with_a_clear_message() {
     let report = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     let row = entrant_row(&report, "crash");
     assert!(
-        row.contains("<td class=\"rank\">2</td><td class=\"num forfeits bad\">4</td>"),
+        row.contains("<td class=\"rank\" data-label=\"rank\">2</td><td class=\"num forfeits bad\" data-label=\"forfeits\">4</td>"),
         "{row}"
     );
     let row = entrant_row(&report, "random");
     assert!(
-        row.contains("<td class=\"rank\">1</td><td class=\"num forfeits\">0</td>"),
+        row.contains("<td class=\"rank\" data-label=\"rank\">1</td><td class=\"num forfeits\" data-label=\"forfeits\">0</td>"),
         "{row}"
     );
 }
@@ -368,7 +368,12 @@ fn the_report_shows_the_standings_and_links_every_game() {
     }
     // Everyone shares the first rank, marked `=`, and the grid has a coloured cell marked `=`
     // for every ordered pair.
-    assert_eq!(report.matches("<td class=\"rank\">=1</td>").count(), 3);
+    assert_eq!(
+        report
+            .matches("<td class=\"rank\" data-label=\"rank\">=1</td>")
+            .count(),
+        3
+    );
     assert_eq!(
         report
             .matches("<td class=\"pair\" style=\"background:hsl(")
@@ -433,4 +438,75 @@ fn the_report_shows_the_standings_and_links_every_game() {
         out.join("games").join(format!("{id}.html")).display()
     );
     chromium::screenshot(&chromium, &link, &shots.join("game.png"), 1300, 900);
+}
+
+/// The standings fit a 1280 px screen (no sideways scrolling of their table), stack into one
+/// card per entrant on a phone (a screenshot at 390×844 in target/test-output/report/), print
+/// quick decisions in whole microseconds rather than nanoseconds, and the pairwise grid says
+/// what decides the ranks.
+#[test]
+fn the_standings_fit_the_screen_and_read_in_microseconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    tournament(
+        &out,
+        &[
+            "--bots",
+            "random,heuristic,heuristic~0.3,heuristic~0.6",
+            "--seed",
+            "7",
+            "--no-replays",
+        ],
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // Every timed decision in µs, ms or s; none in nanoseconds or with a fraction of a µs.
+    let mut timed = 0;
+    for cell in report.split("class=\"num decisions\"").skip(1) {
+        let text = &cell[cell.find('>').unwrap() + 1..cell.find("</td>").unwrap()];
+        assert!(!text.contains(" ns"), "{text}");
+        for part in text.split(", ") {
+            if let Some(us) = part.strip_suffix(" µs") {
+                assert!(us == "&lt; 1" || us.parse::<u32>().is_ok(), "{text}");
+                timed += 1;
+            }
+        }
+    }
+    assert!(
+        timed > 0,
+        "in-process heuristic bots decide in microseconds"
+    );
+    assert!(
+        report.contains("What decides the ranks: the standings are ordered by the Weng-Lin rating"),
+        "the sentence above the grid"
+    );
+
+    let Some(chromium) = chromium::chromium_or_explain() else {
+        return;
+    };
+    // The page measures its standings' box once laid out, and writes what it found in the DOM.
+    let measured = out.join("measured.html");
+    let probe = "<script>addEventListener('load', () => { const b = document.getElementById('standings'); \
+                 document.body.dataset.widths = b.scrollWidth + ' ' + b.clientWidth; });</script></body>";
+    std::fs::write(&measured, report.replace("</body>", probe)).unwrap();
+    let dom = chromium::dump_dom_sized(
+        &chromium,
+        &format!("file://{}", measured.display()),
+        Some((1280, 900)),
+    );
+    let at = dom.find("data-widths=\"").expect("the probe ran") + "data-widths=\"".len();
+    let widths: Vec<u32> = dom[at..dom[at..].find('"').unwrap() + at]
+        .split(' ')
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert!(
+        widths[0] <= widths[1],
+        "the standings scroll sideways at 1280 px: scrollWidth {} > clientWidth {}",
+        widths[0],
+        widths[1]
+    );
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-output/report");
+    std::fs::create_dir_all(&shots).unwrap();
+    let url = format!("file://{}", out.join("report.html").display());
+    chromium::screenshot(&chromium, &url, &shots.join("report-1280.png"), 1280, 900);
+    chromium::screenshot(&chromium, &url, &shots.join("report-phone.png"), 390, 844);
 }

@@ -1,7 +1,8 @@
 // The match viewer's script: draws one frame of `maumau::viewer` (the table after one step, as
 // one perspective saw it) and steps through them. Plain JavaScript, no library, no network but
 // the frames' own URL (a served page) or none at all (an exported file holds its frames).
-// Keys: space plays and pauses, ← → step, Home End jump, PageUp PageDown go by round.
+// A finished match opens at its first event, with a "jump to result" button; its last frame
+// shows the result and the standings. Keys: space plays and pauses, ← → step, Home End jump, PageUp PageDown go by round.
 // A live match (`viewing.live`) is followed: the page asks for its frames again every second
 // and stays at the newest one if it was there, with the time the seat to act has left counting
 // down; when the match ends it loads the whole viewer. A seat's refused messages are listed at
@@ -121,6 +122,7 @@
     const notes = $("notes");
     notes.replaceChildren();
     for (const n of frame.notes) notes.append(text(document.createElement("li"), n));
+    renderResult(frame);
     const end = $("round-end");
     end.replaceChildren();
     if (frame.round_end) {
@@ -135,6 +137,34 @@
         end.append(row);
       });
     }
+  }
+
+  // The match's result on the frame where it ended: its line (the notation's, with names) and
+  // the standings as a small card: place, player, total.
+  function renderResult(frame) {
+    const box = $("result-card");
+    box.replaceChildren();
+    box.hidden = !frame.result;
+    if (!frame.result) return;
+    const r = frame.result;
+    box.append(text(document.createElement("h3"), r.line));
+    const table = document.createElement("table");
+    table.className = "standings";
+    const head = document.createElement("tr");
+    for (const h of ["place", "player", r.scoring === "points" ? "points" : "penalty"]) {
+      head.append(text(document.createElement("th"), h));
+    }
+    table.append(head);
+    for (const p of r.standings) {
+      const row = document.createElement("tr");
+      row.dataset.seat = p.seat;
+      if (p.place === 1) row.className = "first";
+      row.append(text(document.createElement("td"), p.place));
+      row.append(text(document.createElement("td"), seatName(p.seat)));
+      row.append(text(document.createElement("td"), p.total));
+      table.append(row);
+    }
+    box.append(table);
   }
 
   // The time the seat to act has left, counting down, on the newest frame of a live match
@@ -235,7 +265,9 @@
     go(next == null ? (dir > 0 ? viewing.frames.length - 1 : 0) : next);
   }
 
+  // The event the address names: `#e=N`, or `#e=end` for the last one.
   function fromHash() {
+    if (location.hash === "#e=end") return Infinity;
     const m = /^#e=(\d+)$/.exec(location.hash);
     return m ? Number(m[1]) : null;
   }
@@ -245,8 +277,11 @@
     root.dataset.perspective = v.perspective;
     $("perspective-now").textContent = v.perspective;
     buildMoves();
+    // A finished match opens at its first event (its end would spoil it; the result is one
+    // click away); a live one at the newest.
+    $("to-result").hidden = !v.finished || !!v.live;
     const e = fromHash();
-    go(e == null ? viewing.frames.length - 1 : e);
+    go(e == null ? (v.live ? viewing.frames.length - 1 : 0) : e);
     root.classList.add("ready");
   }
 
@@ -286,7 +321,8 @@
     }
     const newest = at >= viewing.frames.length - 1;
     if (body && !body.live) {
-      if (newest) history.replaceState(null, "", location.pathname + location.search);
+      // A watcher at the newest event stays at the end once the page loads the whole match.
+      if (newest) history.replaceState(null, "", location.pathname + location.search + "#e=end");
       location.reload();
       return;
     }
@@ -305,6 +341,7 @@
   $("forward").addEventListener("click", () => { play(false); go(at + 1); });
   $("first").addEventListener("click", () => { play(false); go(0); });
   $("last").addEventListener("click", () => { play(false); go(viewing.frames.length - 1); });
+  $("to-result").addEventListener("click", () => { play(false); go(viewing.frames.length - 1); });
   $("scrub").addEventListener("input", (e) => { play(false); go(Number(e.target.value)); });
   $("speed").addEventListener("change", () => { if (timer) play(true); });
   $("moves").addEventListener("click", (e) => {

@@ -74,6 +74,19 @@ pub(crate) fn page(
 ) -> Option<BoxFuture<'static, PageResponse>> {
     let path = uri.path();
     let query = uri.query().unwrap_or("").to_string();
+    if path == "/favicon.ico" {
+        // Browsers ask for it whatever the page declares: no icon, and no error either.
+        let policy = policy(&registry.config.allow_origins, JSON, None);
+        let response = respond(
+            StatusCode::NO_CONTENT,
+            JSON,
+            String::new(),
+            None,
+            true,
+            &policy,
+        );
+        return Some(Box::pin(async move { response }));
+    }
     let route = if path == "/matches" || (root && path == "/") {
         Route::List
     } else {
@@ -444,6 +457,25 @@ fn player_name(p: &pb::PlayerInfo) -> String {
 /// played (`live`: the page then asks again for what came since).
 fn with_names(viewing: &Viewing, names: &[String], live: bool) -> serde_json::Value {
     let mut value = serde_json::to_value(viewing).unwrap_or_default();
+    // The result's line names the players (the notation's own words, with names for seats).
+    for (i, outcome) in viewing
+        .frames
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.result.as_ref().map(|r| (i, r)))
+    {
+        let named = outcome.line_with(names);
+        let frame = &mut value["frames"][i];
+        if let Some(notes) = frame["notes"].as_array_mut() {
+            for note in notes
+                .iter_mut()
+                .filter(|n| n.as_str() == Some(&outcome.line))
+            {
+                *note = serde_json::json!(named);
+            }
+        }
+        frame["result"]["line"] = serde_json::json!(named);
+    }
     if let Some(object) = value.as_object_mut() {
         object.insert("names".into(), serde_json::json!(names));
         object.insert("live".into(), serde_json::json!(live));
@@ -632,6 +664,7 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
                 div #offence {}
                 div #legal {}
                 div #round-end {}
+                section.result-card #result-card aria-label="the match's result" hidden {}
             }
         }
         nav.controls aria-label="playback" {
@@ -640,6 +673,7 @@ fn viewer_parts(choices: Option<(&[(String, String)], &str)>) -> Markup {
             button #play type="button" title="play or pause (space)" aria-pressed="false" { "▶ play" }
             button #forward type="button" title="one event forward (→)" { "next ▶" }
             button #last type="button" title="the end (End)" { "end »" }
+            button #to-result type="button" title="jump to the match's result" hidden { "jump to result »" }
             input #scrub type="range" min="0" max="0" value="0" aria-label="event";
             span #where { "0 / 0" }
             select #speed aria-label="speed" {
@@ -669,6 +703,7 @@ fn shell(title: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · Mau Mau Arena" }
+                link rel="icon" href="data:,";
                 style { (PreEscaped(STYLE)) }
             }
             body {
@@ -679,7 +714,8 @@ fn shell(title: &str, body: Markup) -> Markup {
 }
 
 /// The viewer with `viewing`'s frames inside the page: one file that opens offline (from
-/// `file://`) at the last position, or at the event its `#e=N` names. `names` are the players'
+/// `file://`) at its first event (the result is one click away, not a spoiler), or at the event
+/// its `#e=N` names. `names` are the players'
 /// names by seat (empty: the seats are shown by number only).
 pub fn standalone_page(viewing: &Viewing, names: &[String]) -> String {
     // JSON inside a script element: `<` escaped so no `</script>` can end it early.

@@ -48,9 +48,16 @@ const FLAGS: [&str; 8] = [
 
 /// Loads `url` in headless Chromium, lets its scripts run, and returns the DOM they built.
 pub fn dump_dom(chromium: &std::path::Path, url: &str) -> String {
+    dump_dom_sized(chromium, url, None)
+}
+
+/// As [`dump_dom`], in a `width` × `height` window (`None`: Chromium's default), for a page
+/// whose script measures its own layout.
+pub fn dump_dom_sized(chromium: &std::path::Path, url: &str, size: Option<(u32, u32)>) -> String {
     let profile = tempfile::tempdir().expect("a profile directory");
     let mut child = std::process::Command::new(chromium)
         .args(FLAGS)
+        .args(size.map(|(w, h)| format!("--window-size={w},{h}")))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         // Scripts run and their fetches finish (in virtual time) before the DOM is dumped.
         .arg("--virtual-time-budget=20000")
