@@ -214,12 +214,24 @@ async fn a_sealed_match_tells_nothing_of_its_deal_until_the_operator_reveals_it(
     for (query, shown) in [
         (String::new(), "\"public\""),
         ("?view=public".into(), "\"public\""),
-        (format!("?token={spectator}&view=omniscient"), "\"public\""),
-        (format!("?token={seat_token}&view=omniscient"), "\"seat 0\""),
+        (format!("?token={spectator}"), "\"public\""),
+        (format!("?token={seat_token}"), "\"seat 0\""),
     ] {
         let (status, _, perspective) = frames(&server, &id, &query).await;
         assert_eq!(status, StatusCode::OK, "{query}");
         assert_eq!(perspective, shown, "{query}");
+    }
+    // A token with another view is refused outright (it names its own perspective).
+    for query in [
+        format!("?token={spectator}&view=omniscient"),
+        format!("?token={seat_token}&view=omniscient"),
+    ] {
+        let (status, reason, _) = frames(&server, &id, &query).await;
+        assert_eq!(
+            (status, reason.as_str()),
+            (StatusCode::BAD_REQUEST, "ERROR_REASON_INVALID_ARGUMENT"),
+            "{query}"
+        );
     }
 
     // The seal survives a restart on the same data directory.
