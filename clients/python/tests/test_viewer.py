@@ -156,7 +156,9 @@ def test_step_scrub_keys_moves_and_perspective(server, browser: Browser):
     created, _ = finished_match(server, rules_pb2.PROFILE_CLASSIC, 3, 5)
     seen = frames(server, created.match_id)["frames"]
     last = len(seen) - 1
-    page = browser.new_page(viewport={"width": 1360, "height": 900})
+    # Playwright's wait_for_function evaluates its expression with eval, which the viewer's CSP
+    # forbids (rightly); the page runs under that CSP in tests/viewer.rs, not here.
+    page = browser.new_page(viewport={"width": 1360, "height": 900}, bypass_csp=True)
     open_at(page, f"http://{server.address}/matches/{created.match_id}/view#e=5")
 
     def at() -> int:
@@ -293,7 +295,8 @@ def test_a_live_match_shows_whose_turn_it_is_and_its_time_running_down(server, b
     thread.start()
     try:
         assert bot.prompted.wait(60), "seat 0 was never prompted"
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        # wait_for_function evaluates with eval, which the viewer's CSP forbids (see above).
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         page.goto(f"http://{server.address}/matches/{created.match_id}/view")
         page.wait_for_selector("#viewer.ready")
         page.wait_for_function("document.querySelector('#deadline').dataset.ms !== ''")
@@ -321,7 +324,7 @@ def test_a_live_match_shows_whose_turn_it_is_and_its_time_running_down(server, b
     page.close()
 
 
-def test_the_exported_file_opens_offline_at_the_last_position(server, maumau_bin, browser: Browser, tmp_path):
+def test_the_exported_file_opens_offline_at_the_start_and_jumps_to_the_end(server, maumau_bin, browser: Browser, tmp_path):
     created, replay = finished_match(server, rules_pb2.PROFILE_ROMANIAN_32, 3, 12)
     file = tmp_path / "m.replay"
     file.write_bytes(replay.SerializeToString())
@@ -336,7 +339,12 @@ def test_the_exported_file_opens_offline_at_the_last_position(server, maumau_bin
     page = context.new_page()
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
+    # A finished match opens at its start (no spoiler); `#e=end` is its last position.
     open_at(page, html.as_uri())
+    assert shown(page) == expected(seen[0]), "the first position"
+    open_at(page, html.as_uri() + "#e=end")
+    page.reload()
+    page.wait_for_selector("#viewer.ready")
     assert shown(page) == expected(seen[-1]), "the last position"
     assert all(u.startswith(("file:", "data:")) for u in requests), requests
     page.keyboard.press("ArrowLeft")
