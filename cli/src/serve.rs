@@ -522,11 +522,11 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<(), Box<dyn std::error::Error>> 
             maumau_server::metrics::describe();
             let bound = listener.local_addr().unwrap_or(addr);
             eprintln!("maumau: metrics on http://{bound}/metrics");
-            let render: maumau_server::metrics::Render =
+            let render: maumau_server::metrics_port::Render =
                 std::sync::Arc::new(move || handle.render());
             let metrics_config = config.clone();
             tokio::spawn(async move {
-                let served = maumau_server::metrics::serve(
+                let served = maumau_server::metrics_port::serve(
                     listener,
                     &metrics_config,
                     render,

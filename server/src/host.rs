@@ -4,8 +4,6 @@
 //! whole seam between the game server and what runs on it: an extension never sees a table, a
 //! command channel or the registry.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use maumau::pb;
@@ -14,13 +12,9 @@ use tonic::Status;
 use tonic::codegen::http;
 
 use crate::config::ServerConfig;
-use crate::registry::{self, MatchEntry, Registry};
-
-/// A boxed future, as extensions return them.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A plain HTTP response (a web page or a file).
-pub type PageResponse = http::Response<tonic::body::Body>;
+use crate::page::{BoxFuture, PageResponse};
+use crate::registry::Registry;
+use crate::table::{Handle, NewMatch};
 
 /// The server's matches, for an extension: create, find, abort, and what is stored of them.
 #[derive(Clone)]
@@ -48,7 +42,7 @@ pub struct HostedMatch {
 /// One match of the server, open or ended.
 #[derive(Clone)]
 pub struct MatchHandle {
-    entry: Arc<MatchEntry>,
+    entry: Arc<Handle>,
 }
 
 impl Host {
@@ -63,7 +57,7 @@ impl Host {
 
     /// Deals the match and starts its table; returns the seats' tokens and the match.
     pub fn create(&self, m: HostedMatch) -> Result<(pb::CreateMatchResponse, MatchHandle), Status> {
-        let (response, entry) = self.registry.create(registry::NewMatch {
+        let (response, entry) = self.registry.create(NewMatch {
             config: m.config,
             seed: m.seed,
             start: None,

@@ -22,6 +22,33 @@
 //! durable. The server builds without any database; a restart reads back only the highest
 //! creation number.
 //!
+//! # The path of a bot's action, file by file
+//!
+//! Imports point one way (`tests/imports.rs` checks there is no cycle): `play` → `registry` →
+//! `table` → `store`, `frames`, `outbox`, `limit`, `clock`.
+//!
+//! 1. `transport/listen.rs` accepts the connection and `transport/driver.rs` runs it on one
+//!    task (hyper under tonic's routes); `transport/home.rs` keeps its budgets.
+//! 2. `play.rs` takes a new Play stream: its first message must be Join, whose token
+//!    `registry.rs` resolves to the match's `table::Handle` (`table/handle.rs`); the
+//!    stream goes to the table in an `Attach` command. That is the only time the stream's
+//!    messages pass through `play.rs`.
+//! 3. `table/connections.rs` reads the seat's stream on the table's task from then on: an
+//!    `Action` message is checked against the seat's limits (`limit.rs`) and handed to the step.
+//! 4. `table/mod.rs` applies it to the game (the engine's `Game::apply_with`), `table/seat.rs`
+//!    settles the seat's clock, `table/recording.rs` counts the decision and keeps it for the
+//!    replay.
+//! 5. `table/delivery.rs` stages what the step means for every connection, redacted per seat
+//!    and encoded once (`frames.rs`); `outbox.rs` queues it as one item per connection.
+//! 6. `table/stream.rs` (`Outgoing`) yields the queued frames to the connection's HTTP/2
+//!    stream, back on the task of step 1.
+//!
+//! A unary `SubmitAction` takes steps 1 and 2 (`play.rs` sends `Command::Act` through the
+//! handle) and the table's answer comes back on a oneshot. At the end `table/recording.rs`
+//! hands the record to `Handle::finish`, which submits it to `store.rs` (in front of the
+//! `Archive`) and returns once it is durable; the registry lets go of the match when the
+//! table's task returns.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:50051").await?;
@@ -33,13 +60,17 @@
 
 mod archive;
 mod bots;
+mod clock;
 mod config;
 mod cors;
 mod frames;
 mod host;
+mod limit;
 mod matches;
 pub mod metrics;
+pub mod metrics_port;
 mod outbox;
+mod page;
 mod per_address;
 mod play;
 mod play_page;
@@ -60,12 +91,14 @@ use tokio::net::TcpListener;
 pub use archive::{
     Archive, ArchiveError, ArchivedMatch, MemoryArchive, Summarize, prune_replay, token_hash,
 };
+pub use clock::now_ms;
 pub use config::{GiveUp, ServerConfig, TimeControl, TlsIdentity};
-pub use host::{BoxFuture, Extension, Host, HostedMatch, MatchHandle, PageResponse};
+pub use host::{Extension, Host, HostedMatch, MatchHandle};
+pub use limit::RateLimit;
+pub use page::{BoxFuture, PageResponse};
 pub use per_address::{PerAddress, network};
-pub use play::{RateLimit, bearer, operator_bearer};
+pub use play::{bearer, operator_bearer};
 pub use reasons::echo;
-pub use registry::now_ms;
 pub use table::default_action;
 
 /// Why the server could not run.

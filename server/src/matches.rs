@@ -10,7 +10,8 @@ use tonic::{Request, Response, Status};
 
 use crate::config::TimeControl;
 use crate::reasons::{MESSAGE_CHARS, clip, echo};
-use crate::registry::{NewMatch, Registry, Start};
+use crate::registry::Registry;
+use crate::table::{NewMatch, Start};
 
 /// The match service.
 pub(crate) struct Matches {
@@ -45,7 +46,7 @@ impl Matches {
     }
 
     /// A match, open or finished (a finished one is read from the store).
-    async fn entry(&self, id: &str) -> Result<Arc<crate::registry::MatchEntry>, Status> {
+    async fn entry(&self, id: &str) -> Result<Arc<crate::table::Handle>, Status> {
         self.registry.get(id).await.ok_or_else(|| {
             wire::status(
                 pb::ErrorReason::MatchNotFound,

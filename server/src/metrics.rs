@@ -1,10 +1,9 @@
 //! What the server counts for its operators, named in one place.
 //!
 //! The server records through the [`metrics`] facade; `maumau serve --metrics-listen ADDR`
-//! installs a Prometheus recorder (`metrics-exporter-prometheus`) and [`serve`] answers
-//! `GET /metrics` with its text on `ADDR`, and nothing else (404), under the main port's
-//! handshake and idle timeouts and a connection cap of its own ([`MAX_CONNECTIONS`], or
-//! `max_connections` when lower). Without an installed recorder every call here does nothing.
+//! installs a Prometheus recorder (`metrics-exporter-prometheus`) and
+//! [`metrics_port::serve`](crate::metrics_port::serve) answers `GET /metrics` with its text on
+//! `ADDR`. Without an installed recorder every call here does nothing.
 //!
 //! | metric | kind | what |
 //! |---|---|---|
@@ -21,14 +20,10 @@
 //! | `maumau_store_write_failures_total` | counter | failed writes of finished matches (each retried) |
 //! | `maumau_storage_available` | gauge | 1 while the data directory can be written, 0 while not |
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use maumau::pb;
 use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
-use tonic::codegen::http::{self, HeaderValue, StatusCode, header};
 
 /// Describes every metric to the installed recorder (their `# HELP` lines).
 pub fn describe() {
@@ -137,68 +132,5 @@ impl Open {
 impl Drop for Open {
     fn drop(&mut self) {
         gauge!(self.0).decrement(1.0);
-    }
-}
-
-/// Connections the metrics listener holds at once at most: a scraper needs one or two.
-pub const MAX_CONNECTIONS: usize = 16;
-
-/// The text a scrape answers with (the Prometheus recorder's `render`).
-pub type Render = Arc<dyn Fn() -> String + Send + Sync>;
-
-/// Serves `render()` as `GET /metrics` on `listener` until `shutdown` completes. Any other path
-/// or method is answered 404. Connections get `config`'s handshake and idle timeouts, as on the
-/// main port, and at most [`MAX_CONNECTIONS`] (or `config.max_connections`, if lower) are open
-/// at once; more are closed as soon as they are accepted.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    config: &crate::ServerConfig,
-    render: Render,
-    shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    let mut limits = crate::transport::Limits::from_config(config);
-    limits.max_connections = limits.max_connections.min(MAX_CONNECTIONS);
-    crate::transport::serve(listener, Scrape(render), None, limits, shutdown).await
-}
-
-/// The metrics listener's one page.
-#[derive(Clone)]
-struct Scrape(Render);
-
-impl<B> tower::Service<http::Request<B>> for Scrape {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = std::future::Ready<Result<Self::Response, Infallible>>;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let ok = req.method() == http::Method::GET && req.uri().path() == "/metrics";
-        let (status, kind, body) = if ok {
-            (
-                StatusCode::OK,
-                "text/plain; version=0.0.4; charset=utf-8",
-                (self.0)(),
-            )
-        } else {
-            (
-                StatusCode::NOT_FOUND,
-                "text/plain; charset=utf-8",
-                "only GET /metrics is served here\n".to_string(),
-            )
-        };
-        let mut response = http::Response::new(tonic::body::Body::new(http_body_util::Full::new(
-            bytes::Bytes::from(body),
-        )));
-        *response.status_mut() = status;
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-        std::future::ready(Ok(response))
     }
 }

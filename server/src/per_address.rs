@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Mutex, PoisonError};
 
-use crate::play::RateLimit;
+use crate::limit::RateLimit;
 
 /// Addresses whose budgets are kept before the full ones (those that remember nothing) are
 /// forgotten.

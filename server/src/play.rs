@@ -2,25 +2,25 @@
 //! stream both ways (grpc-web), and unary actions.
 //!
 //! A Play stream is read here until its Join names a seat; then the stream goes to the seat's
-//! table, which reads it from there on. Every stream's answers come from its [`Feed`], the
-//! reading end of the queue the table writes to.
+//! table, which reads it from there on. Every stream's answers come from its
+//! [`Outgoing`] stream, the reading end of the queue the table writes to.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use maumau::encoded::play_service_server::PlayService;
-use maumau::{encoded, pb, wire};
+use maumau::{pb, wire};
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::frames::{Frame, Staged};
-use crate::outbox::{Inbox, Out, Outbox, outbox};
-use crate::registry::{MatchEntry, Registry};
-use crate::table::{Command, Delivery, FeedOptions, Reply, Role, Verdict, drain, unreadable};
+use crate::frames::Staged;
+use crate::outbox::{Out, Outbox, outbox};
+use crate::registry::Registry;
+use crate::table::{
+    Command, Delivery, FeedOptions, Handle, Outgoing, Reply, Role, Verdict, drain, message,
+    unreadable,
+};
 use crate::transport::Home;
 
 /// Steps of the table (each a batch of messages) a connection may have queued before it counts
@@ -50,7 +50,7 @@ async fn resolve(
     registry: &Arc<Registry>,
     meta: Option<&str>,
     body: &str,
-) -> Result<(Arc<MatchEntry>, Role), Status> {
+) -> Result<(Arc<Handle>, Role), Status> {
     let token = match (meta, body) {
         (Some(m), b) if !b.is_empty() && m != b => {
             return Err(wire::status(
@@ -88,66 +88,12 @@ async fn resolve(
         .ok_or_else(|| wire::status(pb::ErrorReason::BadToken, "unknown token"))
 }
 
-/// A token bucket: `rate` calls per second, bursts of twice that (or, [`RateLimit::per_minute`],
-/// `n` calls per minute, `n` at once).
-pub struct RateLimit {
-    rate: f64,
-    burst: f64,
-    tokens: f64,
-    at: Instant,
-}
-
-impl RateLimit {
-    /// `rate` calls per second, bursts of twice that.
-    pub fn new(rate: u32) -> RateLimit {
-        RateLimit::with(rate as f64, 2.0 * rate as f64)
-    }
-
-    /// `n` calls per minute, at most `n` at once.
-    pub fn per_minute(n: u32) -> RateLimit {
-        RateLimit::with(n as f64 / 60.0, n as f64)
-    }
-
-    fn with(rate: f64, burst: f64) -> RateLimit {
-        RateLimit {
-            rate,
-            burst,
-            tokens: burst,
-            at: Instant::now(),
-        }
-    }
-
-    /// Whether the bucket has refilled to its burst (it then holds no memory of past calls).
-    pub fn is_full(&self) -> bool {
-        let dt = Instant::now().duration_since(self.at).as_secs_f64();
-        self.tokens + dt * self.rate >= self.burst
-    }
-
-    /// Takes one call from the bucket; false when it is empty (the call is refused).
-    pub fn allow(&mut self) -> bool {
-        let now = Instant::now();
-        let dt = now.duration_since(self.at).as_secs_f64();
-        self.at = now;
-        self.tokens = (self.tokens + dt * self.rate).min(self.burst);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-fn kind(k: pb::server_message::Kind) -> pb::ServerMessage {
-    pb::ServerMessage { kind: Some(k) }
-}
-
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
 /// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
 /// stream from then on; it comes back when the table is gone.
 #[allow(clippy::too_many_arguments)]
 async fn attach(
-    entry: &MatchEntry,
+    entry: &Handle,
     role: Role,
     resume: Option<pb::Resume>,
     name: String,
@@ -188,9 +134,11 @@ async fn attach(
         Role::Seat(s) => Some(s),
         Role::Spectator => None,
     };
-    let mut batch = vec![kind(pb::server_message::Kind::Welcome(entry.welcome(seat)))];
+    let mut batch = vec![message(pb::server_message::Kind::Welcome(
+        entry.welcome(seat),
+    ))];
     if let Some(report) = entry.public_report() {
-        batch.push(kind(pb::server_message::Kind::Finished(
+        batch.push(message(pb::server_message::Kind::Finished(
             pb::MatchFinished {
                 report: Some(report),
             },
@@ -271,163 +219,10 @@ async fn session(
     }
 }
 
-/// A connection's outgoing queue as seen from the stream: it yields the messages the table (and
-/// the connection itself) queued, one by one, and ends after MatchFinished, after an error, or
-/// when the table lets go of the queue. A stream silent for the heartbeat interval yields a
-/// `Heartbeat`.
-///
-/// Its items are encoded already ([`encoded::Response`]: the same bytes for a Play stream and a
-/// Watch stream).
-pub(crate) struct Feed {
-    rx: Inbox,
-    batch: std::vec::IntoIter<Frame>,
-    done: bool,
-    /// For a Watch stream: the table to tell when the client goes away.
-    detach: Option<(Arc<MatchEntry>, Role, u64)>,
-    heartbeat: Option<Heartbeat>,
-    /// Counts the stream in `maumau_streams_open` while it lives.
-    _open: crate::metrics::Open,
-}
-
-impl Feed {
-    fn new(rx: Inbox, heartbeat: Option<Duration>) -> Feed {
-        Feed {
-            rx,
-            batch: Vec::new().into_iter(),
-            done: false,
-            detach: None,
-            heartbeat: heartbeat.map(Heartbeat::new),
-            _open: crate::metrics::Open::stream(),
-        }
-    }
-}
-
-/// A stream's heartbeat: a `Heartbeat` message once the stream has been silent for at least
-/// `interval` (and at most one and a half times it).
-///
-/// Nothing is done per message sent but setting `active`, and nothing when the stream runs dry
-/// but a look at the timer: the timer ticks every half interval, and a tick that finds the
-/// stream was not active since the tick before it (so silent for a whole interval) sends the
-/// heartbeat. No clock is read and no timer moved on the path of a decision.
-struct Heartbeat {
-    /// Half the interval.
-    tick: Duration,
-    timer: Pin<Box<tokio::time::Sleep>>,
-    /// Whether the timer was polled since it was last set, so it will wake the stream.
-    armed: bool,
-    /// Whether the stream sent something since the last tick.
-    active: bool,
-    /// Ticks since the stream last sent something.
-    quiet_ticks: u8,
-}
-
-impl Heartbeat {
-    fn new(interval: Duration) -> Heartbeat {
-        let tick = interval / 2;
-        Heartbeat {
-            tick,
-            timer: Box::pin(tokio::time::sleep(tick)),
-            armed: false,
-            active: false,
-            quiet_ticks: 0,
-        }
-    }
-
-    /// Called when the stream has nothing to send: the heartbeat's frame if the stream has been
-    /// silent for the interval, else `None` (the timer will wake the stream).
-    fn poll_due(&mut self, cx: &mut Context<'_>) -> Option<encoded::Response> {
-        loop {
-            if !self.armed {
-                if std::future::Future::poll(self.timer.as_mut(), cx).is_pending() {
-                    self.armed = true;
-                    return None;
-                }
-            } else if !self.timer.is_elapsed() {
-                return None;
-            }
-            let next = self.timer.deadline() + self.tick;
-            self.timer.as_mut().reset(next);
-            self.armed = false;
-            if std::mem::take(&mut self.active) {
-                self.quiet_ticks = 0;
-                continue;
-            }
-            self.quiet_ticks += 1;
-            if self.quiet_ticks >= 2 {
-                self.quiet_ticks = 0;
-                let beat = pb::Heartbeat {
-                    server_time_unix_ms: crate::registry::now_ms(),
-                };
-                return Some(encoded::Response::new(&kind(
-                    pb::server_message::Kind::Heartbeat(beat),
-                )));
-            }
-        }
-    }
-}
-
-impl Stream for Feed {
-    type Item = Result<encoded::Response, Status>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if this.done {
-                return Poll::Ready(None);
-            }
-            if let Some(f) = this.batch.next() {
-                this.done = f.last;
-                if let Some(h) = &mut this.heartbeat {
-                    h.active = true;
-                }
-                return Poll::Ready(Some(Ok(f.response)));
-            }
-            let next = match this.rx.poll_next(cx) {
-                Poll::Ready(next) => next,
-                Poll::Pending => {
-                    let beat = this.heartbeat.as_mut().and_then(|h| h.poll_due(cx));
-                    return match beat {
-                        Some(frame) => Poll::Ready(Some(Ok(frame))),
-                        None => Poll::Pending,
-                    };
-                }
-            };
-            match next {
-                Some(Out::Frames(batch)) => this.batch = batch.into_iter(),
-                Some(Out::End(status)) => {
-                    this.done = true;
-                    return Poll::Ready(Some(Err(status)));
-                }
-                None => {
-                    this.done = true;
-                    return Poll::Ready(None);
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Feed {
-    fn drop(&mut self) {
-        let Some((entry, role, conn)) = self.detach.take() else {
-            return;
-        };
-        let Some(tx) = entry.sender() else { return };
-        if let Err(mpsc::error::TrySendError::Full(cmd)) =
-            tx.try_send(Command::Detach { role, conn })
-            && let Ok(rt) = tokio::runtime::Handle::try_current()
-        {
-            rt.spawn(async move {
-                let _ = tx.send(cmd).await;
-            });
-        }
-    }
-}
-
 #[tonic::async_trait]
 impl PlayService for Play {
-    type PlayStream = Feed;
-    type WatchStream = Feed;
+    type PlayStream = Outgoing;
+    type WatchStream = Outgoing;
 
     async fn play(
         &self,
@@ -437,7 +232,7 @@ impl PlayService for Play {
         let (tx, rx) = outbox(OUTBOX, Home::current());
         tokio::spawn(session(self.registry.clone(), token, req.into_inner(), tx));
         let heartbeat = self.registry.config.heartbeat_interval;
-        Ok(Response::new(Feed::new(rx, heartbeat)))
+        Ok(Response::new(Outgoing::new(rx, heartbeat)))
     }
 
     async fn watch(
@@ -455,10 +250,8 @@ impl PlayService for Play {
             snapshots: w.snapshot_every_step,
         };
         attach(&entry, role, resume, name, options, tx, conn, None).await;
-        let mut feed = Feed::new(rx, self.registry.config.heartbeat_interval);
-        // The stream is the only sign that the client went away: dropping it detaches.
-        feed.detach = Some((entry, role, conn));
-        Ok(Response::new(feed))
+        let stream = Outgoing::new(rx, self.registry.config.heartbeat_interval);
+        Ok(Response::new(stream.detach_when_dropped(entry, role, conn)))
     }
 
     async fn submit_action(
@@ -542,7 +335,7 @@ impl PlayService for Play {
 
 /// Sends a unary call's command to the table and waits for its verdict; `None` when the match is
 /// over.
-async fn verdict(entry: &MatchEntry, command: impl FnOnce(Reply) -> Command) -> Option<Verdict> {
+async fn verdict(entry: &Handle, command: impl FnOnce(Reply) -> Command) -> Option<Verdict> {
     let tx = entry.sender()?;
     let (reply, verdict) = oneshot::channel();
     tx.send(command(Reply::Unary(reply))).await.ok()?;

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use maud::{DOCTYPE, PreEscaped, html};
 use tonic::codegen::http::{self, StatusCode};
 
-use crate::host::{BoxFuture, PageResponse};
+use crate::page::{BoxFuture, PageResponse};
 use crate::registry::Registry;
 
 /// The page's script: `play.js` and the client it imports, bundled (see the module's docs).

@@ -8,398 +8,44 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use maumau::{pb, wire};
-use maumau_engine::{MatchConfig, Seat};
+use maumau_engine::Seat;
 use rand::RngExt;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tonic::Status;
 
 use crate::archive::MemoryArchive;
-use crate::config::{ServerConfig, TimeControl};
-use crate::store::{self, Store};
+use crate::config::ServerConfig;
+use crate::store::Store;
 use crate::sync::lock;
-use crate::table::{Command, Role, Table};
+use crate::table::{Handle, NewMatch, Role, Table};
 use crate::transport::Roaming;
-
-/// How a match's first deal was made: `None` from its seed, else a deck order or a position
-/// (as the replay records it; [`maumau::replay::start_game`] deals it).
-pub(crate) type Start = Option<pb::replay::Start>;
-
-/// What the match service reports about a match; updated by its table.
-pub(crate) struct Info {
-    pub(crate) status: pb::MatchStatus,
-    pub(crate) players: Vec<pb::PlayerInfo>,
-    pub(crate) round: u32,
-    pub(crate) actions: u32,
-    pub(crate) totals: Vec<i32>,
-    pub(crate) ended_unix_ms: u64,
-    /// Set when the match has ended and its record is stored (or, when the server was torn
-    /// down before, could not be).
-    pub(crate) ended: bool,
-    /// The result, for summaries.
-    pub(crate) result: Option<pb::MatchResult>,
-    /// The record (report and replay), once the match has ended. An entry read back from the
-    /// store holds it while someone uses the entry; an open match's entry leaves the registry
-    /// when its record is committed.
-    pub(crate) record: Option<Arc<pb::StoredMatch>>,
-    /// The operator pruned the replay (the stored record keeps the report).
-    pub(crate) replay_pruned: bool,
-    /// Sealed (`CreateMatchRequest.sealed`) and not revealed yet: the report goes out without
-    /// seed and salt, and the replay only to the operator. Read only at the match's end and by
-    /// the read calls, never on a table's step.
-    pub(crate) sealed: bool,
-}
-
-/// One match.
-pub(crate) struct MatchEntry {
-    pub(crate) id: String,
-    pub(crate) config: MatchConfig,
-    pub(crate) start: Start,
-    pub(crate) clock: TimeControl,
-    pub(crate) rated: bool,
-    pub(crate) label: String,
-    pub(crate) seed_commitment: Vec<u8>,
-    /// The commitment's salt, secret until the match ends (empty for records written before
-    /// salted commitments).
-    pub(crate) seed_salt: Vec<u8>,
-    pub(crate) created_unix_ms: u64,
-    /// Creation order: ListMatches lists newest first, and its page token is one of these.
-    pub(crate) seq: u64,
-    /// The match's tokens while it is open (kept as hashes with its record once it has ended).
-    tokens: Vec<(String, Role)>,
-    tx: Mutex<Option<mpsc::Sender<Command>>>,
-    /// Becomes true when the table task has stopped (at once for an entry read from the store):
-    /// what [`MatchEntry::ended`] awaits.
-    done: watch::Sender<bool>,
-    info: Mutex<Info>,
-    registry: Weak<Registry>,
-}
-
-/// The wall clock, in milliseconds since the Unix epoch (0 before it).
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis() as u64
-}
-
-impl MatchEntry {
-    pub(crate) fn update(&self, f: impl FnOnce(&mut Info)) {
-        f(&mut lock(&self.info));
-    }
-
-    /// The final report, once the match has ended, whole (for the operator and the host's
-    /// extensions: a sealed match's seed and salt included).
-    pub(crate) fn report(&self) -> Option<pb::MatchReport> {
-        self.record()?.report
-    }
-
-    /// The final report as seats and spectators may see it: a sealed match's without seed and
-    /// salt (marked `sealed`; the commitment stays), until it is revealed.
-    pub(crate) fn public_report(&self) -> Option<pb::MatchReport> {
-        let report = self.report()?;
-        Some(if self.sealed() { seal(report) } else { report })
-    }
-
-    /// Whether the match is sealed and not yet revealed.
-    pub(crate) fn sealed(&self) -> bool {
-        lock(&self.info).sealed
-    }
-
-    /// The replay, once the match has ended and unless it was pruned.
-    pub(crate) fn replay(&self) -> Option<pb::Replay> {
-        self.record().filter(|r| !r.replay_pruned)?.replay
-    }
-
-    /// Whether the operator pruned the replay.
-    pub(crate) fn replay_pruned(&self) -> bool {
-        lock(&self.info).replay_pruned
-    }
-
-    /// The record of an ended match.
-    fn record(&self) -> Option<pb::StoredMatch> {
-        let info = lock(&self.info);
-        let record = info.record.as_ref().filter(|_| info.ended)?;
-        Some(pb::StoredMatch::clone(record))
-    }
-
-    /// An ended match's entry, from its record (`None` when the record has no report, no replay
-    /// or an invalid configuration).
-    fn from_record(
-        seq: u64,
-        record: Arc<pb::StoredMatch>,
-        registry: Weak<Registry>,
-    ) -> Option<MatchEntry> {
-        let (Some(report), Some(replay)) = (&record.report, &record.replay) else {
-            return None;
-        };
-        let config = replay
-            .config
-            .as_ref()
-            .and_then(|c| MatchConfig::try_from(c).ok())?;
-        Some(MatchEntry {
-            id: report.match_id.clone(),
-            config,
-            start: replay.start.clone(),
-            // A record this server wrote has a known policy; an unreadable one shows the
-            // defaults rather than hiding the match.
-            clock: TimeControl::from_wire(replay.time_control.as_ref(), &TimeControl::default())
-                .unwrap_or_default(),
-            rated: record.rated,
-            label: record.label.clone(),
-            seed_commitment: report.seed_commitment.clone(),
-            seed_salt: report.seed_salt.clone(),
-            created_unix_ms: record.created_unix_ms,
-            seq,
-            tokens: Vec::new(),
-            tx: Mutex::new(None),
-            done: watch::Sender::new(true),
-            info: Mutex::new(Info {
-                status: report.status(),
-                players: report.players.clone(),
-                round: report.rounds.len() as u32,
-                actions: report.actions,
-                totals: report
-                    .rounds
-                    .last()
-                    .map(|x| x.totals.clone())
-                    .unwrap_or_default(),
-                ended_unix_ms: record.ended_unix_ms,
-                ended: true,
-                result: report.result.clone(),
-                replay_pruned: record.replay_pruned,
-                sealed: record.sealed,
-                record: Some(record.clone()),
-            }),
-            registry,
-        })
-    }
-
-    /// The summary ListMatches shows for a record (the store keeps it with the record).
-    pub(crate) fn summarize(seq: u64, record: Arc<pb::StoredMatch>) -> Option<pb::MatchSummary> {
-        Some(MatchEntry::from_record(seq, record, Weak::new())?.summary())
-    }
-
-    pub(crate) fn status(&self) -> pb::MatchStatus {
-        lock(&self.info).status
-    }
-
-    /// The table task's command channel, while the match is open.
-    pub(crate) fn sender(&self) -> Option<mpsc::Sender<Command>> {
-        lock(&self.tx).clone()
-    }
-
-    /// The replay of the match so far and the time the seat to act has left, from its table;
-    /// `None` once the table is gone (the match has ended: its replay is then
-    /// [`MatchEntry::replay`]).
-    pub(crate) async fn live_replay(&self) -> Option<crate::table::Live> {
-        let tx = self.sender()?;
-        let (reply, replay) = oneshot::channel();
-        tx.send(Command::Replay { reply }).await.ok()?;
-        replay.await.ok()
-    }
-
-    /// Asks the table to abort the match and waits until it has taken the command (nothing
-    /// happens to a match that has ended).
-    pub(crate) async fn abort(&self, reason: String) {
-        if let Some(tx) = self.sender() {
-            let (reply, taken) = oneshot::channel();
-            if tx.send(Command::Abort { reason, reply }).await.is_ok() {
-                let _ = taken.await;
-            }
-        }
-    }
-
-    /// Asks the table to abort the match without waiting.
-    pub(crate) fn abort_soon(&self, reason: String) {
-        if let Some(tx) = self.sender() {
-            let (reply, _) = oneshot::channel();
-            let _ = tx.try_send(Command::Abort { reason, reply });
-        }
-    }
-
-    /// Waits until the table has stopped (its record is stored by then, unless the server was
-    /// torn down first), then returns the final report.
-    pub(crate) async fn ended(&self) -> Option<pb::MatchReport> {
-        let mut done = self.done.subscribe();
-        // The table's channel closes when its task stops, even if it never got to say so.
-        let table = self.sender();
-        tokio::select! {
-            _ = done.wait_for(|d| *d) => {}
-            () = async move {
-                match table {
-                    Some(tx) => tx.closed().await,
-                    None => std::future::pending().await,
-                }
-            } => {}
-        }
-        self.report()
-    }
-
-    pub(crate) fn welcome(&self, seat: Option<Seat>) -> pb::Welcome {
-        let info = lock(&self.info);
-        pb::Welcome {
-            match_id: self.id.clone(),
-            seat: seat.map(u32::from),
-            config: Some((&self.config).into()),
-            rules: self.config.rules().ok().map(|r| (&r).into()),
-            time_control: Some(self.clock.to_wire()),
-            seed_commitment: self.seed_commitment.clone(),
-            players: info.players.clone(),
-            rated: self.rated,
-            status: info.status as i32,
-        }
-    }
-
-    pub(crate) fn summary(&self) -> pb::MatchSummary {
-        let info = lock(&self.info);
-        pb::MatchSummary {
-            match_id: self.id.clone(),
-            status: info.status as i32,
-            config: Some((&self.config).into()),
-            time_control: Some(self.clock.to_wire()),
-            rated: self.rated,
-            label: self.label.clone(),
-            players: info.players.clone(),
-            created_unix_ms: self.created_unix_ms,
-            ended_unix_ms: info.ended_unix_ms,
-            round: info.round,
-            actions: info.actions,
-            totals: info.totals.clone(),
-            seed_commitment: self.seed_commitment.clone(),
-            result: info.result.clone(),
-            replay_pruned: info.replay_pruned,
-        }
-    }
-
-    /// Records the end of the match (finished or aborted) and returns its report once the record
-    /// is durable: committed to the store. Until then the match reads as still open (no report,
-    /// no result), so no one is told it finished before a crash could no longer lose it; a slow
-    /// or failing disk makes this wait, as long as it takes. Then the match leaves the
-    /// registry's memory: from there on it is read from the store.
-    pub(crate) async fn finish(
-        self: &Arc<Self>,
-        report: pb::MatchReport,
-        replay: pb::Replay,
-    ) -> pb::MatchReport {
-        // One end time, in memory and on disk, so a restart reads back the same summary.
-        let ended = now_ms();
-        let record = Arc::new(pb::StoredMatch {
-            report: Some(report.clone()),
-            replay: Some(replay),
-            created_unix_ms: self.created_unix_ms,
-            ended_unix_ms: ended,
-            label: self.label.clone(),
-            rated: self.rated,
-            replay_pruned: false,
-            sealed: lock(&self.info).sealed,
-        });
-        // The registry is not held while waiting: a store that cannot write gives up once the
-        // server is torn down.
-        let durable = self.registry.upgrade().and_then(|reg| {
-            let summary = MatchEntry::summarize(self.seq, record.clone())?;
-            let tokens = self
-                .tokens
-                .iter()
-                .map(|(token, role)| {
-                    let seat = match role {
-                        Role::Seat(s) => Some(u32::from(*s)),
-                        Role::Spectator => None,
-                    };
-                    (store::token_hash(token), seat)
-                })
-                .collect();
-            Some(reg.store.submit(store::Row {
-                seq: self.seq,
-                id: self.id.clone(),
-                record: record.clone(),
-                summary,
-                tokens,
-            }))
-        });
-        let saved = match durable {
-            Some(done) => done.await.is_ok(),
-            None => false,
-        };
-        crate::metrics::match_ended(report.status());
-        {
-            let mut info = lock(&self.info);
-            info.status = report.status();
-            info.ended_unix_ms = ended;
-            info.players = report.players.clone();
-            info.result = report.result.clone();
-            info.record = Some(record);
-            info.ended = true;
-        }
-        // Only when the store is gone (the server was torn down) does the match stay here.
-        if saved && let Some(reg) = self.registry.upgrade() {
-            reg.forget(self);
-        }
-        report
-    }
-}
 
 /// The matches in memory: the open ones (and, while the server is torn down, ended ones whose
 /// record could not be stored).
 struct Inner {
-    matches: HashMap<String, Arc<MatchEntry>>,
-    tokens: HashMap<String, (Arc<MatchEntry>, Role)>,
+    matches: HashMap<String, Arc<Handle>>,
+    tokens: HashMap<String, (Arc<Handle>, Role)>,
     open: usize,
 }
 
 /// All matches of one server.
 pub(crate) struct Registry {
     pub(crate) config: ServerConfig,
-    store: Store,
+    /// Shared with the open matches' handles, which submit their records to it.
+    store: Arc<Store>,
     inner: Mutex<Inner>,
     next_conn: AtomicU64,
     /// The next match's creation order.
     next_seq: AtomicU64,
 }
 
-/// A report as a sealed match shows it: without seed and salt, marked sealed.
-pub(crate) fn seal(report: pb::MatchReport) -> pb::MatchReport {
-    pb::MatchReport {
-        seed: 0,
-        seed_salt: Vec::new(),
-        sealed: true,
-        ..report
-    }
-}
-
 /// A fresh 128-bit secret, as 32 hex digits.
 fn secret() -> String {
     format!("{:032x}", rand::rng().random::<u128>())
-}
-
-/// A fresh salt for a match's seed commitment, from the operating system's generator (through
-/// the thread-local generator it seeds when the system call fails, which it does not on Linux).
-fn seed_salt() -> [u8; wire::SEED_SALT_LEN] {
-    use rand::TryRng;
-    let mut salt = [0u8; wire::SEED_SALT_LEN];
-    if rand::rngs::SysRng.try_fill_bytes(&mut salt).is_err() {
-        rand::rng().fill(&mut salt);
-    }
-    salt
-}
-
-/// What a match was created with, checked.
-pub(crate) struct NewMatch {
-    pub(crate) config: MatchConfig,
-    pub(crate) seed: u64,
-    pub(crate) start: Start,
-    pub(crate) clock: TimeControl,
-    pub(crate) bots: Vec<Option<pb::BotKind>>,
-    pub(crate) rated: bool,
-    pub(crate) label: String,
-    /// How long the match waits for its remote seats before it starts without them; `None`
-    /// takes the server's `join_timeout`.
-    pub(crate) join_timeout: Option<Duration>,
-    /// Seed, salt and hidden cards stay secret after the end until RevealMatch.
-    pub(crate) sealed: bool,
 }
 
 impl Registry {
@@ -410,7 +56,7 @@ impl Registry {
             .archive
             .clone()
             .unwrap_or_else(|| Arc::new(MemoryArchive::default()));
-        let store = Store::open(archive, MatchEntry::summarize)?;
+        let store = Arc::new(Store::open(archive, Handle::summarize)?);
         let next_seq = AtomicU64::new(store.last_seq() + 1);
         Ok(Arc::new(Registry {
             config,
@@ -434,7 +80,7 @@ impl Registry {
     pub(crate) fn create(
         self: &Arc<Self>,
         m: NewMatch,
-    ) -> Result<(pb::CreateMatchResponse, Arc<MatchEntry>), Status> {
+    ) -> Result<(pb::CreateMatchResponse, Arc<Handle>), Status> {
         if !self.store.healthy() {
             return Err(wire::status(
                 pb::ErrorReason::StorageUnavailable,
@@ -452,8 +98,6 @@ impl Registry {
                 };
                 wire::status(reason, e)
             })?;
-        let seed = game.rng_state().0;
-        let salt = seed_salt();
         let id = format!("m{}", &secret()[..16]);
         let (tx, rx) = mpsc::channel(256);
         let mut tokens = Vec::new();
@@ -474,35 +118,16 @@ impl Registry {
             }
         }
         tokens.push((response.spectator_token.clone(), Role::Spectator));
-        let entry = Arc::new(MatchEntry {
-            id: id.clone(),
-            config: *game.config(),
-            start: m.start,
-            clock: m.clock,
-            rated: m.rated,
-            label: m.label,
-            seed_commitment: wire::seed_commitment(&salt, seed).to_vec(),
-            seed_salt: salt.to_vec(),
-            created_unix_ms: now_ms(),
-            seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let entry = Arc::new(Handle::open(
+            id.clone(),
+            &m,
+            &game,
+            seq,
             tokens,
-            tx: Mutex::new(Some(tx)),
-            done: watch::Sender::new(false),
-            info: Mutex::new(Info {
-                status: pb::MatchStatus::Waiting,
-                players: Vec::new(),
-                round: game.round().into(),
-                actions: 0,
-                totals: game.totals().to_vec(),
-                ended_unix_ms: 0,
-                ended: false,
-                result: None,
-                record: None,
-                replay_pruned: false,
-                sealed: m.sealed,
-            }),
-            registry: Arc::downgrade(self),
-        });
+            tx,
+            Arc::downgrade(&self.store),
+        ));
         response.seed_commitment = entry.seed_commitment.clone();
         {
             let mut inner = lock(&self.inner);
@@ -514,7 +139,7 @@ impl Registry {
             }
             inner.open += 1;
             crate::metrics::match_opened();
-            for (token, role) in &entry.tokens {
+            for (token, role) in entry.tokens() {
                 inner.tokens.insert(token.clone(), (entry.clone(), *role));
             }
             inner.matches.insert(id.clone(), entry.clone());
@@ -544,24 +169,22 @@ impl Registry {
         Ok((response, created))
     }
 
-    /// A table task ended: its slot is free.
-    fn closed(&self, entry: &MatchEntry) {
+    /// A table task ended: its slot is free, and a match whose record is committed leaves
+    /// memory: from now on it is read from the store. Its tokens keep working (the store keeps
+    /// their hashes), so a seat that reconnects late still receives the final report. Only when
+    /// the record could not be stored (the server was torn down) does the match stay here.
+    fn closed(&self, entry: &Handle) {
         let mut inner = lock(&self.inner);
         inner.open = inner.open.saturating_sub(1);
         crate::metrics::match_closed();
-        *lock(&entry.tx) = None;
-        entry.done.send_replace(true);
-    }
-
-    /// A match's record is committed: from now on it is read from the store. Its tokens keep
-    /// working (the store keeps their hashes), so a seat that reconnects late still receives
-    /// the final report.
-    fn forget(&self, entry: &MatchEntry) {
-        let mut inner = lock(&self.inner);
-        inner.matches.remove(&entry.id);
-        for (token, _) in &entry.tokens {
-            inner.tokens.remove(token);
+        if entry.stored() {
+            inner.matches.remove(&entry.id);
+            for (token, _) in entry.tokens() {
+                inner.tokens.remove(token);
+            }
         }
+        drop(inner);
+        entry.close();
     }
 
     /// How many matches and tokens the registry holds in memory (the open matches').
@@ -572,20 +195,20 @@ impl Registry {
     }
 
     /// An open match (in memory; `None` for a finished one).
-    pub(crate) fn open_match(&self, id: &str) -> Option<Arc<MatchEntry>> {
+    pub(crate) fn open_match(&self, id: &str) -> Option<Arc<Handle>> {
         lock(&self.inner).matches.get(id).cloned()
     }
 
     /// A finished match, read from the store. Blocking.
-    fn stored(self: &Arc<Self>, id: &str) -> Option<Arc<MatchEntry>> {
+    fn stored(self: &Arc<Self>, id: &str) -> Option<Arc<Handle>> {
         let (seq, record) = self.store.read(id)?;
-        MatchEntry::from_record(seq, Arc::new(record), Arc::downgrade(self)).map(Arc::new)
+        Handle::from_record(seq, Arc::new(record)).map(Arc::new)
     }
 
     /// The match and role a token belongs to: an open match's from memory, else a finished
     /// match's from the store, if the connection may still pay for the look (see
     /// `Home::store_look`); `None` when neither, or when the budget is spent.
-    pub(crate) async fn by_token(self: &Arc<Self>, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
+    pub(crate) async fn by_token(self: &Arc<Self>, token: &str) -> Option<(Arc<Handle>, Role)> {
         if let Some(found) = self.open_by_token(token) {
             return Some(found);
         }
@@ -596,7 +219,7 @@ impl Registry {
     }
 
     /// The open match a token belongs to, and its role there, from memory.
-    pub(crate) fn open_by_token(&self, token: &str) -> Option<(Arc<MatchEntry>, Role)> {
+    pub(crate) fn open_by_token(&self, token: &str) -> Option<(Arc<Handle>, Role)> {
         lock(&self.inner).tokens.get(token).cloned()
     }
 
@@ -605,7 +228,7 @@ impl Registry {
     pub(crate) async fn stored_by_token(
         self: &Arc<Self>,
         token: &str,
-    ) -> Option<(Arc<MatchEntry>, Role)> {
+    ) -> Option<(Arc<Handle>, Role)> {
         let (registry, token) = (self.clone(), token.to_string());
         tokio::task::spawn_blocking(move || {
             let (id, seat) = registry.store.token(&token)?;
@@ -620,7 +243,7 @@ impl Registry {
     }
 
     /// A match: an open one from memory, else a finished one from the store.
-    pub(crate) async fn get(self: &Arc<Self>, id: &str) -> Option<Arc<MatchEntry>> {
+    pub(crate) async fn get(self: &Arc<Self>, id: &str) -> Option<Arc<Handle>> {
         if let Some(e) = lock(&self.inner).matches.get(id).cloned() {
             return Some(e);
         }
@@ -631,7 +254,7 @@ impl Registry {
     }
 
     /// [`Registry::get`] for a caller on a blocking thread.
-    pub(crate) fn get_blocking(self: &Arc<Self>, id: &str) -> Option<Arc<MatchEntry>> {
+    pub(crate) fn get_blocking(self: &Arc<Self>, id: &str) -> Option<Arc<Handle>> {
         if let Some(e) = lock(&self.inner).matches.get(id).cloned() {
             return Some(e);
         }
@@ -715,14 +338,11 @@ impl Registry {
     /// to answer when the match is unknown, still open, or the write failed.
     pub(crate) async fn reveal(self: &Arc<Self>, id: &str) -> Result<bool, Status> {
         let open = lock(&self.inner).matches.get(id).cloned();
-        if let Some(entry) = &open {
-            let info = lock(&entry.info);
-            if !info.ended {
-                return Err(wire::status(
-                    pb::ErrorReason::MatchNotFinished,
-                    "the match is still being played: reveal it once it has ended",
-                ));
-            }
+        if open.as_ref().is_some_and(|entry| !entry.has_ended()) {
+            return Err(wire::status(
+                pb::ErrorReason::MatchNotFinished,
+                "the match is still being played: reveal it once it has ended",
+            ));
         }
         let (registry, key) = (self.clone(), id.to_string());
         let stored = tokio::task::spawn_blocking(move || registry.store.reveal(&key))
@@ -746,11 +366,7 @@ impl Registry {
             }
         };
         if let Some(entry) = open {
-            let mut info = lock(&entry.info);
-            info.sealed = false;
-            if let Some(record) = &mut info.record {
-                Arc::make_mut(record).sealed = false;
-            }
+            entry.unseal();
         }
         Ok(was_sealed)
     }
@@ -763,7 +379,7 @@ impl Registry {
     /// Aborts every open match and waits until each is recorded (for at most a minute: a disk
     /// that cannot be written then loses the aborted matches, which no one was told had ended).
     pub(crate) async fn shutdown(&self) {
-        let open: Vec<Arc<MatchEntry>> = lock(&self.inner)
+        let open: Vec<Arc<Handle>> = lock(&self.inner)
             .matches
             .values()
             .filter(|e| e.sender().is_some())
@@ -793,6 +409,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::config::TimeControl;
+    use maumau_engine::MatchConfig;
 
     /// A classic two-seat, one-round match; `bots` seats are the server's random bot.
     fn new_match(seed: u64, bots: usize) -> NewMatch {

@@ -6,7 +6,7 @@
 //! pool), so memory is bounded by the live matches, not by history.
 //!
 //! **Durability.** A match is reported finished only after its commit (see
-//! `MatchEntry::finish`). A writer on the blocking pool commits the records that arrive while it
+//! `table::Handle::finish`). A writer on the blocking pool commits the records that arrive while it
 //! commits one batch in the next batch's commit. When a commit fails (a full disk, an I/O
 //! error, a directory made read-only), the writer keeps the batch, reports the store unhealthy
 //! (health NOT_SERVING, `CreateMatch` refused with STORAGE_UNAVAILABLE) and retries every few

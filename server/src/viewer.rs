@@ -18,7 +18,7 @@
 //!   header, as on gRPC. Two matches' frames are built at once; a request that waits 5 s for
 //!   its turn gets 503 `ERROR_REASON_UNAVAILABLE`.
 //! - A live match is shown as it stands: its table is asked for the replay so far
-//!   (`MatchEntry::live_replay`), and the frames are built from it for the public or the
+//!   (`table::Handle::live_replay`), and the frames are built from it for the public or the
 //!   token's seat, marked `"live": true`; the page asks again every second until the end.
 //!
 //! [`standalone_page`] is the same viewer with its frames inside the page, for a file that opens
@@ -32,7 +32,7 @@ use maumau::viewer::{Perspective, Viewing};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use tonic::codegen::http::{self, HeaderValue, StatusCode, header};
 
-use crate::host::{BoxFuture, PageResponse};
+use crate::page::{BoxFuture, PageResponse};
 use crate::registry::Registry;
 use crate::table::Role;
 

@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use maumau::{pb, wire};
 use maumau_engine::Seat;
@@ -16,11 +15,10 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Status, Streaming};
 
 use super::delivery::{Delivery, FeedOptions, message};
-use super::seat::Controller;
 use super::{Command, Reply, Role, Table};
 use crate::frames::{Staged, numbered_event};
+use crate::limit::RateLimit;
 use crate::outbox::{Out, Outbox};
-use crate::play::RateLimit;
 
 /// What a seat's Play stream yields.
 pub(super) type InboundItem = Result<pb::PlayRequest, Status>;
@@ -93,10 +91,7 @@ pub(super) fn too_many_resumes() -> String {
 pub(crate) fn pong(nonce: u64) -> pb::ServerMessage {
     message(pb::server_message::Kind::Pong(pb::Pong {
         nonce,
-        server_time_unix_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64,
+        server_time_unix_ms: crate::clock::now_ms(),
     }))
 }
 
@@ -113,7 +108,7 @@ impl Table {
         let all_joined = self
             .seats
             .iter()
-            .all(|s| s.controller != Controller::Remote || s.feed.conn.is_some());
+            .all(|s| !s.is_remote() || s.feed.conn.is_some());
         if !all_joined {
             return;
         }
@@ -350,7 +345,7 @@ impl Table {
                 if self.running
                     && self.decision_started.is_some()
                     && self.game.to_act() == Some(s)
-                    && self.seats[s as usize].controller == Controller::Remote
+                    && self.seats[s as usize].is_remote()
                 {
                     self.send_prompt(s, true);
                 }

@@ -14,7 +14,7 @@ use maumau_engine::{Event, Seat, event_for};
 use tokio::time::Instant;
 
 use super::Table;
-use super::seat::unix_ms;
+use crate::clock::unix_ms;
 use crate::frames::{Frame, Prompt, Staged, numbered_event};
 use crate::outbox::{Out, Outbox};
 
@@ -321,7 +321,7 @@ pub(super) fn numbered(i: usize, view: &Event, seats: u8) -> pb::NumberedEvent {
     }
 }
 
-pub(super) fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
+pub(crate) fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(kind) }
 }
 

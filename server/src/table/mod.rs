@@ -39,8 +39,10 @@
 
 mod connections;
 mod delivery;
+mod handle;
 mod recording;
 mod seat;
+mod stream;
 
 use std::sync::Arc;
 use std::task::Waker;
@@ -55,20 +57,21 @@ use tonic::Streaming;
 use crate::bots::BuiltinBot;
 use crate::config::TimeControl;
 use crate::frames::{SharedParts, Staged};
+use crate::limit::RateLimit;
 use crate::outbox::{Out, Outbox};
-use crate::play::RateLimit;
-use crate::registry::MatchEntry;
 use crate::transport::Mover;
 
 use connections::{Readiness, SeatWaker, too_many_resumes};
 pub(crate) use connections::{drain, unreadable};
 use delivery::Feed;
-use delivery::message;
+pub(crate) use delivery::message;
 pub(crate) use delivery::{Delivery, FeedOptions};
+pub(crate) use handle::{Handle, NewMatch, Start};
 use recording::Tally;
 pub(crate) use seat::SeatLimits;
 pub use seat::default_action;
 use seat::{Controller, SeatState, bank_after};
+pub(crate) use stream::Outgoing;
 
 /// The table's answer to a seat's message: accepted, or rejected with a reason.
 pub(crate) type Verdict = Result<pb::ActionAccepted, pb::ActionRejected>;
@@ -150,7 +153,7 @@ pub(crate) struct Live {
 
 /// The table task's state.
 pub(crate) struct Table {
-    entry: Arc<MatchEntry>,
+    entry: Arc<Handle>,
     game: Game,
     seats: Vec<SeatState>,
     spectators: Vec<(u64, Outbox, bool)>,
@@ -189,7 +192,7 @@ pub(crate) struct Table {
 
 impl Table {
     pub(crate) fn new(
-        entry: Arc<MatchEntry>,
+        entry: Arc<Handle>,
         game: Game,
         log: Vec<Event>,
         bots: &[Option<pb::BotKind>],

@@ -10,7 +10,6 @@ use maumau_engine::{Action, Seat};
 use super::Table;
 use super::connections::drain;
 use super::delivery::message;
-use super::seat::SeatState;
 use crate::frames::Staged;
 
 impl Table {
@@ -32,7 +31,7 @@ impl Table {
             .seats
             .iter()
             .enumerate()
-            .map(|(s, seat)| seat_stats(s, seat))
+            .map(|(s, seat)| seat.stats(s))
             .collect();
         let report = pb::MatchReport {
             match_id: self.entry.id.clone(),
@@ -59,7 +58,7 @@ impl Table {
         // A sealed match keeps its seed and salt from seats and spectators (the record keeps
         // them); the flag is read here, at the end, never on a step.
         let report = match self.entry.sealed() {
-            true => crate::registry::seal(report),
+            true => super::handle::seal(report),
             false => report,
         };
         let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
@@ -149,16 +148,6 @@ pub(super) fn is_protocol_error(reason: pb::ErrorReason) -> bool {
             | R::AlreadyChallenged
             | R::NoOpenOffence
     )
-}
-
-/// A seat's statistics in the match report.
-pub(super) fn seat_stats(s: usize, seat: &SeatState) -> pb::SeatStats {
-    pb::SeatStats {
-        bank_left_ms: seat.bank.as_millis() as u32,
-        gave_up: seat.gave_up,
-        forfeited: seat.forfeited,
-        ..seat.tally.stats(s)
-    }
 }
 
 /// What one seat did, for its `SeatStats` in the match report.

@@ -3,7 +3,7 @@
 //! table must act by itself next (a decision's deadline, shortened by the disconnect grace), what
 //! a decision costs the seat's bank, and when a seat that keeps timing out or stays away gives up.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use maumau::pb;
 use maumau_engine::{Action, Seat};
@@ -15,7 +15,7 @@ use super::delivery::Feed;
 use super::recording::Tally;
 use crate::bots::BuiltinBot;
 use crate::config::{GiveUp, TimeControl};
-use crate::play::RateLimit;
+use crate::limit::RateLimit;
 
 /// Who plays a seat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +56,23 @@ pub(super) struct SeatState {
     pub(super) control: RateLimit,
     /// The seat's budget of resumes, each of which sends events again.
     pub(super) resumes: RateLimit,
+}
+
+impl SeatState {
+    /// Whether a client over the network plays the seat (not a bot, not the default action).
+    pub(super) fn is_remote(&self) -> bool {
+        self.controller == Controller::Remote
+    }
+
+    /// The seat's statistics in the match report (it is seat `s`).
+    pub(super) fn stats(&self, s: usize) -> pb::SeatStats {
+        pb::SeatStats {
+            bank_left_ms: self.bank.as_millis() as u32,
+            gave_up: self.gave_up,
+            forfeited: self.forfeited,
+            ..self.tally.stats(s)
+        }
+    }
 }
 
 /// The limits on what one seat may repeat (see [`crate::ServerConfig`]).
@@ -143,20 +160,6 @@ pub(super) fn lapse(
             then_give_up: timeouts + 1 >= clock.max_timeouts,
         }
     }
-}
-
-/// `at` as milliseconds since the Unix epoch, for the wire.
-pub(super) fn unix_ms(at: Instant) -> u64 {
-    let now = Instant::now();
-    let wall = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let wall = if at >= now {
-        wall + (at - now)
-    } else {
-        wall.saturating_sub(now - at)
-    };
-    wall.as_millis() as u64
 }
 
 impl Table {

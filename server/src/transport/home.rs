@@ -25,18 +25,18 @@ struct HomeInner {
     task: Mutex<Option<Waker>>,
     /// The connection's budget of unary calls a seat repeats (SubmitAction); `None` outside the
     /// server's connections.
-    calls: Mutex<Option<crate::play::RateLimit>>,
+    calls: Mutex<Option<crate::limit::RateLimit>>,
     /// Refusals the connection may collect before it is closed as a flood: a bucket of half
     /// the call rate, bursts of one second's calls. An honest client that runs into the limit now
     /// and then never empties it; one that keeps calling after RATE_LIMITED does, within a
     /// second or two, and then costs the server one connection set-up per bucket instead of one
     /// request per call (issue 14 item 7).
-    strikes: Mutex<Option<crate::play::RateLimit>>,
+    strikes: Mutex<Option<crate::limit::RateLimit>>,
     /// Calls with a missing token, or one that is no open match's (each costs a look in the
     /// store of finished matches), the connection may make: 10 a second, 20 at once. An honest
     /// client has its token; one that guesses or floods with a made-up one is closed once it
     /// has spent them.
-    unknown_tokens: Mutex<Option<crate::play::RateLimit>>,
+    unknown_tokens: Mutex<Option<crate::limit::RateLimit>>,
     /// Told when the strikes are spent; the connection's task then closes it.
     flooding: tokio::sync::Notify,
     /// Set with `flooding`: the driver stops reading the connection at once, so a call the
@@ -92,10 +92,10 @@ impl Home {
     /// A connection with a budget of `calls_per_second` unary calls (bursts of twice that).
     pub(super) fn with_calls(calls_per_second: u32) -> Home {
         let home = Home::default();
-        *lock(&home.0.calls) = Some(crate::play::RateLimit::new(calls_per_second));
-        *lock(&home.0.strikes) = Some(crate::play::RateLimit::new(calls_per_second.div_ceil(2)));
+        *lock(&home.0.calls) = Some(crate::limit::RateLimit::new(calls_per_second));
+        *lock(&home.0.strikes) = Some(crate::limit::RateLimit::new(calls_per_second.div_ceil(2)));
         *lock(&home.0.unknown_tokens) =
-            Some(crate::play::RateLimit::new(UNKNOWN_TOKENS_PER_SECOND));
+            Some(crate::limit::RateLimit::new(UNKNOWN_TOKENS_PER_SECOND));
         home
     }
 
