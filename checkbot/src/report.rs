@@ -43,13 +43,7 @@ impl DecisionTimes {
     pub fn of(times: &[Duration]) -> DecisionTimes {
         let mut ms: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
         ms.sort_by(f64::total_cmp);
-        let pct = |p: usize| -> f64 {
-            if ms.is_empty() {
-                0.0
-            } else {
-                ms[((ms.len() - 1) * p).div_ceil(100)]
-            }
-        };
+        let pct = |p| maumau_server::nearest_rank(&ms, p);
         DecisionTimes {
             count: ms.len(),
             p50: pct(50),

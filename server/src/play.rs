@@ -18,7 +18,7 @@ use crate::frames::Staged;
 use crate::outbox::{Out, Outbox, outbox};
 use crate::registry::Registry;
 use crate::table::{
-    Command, Delivery, FeedOptions, Handle, Outgoing, Reply, Role, Verdict, drain, message,
+    Attach, Command, Delivery, FeedOptions, Handle, Outgoing, Reply, Role, Verdict, drain, message,
     unreadable,
 };
 use crate::transport::Home;
@@ -91,45 +91,29 @@ async fn resolve(
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
 /// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
 /// stream from then on; it comes back when the table is gone.
-#[allow(clippy::too_many_arguments)]
-async fn attach(
-    entry: &Handle,
-    role: Role,
-    resume: Option<pb::Resume>,
-    name: String,
-    options: FeedOptions,
-    outbox: Outbox,
-    conn: u64,
-    mut inbound: Option<Box<Streaming<pb::PlayRequest>>>,
-) -> Option<Box<Streaming<pb::PlayRequest>>> {
-    if let Some(tx) = entry.sender() {
-        let (attached, queued) = oneshot::channel();
-        let cmd = Command::Attach {
-            role,
-            resume,
-            name,
-            options,
-            outbox: outbox.clone(),
-            conn,
-            inbound,
-            attached,
-        };
-        match tx.send(cmd).await {
-            Ok(()) => {
-                if queued.await.is_ok() {
-                    return None;
-                }
+async fn attach(entry: &Handle, a: Attach) -> Option<Box<Streaming<pb::PlayRequest>>> {
+    let (role, outbox) = (a.role, a.outbox.clone());
+    let inbound = match entry.sender() {
+        Some(tx) => {
+            let (attached, queued) = oneshot::channel();
+            match tx
+                .send(Command::Attach {
+                    attach: a,
+                    attached,
+                })
+                .await
+            {
+                Ok(()) if queued.await.is_ok() => return None,
                 // The table ended before it read the command: the stream went with it.
-                inbound = None;
-            }
-            Err(mpsc::error::SendError(cmd)) => {
-                inbound = match cmd {
-                    Command::Attach { inbound, .. } => inbound,
+                Ok(()) => None,
+                Err(mpsc::error::SendError(cmd)) => match cmd {
+                    Command::Attach { attach, .. } => attach.inbound,
                     _ => None,
-                };
+                },
             }
         }
-    }
+        None => a.inbound,
+    };
     let seat = match role {
         Role::Seat(s) => Some(s),
         Role::Spectator => None,
@@ -202,17 +186,16 @@ async fn session(
         delivery,
         snapshots: join.snapshot_every_step,
     };
-    let left = attach(
-        &entry,
+    let joined = Attach {
         role,
-        join.resume,
+        resume: join.resume,
         name,
         options,
         outbox,
         conn,
-        Some(Box::new(inbound)),
-    )
-    .await;
+        inbound: Some(Box::new(inbound)),
+    };
+    let left = attach(&entry, joined).await;
     // The match is over: the stream carried Welcome and the report; the rest is not read.
     if let Some(rest) = left {
         drain(rest).await;
@@ -249,7 +232,16 @@ impl PlayService for Play {
             delivery: Delivery::AsTheyHappen,
             snapshots: w.snapshot_every_step,
         };
-        attach(&entry, role, resume, name, options, tx, conn, None).await;
+        let watching = Attach {
+            role,
+            resume,
+            name,
+            options,
+            outbox: tx,
+            conn,
+            inbound: None,
+        };
+        attach(&entry, watching).await;
         let stream = Outgoing::new(rx, self.registry.config.heartbeat_interval);
         Ok(Response::new(stream.detach_when_dropped(entry, role, conn)))
     }

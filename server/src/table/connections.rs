@@ -95,6 +95,25 @@ pub(crate) fn pong(nonce: u64) -> pb::ServerMessage {
     }))
 }
 
+/// A connection that joins (or rejoins) a table's feed.
+pub(crate) struct Attach {
+    /// The seat it plays, or a spectator.
+    pub(crate) role: Role,
+    /// Where its client's feed resumes (`None`: from a snapshot).
+    pub(crate) resume: Option<pb::Resume>,
+    /// The client's name (Join's `client_name`).
+    pub(crate) name: String,
+    /// How its events are delivered.
+    pub(crate) options: FeedOptions,
+    /// Its outgoing queue.
+    pub(crate) outbox: Outbox,
+    /// The connection's number.
+    pub(crate) conn: u64,
+    /// A seat's Play stream, read by the table from now on (none for Watch, and for a Resume
+    /// on a stream the table already reads).
+    pub(crate) inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+}
+
 impl Table {
     /// When every remote seat is connected and all play through one HTTP/2 connection, asks to
     /// run on that connection's task: an answer is then read, applied and the next prompt
@@ -238,8 +257,15 @@ impl Table {
                         delivery: feed.delivery,
                         snapshots: feed.snapshots,
                     };
-                    let name = String::new();
-                    self.attach(Role::Seat(s), Some(r), name, options, outbox, conn, None);
+                    self.attach(Attach {
+                        role: Role::Seat(s),
+                        resume: Some(r),
+                        name: String::new(),
+                        options,
+                        outbox,
+                        conn,
+                        inbound: None,
+                    });
                     self.prompt();
                 }
             }
@@ -256,17 +282,16 @@ impl Table {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn attach(
-        &mut self,
-        role: Role,
-        resume: Option<pb::Resume>,
-        name: String,
-        options: FeedOptions,
-        outbox: Outbox,
-        conn: u64,
-        inbound: Option<Box<Streaming<pb::PlayRequest>>>,
-    ) {
+    pub(super) fn attach(&mut self, a: Attach) {
+        let Attach {
+            role,
+            resume,
+            name,
+            options,
+            outbox,
+            conn,
+            inbound,
+        } = a;
         let viewer = match role {
             Role::Seat(s) => Some(s),
             Role::Spectator => None,

@@ -52,7 +52,6 @@ use maumau::{pb, wire};
 use maumau_engine::{Action, Event, Game, Phase, Rejection, Seat};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tonic::Streaming;
 
 use crate::bots::BuiltinBot;
 use crate::config::TimeControl;
@@ -61,8 +60,8 @@ use crate::limit::RateLimit;
 use crate::outbox::{Out, Outbox};
 use crate::transport::Mover;
 
+pub(crate) use connections::{Attach, drain, unreadable};
 use connections::{Readiness, SeatWaker, too_many_resumes};
-pub(crate) use connections::{drain, unreadable};
 use delivery::Feed;
 pub(crate) use delivery::message;
 pub(crate) use delivery::{Delivery, FeedOptions};
@@ -98,15 +97,7 @@ pub(crate) enum Role {
 pub(crate) enum Command {
     /// A connection joins (or rejoins) the feed.
     Attach {
-        role: Role,
-        resume: Option<pb::Resume>,
-        name: String,
-        options: FeedOptions,
-        outbox: Outbox,
-        conn: u64,
-        /// A seat's Play stream, read by the table from now on (none for Watch, and for a
-        /// Resume on a stream the table already reads).
-        inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+        attach: Attach,
         /// Told once Welcome and the feed's first messages are queued (dropped unanswered when
         /// the table is gone, so the caller can answer by itself).
         attached: oneshot::Sender<()>,
@@ -327,26 +318,17 @@ impl Table {
 
     fn handle(&mut self, cmd: Command) {
         match cmd {
-            Command::Attach {
-                role,
-                resume,
-                name,
-                options,
-                outbox,
-                conn,
-                inbound,
-                attached,
-            } => {
-                if let (Role::Seat(s), Some(_)) = (role, &resume)
+            Command::Attach { attach, attached } => {
+                if let (Role::Seat(s), Some(_)) = (attach.role, &attach.resume)
                     && !self.seats[s as usize].resumes.allow()
                 {
                     // Refused before anything changes: the seat's connection stays as it was.
                     let status = wire::status(pb::ErrorReason::RateLimited, too_many_resumes());
-                    let _ = outbox.send(Out::End(status));
+                    let _ = attach.outbox.send(Out::End(status));
                     let _ = attached.send(());
                     return;
                 }
-                self.attach(role, resume, name, options, outbox, conn, inbound);
+                self.attach(attach);
                 self.follow_seats();
                 self.maybe_start();
                 self.prompt();

@@ -184,13 +184,7 @@ impl Tally {
     pub(super) fn stats(&self, seat: usize) -> pb::SeatStats {
         let mut t = self.think_ms.clone();
         t.sort_unstable();
-        let pct = |p: usize| -> u32 {
-            if t.is_empty() {
-                0
-            } else {
-                t[((t.len() - 1) * p).div_ceil(100)]
-            }
-        };
+        let pct = |p| crate::percentile::nearest_rank(&t, p);
         pb::SeatStats {
             seat: seat as u32,
             decisions: self.decisions,
