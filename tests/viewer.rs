@@ -591,6 +591,20 @@ async fn a_seats_view_shows_its_refused_action_at_the_event_it_came_at() {
     assert!(list.contains("data-seat=\"0\""), "{list}");
     assert!(list.contains("S0 tried “play "), "{list}");
     assert!(dom.contains("<b>may: </b>"), "seat 0's offered actions");
+    // With the seat's token the page shows that seat's view and offers no other (a token sees
+    // for its own seat only).
+    let with_token = format!("{}/matches/{id}/view?token={token}", server.url());
+    let dom = {
+        let chromium = chromium.clone();
+        tokio::task::spawn_blocking(move || dump_dom(&chromium, &with_token))
+            .await
+            .unwrap()
+    };
+    assert_eq!(text_of_id(&dom, "perspective-now"), "seat 0");
+    assert!(
+        !dom.contains("id=\"perspective\""),
+        "no perspective to switch to with a token"
+    );
     let png = shots().join("seat-view-refused.png");
     tokio::task::spawn_blocking(move || screenshot(&chromium, &url, &png, 1280, 900))
         .await

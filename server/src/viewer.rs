@@ -548,8 +548,10 @@ async fn view(
     .collect();
     let chosen = q.view.map_or("omniscient".to_string(), view_value);
     // While the match is played the page follows it, as a spectator sees it (or as the seat
-    // whose token is in the query): no perspective to switch to until it ends.
-    let choices = (!live && !sealed).then_some((choices.as_slice(), chosen.as_str()));
+    // whose token is in the query): no perspective to switch to until it ends. A token shows
+    // its own view only, so with one there is none to switch to either.
+    let choices =
+        (!live && !sealed && q.token.is_none()).then_some((choices.as_slice(), chosen.as_str()));
     let body = viewer_body(
         &title,
         &rules,
