@@ -10,6 +10,11 @@ use serde::Deserialize;
 
 /// Start the game server.
 #[derive(clap::Args)]
+#[command(mut_arg("operator_token", |a| a.help(
+    "Token needed for operator calls (CreateMatch, AbortMatch, the ladder's operator calls); \
+     required beyond loopback, never empty. Prefer MAUMAU_OPERATOR_TOKEN or \
+     --operator-token-file: a flag's value is visible to every local user in the process list"
+)))]
 pub(crate) struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:50051].
     #[arg(long)]
@@ -18,20 +23,8 @@ pub(crate) struct ServeArgs {
     /// `<data-dir>/matches/` of earlier versions is imported at start) [default: ./maumau-data].
     #[arg(long)]
     data_dir: Option<PathBuf>,
-    /// Token needed for operator calls (CreateMatch, AbortMatch, the ladder's operator calls);
-    /// required beyond loopback, never empty. Prefer MAUMAU_OPERATOR_TOKEN or
-    /// --operator-token-file: a flag's value is visible to every local user in the process list.
-    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
-    operator_token: Option<String>,
-    /// Read the operator token from this file (its first line: the content without the trailing
-    /// newline; an empty file is refused). Conflicts with --operator-token.
-    #[arg(
-        long,
-        env = "MAUMAU_OPERATOR_TOKEN_FILE",
-        value_name = "PATH",
-        conflicts_with = "operator_token"
-    )]
-    operator_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    operator_token: crate::operator_token::OperatorTokenArgs,
     /// Serve TLS with this certificate chain (a PEM file, the server's certificate first).
     /// Needs --tls-key. Without both, plain TCP: then keep the server on loopback or behind a
     /// TLS proxy, or bearer tokens cross the network in clear.
@@ -306,11 +299,7 @@ fn load(path: &PathBuf) -> Result<FileConfig, String> {
 /// The operator token: from the flags (or their variables), else from the configuration file;
 /// never empty.
 fn operator_token(args: &ServeArgs, file: &FileConfig) -> Result<Option<String>, String> {
-    let given = crate::operator_token::resolve(
-        args.operator_token.as_deref(),
-        args.operator_token_file.as_deref(),
-        "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
-    )?;
+    let given = args.operator_token.resolve()?;
     if given.is_some() {
         return Ok(given);
     }

@@ -79,18 +79,8 @@ pub(crate) struct TournamentArgs {
     /// Play on this running server (host:port or http://host:port) instead of starting one.
     #[arg(long, value_name = "ADDR")]
     server: Option<String>,
-    /// The server's operator token, if it needs one to create matches (never empty).
-    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
-    operator_token: Option<String>,
-    /// Read the operator token from this file (without its trailing newline; an empty file is
-    /// refused). Conflicts with --operator-token.
-    #[arg(
-        long,
-        env = "MAUMAU_OPERATOR_TOKEN_FILE",
-        value_name = "PATH",
-        conflicts_with = "operator_token"
-    )]
-    operator_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    operator_token: crate::operator_token::OperatorTokenArgs,
     /// Play every game over gRPC, the built-in entrants' too (through the Rust SDK's runner);
     /// the results are the same as in-process, only slower.
     #[arg(long)]
@@ -197,16 +187,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         // A server of someone else's needs its operator token; the one started here has one of
         // its own.
         let operator_token = match &args.server {
-            Some(server) => {
-                crate::operator_token::refuse_on_command_line(
-                    !crate::operator_token::is_loopback(server),
-                )?;
-                crate::operator_token::resolve(
-                    args.operator_token.as_deref(),
-                    args.operator_token_file.as_deref(),
-                    "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
-                )?
-            }
+            Some(server) => args.operator_token.for_server(server)?,
             // The programs reach the server started here: an operator token of its own keeps
             // them from its operator calls (creating matches, aborting anyone's, revealing a
             // sealed deal early, reading its replays: see `maumau_tournament::net`). Drawn from
