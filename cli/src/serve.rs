@@ -1,9 +1,9 @@
 //! `maumau serve`: the game server, configured by flags, a TOML file, or nothing at all.
 //!
-//! Its steps, a module each: [`file`] reads the configuration file; [`config`] resolves the
-//! server's configuration (flags over the file over the defaults, with the operator token and,
-//! through [`listen`], the TLS identity); [`ladder`] the ladder's settings when it runs one; and
-//! [`run`] starts the runtime, opens the listeners and serves until SIGINT or SIGTERM.
+//! Its steps, a module each: [`file`](mod@file) reads the configuration file; [`config`]
+//! resolves the server's configuration (flags over the file over the defaults, with the operator
+//! token and, through [`listen`], the TLS identity); [`ladder`] the ladder's settings when it runs
+//! one; and [`run`] starts the runtime, opens the listeners and serves until SIGINT or SIGTERM.
 
 mod config;
 mod file;
