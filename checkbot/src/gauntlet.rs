@@ -19,7 +19,7 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 
-use crate::launch::{Excerpt, Exit, Launched};
+use crate::launch::{Excerpt, Exit, Launched, ProcessGroup};
 use crate::positions::{self, Puzzle, Window};
 use crate::proxy::Proxy;
 use crate::report::{CheckResult, DecisionTimes, Report};
@@ -756,6 +756,7 @@ impl Kit {
                         &presented,
                         log,
                         o.sandbox.as_deref(),
+                        ProcessGroup::Launcher,
                     ),
                     None => Err(std::io::Error::other("no file for its output")),
                 };

@@ -31,6 +31,16 @@ const WHOLE: usize = HEAD + TAIL + 2;
 /// Characters quoted of one line.
 const LINE: usize = 300;
 
+/// Which process group a launched program runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessGroup {
+    /// The launcher's: a Ctrl-C at the terminal reaches the program too.
+    Launcher,
+    /// One of its own, so that a Ctrl-C at the terminal reaches only the launcher, which may let
+    /// the match finish (`maumau bot --ladder` drains).
+    Own,
+}
+
 /// A running bot process.
 pub struct Launched {
     child: Child,
@@ -99,19 +109,21 @@ impl Exit {
 }
 
 impl Launched {
-    /// Starts `command` (program and arguments) for one match; its output goes to `log`. With
-    /// a `sandbox`, in a jail of its own where `addr` is a socket (on the current Tokio runtime).
+    /// Starts `command` (program and arguments) for one match, in the process group `group`; its
+    /// output goes to `log`. With a `sandbox`, in a jail of its own where `addr` is a socket (on
+    /// the current Tokio runtime).
     pub fn start(
         command: &[String],
         addr: &str,
         token: &str,
         log: &Path,
         sandbox: Option<&Sandbox>,
+        group: ProcessGroup,
     ) -> std::io::Result<Launched> {
         let mut routes = Vec::new();
         let addr = inside(sandbox, SERVER_SOCKET, addr, &mut routes);
         let vars = seat_vars(&addr, token);
-        Launched::spawn(command, &vars, log, false, MATCH_ENDED, sandbox, &routes)
+        Launched::spawn(command, &vars, log, group, MATCH_ENDED, sandbox, &routes)
     }
 
     /// Starts `command` once for many matches: it holds a lobby at `addr`
@@ -141,7 +153,7 @@ impl Launched {
             command,
             &vars,
             log,
-            false,
+            ProcessGroup::Launcher,
             "its lobby was closed",
             sandbox,
             &routes,
@@ -154,21 +166,6 @@ impl Launched {
         Jail::addr(SERVER_SOCKET)
     }
 
-    /// [`Launched::start`] in a process group of its own, so that a Ctrl-C at the terminal
-    /// reaches only the launcher, which may let the match finish (`maumau bot --ladder` drains).
-    pub fn start_in_own_group(
-        command: &[String],
-        addr: &str,
-        token: &str,
-        log: &Path,
-        sandbox: Option<&Sandbox>,
-    ) -> std::io::Result<Launched> {
-        let mut routes = Vec::new();
-        let addr = inside(sandbox, SERVER_SOCKET, addr, &mut routes);
-        let vars = seat_vars(&addr, token);
-        Launched::spawn(command, &vars, log, true, MATCH_ENDED, sandbox, &routes)
-    }
-
     /// Starts `command` with each `(variable, placeholder, value)` of `vars` in its environment
     /// and in place of the placeholder in its arguments; with a `sandbox`, in a jail with
     /// `routes` and only `vars` in its environment.
@@ -176,7 +173,7 @@ impl Launched {
         command: &[String],
         vars: &[(&str, &str, &str)],
         log: &Path,
-        own_group: bool,
+        group: ProcessGroup,
         after: &'static str,
         sandbox: Option<&Sandbox>,
         routes: &[Route],
@@ -210,7 +207,7 @@ impl Launched {
             .stderr(out)
             .kill_on_drop(true);
         #[cfg(unix)]
-        if own_group {
+        if group == ProcessGroup::Own {
             cmd.process_group(0);
         }
         let child = cmd.spawn()?;

@@ -17,7 +17,7 @@ use maumau::pb;
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::{BotKind, SearchBot};
 use maumau_bot_sdk::lobby::{self, LobbyEvent, LobbyOptions};
-use maumau_checkbot::launch::Launched;
+use maumau_checkbot::launch::{Launched, ProcessGroup};
 use tokio::sync::{Notify, oneshot};
 
 /// How long a launched program may run on after the ladder says its match ended.
@@ -250,8 +250,15 @@ async fn launch(
     over: oneshot::Receiver<()>,
     sandbox: Option<Arc<maumau_sandbox::Sandbox>>,
 ) -> Result<(), String> {
-    let program = Launched::start_in_own_group(&command, &addr, &token, &log, sandbox.as_deref())
-        .map_err(|e| format!("cannot start `{}`: {e}", command.join(" ")))?;
+    let program = Launched::start(
+        &command,
+        &addr,
+        &token,
+        &log,
+        sandbox.as_deref(),
+        ProcessGroup::Own,
+    )
+    .map_err(|e| format!("cannot start `{}`: {e}", command.join(" ")))?;
     let exit = program
         .finish_after(
             async {

@@ -16,18 +16,8 @@ pub(crate) struct Remote {
     /// The server: `host:port` or a URL.
     #[arg(long, env = "MAUMAU_ADDR", default_value = "127.0.0.1:50051")]
     server: String,
-    /// The server's operator token (as given to `maumau serve`; never empty).
-    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
-    operator_token: Option<String>,
-    /// Read the operator token from this file (without its trailing newline; an empty file is
-    /// refused). Conflicts with --operator-token.
-    #[arg(
-        long,
-        env = "MAUMAU_OPERATOR_TOKEN_FILE",
-        value_name = "PATH",
-        conflicts_with = "operator_token"
-    )]
-    operator_token_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    operator_token: crate::operator_token::OperatorTokenArgs,
 }
 
 /// What a ban or pause applies to.
@@ -189,15 +179,7 @@ impl Operator {
         } else {
             format!("http://{}", remote.server)
         };
-        crate::operator_token::refuse_on_command_line(!crate::operator_token::is_loopback(
-            &remote.server,
-        ))?;
-        let token = crate::operator_token::resolve(
-            remote.operator_token.as_deref(),
-            remote.operator_token_file.as_deref(),
-            "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
-        )?;
-        let token = match token {
+        let token = match remote.operator_token.for_server(&remote.server)? {
             None => None,
             Some(t) => Some(
                 format!("Bearer {t}")

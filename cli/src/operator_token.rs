@@ -11,7 +11,53 @@
 //! ([`read_secret`]): a secret is short, and a large file is the wrong file.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// `--operator-token`, `--operator-token-file` and their variables, for every command that takes
+/// the operator token (flattened into its arguments).
+///
+/// The help speaks to a client of a server (`maumau tournament --server`, `maumau ladder ...`);
+/// `maumau serve`, which asks for the token, words `--operator-token` its own way.
+#[derive(clap::Args)]
+pub(crate) struct OperatorTokenArgs {
+    /// The server's operator token (as given to `maumau serve`; never empty), if its operator
+    /// calls need one.
+    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
+    pub(crate) operator_token: Option<String>,
+    /// Read the operator token from this file (without its trailing newline; an empty file is
+    /// refused). Conflicts with --operator-token.
+    #[arg(
+        long,
+        env = "MAUMAU_OPERATOR_TOKEN_FILE",
+        value_name = "PATH",
+        conflicts_with = "operator_token"
+    )]
+    pub(crate) operator_token_file: Option<PathBuf>,
+}
+
+impl OperatorTokenArgs {
+    /// The token given by the flag (or its variable) or the file flag, checked; `None` when
+    /// neither is given.
+    pub(crate) fn resolve(&self) -> Result<Option<String>, String> {
+        let flag_name = "--operator-token (or MAUMAU_OPERATOR_TOKEN)";
+        match (&self.operator_token, &self.operator_token_file) {
+            (Some(_), Some(_)) => Err(format!(
+                "give the operator token once: {flag_name} or --operator-token-file, not both"
+            )),
+            (Some(t), None) => check(t.clone(), flag_name).map(Some),
+            (None, Some(p)) => read_file(p).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The token for the operator calls of a client of `server` (`host:port` or a URL): as
+    /// [`OperatorTokenArgs::resolve`], after refusing it on the command line when the server is
+    /// beyond loopback ([`refuse_on_command_line`]).
+    pub(crate) fn for_server(&self, server: &str) -> Result<Option<String>, String> {
+        refuse_on_command_line(!is_loopback(server))?;
+        self.resolve()
+    }
+}
 
 /// The largest secret file read: a token or a key is a line of at most a few hundred bytes.
 pub(crate) const SECRET_FILE_LIMIT: u64 = 4096;
@@ -102,23 +148,6 @@ pub(crate) fn read_file(path: &Path) -> Result<String, String> {
     check(token.to_string(), &format!("the file {}", path.display()))
 }
 
-/// The token given by a flag (or its environment variable) or a file flag, checked; `None` when
-/// neither is given. `flag_name` names the flag and its variable in messages.
-pub(crate) fn resolve(
-    flag: Option<&str>,
-    file: Option<&Path>,
-    flag_name: &str,
-) -> Result<Option<String>, String> {
-    match (flag, file) {
-        (Some(_), Some(_)) => Err(format!(
-            "give the operator token once: {flag_name} or --operator-token-file, not both"
-        )),
-        (Some(t), None) => check(t.to_string(), flag_name).map(Some),
-        (None, Some(p)) => read_file(p).map(Some),
-        (None, None) => Ok(None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +169,43 @@ mod tests {
             "0.0.0.0:1",
         ] {
             assert!(!is_loopback(no), "{no}");
+        }
+    }
+
+    /// The flags are declared once, for every command: `serve` words `--operator-token` as the
+    /// server that asks for it, the clients as the token their server was given.
+    #[test]
+    fn every_command_takes_the_operator_token_flags() {
+        use clap::CommandFactory;
+        let cli = crate::Cli::command();
+        cli.clone().debug_assert();
+        let help = |path: &[&str], flag: &str| {
+            let command = path.iter().fold(&cli, |c, name| {
+                c.find_subcommand(name).expect("a subcommand")
+            });
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag))
+                .expect("the flag");
+            arg.get_help().map(ToString::to_string).unwrap_or_default()
+        };
+        assert!(help(&["serve"], "operator-token").starts_with("Token needed for operator calls"));
+        for client in [
+            &["tournament"][..],
+            &["ladder", "ban"],
+            &["ladder", "prune-replays"],
+        ] {
+            assert!(
+                help(client, "operator-token").starts_with("The server's operator token"),
+                "{client:?}"
+            );
+        }
+        for command in [&["serve"][..], &["tournament"], &["ladder", "void"]] {
+            let file = help(command, "operator-token-file");
+            assert!(
+                file.starts_with("Read the operator token from this file"),
+                "{command:?}"
+            );
         }
     }
 

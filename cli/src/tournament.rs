@@ -1,7 +1,7 @@
 //! `maumau tournament`: the reference bots (or any built-in entrants) against each other, and
 //! external programs over gRPC on a server it starts itself (or a running one).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use maumau_engine::{CallsMode, MatchConfig, Options, ProfileId};
@@ -79,18 +79,8 @@ pub(crate) struct TournamentArgs {
     /// Play on this running server (host:port or http://host:port) instead of starting one.
     #[arg(long, value_name = "ADDR")]
     server: Option<String>,
-    /// The server's operator token, if it needs one to create matches (never empty).
-    #[arg(long, env = "MAUMAU_OPERATOR_TOKEN", hide_env_values = true)]
-    operator_token: Option<String>,
-    /// Read the operator token from this file (without its trailing newline; an empty file is
-    /// refused). Conflicts with --operator-token.
-    #[arg(
-        long,
-        env = "MAUMAU_OPERATOR_TOKEN_FILE",
-        value_name = "PATH",
-        conflicts_with = "operator_token"
-    )]
-    operator_token_file: Option<PathBuf>,
+    #[command(flatten)]
+    operator_token: crate::operator_token::OperatorTokenArgs,
     /// Play every game over gRPC, the built-in entrants' too (through the Rust SDK's runner);
     /// the results are the same as in-process, only slower.
     #[arg(long)]
@@ -107,7 +97,40 @@ pub(crate) struct TournamentArgs {
     sandbox: crate::sandbox::SandboxArgs,
 }
 
+/// Runs the tournament the arguments describe, on a server when it has external programs (or
+/// with --over-grpc), and prints the standings and where the results are.
 pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mut t = plan(args)?;
+    let seed_note = choose_seed(args, &mut t);
+    let out = args.out.clone().unwrap_or_else(|| {
+        let d = t.description();
+        let key = serde_json_key(&d);
+        PathBuf::from("maumau-tournament").join(key)
+    });
+    // No program may see the output folder: results, logs, the stored seed, the server's data.
+    t.sandbox = args.sandbox.build(&[&out])?;
+    let external = t.entrants.iter().any(Entrant::is_external);
+    // External programs (or --over-grpc) need a server: the given one, or one started here.
+    let local = if external || args.over_grpc {
+        use_server(args, &mut t, &out)?
+    } else {
+        None
+    };
+    if external {
+        stop_programs_on_interrupt(resume_hint(args, &out));
+    }
+    announce(&t, &seed_note, &out, local.is_some());
+    let result = run_with_progress(&t, &out);
+    if let Some(server) = local {
+        server.stop();
+    }
+    let report = result?;
+    print_results(args, &t, &report, &out)
+}
+
+/// The tournament the arguments describe: its entrants, rules, seats, format and options (its
+/// seed, sandbox and server come after).
+fn plan(args: &TournamentArgs) -> Result<Tournament, Box<dyn std::error::Error>> {
     let entrants = Entrant::parse_all(
         args.bots
             .split(',')
@@ -119,45 +142,58 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         calls: args.calls.parse::<CallsMode>()?,
         ..MatchConfig::new(profile, 2)
     };
-    let probe = MatchConfig { seats: 2, ..config }.rules();
-    let (min, max) = match probe {
-        Ok(r) => (r.min_seats, r.max_seats),
-        Err(_) => (4, 8), // brazilian: 2 seats is refused, its range is 4..8
-    };
-    let format = match args.format.as_str() {
+    let format = parse_format(&args.format, args.rounds)?;
+    config.seats = args
+        .seats
+        .unwrap_or_else(|| default_seats(config, format, entrants.len()));
+    let mut t = Tournament::new(entrants, config);
+    t.config.calls = config.calls;
+    t.format = format;
+    t.deals = args.deals;
+    t.duplicate = !args.no_duplicate;
+    t.record_replays = !args.no_replays;
+    if let Some(n) = args.threads {
+        t.threads = n.max(1);
+    }
+    Ok(t)
+}
+
+/// `--format` (with `--rounds` for a Swiss tournament).
+fn parse_format(name: &str, rounds: u32) -> Result<Format, String> {
+    Ok(match name {
         "round-robin" => Format::RoundRobin,
-        "swiss" => Format::Swiss {
-            rounds: args.rounds,
-        },
+        "swiss" => Format::Swiss { rounds },
         "elimination" | "single-elimination" => Format::SingleElimination,
         "double-elimination" => Format::DoubleElimination,
         other => {
             return Err(format!(
                 "unknown format `{other}` (round-robin, swiss, elimination or double-elimination)"
-            )
-            .into());
+            ));
         }
-    };
-    let knockout = matches!(
+    })
+}
+
+/// Seats per table without `--seats`: 2 in a knockout, else as many as there are entrants within
+/// the profile's range.
+fn default_seats(config: MatchConfig, format: Format, entrants: usize) -> u8 {
+    if matches!(
         format,
         Format::SingleElimination | Format::DoubleElimination
-    );
-    config.seats = args.seats.unwrap_or_else(|| {
-        if knockout {
-            2
-        } else {
-            (entrants.len() as u8).clamp(min, max)
-        }
-    });
-    let external = entrants.iter().any(Entrant::is_external);
-    let mut t = Tournament::new(entrants, config);
-    t.config.calls = config.calls;
-    t.format = format;
-    t.deals = args.deals;
-    // A chosen seed, else the one of the tournament being resumed, else the secret one that
-    // Tournament::new drew.
+    ) {
+        return 2;
+    }
+    let (min, max) = match (MatchConfig { seats: 2, ..config }).rules() {
+        Ok(r) => (r.min_seats, r.max_seats),
+        Err(_) => (4, 8), // brazilian: 2 seats is refused, its range is 4..8
+    };
+    (entrants as u8).clamp(min, max)
+}
+
+/// Sets the tournament's seed: a chosen one, else the one of the tournament being resumed, else
+/// the secret one that `Tournament::new` drew. Returns what to say of it.
+fn choose_seed(args: &TournamentArgs, t: &mut Tournament) -> String {
     let stored = args.out.as_deref().and_then(Tournament::stored_seed);
-    let seed_note = match (args.seed, stored) {
+    match (args.seed, stored) {
         (Some(s), _) => {
             t.seed = s;
             format!(
@@ -172,111 +208,104 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         (None, None) => {
             "a secret seed drawn from the operating system (revealed with the results)".to_string()
         }
-    };
-    t.duplicate = !args.no_duplicate;
-    t.record_replays = !args.no_replays;
-    if let Some(n) = args.threads {
-        t.threads = n.max(1);
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        let d = t.description();
-        let key = serde_json_key(&d);
-        PathBuf::from("maumau-tournament").join(key)
-    });
-    // No program may see the output folder: results, logs, the stored seed, the server's data.
-    t.sandbox = args.sandbox.build(&[&out])?;
+}
+
+/// Sets the server of the games over gRPC: the one `--server` names, or one started here on
+/// 127.0.0.1, which is returned to be stopped when the tournament is over.
+fn use_server(
+    args: &TournamentArgs,
+    t: &mut Tournament,
+    out: &Path,
+) -> Result<Option<LocalServer>, Box<dyn std::error::Error>> {
     let grace = Duration::from_millis(args.grace_ms.max(1));
     let clock = Clock {
         decision: Duration::from_millis(args.decision_ms.max(1)),
         disconnect_grace: grace,
         ..Clock::default()
     };
-    // External programs (or --over-grpc) need a server: the given one, or one started here.
-    let mut local = None;
-    if external || args.over_grpc {
-        // A server of someone else's needs its operator token; the one started here has one of
-        // its own.
-        let operator_token = match &args.server {
-            Some(server) => {
-                crate::operator_token::refuse_on_command_line(
-                    !crate::operator_token::is_loopback(server),
-                )?;
-                crate::operator_token::resolve(
-                    args.operator_token.as_deref(),
-                    args.operator_token_file.as_deref(),
-                    "--operator-token (or MAUMAU_OPERATOR_TOKEN)",
-                )?
-            }
-            // The programs reach the server started here: an operator token of its own keeps
-            // them from its operator calls (creating matches, aborting anyone's, revealing a
-            // sealed deal early, reading its replays: see `maumau_tournament::net`). Drawn from
-            // the operating system, never shown.
-            None => Some(format!(
-                "{:016x}{:016x}",
-                maumau_tournament::schedule::random_seed(),
-                maumau_tournament::schedule::random_seed()
-            )),
-        };
-        let addr = match &args.server {
-            Some(a) => a.clone(),
-            None => {
-                let server = LocalServer::start(out.join("server"), grace, operator_token.clone())?;
-                let addr = server.addr.to_string();
-                local = Some(server);
-                addr
-            }
-        };
-        t.server = Some(Remote {
-            addr,
-            operator_token,
-            clock,
-            every_game: args.over_grpc,
-        });
+    // A server of someone else's needs its operator token; the one started here has one of its
+    // own.
+    let operator_token = match &args.server {
+        Some(server) => args.operator_token.for_server(server)?,
+        // The programs reach the server started here: an operator token of its own keeps them
+        // from its operator calls (creating matches, aborting anyone's, revealing a sealed deal
+        // early, reading its replays: see `maumau_tournament::net`). Drawn from the operating
+        // system, never shown.
+        None => Some(format!(
+            "{:016x}{:016x}",
+            maumau_tournament::schedule::random_seed(),
+            maumau_tournament::schedule::random_seed()
+        )),
+    };
+    let (addr, local) = match &args.server {
+        Some(a) => (a.clone(), None),
+        None => {
+            let server = LocalServer::start(out.join("server"), grace, operator_token.clone())?;
+            (server.addr.to_string(), Some(server))
+        }
+    };
+    t.server = Some(Remote {
+        addr,
+        operator_token,
+        clock,
+        every_game: args.over_grpc,
+    });
+    Ok(local)
+}
+
+/// How to resume an interrupted tournament that writes to `out`.
+fn resume_hint(args: &TournamentArgs, out: &Path) -> String {
+    if args.seed.is_none() && args.out.is_none() {
+        format!("run it again with --out {} to resume", out.display())
+    } else {
+        "run the same command again to resume".to_string()
     }
-    if t.entrants.iter().any(Entrant::is_external) {
-        // External programs run in process groups of their own (so they can be stopped with
-        // whatever they start) and miss the terminal's Ctrl-C: stop them, then leave. Results
-        // stored so far stay; the same command resumes.
-        let resume = if args.seed.is_none() && args.out.is_none() {
-            format!("run it again with --out {} to resume", out.display())
-        } else {
-            "run the same command again to resume".to_string()
+}
+
+/// On SIGINT, stops the external programs and exits with status 130, saying how to `resume`.
+///
+/// External programs run in process groups of their own (so they can be stopped with whatever
+/// they start) and miss the terminal's Ctrl-C: stop them, then leave. Results stored so far stay;
+/// the same command resumes. Returns once the handler is in place.
+fn stop_programs_on_interrupt(resume: String) {
+    // The handler is in place before anything is printed: a Ctrl-C right after the first lines
+    // (or a script's SIGINT on seeing them) used to come before it and go unheard.
+    let (listening, ready) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            let _ = listening.send(());
+            return;
         };
-        // The handler is in place before anything is printed: a Ctrl-C right after the first
-        // lines (or a script's SIGINT on seeing them) used to come before it and go unheard.
-        let (listening, ready) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                let _ = listening.send(());
-                return;
-            };
-            let interrupted = rt.block_on(async move {
-                let sigint =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
-                let _ = listening.send(());
-                match sigint {
-                    Ok(mut sigint) => sigint.recv().await.is_some(),
-                    Err(_) => false,
-                }
-            });
-            if interrupted {
-                maumau_tournament::stop_programs();
-                // Not eprintln!: it panics on a closed stderr, and this thread must reach
-                // the exit whatever happens to the message.
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "\nmaumau: interrupted; {resume}");
-                std::process::exit(130);
+        let interrupted = rt.block_on(async move {
+            let sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+            let _ = listening.send(());
+            match sigint {
+                Ok(mut sigint) => sigint.recv().await.is_some(),
+                Err(_) => false,
             }
         });
-        let _ = ready.recv();
-    }
+        if interrupted {
+            maumau_tournament::stop_programs();
+            // Not eprintln!: it panics on a closed stderr, and this thread must reach the exit
+            // whatever happens to the message.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "\nmaumau: interrupted; {resume}");
+            std::process::exit(130);
+        }
+    });
+    let _ = ready.recv();
+}
+
+/// Says what is about to be played, where it is written, and (over gRPC) where to watch it.
+fn announce(t: &Tournament, seed_note: &str, out: &Path, started_here: bool) {
     eprintln!(
         "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; {}; writing to {}",
         t.entrants.len(),
-        profile,
+        t.config.profile,
         t.config.seats,
         t.config.calls.name(),
         t.format,
@@ -294,16 +323,19 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
                 "games with external programs"
             },
             r.url(),
-            if local.is_some() {
-                " (started here)"
-            } else {
-                ""
-            }
+            if started_here { " (started here)" } else { "" }
         );
         // The server's match list links every game to its viewer: live games as a spectator
         // sees them, finished ones with every hand.
         eprintln!("maumau: watch the games at {}/matches", r.url());
     }
+}
+
+/// Runs the tournament with a progress bar on the terminal (and its notices above it).
+fn run_with_progress(
+    t: &Tournament,
+    out: &Path,
+) -> Result<Report, maumau_tournament::TournamentError> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -318,13 +350,19 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             bar.println(format!("maumau: {n}"));
         }
     };
-    let result = t.run(Some(&out), &mut on_progress);
+    let result = t.run(Some(out), &mut on_progress);
     bar.finish_and_clear();
-    if let Some(server) = local {
-        server.stop();
-    }
-    let report = result?;
-    print_report(&report);
+    result
+}
+
+/// Prints the standings, the seed and where the results are, and writes report.html.
+fn print_results(
+    args: &TournamentArgs,
+    t: &Tournament,
+    report: &Report,
+    out: &Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    print_report(report);
     println!(
         "\nseed {} ({}): --seed {} deals the same games again",
         t.seed,
@@ -340,7 +378,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         out.display()
     );
     let names: Vec<String> = t.entrants.iter().map(|e| e.name.clone()).collect();
-    let written = crate::report::write(&out, &report, &names)?;
+    let written = crate::report::write(out, report, &names)?;
     println!(
         "report: {} ({} games' viewers in {})",
         written.path.display(),

@@ -334,6 +334,8 @@ impl Session {
         notices
     }
 
+    /// Plays one game: room in its lobby entrants' lobbies, its match created and watched, every
+    /// seat taken, the match followed to its end, and the game collected.
     async fn play_async(
         &self,
         t: &Tournament,
@@ -341,17 +343,37 @@ impl Session {
         deals: &Deals,
         logs: Option<&Path>,
     ) -> Result<Played, TournamentError> {
-        let server = |what: &str, s: tonic::Status| {
-            TournamentError::Server(format!(
-                "game {}: cannot {what}: {} ({})",
-                f.id,
-                s.message(),
-                wire::reason_of(&s).as_str_name()
-            ))
+        // Before the match exists, so that its clock does not run while they wait.
+        let mut reserved = self.reserve_lobbies(t, f).await;
+        // What the seats can read (the match's label, MAUMAU_GAME) names the game by an opaque
+        // id: the fixture id would tell a program where its game sits in the schedule, and with
+        // a known tournament seed, its deal. Only results.jsonl maps the two.
+        let game = opaque_game_id();
+        let created = self.create_match(t, f, deals, &game).await?;
+        let g = OnServer {
+            t,
+            f,
+            game,
+            created,
         };
-        // Room in the lobbies of the lobby entrants, taken in entrant order (so that no two games
-        // wait for each other) and before the match exists (so that its clock does not run
-        // while they wait).
+        let mut watch = self.watch(&g).await?;
+        let (over, over_rx) = tokio::sync::watch::channel(false);
+        let Seated { tasks, invited } = self.take_seats(&g, &mut reserved, logs, &over_rx);
+        let report = follow(&mut watch)
+            .await
+            .map_err(|s| server_error(f, "follow its match", s))?;
+        let _ = over.send(true);
+        let failures = seat_failures(tasks, t.config.seats as usize).await;
+        self.collect(&g, report, &failures, invited, deals).await
+    }
+
+    /// Room in the lobbies of the fixture's lobby entrants, by entrant (`Err` says why there is
+    /// none), taken in entrant order so that no two games wait for each other.
+    async fn reserve_lobbies(
+        &self,
+        t: &Tournament,
+        f: &Fixture,
+    ) -> HashMap<usize, Result<Reserved, String>> {
         let mut reserved = HashMap::new();
         if let Some(lobbies) = &self.lobbies {
             let mut at_table: Vec<usize> = f
@@ -366,12 +388,19 @@ impl Session {
                 reserved.insert(e, lobbies.reserve(e).await);
             }
         }
-        let mut invited: Vec<(usize, Arc<Reserved>)> = Vec::new();
+        reserved
+    }
+
+    /// Creates the game's match with the game's seed and the tournament's clock, labelled with
+    /// `game` (its opaque id), and sealed when its deal has other games.
+    async fn create_match(
+        &self,
+        t: &Tournament,
+        f: &Fixture,
+        deals: &Deals,
+        game: &str,
+    ) -> Result<pb::CreateMatchResponse, TournamentError> {
         let mut matches = pb::match_service_client::MatchServiceClient::new(self.channel.clone());
-        // What the seats can read (the match's label, MAUMAU_GAME) names the game by an opaque
-        // id: the fixture id would tell a program where its game sits in the schedule, and with
-        // a known tournament seed, its deal. Only results.jsonl maps the two.
-        let game = opaque_game_id();
         let request = self.operator(pb::CreateMatchRequest {
             config: Some((&t.config).into()),
             seed: Some(f.seed),
@@ -380,31 +409,48 @@ impl Session {
             sealed: deals.sealed(f.seed),
             ..Default::default()
         })?;
-        let created = matches
+        Ok(matches
             .create_match(request)
             .await
-            .map_err(|s| server("create a match", s))?
-            .into_inner();
+            .map_err(|s| server_error(f, "create a match", s))?
+            .into_inner())
+    }
+
+    /// Watches the game's match with its spectator token.
+    async fn watch(
+        &self,
+        g: &OnServer<'_>,
+    ) -> Result<tonic::Streaming<pb::WatchResponse>, TournamentError> {
         let mut play = pb::play_service_client::PlayServiceClient::new(self.channel.clone());
-        let mut watch = play
+        Ok(play
             .watch(pb::WatchRequest {
-                token: created.spectator_token.clone(),
+                token: g.created.spectator_token.clone(),
                 client_name: "maumau-tournament".into(),
                 resume: None,
                 ..Default::default()
             })
             .await
-            .map_err(|s| server("watch its match", s))?
-            .into_inner();
-        let (over, over_rx) = tokio::sync::watch::channel(false);
-        let mut seats: Vec<(usize, JoinHandle<Option<String>>)> = Vec::new();
-        for st in &created.seat_tokens {
+            .map_err(|s| server_error(g.f, "watch its match", s))?
+            .into_inner())
+    }
+
+    /// Takes every seat of the match: a built-in bot runs in this process, an external program is
+    /// launched, a lobby entrant is invited with the room `reserved` for it. Each seat's task
+    /// ends, once the match is `over`, with what went wrong for it.
+    fn take_seats(
+        &self,
+        g: &OnServer<'_>,
+        reserved: &mut HashMap<usize, Result<Reserved, String>>,
+        logs: Option<&Path>,
+        over: &tokio::sync::watch::Receiver<bool>,
+    ) -> Seated {
+        let mut seated = Seated::default();
+        for st in &g.created.seat_tokens {
             let s = st.seat as usize;
-            let entrant = &t.entrants[f.seats[s]];
-            let bot_seed = bot_seed(f.seed, s);
+            let entrant = &g.t.entrants[g.f.seats[s]];
             let handle = match &entrant.player {
                 Player::BuiltIn(b) => {
-                    let mut bot = b.bot(bot_seed);
+                    let mut bot = b.bot(bot_seed(g.f.seed, s));
                     let mut options = RunOptions::new(self.remote.url(), st.token.clone());
                     options.name = entrant.name.clone();
                     tokio::spawn(async move {
@@ -415,104 +461,122 @@ impl Session {
                     })
                 }
                 Player::Command(command) => {
-                    // In the sandbox the server is its socket, forwarded to the server's port.
-                    let confined = self.sandbox.as_ref().map(|sandbox| Confinement {
-                        sandbox: sandbox.clone(),
-                        routes: vec![Route::new(SERVER_SOCKET, &self.remote.host_port())],
-                    });
-                    let (addr, url) = match &confined {
-                        Some(_) => (Jail::addr(SERVER_SOCKET), Jail::addr(SERVER_SOCKET)),
-                        None => (self.remote.host_port(), self.remote.url()),
-                    };
-                    let env = vec![
-                        ("MAUMAU_ADDR", addr),
-                        ("MAUMAU_URL", url),
-                        ("MAUMAU_TOKEN", st.token.clone()),
-                        ("MAUMAU_SEED", bot_seed.to_string()),
-                        ("MAUMAU_SEAT", s.to_string()),
-                        ("MAUMAU_MATCH_ID", created.match_id.clone()),
-                        ("MAUMAU_GAME", game.clone()),
-                        ("MAUMAU_ENTRANT", entrant.name.clone()),
-                    ];
-                    let log = logs.map(|d| d.join(format!("{}-s{s}.log", f.id)));
+                    let log = logs.map(|d| d.join(format!("{}-s{s}.log", g.f.id)));
+                    let env = self.program_env(g, st, &entrant.name);
                     tokio::spawn(launch(
                         command.clone(),
                         env,
                         log,
-                        over_rx.clone(),
+                        over.clone(),
                         EXIT_GRACE,
                         "the match",
-                        confined,
+                        self.confinement(),
                     ))
                 }
-                Player::Lobby(_) => {
-                    let invitation = pb::Invitation {
-                        ladder_match_id: lobby_match_id(&game),
-                        match_id: created.match_id.clone(),
-                        seat: s as u32,
-                        seat_token: st.token.clone(),
-                        // A sandboxed lobby program reaches the server through its socket.
-                        node_address: match self.sandbox {
-                            Some(_) => Jail::addr(SERVER_SOCKET),
-                            None => self.remote.url(),
-                        },
-                        join_deadline_unix_ms: unix_ms_after(self.remote.clock.disconnect_grace),
-                        profile: t.config.profile.name().to_string(),
-                        seats: t.config.seats as u32,
-                        rated: true,
-                        validation: false,
-                    };
-                    let reserved = match reserved.remove(&f.seats[s]) {
-                        Some(Ok(r)) => Arc::new(r),
-                        Some(Err(why)) => {
-                            seats.push((s, tokio::spawn(async move { Some(why) })));
-                            continue;
-                        }
-                        None => unreachable!("every lobby entrant of the fixture was reserved"),
-                    };
-                    invited.push((s, reserved.clone()));
-                    let mut over = over_rx.clone();
-                    tokio::spawn(async move {
-                        if let Err(why) = reserved.invite(invitation).await {
-                            return Some(why);
-                        }
-                        let _ = over.wait_for(|&done| done).await;
-                        reserved.failure()
-                    })
-                }
-            };
-            seats.push((s, handle));
-        }
-        let report = loop {
-            match watch.message().await {
-                Ok(Some(m)) => {
-                    if let Some(pb::server_message::Kind::Finished(done)) =
-                        m.message.and_then(|m| m.kind)
-                    {
-                        break done.report;
+                Player::Lobby(_) => match reserved.remove(&g.f.seats[s]) {
+                    Some(Ok(r)) => {
+                        let reserved = Arc::new(r);
+                        seated.invited.push((s, reserved.clone()));
+                        self.invite(g, st, reserved, over.clone())
                     }
-                }
-                Ok(None) => break None,
-                Err(s) => return Err(server("follow its match", s)),
-            }
-        };
-        let _ = over.send(true);
-        let mut failures = vec![None; t.config.seats as usize];
-        for (s, handle) in seats {
-            failures[s] = handle
-                .await
-                .unwrap_or_else(|e| Some(format!("its task failed: {e}")));
+                    Some(Err(why)) => tokio::spawn(async move { Some(why) }),
+                    None => unreachable!("every lobby entrant of the fixture was reserved"),
+                },
+            };
+            seated.tasks.push((s, handle));
         }
+        seated
+    }
+
+    /// How an external program is launched: in the sandbox, when there is one, where the server
+    /// is its socket, forwarded to the server's port.
+    fn confinement(&self) -> Option<Confinement> {
+        self.sandbox.as_ref().map(|sandbox| Confinement {
+            sandbox: sandbox.clone(),
+            routes: vec![Route::new(SERVER_SOCKET, &self.remote.host_port())],
+        })
+    }
+
+    /// The environment of an external program launched for seat `st` (see [`crate::entrant`]).
+    fn program_env(
+        &self,
+        g: &OnServer<'_>,
+        st: &pb::SeatToken,
+        entrant: &str,
+    ) -> Vec<(&'static str, String)> {
+        let s = st.seat as usize;
+        let (addr, url) = match &self.sandbox {
+            Some(_) => (Jail::addr(SERVER_SOCKET), Jail::addr(SERVER_SOCKET)),
+            None => (self.remote.host_port(), self.remote.url()),
+        };
+        vec![
+            ("MAUMAU_ADDR", addr),
+            ("MAUMAU_URL", url),
+            ("MAUMAU_TOKEN", st.token.clone()),
+            ("MAUMAU_SEED", bot_seed(g.f.seed, s).to_string()),
+            ("MAUMAU_SEAT", s.to_string()),
+            ("MAUMAU_MATCH_ID", g.created.match_id.clone()),
+            ("MAUMAU_GAME", g.game.clone()),
+            ("MAUMAU_ENTRANT", entrant.to_string()),
+        ]
+    }
+
+    /// Invites a lobby entrant to seat `st` in its `reserved` room; the task ends, once the match
+    /// is `over`, with what went wrong for it.
+    fn invite(
+        &self,
+        g: &OnServer<'_>,
+        st: &pb::SeatToken,
+        reserved: Arc<Reserved>,
+        mut over: tokio::sync::watch::Receiver<bool>,
+    ) -> JoinHandle<Option<String>> {
+        let invitation = pb::Invitation {
+            ladder_match_id: lobby_match_id(&g.game),
+            match_id: g.created.match_id.clone(),
+            seat: st.seat,
+            seat_token: st.token.clone(),
+            // A sandboxed lobby program reaches the server through its socket.
+            node_address: match self.sandbox {
+                Some(_) => Jail::addr(SERVER_SOCKET),
+                None => self.remote.url(),
+            },
+            join_deadline_unix_ms: unix_ms_after(self.remote.clock.disconnect_grace),
+            profile: g.t.config.profile.name().to_string(),
+            seats: g.t.config.seats as u32,
+            rated: true,
+            validation: false,
+        };
+        tokio::spawn(async move {
+            if let Err(why) = reserved.invite(invitation).await {
+                return Some(why);
+            }
+            let _ = over.wait_for(|&done| done).await;
+            reserved.failure()
+        })
+    }
+
+    /// The game once its match is over (`report`, `None` when the server closed it first):
+    /// its result, told to the `invited` lobby entrants; a notice per seat that forfeited or
+    /// failed (`failures`); its replay; and, when it was its deal's last game, the deal revealed.
+    async fn collect(
+        &self,
+        g: &OnServer<'_>,
+        report: Option<pb::MatchReport>,
+        failures: &[Option<String>],
+        invited: Vec<(usize, Arc<Reserved>)>,
+        deals: &Deals,
+    ) -> Result<Played, TournamentError> {
+        let (f, match_id) = (g.f, &g.created.match_id);
         let report = report.ok_or_else(|| {
             TournamentError::Server(format!(
-                "game {}: the server closed match {} before its end",
-                f.id, created.match_id
+                "game {}: the server closed match {match_id} before its end",
+                f.id
             ))
         })?;
         if report.status() != pb::MatchStatus::Finished {
             return Err(TournamentError::Server(format!(
-                "game {}: match {} was aborted on the server",
-                f.id, created.match_id
+                "game {}: match {match_id} was aborted on the server",
+                f.id
             )));
         }
         let result = report
@@ -521,14 +585,14 @@ impl Session {
             .and_then(|r| MatchResult::try_from(r).ok())
             .ok_or_else(|| {
                 TournamentError::Server(format!(
-                    "game {}: match {} has no readable result",
-                    f.id, created.match_id
+                    "game {}: match {match_id} has no readable result",
+                    f.id
                 ))
             })?;
         for (s, lobby) in invited {
             lobby.ended(pb::LadderMatchEnded {
-                ladder_match_id: lobby_match_id(&game),
-                match_id: created.match_id.clone(),
+                ladder_match_id: lobby_match_id(&g.game),
+                match_id: match_id.clone(),
                 finished: true,
                 rated: true,
                 placing: result.placings[s] as u32,
@@ -538,16 +602,39 @@ impl Session {
                 validation: false,
             });
         }
-        let n = t.config.seats as usize;
         let forfeits: Vec<u8> = report
             .seats
             .iter()
             .filter(|st| st.forfeited)
             .map(|st| st.seat as u8)
             .collect();
+        let mut notices = self.seat_notices(g, &report, failures, &forfeits);
+        let replay = if g.t.record_replays {
+            Some(self.replay(g).await?)
+        } else {
+            None
+        };
+        // The deal's last game: no entrant has a game of it left, so its seeds may be told.
+        let reveal = deals.ended(f.seed, match_id);
+        notices.extend(self.reveal(reveal).await);
+        Ok(Played {
+            record: g.record(&report, &result, forfeits),
+            replay,
+            notices,
+        })
+    }
+
+    /// A notice per seat that forfeited (and why) or whose program or bot failed.
+    fn seat_notices(
+        &self,
+        g: &OnServer<'_>,
+        report: &pb::MatchReport,
+        failures: &[Option<String>],
+        forfeits: &[u8],
+    ) -> Vec<String> {
         let mut notices = Vec::new();
         for (s, failure) in failures.iter().enumerate() {
-            let name = &t.entrants[f.seats[s]].name;
+            let name = &g.t.entrants[g.f.seats[s]].name;
             let stats = report.seats.iter().find(|st| st.seat as usize == s);
             if forfeits.contains(&(s as u8)) {
                 let why = match (failure, stats) {
@@ -559,64 +646,132 @@ impl Session {
                 };
                 notices.push(format!(
                     "game {}: {name} (seat {s}) forfeited, placed last: {why}",
-                    f.id
+                    g.f.id
                 ));
             } else if let Some(why) = failure {
-                notices.push(format!("game {}: {name} (seat {s}): {why}", f.id));
+                notices.push(format!("game {}: {name} (seat {s}): {why}", g.f.id));
             }
         }
-        let replay = if t.record_replays {
-            // A sealed match's replay is the operator's until the deal is revealed.
-            let replay = matches
-                .get_replay(self.operator(pb::GetReplayRequest {
-                    match_id: created.match_id.clone(),
-                })?)
-                .await
-                .map_err(|s| server("fetch its replay", s))?
-                .into_inner()
-                .replay
-                .unwrap_or_default();
-            Some(t.replay_line(f, replay.actions.iter().map(|a| (a.seat as u8, a.index))))
-        } else {
-            None
-        };
-        // The deal's last game: no entrant has a game of it left, so its seeds may be told.
-        let reveal = deals.ended(f.seed, &created.match_id);
-        notices.extend(self.reveal(reveal).await);
-        Ok(Played {
-            record: GameRecord {
-                id: f.id.clone(),
-                seed: f.seed,
-                seats: f.seats.clone(),
-                placings: result.placings[..n].to_vec(),
-                totals: result.totals[..n].to_vec(),
-                rounds: result.rounds,
-                actions: report.actions,
-                forfeits,
-                game,
-                match_id: created.match_id.clone(),
-                // The server's figures, in whole milliseconds.
-                decision_ns: (0..n)
-                    .map(|s| {
-                        report
-                            .seats
-                            .iter()
-                            .find(|st| st.seat as usize == s)
-                            .map_or([0; 3], |st| {
-                                let ns = |ms: u32| u64::from(ms) * 1_000_000;
-                                [
-                                    u64::from(st.decisions),
-                                    ns(st.decision_ms_p50),
-                                    ns(st.decision_ms_max),
-                                ]
-                            })
-                    })
-                    .collect(),
-            },
-            replay,
-            notices,
-        })
+        notices
     }
+
+    /// The game's replay line, from the match's replay on the server (a sealed match's replay is
+    /// the operator's until the deal is revealed).
+    async fn replay(&self, g: &OnServer<'_>) -> Result<Vec<u8>, TournamentError> {
+        let mut matches = pb::match_service_client::MatchServiceClient::new(self.channel.clone());
+        let replay = matches
+            .get_replay(self.operator(pb::GetReplayRequest {
+                match_id: g.created.match_id.clone(),
+            })?)
+            .await
+            .map_err(|s| server_error(g.f, "fetch its replay", s))?
+            .into_inner()
+            .replay
+            .unwrap_or_default();
+        Ok(g.t.replay_line(g.f, replay.actions.iter().map(|a| (a.seat as u8, a.index))))
+    }
+}
+
+/// One game on the server while it is played: what it is, and the match made for it.
+struct OnServer<'a> {
+    t: &'a Tournament,
+    f: &'a Fixture,
+    /// The game's opaque id, all its seats can read of it (see [`opaque_game_id`]).
+    game: String,
+    /// The match: its id, the spectator's token and the seats'.
+    created: pb::CreateMatchResponse,
+}
+
+impl OnServer<'_> {
+    /// The game's record from its match's `report` and `result`.
+    fn record(
+        &self,
+        report: &pb::MatchReport,
+        result: &MatchResult,
+        forfeits: Vec<u8>,
+    ) -> GameRecord {
+        let (f, n) = (self.f, self.t.config.seats as usize);
+        GameRecord {
+            id: f.id.clone(),
+            seed: f.seed,
+            seats: f.seats.clone(),
+            placings: result.placings[..n].to_vec(),
+            totals: result.totals[..n].to_vec(),
+            rounds: result.rounds,
+            actions: report.actions,
+            forfeits,
+            game: self.game.clone(),
+            match_id: self.created.match_id.clone(),
+            // The server's figures, in whole milliseconds.
+            decision_ns: (0..n)
+                .map(|s| {
+                    report
+                        .seats
+                        .iter()
+                        .find(|st| st.seat as usize == s)
+                        .map_or([0; 3], |st| {
+                            let ns = |ms: u32| u64::from(ms) * 1_000_000;
+                            [
+                                u64::from(st.decisions),
+                                ns(st.decision_ms_p50),
+                                ns(st.decision_ms_max),
+                            ]
+                        })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The seats of a match taken: a task per seat, and the lobby entrants invited.
+#[derive(Default)]
+struct Seated {
+    /// By seat: a task that ends, once the match is over, with what went wrong, if anything.
+    tasks: Vec<(usize, JoinHandle<Option<String>>)>,
+    /// The lobby entrants' seats and their rooms, told the result when the match has ended.
+    invited: Vec<(usize, Arc<Reserved>)>,
+}
+
+/// What went wrong for each of `seats` seats, once their tasks have ended.
+async fn seat_failures(
+    tasks: Vec<(usize, JoinHandle<Option<String>>)>,
+    seats: usize,
+) -> Vec<Option<String>> {
+    let mut failures = vec![None; seats];
+    for (s, handle) in tasks {
+        failures[s] = handle
+            .await
+            .unwrap_or_else(|e| Some(format!("its task failed: {e}")));
+    }
+    failures
+}
+
+/// Follows a watched match to its end: its report, `None` when the stream closed before it.
+async fn follow(
+    watch: &mut tonic::Streaming<pb::WatchResponse>,
+) -> Result<Option<pb::MatchReport>, tonic::Status> {
+    loop {
+        match watch.message().await? {
+            Some(m) => {
+                if let Some(pb::server_message::Kind::Finished(done)) =
+                    m.message.and_then(|m| m.kind)
+                {
+                    return Ok(done.report);
+                }
+            }
+            None => return Ok(None),
+        }
+    }
+}
+
+/// A server's refusal of a call for game `f`: "game ID: cannot WHAT: MESSAGE (REASON)".
+fn server_error(f: &Fixture, what: &str, s: tonic::Status) -> TournamentError {
+    TournamentError::Server(format!(
+        "game {}: cannot {what}: {} ({})",
+        f.id,
+        s.message(),
+        wire::reason_of(&s).as_str_name()
+    ))
 }
 
 /// The match id a lobby's messages carry for a game: its opaque id's number.
