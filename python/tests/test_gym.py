@@ -1,5 +1,9 @@
 """The single-agent Gymnasium environment: Gymnasium's own checker, deterministic seeded
-resets, the documented rewards, masks and illegal actions."""
+resets, the documented rewards, masks and illegal actions, and the training example."""
+
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -127,3 +131,16 @@ def test_ansi_render_shows_the_table():
     env = MauMauGym(profile="romanian-32", seats=3, render_mode="ansi")
     env.reset(seed=2)
     assert "romanian-32 with 3 seats" in env.render()
+
+
+def test_the_training_example_runs_with_numpy_alone():
+    """examples/python/gym_train.py: trains for a second and evaluates (without sb3)."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "python" / "gym_train.py"
+    out = subprocess.run(
+        [sys.executable, str(example), "--seconds", "1", "--games", "8"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "numpy REINFORCE:" in out and out.count("over 8 games against random") == 3
