@@ -2,8 +2,9 @@
 # Tests the Python package of the engine (python/, `maumau_engine`): builds the native module
 # once in the dev profile with maturin into python/.venv and runs its pytest suite (the Game
 # class against golden games written by the Rust engine, PettingZoo's api_test and seed test,
-# the vectorized environment), then scripts/test-wheels.sh: the wheels a Python user installs
-# (`maumau` with the command line, `maumau-engine`, `maumau-client`) in a fresh virtual
+# the vectorized environment, the built-in bots, Gymnasium's check_env on the single-agent
+# environment, evaluate's intervals), then scripts/test-wheels.sh: the wheels a Python user
+# installs (`maumau` with the command line, `maumau-engine`, `maumau-client`) in a fresh virtual
 # environment, with check-bot, a tournament and the tests that need the binary and the client.
 #
 #   scripts/test-python.sh

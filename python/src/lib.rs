@@ -2,9 +2,11 @@
 //!
 //! Python users import `maumau_engine`, which re-exports [`PyGame`] as `Game`, [`PyVecEnv`] as
 //! `VecEnv`, the exceptions and the observation layout, and adds the PettingZoo environment (a
-//! Python subclass of [`aec`]'s `AecBase`, which holds the PettingZoo protocol). The pure half,
-//! the observation vector, the rewards and the stepping of N games, is [`core`]; this file only
-//! converts between Python values and engine values.
+//! Python subclass of [`aec`]'s `AecBase`, which holds the PettingZoo protocol), and the built-in
+//! bots as `Bot` and `Table` ([`bots`]), on which its Gymnasium environment and `evaluate` run.
+//! The pure half, the observation vector, the rewards and the stepping of N games, is [`core`],
+//! and a match with bots at some seats is [`table`]; this file only converts between Python
+//! values and engine values.
 //!
 //! Errors are typed: every exception derives from `MaumauError` (a `ValueError`); an action the
 //! engine refuses raises `RejectedAction`, whose `code` is the engine's
@@ -12,7 +14,9 @@
 //! unchanged.
 
 pub mod aec;
+pub mod bots;
 pub mod core;
+pub mod table;
 
 use maumau_engine::{
     ACTION_COUNT, Action, CallsMode, Card, ChallengeOutcome, DrawCause, Event, Game, Hand,
@@ -49,7 +53,7 @@ create_exception!(
     maumau_engine,
     InvalidConfig,
     MaumauError,
-    "The profile, seats, options or calls setting are refused."
+    "The profile, seats, options, calls or reward setting, or a bot's name, are refused."
 );
 create_exception!(
     maumau_engine,
@@ -903,6 +907,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGame>()?;
     m.add_class::<PyVecEnv>()?;
     m.add_class::<aec::PyAecBase>()?;
+    m.add_class::<bots::PyBot>()?;
+    m.add_class::<bots::PyTable>()?;
     m.add("MaumauError", py.get_type::<MaumauError>())?;
     m.add("RejectedAction", py.get_type::<RejectedAction>())?;
     m.add("InvalidAction", py.get_type::<InvalidAction>())?;
@@ -911,6 +917,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OBS_LEN", OBS_LEN)?;
     m.add("ACTION_COUNT", ACTION_COUNT)?;
     m.add("MAX_SEATS", crate::core::MAX_SEATS)?;
+    let bot_names: Vec<&str> = maumau_bot_sdk::bots::BotKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    m.add("BOTS", bot_names)?;
     let layout = PyDict::new(py);
     for (name, start, end) in crate::core::LAYOUT {
         layout.set_item(name, (start, end))?;
