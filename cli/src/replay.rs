@@ -69,11 +69,19 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
                     crate::show::print(&viewing)?;
                 }
                 if let Some(out) = &args.html {
-                    std::fs::write(
-                        out,
-                        maumau_server::viewer::standalone_page(&viewing, &names),
-                    )
-                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+                    // With --seat, that seat's view alone; else every perspective, so the file
+                    // offers the viewer's switch (the first, every hand, shown at first).
+                    let mut views = vec![viewing];
+                    if args.seat.is_none() {
+                        let seats = views[0].seats as usize;
+                        views.extend(
+                            maumau_server::viewer::every_perspective(seats)
+                                .skip(1)
+                                .filter_map(|p| maumau::viewer::frames(&replay, p).ok()),
+                        );
+                    }
+                    std::fs::write(out, maumau_server::viewer::standalone_page(&views, &names))
+                        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
                     println!("viewer written to {}", out.display());
                 }
             }

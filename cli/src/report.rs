@@ -74,8 +74,13 @@ fn write_viewers(
         };
         let file = format!("{}.html", encode(&game.id));
         let path = dir.join(&file);
-        std::fs::write(&path, standalone_page(&viewing, &game.entrants))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        // Every hand only: a report may hold thousands of games, and each perspective more
+        // would be another copy of the game (`maumau replay --html` writes them all).
+        std::fs::write(
+            &path,
+            standalone_page(std::slice::from_ref(&viewing), &game.entrants),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         // The file name is already encoded: its `%`s are escaped once more in the link.
         links.insert(game.id, format!("games/{}", encode(&file)));
     }

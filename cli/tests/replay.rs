@@ -307,11 +307,29 @@ fn a_tournament_game_from_replays_jsonl_is_shown_and_verified() {
         "every move: {text}"
     );
     assert!(text.contains("valid: the re-simulation reaches the recorded result"));
-    assert!(
-        std::fs::read_to_string(&html)
-            .unwrap()
-            .contains("id=\"frames\"")
-    );
+    // Every perspective is in the file, every hand first: the viewer's switch works offline.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let views: Vec<&str> = page
+        .split("class=\"frames\" type=\"application/json\" data-view=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(views, ["omniscient", "public", "0", "1", "2"]);
+    assert!(page.contains("id=\"perspective\""), "the switch");
+    // With --seat, that seat's view alone, and no switch.
+    let seat = dir.path().join("seat.html");
+    let shown = Command::new(BIN)
+        .arg("replay")
+        .arg(&jsonl)
+        .args(["--game", id, "--seat", "1", "--html"])
+        .arg(&seat)
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    let page = std::fs::read_to_string(&seat).unwrap();
+    assert_eq!(page.matches("class=\"frames\"").count(), 1);
+    assert!(page.contains("data-view=\"1\""));
+    assert!(!page.contains("id=\"perspective\""));
 
     // More than one game and no --game, or an unknown one: refused by name.
     let out = Command::new(BIN)

@@ -413,11 +413,21 @@ fn the_report_shows_the_standings_and_links_every_game() {
         .output()
         .unwrap();
     assert!(ran.status.success(), "{ran:?}");
+    // The report's page holds every hand; `maumau replay --html` the same frames and the
+    // other perspectives after them.
+    let frames_of = |page: &str, view: &str| -> String {
+        let open = format!("data-view=\"{view}\">");
+        let from = page.find(&open).unwrap() + open.len();
+        page[from..from + page[from..].find("</script>").unwrap()].to_string()
+    };
+    let exported = std::fs::read_to_string(&exported).unwrap();
+    assert_eq!(game.matches("class=\"frames\"").count(), 1);
     assert_eq!(
-        game,
-        std::fs::read_to_string(&exported).unwrap(),
-        "the same page as `maumau replay --html`"
+        frames_of(&game, "omniscient"),
+        frames_of(&exported, "omniscient"),
+        "the same frames as `maumau replay --html`"
     );
+    assert!(exported.contains("data-view=\"public\""));
 
     // In the browser, from disk: the standings and the links are there.
     let Some(chromium) = chromium::chromium_or_explain() else {
@@ -438,6 +448,20 @@ fn the_report_shows_the_standings_and_links_every_game() {
         out.join("games").join(format!("{id}.html")).display()
     );
     chromium::screenshot(&chromium, &link, &shots.join("game.png"), 1300, 900);
+    // The exported file switches perspective offline: `?view=0` shows seat 0's view.
+    let switched = format!(
+        "file://{}?view=0",
+        dir.path().join("exported.html").display()
+    );
+    let dom = chromium::dump_dom(&chromium, &switched);
+    assert!(dom.contains("id=\"perspective-now\">seat 0<"), "{dom}");
+    chromium::screenshot(
+        &chromium,
+        &switched,
+        &shots.join("exported-seat-0.png"),
+        1300,
+        900,
+    );
 }
 
 /// The standings fit a 1280 px screen (no sideways scrolling of their table), stack into one

@@ -290,10 +290,19 @@
     root.classList.add("failed");
   }
 
-  // Frames from the page itself (an exported file) or from the server.
+  // Frames from the page itself (an exported file, one block of frames per perspective, the
+  // first the default) or from the server.
   async function load(query) {
-    const inline = document.getElementById("frames");
-    if (inline) return show(JSON.parse(inline.textContent));
+    const blocks = [...document.querySelectorAll("script.frames")];
+    if (blocks.length) {
+      const wanted = new URLSearchParams(query || location.search).get("view");
+      const block = blocks.find((b) => b.dataset.view === wanted) || blocks[0];
+      if (perspective) perspective.value = block.dataset.view;
+      const keep = viewing ? at : null;
+      show(JSON.parse(block.textContent));
+      if (keep != null) go(keep);
+      return;
+    }
     const url = root.dataset.framesUrl + (query || "");
     const answer = await fetch(url, { headers: { accept: "application/json" } });
     const body = await answer.json();

@@ -539,13 +539,9 @@ async fn view(
         .players
         .len()
         .max(summary.config.as_ref().map_or(0, |c| c.seats as usize));
-    let choices: Vec<(String, String)> = [
-        ("omniscient".to_string(), "every hand".to_string()),
-        ("public".to_string(), "public (a spectator's)".to_string()),
-    ]
-    .into_iter()
-    .chain((0..seats).map(|s| (s.to_string(), format!("as seat {s} saw it"))))
-    .collect();
+    let choices: Vec<(String, String)> = every_perspective(seats)
+        .map(|p| (view_value(p), perspective_label(p)))
+        .collect();
     let chosen = q.view.map_or("omniscient".to_string(), view_value);
     // While the match is played the page follows it, as a spectator sees it (or as the seat
     // whose token is in the query): no perspective to switch to until it ends. A token shows
@@ -588,6 +584,22 @@ pub fn options_words(words: &str) -> String {
         "default options".to_string()
     } else {
         format!("options {words}")
+    }
+}
+
+/// Every way of seeing a match of `seats` seats: every hand, a spectator's, then each seat's.
+pub fn every_perspective(seats: usize) -> impl Iterator<Item = Perspective> {
+    [Perspective::Omniscient, Perspective::Public]
+        .into_iter()
+        .chain((0..seats as u8).map(Perspective::Seat))
+}
+
+/// A perspective in the viewer's switch.
+fn perspective_label(p: Perspective) -> String {
+    match p {
+        Perspective::Omniscient => "every hand".into(),
+        Perspective::Public => "public (a spectator's)".into(),
+        Perspective::Seat(s) => format!("as seat {s} saw it"),
     }
 }
 
@@ -719,11 +731,29 @@ fn shell(title: &str, body: Markup) -> Markup {
 /// `file://`) at its first event (the result is one click away, not a spoiler), or at the event
 /// its `#e=N` names. `names` are the players'
 /// names by seat (empty: the seats are shown by number only).
-pub fn standalone_page(viewing: &Viewing, names: &[String]) -> String {
+///
+/// `views` are the perspectives the file holds, the first shown at first; with more than one
+/// the page offers a switch between them (everything is inside the file: it works offline).
+pub fn standalone_page(views: &[Viewing], names: &[String]) -> String {
+    let Some(viewing) = views.first() else {
+        return String::new();
+    };
     // JSON inside a script element: `<` escaped so no `</script>` can end it early.
-    let json = with_names(viewing, names, false)
-        .to_string()
-        .replace('<', "\\u003c");
+    let blocks: Vec<(String, String)> = views
+        .iter()
+        .map(|v| {
+            let json = with_names(v, names, false)
+                .to_string()
+                .replace('<', "\\u003c");
+            (view_value(v.perspective), json)
+        })
+        .collect();
+    let choices: Vec<(String, String)> = views
+        .iter()
+        .map(|v| (view_value(v.perspective), perspective_label(v.perspective)))
+        .collect();
+    let chosen = view_value(viewing.perspective);
+    let switch = (views.len() > 1).then_some((choices.as_slice(), chosen.as_str()));
     let title = if viewing.match_id.is_empty() {
         "A replay".to_string()
     } else {
@@ -739,9 +769,11 @@ pub fn standalone_page(viewing: &Viewing, names: &[String]) -> String {
     let body = html! {
         header { b { (title) } span.rules { (rules) } }
         main #viewer {
-            (viewer_parts(None))
+            (viewer_parts(switch))
         }
-        script #frames type="application/json" { (PreEscaped(json)) }
+        @for (view, json) in &blocks {
+            script.frames type="application/json" data-view=(view) { (PreEscaped(json)) }
+        }
         script { (PreEscaped(SCRIPT)) }
     };
     shell(&title, body).into_string()

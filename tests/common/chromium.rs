@@ -55,6 +55,10 @@ pub fn dump_dom(chromium: &std::path::Path, url: &str) -> String {
 /// whose script measures its own layout.
 pub fn dump_dom_sized(chromium: &std::path::Path, url: &str, size: Option<(u32, u32)>) -> String {
     let profile = tempfile::tempdir().expect("a profile directory");
+    // The DOM goes to a file, not a pipe: a page larger than the pipe's buffer would block
+    // Chromium's write while this waits for it to exit.
+    let dom_path = profile.path().join("dom.html");
+    let dom_file = std::fs::File::create(&dom_path).expect("a file for the DOM");
     let mut child = std::process::Command::new(chromium)
         .args(FLAGS)
         .args(size.map(|(w, h)| format!("--window-size={w},{h}")))
@@ -63,7 +67,7 @@ pub fn dump_dom_sized(chromium: &std::path::Path, url: &str, size: Option<(u32, 
         .arg("--virtual-time-budget=20000")
         .arg("--dump-dom")
         .arg(url)
-        .stdout(std::process::Stdio::piped())
+        .stdout(dom_file)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("Chromium starts");
@@ -84,7 +88,7 @@ pub fn dump_dom_sized(chromium: &std::path::Path, url: &str, size: Option<(u32, 
         "Chromium failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("a UTF-8 DOM")
+    std::fs::read_to_string(&dom_path).expect("a UTF-8 DOM")
 }
 
 /// Loads `url` in headless Chromium in a `width` × `height` window, lets its scripts run, and
