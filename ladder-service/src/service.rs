@@ -8,11 +8,11 @@ use maumau::pb;
 use maumau::pb::ladder_service_server::LadderService;
 use maumau_ladder::keys::SecretKey;
 use maumau_ladder::matchmaking::Format;
-use maumau_ladder::rating::Rating;
 use maumau_ladder::store::{KeySubject, MatchState, SanctionTarget, Season};
 use maumau_ladder::{
     BotId, Ladder, LadderError, Lobby, MatchId, OwnerId, Principal, Store, VersionId,
 };
+use maumau_rating::Rating;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};

@@ -3,12 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use maumau_rating::{Rating, RatingConfig};
+
 use crate::error::{LadderError, Result};
 use crate::health::{HealthPolicy, SeatOutcome};
 use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyKind, RegistrationPolicy, SecretKey};
 use crate::matchmaking::{Candidate, Format, Table};
-use crate::rating::{Rating, RatingConfig};
 use crate::rerate::{RerateReport, check};
 use crate::store::{
     KeySubject, MatchState, RatingCause, RatingChange, Sanction, SanctionKind, SanctionTarget,

@@ -19,11 +19,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use maumau_rating::Rating;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::ids::{Millis, OwnerId, VersionId};
-use crate::rating::Rating;
 
 /// A version that can be matched now.
 #[derive(Clone, Debug, PartialEq)]

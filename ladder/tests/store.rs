@@ -11,7 +11,6 @@
 
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::keys::{KeyHash, KeyKind, SecretKey};
-use maumau_ladder::rating::{RatingConfig, RatingState, replay};
 use maumau_ladder::store::{
     DATABASE_FILE, KeySubject, LOCK_FILE, MatchState, NewMatch, RatingCause, RatingChange,
     SanctionKind, SanctionTarget,
@@ -20,6 +19,7 @@ use maumau_ladder::{
     BotId, LadderError, MatchId, OwnerId, PgStore, SeasonId, SeatResult, SqliteStore, Store,
     VersionId,
 };
+use maumau_rating::{RatingConfig, RatingState, replay};
 
 mod common {
     pub(crate) mod postgres;

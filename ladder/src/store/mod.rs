@@ -31,11 +31,12 @@ pub use postgres::PgStore;
 pub use rules::{HOUSE_MARK, check_not_reserved, name_key};
 pub use sqlite::{DATABASE_FILE, LOCK_FILE, SqliteStore};
 
+use maumau_rating::{RatingConfig, RatingState};
+
 use crate::error::Result;
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyHash, KeyKind};
-use crate::rating::{RatedMatch, RatingConfig, RatingState};
 
 /// An owner of bots.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -246,6 +247,10 @@ pub struct MatchRecord {
     /// Its seats, in seat order.
     pub seats: Vec<SeatRecord>,
 }
+
+/// A finished, rated match as the rating model sees it (what [`maumau_rating::replay`] reads):
+/// the ladder's match id, its profile, and the version and placing of each seat.
+pub type RatedMatch = maumau_rating::RatedMatch<MatchId, VersionId>;
 
 /// A version's current rating in one season and profile.
 #[derive(Clone, Debug, PartialEq)]

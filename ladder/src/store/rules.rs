@@ -9,16 +9,15 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use maumau_rating::{Rating, RatingConfig, RatingState, check_placings, rate_table, replay};
+
 use super::{
-    KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, RatingChange, RatingRow,
+    KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, RatedMatch, RatingChange, RatingRow,
     SanctionTarget, SeatRecord, SeatResult,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
-use crate::rating::{
-    RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
-};
 
 // ----- errors every backend raises alike -----
 

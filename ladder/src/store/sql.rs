@@ -10,10 +10,12 @@
 
 use std::collections::HashMap;
 
+use maumau_rating::{Rating, RatingConfig, RatingState};
+
 use super::backend::{Backend, Row, Taken, Tx, Value, bad};
 use super::rules::{self, Ending, not_found, require};
 use super::{
-    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats, RatedMatch,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
     Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
 };
@@ -21,7 +23,6 @@ use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::KeyHash;
-use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
 
 /// A taken unique value as [`crate::error::LadderError::Duplicate`].
 fn unique<T>(inserted: std::result::Result<T, Taken>, what: &'static str, name: &str) -> Result<T> {
