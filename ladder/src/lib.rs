@@ -67,7 +67,8 @@ pub mod validation;
 pub use error::{LadderError, Result};
 pub use ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 pub use ladder::{
-    Eligibility, HOUSE_OWNER, HOUSE_VERSION, Ladder, LadderConfig, Leaderboard, Lobby,
-    MAX_VERSIONS, MatchReport, NewVersion, Principal, Standing,
+    Eligibility, HOUSE_OWNER, HOUSE_VERSION, Ladder, LadderConfig, Leaderboard, MAX_VERSIONS,
+    MatchReport, NewVersion, Principal, Standing,
 };
+pub use matchmaking::Lobby;
 pub use store::{PgStore, SeatResult, SqliteStore, Store};
