@@ -22,10 +22,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
 use maumau_ladder::keys::{KeyKind, SecretKey};
-use maumau_ladder::rating::RatingConfig;
 use maumau_ladder::store::NewMatch;
 use maumau_ladder::{SeatResult, SqliteStore, Store};
 use maumau_ladder_service::{LadderFormat, LadderSettings};
+use maumau_rating::RatingConfig;
 use maumau_server::ServerConfig;
 
 /// A small seeded generator (xorshift64*), enough to pick tables.

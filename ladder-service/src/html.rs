@@ -944,9 +944,9 @@ fn validations_table(hub: &Hub, validations: &[Validation]) -> Markup {
                         td { @if x.passed { "passed" } @else { "rejected" } }
                         td {
                             @if x.reasons.is_empty() { "–" } @else { (x.reasons.join("; ")) }
-                            @let server_id = hub.server_id(x.match_id);
-                            @if !server_id.is_empty() && !x.passed {
-                                " " a.watch href=(viewer_url(&server_id)) { "watch it" }
+                            @let table = hub.table_here(x.server_match_id.as_deref());
+                            @if let Some(server_id) = table.filter(|_| !x.passed) {
+                                " " a.watch href=(viewer_url(server_id)) { "watch it" }
                             }
                         }
                     }
@@ -1062,9 +1062,11 @@ fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Ma
 
 /// A link to the server's match viewer for a match it hosted, else a dash.
 fn viewer_link(hub: &Hub, m: &MatchRecord) -> Markup {
-    let server_id = hub.server_id(m.id);
     html! {
-        @if server_id.is_empty() { "–" } @else { a.watch href=(viewer_url(&server_id)) { "view" } }
+        @match hub.table_here(m.server_match_id.as_deref()) {
+            Some(server_id) => { a.watch href=(viewer_url(server_id)) { "view" } }
+            None => { "–" }
+        }
     }
 }
 
@@ -1074,8 +1076,8 @@ fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
     match m.state {
         MatchState::Finished | MatchState::Aborted => true,
         MatchState::Void => hub
-            .host
-            .find_blocking(&hub.server_id(m.id))
+            .table_here(m.server_match_id.as_deref())
+            .and_then(|id| hub.host.find_blocking(id))
             .is_none_or(|e| e.report().is_some()),
         _ => false,
     }
@@ -1084,10 +1086,11 @@ fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
 /// A replay link for an ended match whose table this server keeps, else a dash.
 fn replay_link(hub: &Hub, m: &MatchRecord) -> Markup {
     let ended = matches!(m.state, MatchState::Finished | MatchState::Aborted);
+    let table = hub.table_here(m.server_match_id.as_deref());
     html! {
-        @if ended && hub.replay_pruned(m.id) {
+        @if ended && hub.replay_pruned(table) {
             "pruned"
-        } @else if ended && !hub.server_id(m.id).is_empty() {
+        } @else if ended && table.is_some() {
             a.replay href={ "/ladder/replays/" (m.id) } download { "replay" }
         } @else {
             "–"
@@ -1118,10 +1121,13 @@ fn match_page(
         .map(|s| names.get(store, s.version))
         .collect::<Result<Vec<Name>, LadderError>>()?;
     let over = table_over(hub, &m);
-    let server_id = hub.server_id(m.id);
+    let table = hub.table_here(m.server_match_id.as_deref());
+    let server_id = table.unwrap_or_default();
     // Rounds, scores and totals: from the server's record of the match, once it has ended.
     let report = if over {
-        hub.host.find_blocking(&server_id).and_then(|e| e.report())
+        table
+            .and_then(|id| hub.host.find_blocking(id))
+            .and_then(|e| e.report())
     } else {
         None
     };
@@ -1158,13 +1164,13 @@ fn match_page(
                     dt { "Salt" } dd.salt { code { (hex(&r.seed_salt)) } }
                     dt { "Commitment" } dd.commitment { code { (hex(&r.seed_commitment)) } }
                 }
-                @if !server_id.is_empty() { dt { "Server match" } dd { code { (Text(&server_id)) } } }
+                @if !server_id.is_empty() { dt { "Server match" } dd { code { (Text(server_id)) } } }
             }
             dt { "Replay" } dd { (replay_link(hub, &m)) }
             // The server's match viewer: public information while the match is played, every
             // hand and any seat's view once it has ended.
             @if !server_id.is_empty() {
-                dt { "Watch" } dd { a.watch href=(viewer_url(&server_id)) { "the match viewer" } }
+                dt { "Watch" } dd { a.watch href=(viewer_url(server_id)) { "the match viewer" } }
             }
         }
         table.seats {
@@ -1202,7 +1208,7 @@ fn match_page(
         // The viewer itself, embedded: the table move by move, live while the match is played
         // (public information only until it ends), then every hand and any seat's view.
         @if !server_id.is_empty() {
-            iframe.viewer src=(viewer_url(&server_id)) title="The match viewer"
+            iframe.viewer src=(viewer_url(server_id)) title="The match viewer"
                 style="width:100%;height:44rem;border:1px solid #ccc" {}
         }
     };
@@ -1287,8 +1293,10 @@ fn replay_file(hub: &Hub, ladder: &Ladder<dyn Store>, id: MatchId) -> Result<Pag
             m.state.as_str()
         )));
     }
-    let server_id = hub.server_id(id);
-    let replay = hub.host.find_blocking(&server_id).and_then(|e| e.replay());
+    let replay = hub
+        .table_here(m.server_match_id.as_deref())
+        .and_then(|id| hub.host.find_blocking(id))
+        .and_then(|e| e.replay());
     match replay {
         Some(r) => Ok(Page::File {
             name: format!("ladder-match-{id}.replay"),

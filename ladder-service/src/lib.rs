@@ -7,9 +7,12 @@
 //! The parts:
 //!
 //! - `Hub` (here): the shared state. The ladder store (SQLite in `<data_dir>/ladder`, whose
-//!   own lock refuses a second process, or PostgreSQL with `LadderSettings::store`), the open lobbies (one per version, in memory), the
-//!   formats the matchmaker makes, and the map from ladder match ids to the server's match ids.
-//!   Store calls are synchronous and run on blocking threads (`Hub::store`).
+//!   own lock refuses a second process, or PostgreSQL with `LadderSettings::store`), the open
+//!   lobbies (one per version, in memory) and the formats the matchmaker makes. The store keeps
+//!   each ladder match's table on the game server (its `server_match_id`, recorded when the
+//!   matchmaker creates it), so pages and calls find a match's viewer and replay from the store,
+//!   after a restart too (`Hub::table_here`). Store calls are synchronous and run on blocking
+//!   threads (`Hub::store`).
 //! - `matchmaker.rs`: whenever a lobby opens, a match ends, or a tick passes, plans tables for
 //!   the free capacity with the core's seeded planner (real bots first, then the house bots
 //!   filling what they left), tells each lobby without an invitation why it waits (only when
@@ -41,8 +44,8 @@ use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
 use maumau_ladder::validation::ValidationPolicy;
 use maumau_ladder::{
-    Eligibility, Ladder, LadderConfig, LadderError, Lobby, MatchId, Millis, OwnerId, PgStore,
-    SqliteStore, Store, VersionId,
+    Eligibility, Ladder, LadderConfig, LadderError, Lobby, Millis, OwnerId, PgStore, SqliteStore,
+    Store, VersionId,
 };
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
@@ -363,7 +366,6 @@ pub(crate) struct Hub {
     settings: LadderSettings,
     formats: Mutex<Vec<Format>>,
     lobbies: Mutex<Lobbies>,
-    server_ids: Mutex<HashMap<MatchId, String>>,
     wake: Notify,
     closed: AtomicBool,
     next_conn: AtomicU64,
@@ -559,21 +561,6 @@ impl Hub {
             })
             .await
             .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
-        // Ladder matches this server still knows, by their label.
-        let mut server_ids = HashMap::new();
-        let reader = host.clone();
-        let labelled =
-            tokio::task::spawn_blocking(move || reader.labelled(matchmaker::LABEL_PREFIX))
-                .await
-                .unwrap_or_default();
-        for (label, server_id) in labelled {
-            if let Some(id) = label
-                .strip_prefix(matchmaker::LABEL_PREFIX)
-                .and_then(|n| n.parse().ok())
-            {
-                server_ids.insert(MatchId(id), server_id);
-            }
-        }
         // A configured seed makes runs reproducible (for tests and benchmarks only: anyone who
         // knows it knows every deal); otherwise 256 bits from the operating system.
         let rng = match settings.seed {
@@ -590,7 +577,6 @@ impl Hub {
             formats: Mutex::new(settings.formats.clone()),
             settings,
             lobbies: Mutex::new(Lobbies::default()),
-            server_ids: Mutex::new(server_ids),
             wake: Notify::new(),
             closed: AtomicBool::new(false),
             next_conn: AtomicU64::new(1),
@@ -876,8 +862,17 @@ impl Hub {
         l.waiting.get(&version).cloned()
     }
 
-    fn server_id(&self, id: MatchId) -> String {
-        lock(&self.server_ids).get(&id).cloned().unwrap_or_default()
+    /// The game server's id of a ladder match's table (its `server_match_id`, as the store
+    /// keeps it) when this server has that table, open or stored; `None` for a match without
+    /// one. On a ladder of one process every table the store names is here. On a shared ladder
+    /// it may be on another node, whose matches this server cannot show, so the id counts only
+    /// once this server finds the match: blocking there (it may read the server's archive).
+    pub(crate) fn table_here<'a>(&self, server_match_id: Option<&'a str>) -> Option<&'a str> {
+        let id = server_match_id.filter(|id| !id.is_empty())?;
+        let elsewhere = self.cluster.is_some()
+            && self.host.find_open(id).is_none()
+            && self.host.stored_end(id).is_none();
+        (!elsewhere).then_some(id)
     }
 
     /// Drains the version's open lobby, whichever form it has (the unary DrainLobby). Returns
@@ -895,13 +890,11 @@ impl Hub {
         (true, in_flight)
     }
 
-    /// Whether the operator pruned the replay of a ladder match (false when the server does not
-    /// know the match). Blocking (it reads the store).
-    pub(crate) fn replay_pruned(&self, id: MatchId) -> bool {
-        let server_id = self.server_id(id);
-        self.host
-            .stored_end(&server_id)
-            .is_some_and(|(_, pruned)| pruned)
+    /// Whether the operator pruned the replay of a ladder match's table ([`Hub::table_here`];
+    /// false without one, or when the server does not know it). Blocking (it reads the server's
+    /// archive).
+    pub(crate) fn replay_pruned(&self, table: Option<&str>) -> bool {
+        table.is_some_and(|id| self.host.stored_end(id).is_some_and(|(_, pruned)| pruned))
     }
 
     /// Prunes the stored replays of ended ladder matches that ended more than `older_than` ago
@@ -912,7 +905,9 @@ impl Hub {
         keep_newest: Option<usize>,
         dry_run: bool,
     ) -> Result<Pruned, Status> {
-        let ids: Vec<String> = lock(&self.server_ids).values().cloned().collect();
+        // Every table the store names; those this server does not keep (another node's, or
+        // still open) are left out below.
+        let ids = self.store(|l| l.store().server_match_ids()).await?;
         let host = self.host.clone();
         let now = now_ms().max(0) as u64;
         let cutoff = older_than
@@ -926,7 +921,7 @@ impl Hub {
                     _ => None,
                 })
                 .collect();
-            // Newest first; the match id breaks ties so the order does not depend on the map.
+            // Newest first; the match id breaks ties, so the order is the same on every run.
             stored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             let (doomed, kept): (Vec<_>, Vec<_>) =
                 stored.into_iter().enumerate().partition(|(i, (ended, _))| {

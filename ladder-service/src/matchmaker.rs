@@ -1,10 +1,12 @@
 //! The matchmaker task and the watcher of each ladder match.
 //!
 //! A ladder match lives in two places: the ladder store (scheduled → running → finished or
-//! aborted) and the game server (a match it hosts, labelled `ladder match N`). The matchmaker
-//! schedules it in the store first, so the store's count of matches in flight always covers every
-//! table it created; the watcher then waits for the table to close (its command channel closes
-//! when the table task ends, after the report is recorded) and writes the end to the store.
+//! aborted) and the game server (a match it hosts, named `ladder match N` in its listings).
+//! The matchmaker schedules it in the store first, so the store's count of matches in flight
+//! always covers every table it created, then creates the table and records the server's id of
+//! it in the store (`server_match_id`), which is how the match's table, viewer and replay are
+//! found again; the watcher then waits for the table to close (its command channel closes when
+//! the table task ends, after the report is recorded) and writes the end to the store.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -23,8 +25,9 @@ use rand::{Rng, SeedableRng};
 use super::{Hub, check_format, now_ms};
 use maumau_server::{HostedMatch, MatchHandle};
 
-/// The label of a ladder match on the game server, before its ladder id.
-pub(crate) const LABEL_PREFIX: &str = "ladder match ";
+/// The label of a ladder match on the game server (in its match listings), before its ladder
+/// id. Only for people: the store keeps the server's id of each ladder match's table.
+const LABEL_PREFIX: &str = "ladder match ";
 
 /// Recent tables the planner avoids repeating.
 const RECENT_TABLES: usize = 64;
@@ -504,7 +507,19 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) -> bool {
             return false;
         }
     };
-    super::lock(&hub.server_ids).insert(id, response.match_id.clone());
+    // Before any await: a node that loses the lease from now on stops this table.
+    if let Some(c) = &hub.cluster {
+        c.hosting(id, &response.match_id);
+    }
+    // The store keeps the table's id: pages and calls find the match's table through it, after
+    // a restart too. A failed write loses only the links to the table; the match is played.
+    let table = response.match_id.clone();
+    if let Err(e) = hub
+        .store(move |ladder| ladder.store().set_server_match_id(id, &table))
+        .await
+    {
+        tracing::warn!(ladder_match = %id, match_id = %response.match_id, error = %e.message(), "could not record a ladder match's table");
+    }
     let deadline = now_ms() + hub.settings.join_deadline.as_millis() as Millis;
     let node_address = match &hub.cluster {
         Some(c) => c.address.clone(),

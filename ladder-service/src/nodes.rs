@@ -54,13 +54,22 @@ pub(crate) struct Cluster {
     node: NodeId,
     /// Where bots reach this node's tables.
     pub(super) address: String,
-    /// Matches hosted here → whether their lease was lost.
-    hosted: Mutex<HashMap<MatchId, bool>>,
+    /// Matches hosted here.
+    hosted: Mutex<HashMap<MatchId, Hosted>>,
     /// Lobby messages to send through the store.
     outbox: Mutex<Vec<(VersionId, Vec<u8>)>>,
     /// Wakes the node's loop (messages queued, matches scheduled).
     pub(super) kick: Notify,
     left: AtomicBool,
+}
+
+/// A match this node hosts.
+#[derive(Clone, Debug, Default)]
+struct Hosted {
+    /// The game server's id of its table, once created.
+    table: Option<String>,
+    /// Whether its lease was lost.
+    lost: bool,
 }
 
 impl Cluster {
@@ -86,7 +95,14 @@ impl Cluster {
 
     /// Whether this node lost the lease of a match it hosts.
     pub(super) fn lost(&self, id: MatchId) -> bool {
-        lock(&self.hosted).get(&id).copied().unwrap_or(false)
+        lock(&self.hosted).get(&id).is_some_and(|h| h.lost)
+    }
+
+    /// The game server created the table of a match this node hosts.
+    pub(super) fn hosting(&self, id: MatchId, table: &str) {
+        if let Some(h) = lock(&self.hosted).get_mut(&id) {
+            h.table = Some(table.to_string());
+        }
     }
 
     /// This node no longer hosts the match (its end is recorded, or it never got a table).
@@ -261,7 +277,7 @@ pub(super) async fn run(hub: Arc<Hub>) {
                 }
                 for claimed in round.claimed {
                     let l = launch_of(&claimed.record, claimed.layout);
-                    lock(&c.hosted).insert(l.id, false);
+                    lock(&c.hosted).insert(l.id, Hosted::default());
                     let _ = launch(&hub, l).await;
                 }
                 busy
@@ -316,19 +332,19 @@ fn deliver(hub: &Hub, events: Vec<(VersionId, Vec<u8>)>) {
 /// Stops the tables of hosted matches whose lease was not renewed: another node settles them.
 fn stop_lost(hub: &Hub, c: &Cluster, renewed: &[MatchId]) {
     let renewed: HashSet<MatchId> = renewed.iter().copied().collect();
-    let lost: Vec<MatchId> = {
+    let lost: Vec<(MatchId, Option<String>)> = {
         let mut hosted = lock(&c.hosted);
         hosted
             .iter_mut()
-            .filter(|(id, lost)| !**lost && !renewed.contains(id))
-            .map(|(id, lost)| {
-                *lost = true;
-                *id
+            .filter(|(id, h)| !h.lost && !renewed.contains(id))
+            .map(|(id, h)| {
+                h.lost = true;
+                (*id, h.table.clone())
             })
             .collect()
     };
-    for id in lost {
-        let Some(open) = hub.host.find_open(&hub.server_id(id)) else {
+    for (id, table) in lost {
+        let Some(open) = table.and_then(|t| hub.host.find_open(&t)) else {
             continue;
         };
         tracing::warn!(ladder_match = %id, "lost the lease of a ladder match; stopping its table");

@@ -8,11 +8,11 @@ use maumau::pb;
 use maumau::pb::ladder_service_server::LadderService;
 use maumau_ladder::keys::SecretKey;
 use maumau_ladder::matchmaking::Format;
-use maumau_ladder::rating::Rating;
 use maumau_ladder::store::{KeySubject, MatchState, SanctionTarget, Season};
 use maumau_ladder::{
     BotId, Ladder, LadderError, Lobby, MatchId, OwnerId, Principal, Store, VersionId,
 };
+use maumau_rating::Rating;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -553,7 +553,8 @@ impl LadderService for LadderApi {
             0 => 20,
             n => n.min(200) as usize,
         };
-        let hub = self.hub.clone();
+        // Which tables this server has (it may read the server's archive: on the store's thread).
+        let here = self.hub.clone();
         let mut response = self
             .hub
             .store(move |l| {
@@ -576,9 +577,10 @@ impl LadderService for LadderApi {
                             .find(|s| s.version == v.id)
                             .and_then(|s| s.placing)
                             .unwrap_or(0);
+                        let table = here.table_here(m.server_match_id.as_deref());
                         history.push(pb::HistoryEntry {
                             ladder_match_id: m.id.0,
-                            match_id: String::new(),
+                            match_id: table.unwrap_or_default().to_string(),
                             state: state_to_wire(h.state) as i32,
                             profile: m.profile.clone(),
                             seats: m.seats.len() as u32,
@@ -588,7 +590,7 @@ impl LadderService for LadderApi {
                             rejections: h.outcome.rejections,
                             ended_unix_ms: h.ended_ms.max(0) as u64,
                             reason: m.reason.clone().unwrap_or_default(),
-                            replay_pruned: false,
+                            replay_pruned: here.replay_pruned(table),
                             validation: !m.rated && m.seats.len() == 1,
                         });
                     }
@@ -598,7 +600,10 @@ impl LadderService for LadderApi {
                         .into_iter()
                         .map(|x| pb::ValidationResult {
                             ladder_match_id: x.match_id.0,
-                            match_id: String::new(),
+                            match_id: here
+                                .table_here(x.server_match_id.as_deref())
+                                .unwrap_or_default()
+                                .to_string(),
                             profile: x.profile,
                             passed: x.passed,
                             reasons: x.reasons,
@@ -639,14 +644,7 @@ impl LadderService for LadderApi {
             })
             .await?;
         for v in &mut response.versions {
-            v.waiting = hub.waiting_of(VersionId(v.version_id));
-            for h in &mut v.history {
-                h.match_id = hub.server_id(MatchId(h.ladder_match_id));
-                h.replay_pruned = hub.replay_pruned(MatchId(h.ladder_match_id));
-            }
-            for x in &mut v.validations {
-                x.match_id = hub.server_id(MatchId(x.ladder_match_id));
-            }
+            v.waiting = self.hub.waiting_of(VersionId(v.version_id));
         }
         Ok(Response::new(response))
     }

@@ -88,6 +88,12 @@ impl std::error::Error for LadderError {
     }
 }
 
+impl From<maumau_rating::PlacingsError> for LadderError {
+    fn from(e: maumau_rating::PlacingsError) -> Self {
+        LadderError::Invalid(e.to_string())
+    }
+}
+
 impl From<std::io::Error> for LadderError {
     fn from(e: std::io::Error) -> Self {
         LadderError::Io(e)

@@ -3,12 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use maumau_rating::{Rating, RatingConfig};
+
 use crate::error::{LadderError, Result};
 use crate::health::{HealthPolicy, SeatOutcome};
 use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyKind, RegistrationPolicy, SecretKey};
-use crate::matchmaking::{Candidate, Format, Table};
-use crate::rating::{Rating, RatingConfig};
+use crate::matchmaking::{Candidate, Format, Lobby, Table};
 use crate::rerate::{RerateReport, check};
 use crate::store::{
     KeySubject, MatchState, RatingCause, RatingChange, Sanction, SanctionKind, SanctionTarget,
@@ -120,19 +121,6 @@ pub struct MatchReport {
     pub recovered: Vec<VersionId>,
     /// For a finished validation match: why it failed (empty when it passed).
     pub rejected: Vec<String>,
-}
-
-/// What a version's lobby declares.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Lobby {
-    /// The version.
-    pub version: VersionId,
-    /// Matches it will play at once.
-    pub max_matches: u32,
-    /// Profiles it accepts.
-    pub profiles: Vec<String>,
-    /// Table sizes it accepts.
-    pub seats: Vec<u8>,
 }
 
 /// One line of a leaderboard: a bot with its best active version.

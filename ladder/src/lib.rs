@@ -44,11 +44,14 @@
 //! assert!(ladder.rerate(season).unwrap().is_clean());
 //! ```
 //!
-//! Modules: [`keys`] (owner and version keys, registration policy), [`rating`] (Weng-Lin from
-//! placings, replays), [`matchmaking`] (pure, seeded table planning), [`health`] (when a version
-//! is paused), [`validation`] (new versions' unrated first matches), [`store`] (the storage trait
-//! and SQLite), [`rerate`] (consistency checks),
-//! [`sim`] (a simulated pool for the rating figures), and [`Ladder`], the rules over a store.
+//! Ratings themselves (Weng-Lin from placings, replays) are the pure crate `maumau-rating`, which
+//! the tournament shares; this crate keeps them per season, profile and version.
+//!
+//! Modules: [`keys`] (owner and version keys, registration policy), [`matchmaking`] (pure,
+//! seeded table planning), [`health`] (when a version is paused), [`validation`] (new versions'
+//! unrated first matches), [`store`] (the storage trait, SQLite and PostgreSQL), [`rerate`]
+//! (consistency checks), [`sim`] (a simulated pool for the rating figures), and [`Ladder`], the
+//! rules over a store.
 
 mod error;
 pub mod health;
@@ -56,7 +59,6 @@ mod ids;
 pub mod keys;
 mod ladder;
 pub mod matchmaking;
-pub mod rating;
 pub mod rerate;
 pub mod sim;
 pub mod store;
@@ -65,7 +67,8 @@ pub mod validation;
 pub use error::{LadderError, Result};
 pub use ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 pub use ladder::{
-    Eligibility, HOUSE_OWNER, HOUSE_VERSION, Ladder, LadderConfig, Leaderboard, Lobby,
-    MAX_VERSIONS, MatchReport, NewVersion, Principal, Standing,
+    Eligibility, HOUSE_OWNER, HOUSE_VERSION, Ladder, LadderConfig, Leaderboard, MAX_VERSIONS,
+    MatchReport, NewVersion, Principal, Standing,
 };
+pub use matchmaking::Lobby;
 pub use store::{PgStore, SeatResult, SqliteStore, Store};

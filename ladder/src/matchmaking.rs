@@ -19,11 +19,25 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use maumau_rating::Rating;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::ids::{Millis, OwnerId, VersionId};
-use crate::rating::Rating;
+
+/// What a version's lobby declares: the matchmaker's input, from which `Ladder::candidates`
+/// makes [`Candidate`]s (on a shared ladder, what each node publishes of its open lobbies).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lobby {
+    /// The version.
+    pub version: VersionId,
+    /// Matches it will play at once.
+    pub max_matches: u32,
+    /// Profiles it accepts.
+    pub profiles: Vec<String>,
+    /// Table sizes it accepts.
+    pub seats: Vec<u8>,
+}
 
 /// A version that can be matched now.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,9 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use maumau_rating::{RatingConfig, RatingState, replay};
+
 use crate::ids::{MatchId, SeasonId, VersionId};
-use crate::rating::{RatedMatch, RatingConfig, RatingState, replay};
-use crate::store::{RatingCause, RatingChange, RatingEvent, RatingRow};
+use crate::store::{RatedMatch, RatingCause, RatingChange, RatingEvent, RatingRow};
 
 /// Ratings closer than this are equal (replays are bit-exact; this only absorbs storage rounding).
 pub const TOLERANCE: f64 = 1e-9;
@@ -263,7 +264,7 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rating::Rating;
+    use maumau_rating::Rating;
 
     fn event(
         id: i64,

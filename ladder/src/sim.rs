@@ -15,16 +15,16 @@
 
 use std::collections::BTreeMap;
 
+use maumau_rating::{Rating, RatingConfig, rate_table};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::ids::{OwnerId, VersionId};
 use crate::matchmaking::{Candidate, Format, MatchmakingConfig, plan_tables};
-use crate::rating::{Rating, RatingConfig, rate_table};
 
 /// A model β that, against the default game noise β = 25/6, keeps ratings on the strengths'
 /// scale in a settled pool (found with `examples/sim_pool.rs`); the ladder's default.
-pub const CALIBRATED_BETA: f64 = crate::rating::LADDER_BETA;
+pub const CALIBRATED_BETA: f64 = maumau_rating::LADDER_BETA;
 
 /// Weng-Lin's own β (25/6), the default game noise of a simulated pool.
 pub const WENG_LIN_BETA: f64 = 25.0 / 6.0;

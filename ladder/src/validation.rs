@@ -9,6 +9,8 @@
 //! match that is aborted (a copy did not join, the server stopped) decides nothing: it is played
 //! again, and a missed join counts against the version's health like any other.
 
+use crate::ids::VersionId;
+
 /// When validation is required and what fails it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ValidationPolicy {
@@ -78,7 +80,7 @@ impl ValidationPolicy {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidationNeed {
     /// The version under test.
-    pub version: crate::VersionId,
+    pub version: VersionId,
     /// The profile.
     pub profile: String,
     /// Seats at the table: the largest size of the profile among the formats the version accepts.
@@ -95,7 +97,7 @@ pub struct ValidationPlan {
     pub needs: Vec<ValidationNeed>,
     /// Versions that still lack a passed validation in a profile they accept: no rated matches
     /// for them yet.
-    pub waiting: Vec<crate::VersionId>,
+    pub waiting: Vec<VersionId>,
 }
 
 #[cfg(test)]

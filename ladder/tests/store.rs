@@ -11,7 +11,6 @@
 
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::keys::{KeyHash, KeyKind, SecretKey};
-use maumau_ladder::rating::{RatingConfig, RatingState, replay};
 use maumau_ladder::store::{
     DATABASE_FILE, KeySubject, LOCK_FILE, MatchState, NewMatch, RatingCause, RatingChange,
     SanctionKind, SanctionTarget,
@@ -20,6 +19,7 @@ use maumau_ladder::{
     BotId, LadderError, MatchId, OwnerId, PgStore, SeasonId, SeatResult, SqliteStore, Store,
     VersionId,
 };
+use maumau_rating::{RatingConfig, RatingState, replay};
 
 mod common {
     pub(crate) mod postgres;
@@ -294,6 +294,8 @@ suite!(
     validation_matches_have_one_seat_and_keep_their_verdict,
     a_database_from_before_rejections_migrates,
     names_from_before_name_keys_are_still_compared_as_they_look,
+    a_match_keeps_one_server_match_id_across_a_restart,
+    a_database_from_before_server_match_ids_migrates_and_keeps_its_rows,
 );
 
 #[test]
@@ -836,7 +838,11 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
-/// Undoes schema step 6 (name keys), as a database from before it is.
+/// Undoes schema step 7 (the server's match ids), as a database from before it is.
+const BEFORE_SERVER_MATCH_IDS: &str = "ALTER TABLE matches DROP COLUMN server_match_id;
+     DELETE FROM schema_migrations WHERE step = 7;";
+
+/// Undoes schema step 6 (name keys); run after [`BEFORE_SERVER_MATCH_IDS`].
 const BEFORE_NAME_KEYS: &str = "DROP INDEX owners_by_name_key;
      DROP INDEX bots_by_name_key;
      DROP INDEX versions_by_label_key;
@@ -850,9 +856,10 @@ fn a_database_from_before_rejections_migrates(h: &mut Harness) {
         let (s, season, vs) = setup(h, 2);
         (season, vs.clone(), play(s, season, &vs, &[1, 2], 10))
     };
-    // Back to step 4: no rejections column, steps 5 and 6 not applied.
+    // Back to step 4: no rejections column, steps 5 to 7 not applied.
     h.reopen_after(&format!(
-        "{BEFORE_NAME_KEYS}
+        "{BEFORE_SERVER_MATCH_IDS}
+         {BEFORE_NAME_KEYS}
          ALTER TABLE match_seats DROP COLUMN rejections;
          DELETE FROM schema_migrations WHERE step = 5;"
     ));
@@ -1231,7 +1238,7 @@ fn names_from_before_name_keys_are_still_compared_as_they_look(h: &mut Harness) 
         (o, b)
     };
     // Back to step 5: the rows have no keys.
-    h.reopen_after(BEFORE_NAME_KEYS);
+    h.reopen_after(&format!("{BEFORE_SERVER_MATCH_IDS}\n{BEFORE_NAME_KEYS}"));
     let s = h.store();
     let dup = |r: Result<(), LadderError>, what: &str| match r {
         Err(LadderError::Duplicate { what: w, name }) => assert_eq!(w, what, "{name}"),
@@ -1253,4 +1260,124 @@ fn names_from_before_name_keys_are_still_compared_as_they_look(h: &mut Harness) 
     let o2 = s.create_owner("other", &hash(3), 1).unwrap();
     s.create_bot(o2, "bot-two", 1).unwrap();
     dup(s.create_owner("ОTHER", &hash(4), 2).map(|_| ()), "owner");
+}
+
+fn a_match_keeps_one_server_match_id_across_a_restart(h: &mut Harness) {
+    let (played, unplayed, validation, vs) = {
+        let (s, season, vs) = setup(h, 2);
+        let played = s.schedule_match(&new_match(season, &vs), 10).unwrap();
+        assert_eq!(s.match_record(played).unwrap().server_match_id, None);
+        s.set_server_match_id(played, "m0123456789abcdef").unwrap();
+        // The same id again is a retried write; another id, or none, is refused.
+        s.set_server_match_id(played, "m0123456789abcdef").unwrap();
+        assert!(matches!(
+            s.set_server_match_id(played, "mffff"),
+            Err(LadderError::State(_))
+        ));
+        assert!(matches!(
+            s.set_server_match_id(played, ""),
+            Err(LadderError::Invalid(_))
+        ));
+        assert!(matches!(
+            s.set_server_match_id(MatchId(9999), "m1"),
+            Err(LadderError::NotFound { .. })
+        ));
+        s.start_match(played, 11).unwrap();
+        s.finish_match(played, &results(&[1, 2]), &RatingConfig::default(), 12)
+            .unwrap();
+        // A match that never got a table has none.
+        let unplayed = s.schedule_match(&new_match(season, &vs), 20).unwrap();
+        s.abort_uninvited(unplayed, "no table", 21).unwrap();
+        // A validation match's verdict names its table too.
+        let validation = s
+            .schedule_match(
+                &NewMatch {
+                    rated: false,
+                    seats: vec![vs[0]],
+                    ..new_match(season, &vs)
+                },
+                30,
+            )
+            .unwrap();
+        s.set_server_match_id(validation, "m2").unwrap();
+        let clean = SeatOutcome {
+            joined: true,
+            timeouts: 0,
+            rejections: 0,
+        };
+        s.finish_validation(validation, clean, &[], 31).unwrap();
+        (played, unplayed, validation, vs)
+    };
+    h.reopen();
+    let s = h.store();
+    let m = s.match_record(played).unwrap();
+    assert_eq!(
+        (m.state, m.server_match_id.as_deref()),
+        (MatchState::Finished, Some("m0123456789abcdef"))
+    );
+    assert_eq!(s.match_record(unplayed).unwrap().server_match_id, None);
+    let ids: Vec<Option<String>> = s
+        .recent_matches(10)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.server_match_id)
+        .collect();
+    assert_eq!(
+        ids,
+        [Some("m2".into()), None, Some("m0123456789abcdef".into())]
+    );
+    let verdicts = s.validations_of(vs[0]).unwrap();
+    assert_eq!(
+        (verdicts[0].match_id, verdicts[0].server_match_id.as_deref()),
+        (validation, Some("m2"))
+    );
+    assert_eq!(s.server_match_ids().unwrap(), ["m0123456789abcdef", "m2"]);
+}
+
+fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut Harness) {
+    let (season, vs, old, running) = {
+        let (s, season, vs) = setup(h, 2);
+        let old = play(s, season, &vs, &[2, 1], 10);
+        let running = s.schedule_match(&new_match(season, &vs), 20).unwrap();
+        s.start_match(running, 21).unwrap();
+        (season, vs, old, running)
+    };
+    let before = (
+        h.store().match_record(old).unwrap(),
+        h.store().ratings(season).unwrap(),
+        h.store().rating_events(season).unwrap(),
+    );
+    // Back to step 6: no server_match_id column, step 7 not applied.
+    h.reopen_after(BEFORE_SERVER_MATCH_IDS);
+    let s = h.store();
+    // Every row is still there, as it was; the old matches have no table id.
+    assert_eq!(
+        (
+            s.match_record(old).unwrap(),
+            s.ratings(season).unwrap(),
+            s.rating_events(season).unwrap(),
+        ),
+        before
+    );
+    assert_eq!(s.match_record(running).unwrap().state, MatchState::Running);
+    assert_eq!(s.match_record(running).unwrap().server_match_id, None);
+    assert!(s.server_match_ids().unwrap().is_empty());
+    // The step ran: a match still in flight takes its table id, and new matches do.
+    s.set_server_match_id(running, "m1").unwrap();
+    let new = s.schedule_match(&new_match(season, &vs), 30).unwrap();
+    s.set_server_match_id(new, "m2").unwrap();
+    assert_eq!(s.server_match_ids().unwrap(), ["m1", "m2"]);
+    let schema_step = match &h.backend {
+        Backend::Sqlite(dir) => {
+            drop(h.store.take());
+            let s = SqliteStore::open(dir.path()).unwrap();
+            (s.schema_step().unwrap(), SqliteStore::known_schema_step())
+        }
+        Backend::Postgres(url) => {
+            let s = PgStore::open(url).unwrap();
+            (s.schema_step().unwrap(), PgStore::known_schema_step())
+        }
+    };
+    assert_eq!(schema_step.0, schema_step.1);
+    assert_eq!(schema_step.0, 7);
 }

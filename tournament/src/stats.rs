@@ -38,9 +38,9 @@
 
 use maumau_engine::outcome::MAX_SEATS;
 use maumau_engine::seed::SplitMix64;
-// The ladder's Weng-Lin wrapper: one place where skillratings is called, for the ladder and the
-// tournament alike (the ladder crate depends on nothing of the game, so no cycle).
-use maumau_ladder::rating::{Rating, WengLinConfig, update_table, update_two};
+// The workspace's Weng-Lin wrapper: one place where skillratings is called, for the ladder and
+// the tournament alike.
+use maumau_rating::{Rating, WengLinConfig, update_table, update_two};
 use serde::{Deserialize, Serialize};
 
 /// The result of one finished game.
@@ -993,7 +993,7 @@ mod tests {
     fn tables_rate_as_the_ladder_rates_them_with_the_tournament_beta() {
         // One Weng-Lin wrapper: the ladder's rate_table, given the model's own β (the
         // tournament's), gives the tournament's figures to the last bit.
-        use maumau_ladder::rating::{RatingConfig, rate_table};
+        use maumau_rating::{RatingConfig, rate_table};
         let w = WengLinConfig::new();
         let config = RatingConfig {
             beta: w.beta,

@@ -31,11 +31,12 @@ pub use postgres::PgStore;
 pub use rules::{HOUSE_MARK, check_not_reserved, name_key};
 pub use sqlite::{DATABASE_FILE, LOCK_FILE, SqliteStore};
 
+use maumau_rating::{RatingConfig, RatingState};
+
 use crate::error::Result;
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyHash, KeyKind};
-use crate::rating::{RatedMatch, RatingConfig, RatingState};
 
 /// An owner of bots.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -243,9 +244,17 @@ pub struct MatchRecord {
     pub ended_ms: Option<Millis>,
     /// Why it was aborted or voided.
     pub reason: Option<String>,
+    /// The game server's id of its table ([`Store::set_server_match_id`]); `None` before the
+    /// table is created, for a match that never got one, and for matches scheduled before the
+    /// store kept it.
+    pub server_match_id: Option<String>,
     /// Its seats, in seat order.
     pub seats: Vec<SeatRecord>,
 }
+
+/// A finished, rated match as the rating model sees it (what [`maumau_rating::replay`] reads):
+/// the ladder's match id, its profile, and the version and placing of each seat.
+pub type RatedMatch = maumau_rating::RatedMatch<MatchId, VersionId>;
 
 /// A version's current rating in one season and profile.
 #[derive(Clone, Debug, PartialEq)]
@@ -435,6 +444,8 @@ pub struct Validation {
     pub reasons: Vec<String>,
     /// When the match ended.
     pub ended_ms: Millis,
+    /// The game server's id of the match's table, as [`MatchRecord::server_match_id`].
+    pub server_match_id: Option<String>,
 }
 
 /// A version's results in one season and profile, over its finished rated matches (voided ones
@@ -516,6 +527,12 @@ pub trait Store: Send + Sync {
     /// rated match has at least 2 seats; an unrated one (a validation match, whose one stored
     /// seat is the version under test) at least 1.
     fn schedule_match(&self, m: &NewMatch, now: Millis) -> Result<MatchId>;
+    /// Records the game server's id of the match's table, once, when the table is created (the
+    /// same id again changes nothing; another is refused). Any state: a match ended by an
+    /// operator or a reaper while its table was being created still had that table.
+    fn set_server_match_id(&self, id: MatchId, server_match_id: &str) -> Result<()>;
+    /// The game server's ids of every match's table the store knows, in match id order.
+    fn server_match_ids(&self) -> Result<Vec<String>>;
     /// Scheduled → running.
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()>;
     /// Scheduled or running → finished, with one result per seat. A rated match of a still open

@@ -34,7 +34,7 @@ use super::{MatchRecord, MatchState, NewMatch, PgStore};
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{MatchId, Millis, VersionId};
-use crate::ladder::Lobby;
+use crate::matchmaking::Lobby;
 
 /// Times a match whose node died is scheduled again before it is voided.
 pub const MAX_RETRIES: i32 = 2;

@@ -64,6 +64,11 @@ const MIGRATIONS: &[Migration] = &[
         "0006_name_keys.sql",
         include_str!("../../migrations/postgres/0006_name_keys.sql"),
     ),
+    (
+        7,
+        "0007_server_matches.sql",
+        include_str!("../../migrations/postgres/0007_server_matches.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).

@@ -9,16 +9,15 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use maumau_rating::{Rating, RatingConfig, RatingState, check_placings, rate_table, replay};
+
 use super::{
-    KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, RatingChange, RatingRow,
+    KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, RatedMatch, RatingChange, RatingRow,
     SanctionTarget, SeatRecord, SeatResult,
 };
 use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
-use crate::rating::{
-    RatedMatch, Rating, RatingConfig, RatingState, check_placings, rate_table, replay,
-};
 
 // ----- errors every backend raises alike -----
 
@@ -303,6 +302,24 @@ pub(super) fn check_start(m: &MatchRecord) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A table id is recorded once: the same id again is accepted (a retried write), another one,
+/// or an empty one, is refused.
+pub(super) fn check_server_match_id(m: &MatchRecord, server_match_id: &str) -> Result<()> {
+    if server_match_id.is_empty() {
+        return Err(LadderError::Invalid(format!(
+            "match {}: an empty server match id",
+            m.id
+        )));
+    }
+    match &m.server_match_id {
+        Some(had) if had != server_match_id => Err(LadderError::State(format!(
+            "match {} already has the table {had}, not {server_match_id}",
+            m.id
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// How a match can end: what the refusal for a match that already ended says it cannot do.
@@ -645,6 +662,7 @@ mod tests {
             started_ms: None,
             ended_ms: None,
             reason: None,
+            server_match_id: None,
             seats: seats
                 .iter()
                 .map(|&v| seat_record(VersionId(v), None, None, 0, 0))
@@ -880,6 +898,25 @@ mod tests {
             message(check_start(&record(MatchState::Running, true, &[1, 2]))),
             "not now: match 7 is running, not scheduled"
         );
+    }
+
+    #[test]
+    fn a_table_id_is_recorded_once() {
+        let mut m = record(MatchState::Scheduled, true, &[1, 2]);
+        assert!(check_server_match_id(&m, "m1").is_ok());
+        assert_eq!(
+            message(check_server_match_id(&m, "")),
+            "invalid input: match 7: an empty server match id"
+        );
+        m.server_match_id = Some("m1".into());
+        assert!(check_server_match_id(&m, "m1").is_ok(), "the same id again");
+        assert_eq!(
+            message(check_server_match_id(&m, "m2")),
+            "not now: match 7 already has the table m1, not m2"
+        );
+        // Whatever the state: the table existed.
+        m.state = MatchState::Aborted;
+        assert!(check_server_match_id(&m, "m1").is_ok());
     }
 
     #[test]

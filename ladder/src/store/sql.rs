@@ -10,10 +10,12 @@
 
 use std::collections::HashMap;
 
+use maumau_rating::{Rating, RatingConfig, RatingState};
+
 use super::backend::{Backend, Row, Taken, Tx, Value, bad};
 use super::rules::{self, Ending, not_found, require};
 use super::{
-    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats,
+    Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats, RatedMatch,
     RatingCause, RatingChange, RatingEvent, RatingRow, Sanction, SanctionKind, SanctionTarget,
     Season, SeatHistory, SeatRecord, SeatResult, Store, Validation, Version, VersionInfo,
 };
@@ -21,7 +23,6 @@ use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::KeyHash;
-use crate::rating::{RatedMatch, Rating, RatingConfig, RatingState};
 
 /// A taken unique value as [`crate::error::LadderError::Duplicate`].
 fn unique<T>(inserted: std::result::Result<T, Taken>, what: &'static str, name: &str) -> Result<T> {
@@ -151,7 +152,7 @@ fn sanction_from_row(r: &dyn Row) -> Result<Sanction> {
 }
 
 const MATCH_COLUMNS: &str = "id, season_id, profile, seed, rated, state, rated_seq, \
-                                        created_ms, started_ms, ended_ms, reason";
+                                        created_ms, started_ms, ended_ms, reason, server_match_id";
 
 fn match_from_row(r: &dyn Row) -> Result<MatchRecord> {
     let state = r.string(5)?;
@@ -167,6 +168,7 @@ fn match_from_row(r: &dyn Row) -> Result<MatchRecord> {
         started_ms: r.opt_i64(8)?,
         ended_ms: r.opt_i64(9)?,
         reason: r.opt_string(10)?,
+        server_match_id: r.opt_string(11)?,
         seats: Vec::new(),
     })
 }
@@ -770,6 +772,28 @@ impl<B: Backend> Store for B {
         self.write(|t| schedule_in(t, m, now))
     }
 
+    fn set_server_match_id(&self, id: MatchId, server_match_id: &str) -> Result<()> {
+        self.write(|t| {
+            rules::check_server_match_id(&load_match(t, id, true)?, server_match_id)?;
+            t.execute(
+                "UPDATE matches SET server_match_id = ?1 WHERE id = ?2",
+                &[server_match_id.into(), id.0.into()],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn server_match_ids(&self) -> Result<Vec<String>> {
+        self.read(|t| {
+            t.rows(
+                "SELECT server_match_id FROM matches WHERE server_match_id IS NOT NULL
+                 ORDER BY id",
+                &[],
+                |r| r.string(0),
+            )
+        })
+    }
+
     fn start_match(&self, id: MatchId, now: Millis) -> Result<()> {
         self.write(|t| {
             rules::check_start(&load_match(t, id, true)?)?;
@@ -874,7 +898,7 @@ impl<B: Backend> Store for B {
     fn validations_of(&self, version: VersionId) -> Result<Vec<Validation>> {
         self.read(|t| {
             t.rows(
-                "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms
+                "SELECT v.match_id, m.profile, v.passed, v.reasons, m.ended_ms, m.server_match_id
                  FROM validations v JOIN matches m ON m.id = v.match_id
                  WHERE v.version_id = ?1 AND m.state = 'finished' ORDER BY v.match_id",
                 &[version.0.into()],
@@ -886,6 +910,7 @@ impl<B: Backend> Store for B {
                         passed: r.bool(2)?,
                         reasons: rules::reasons_from_text(&r.string(3)?),
                         ended_ms: r.opt_i64(4)?.unwrap_or(0),
+                        server_match_id: r.opt_string(5)?,
                     })
                 },
             )

@@ -60,6 +60,11 @@ const MIGRATIONS: &[Migration] = &[
         "0006_name_keys.sql",
         include_str!("../../migrations/sqlite/0006_name_keys.sql"),
     ),
+    (
+        7,
+        "0007_server_matches.sql",
+        include_str!("../../migrations/sqlite/0007_server_matches.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.

@@ -1,18 +1,41 @@
-//! Weng-Lin (OpenSkill) ratings from placings: pure functions over copyable ratings. Every rating
-//! update of the project happens here ([`update_table`]): the ladder's and the tournament's.
+//! Weng-Lin (OpenSkill) ratings from placings: pure functions over copyable ratings, with no
+//! database, no clock and no async. Every rating update of the project happens here
+//! ([`update_table`]): the ladder's (`maumau-ladder`) and the tournament's standings
+//! (`maumau-tournament`).
+//!
+//! ```
+//! use maumau_rating::{Rating, RatingConfig, rate_table};
+//!
+//! // Four newcomers at one table; seats 2 and 3 tie for second place.
+//! let fresh = Rating::default();
+//! let after = rate_table(&RatingConfig::default(), &[fresh; 4], &[1, 2, 2, 4])?;
+//! assert!(after[0].mu > fresh.mu && after[3].mu < fresh.mu);
+//! assert_eq!(after[1], after[2]);
+//! // Every seat is less uncertain than before; the shown score is μ − 3σ.
+//! assert!(after.iter().all(|r| r.sigma < fresh.sigma));
+//! assert!(after[0].score() > fresh.score());
+//!
+//! // A placing that is not a standard competition rank is refused.
+//! assert!(rate_table(&RatingConfig::default(), &[fresh; 3], &[1, 1, 2]).is_err());
+//! # Ok::<(), maumau_rating::PlacingsError>(())
+//! ```
 //!
 //! Each seat of a table is a one-player team ranked by its placing (1 is best, equal placings
-//! tie), rated with `skillratings`' `weng_lin_multi_team`, the same crate and model as the
-//! tournament. Ratings are kept per season, profile and version. The shown score is μ − 3σ, the
-//! 95% interval μ ± 1.96σ; a version is provisional until it has
-//! [`RatingConfig::provisional_matches`] rated matches or σ falls below
+//! tie), rated with `skillratings`' `weng_lin_multi_team`. The ladder keeps ratings per season,
+//! profile and version. The shown score is μ − 3σ, the 95% interval μ ± 1.96σ; a version is
+//! provisional until it has [`RatingConfig::provisional_matches`] rated matches or σ falls below
 //! [`RatingConfig::provisional_sigma`].
 //!
-//! [`replay`] recomputes ratings from match results in the order they were rated; the store uses
-//! it to void a match and to check stored ratings (`rerate`). Replays are bit-for-bit
+//! [`replay`] recomputes ratings from match results in the order they were rated; the ladder's
+//! store uses it to void a match and to check stored ratings (`rerate`). Replays are bit-for-bit
 //! reproducible because they perform the same floating-point operations in the same order.
+//!
+//! The crate stands alone so that the tournament (and check-bot, which hosts the tournament's
+//! lobby) can rate without linking the ladder's databases, and the rules engine stays free of
+//! rating code.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use skillratings::weng_lin::{WengLinRating, weng_lin, weng_lin_multi_team};
 use skillratings::{MultiTeamOutcome, Outcomes};
@@ -20,9 +43,6 @@ use skillratings::{MultiTeamOutcome, Outcomes};
 /// skillratings' Weng-Lin constants (β and the uncertainty tolerance), for callers of
 /// [`update_table`] and [`update_two`]: `WengLinConfig::new()` is the model's own β = 25/6.
 pub use skillratings::weng_lin::WengLinConfig;
-
-use crate::error::{LadderError, Result};
-use crate::ids::{MatchId, VersionId};
 
 /// One version's skill estimate: mean μ and uncertainty σ.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,8 +85,9 @@ impl Rating {
 /// simulated pool whose game noise is β = 25/6, the model's own β let ratings spread 1.27 times
 /// wider than the true strengths and only 74% of newcomers came within 3 points of their truth
 /// after 50 matches; β = 3.0 keeps ratings on the strengths' scale (spread 0.99) and meets the
-/// issue's figures (see `sim` and `examples/sim_pool.rs`). Ladder scores are therefore not on the
-/// tournament's scale.
+/// ladder's figures for a newcomer (how soon its σ falls below 2, how often its μ ends within 3
+/// points of its truth: see the ladder's `sim` module and `examples/sim_pool.rs`). Ladder scores
+/// are therefore not on the tournament's scale.
 pub const LADDER_BETA: f64 = 3.0;
 
 /// The constants of the rating model.
@@ -120,27 +141,58 @@ impl RatingState {
     }
 }
 
+/// Why placings are not a valid result for a table ([`check_placings`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlacingsError {
+    /// A rated table has fewer than 2 seats (the number it has).
+    TooFewSeats(usize),
+    /// The number of placings differs from the number of seats.
+    WrongCount {
+        /// Placings given.
+        placings: usize,
+        /// Seats at the table.
+        seats: usize,
+    },
+    /// The placings are not standard competition ranks (1, 1, 3, ...).
+    NotRanks(Vec<u8>),
+}
+
+impl fmt::Display for PlacingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlacingsError::TooFewSeats(seats) => {
+                write!(f, "a rated table needs at least 2 seats, not {seats}")
+            }
+            PlacingsError::WrongCount { placings, seats } => {
+                write!(f, "{placings} placings for {seats} seats")
+            }
+            PlacingsError::NotRanks(placings) => write!(
+                f,
+                "placings {placings:?} are not standard competition ranks (1, 1, 3, ...)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PlacingsError {}
+
 /// Checks that `placings` is a valid result for `seats` seats: each placing between 1 and the
 /// number of seats, at least one seat first, and the ranks consistent with ties (a placing `p`
 /// means exactly `p - 1` seats placed strictly better).
-pub fn check_placings(seats: usize, placings: &[u8]) -> Result<()> {
+pub fn check_placings(seats: usize, placings: &[u8]) -> Result<(), PlacingsError> {
     if seats < 2 {
-        return Err(LadderError::Invalid(format!(
-            "a rated table needs at least 2 seats, not {seats}"
-        )));
+        return Err(PlacingsError::TooFewSeats(seats));
     }
     if placings.len() != seats {
-        return Err(LadderError::Invalid(format!(
-            "{} placings for {seats} seats",
-            placings.len()
-        )));
+        return Err(PlacingsError::WrongCount {
+            placings: placings.len(),
+            seats,
+        });
     }
     for &p in placings {
         let better = placings.iter().filter(|&&q| q < p).count();
         if p == 0 || usize::from(p) != better + 1 {
-            return Err(LadderError::Invalid(format!(
-                "placings {placings:?} are not standard competition ranks (1, 1, 3, ...)"
-            )));
+            return Err(PlacingsError::NotRanks(placings.to_vec()));
         }
     }
     Ok(())
@@ -152,7 +204,7 @@ pub fn rate_table(
     config: &RatingConfig,
     ratings: &[Rating],
     placings: &[u8],
-) -> Result<Vec<Rating>> {
+) -> Result<Vec<Rating>, PlacingsError> {
     check_placings(ratings.len(), placings)?;
     let mut after = ratings.to_vec();
     update_table(&config.weng_lin(), &mut after, placings);
@@ -184,8 +236,6 @@ fn from_weng_lin(r: &WengLinRating) -> Rating {
 ///
 /// The one wrapper of skillratings' Weng-Lin in the workspace: the ladder ([`rate_table`]) and
 /// the tournament's standings both rate through it (and [`update_two`]), each with its own β.
-/// It lives in the ladder because the ladder crate depends on nothing of the game, so the
-/// tournament can depend on it without a cycle, and the rules engine stays free of rating code.
 pub fn update_table(config: &WengLinConfig, ratings: &mut [Rating], placings: &[u8]) {
     let n = ratings.len().min(placings.len());
     let place = |i: usize| placings.get(i).map_or(usize::MAX, |&p| usize::from(p));
@@ -228,24 +278,25 @@ pub fn update_two(config: &WengLinConfig, a: &mut Rating, b: &mut Rating, placin
     *b = from_weng_lin(&y);
 }
 
-/// A finished, rated match as the rating model sees it.
+/// A finished, rated match as the rating model sees it: `M` names the match (the ladder's
+/// match id), `V` a rated player (the ladder's version id).
 #[derive(Clone, Debug, PartialEq)]
-pub struct RatedMatch {
+pub struct RatedMatch<M, V> {
     /// The match.
-    pub id: MatchId,
+    pub id: M,
     /// Its rule profile (ratings are per profile).
     pub profile: String,
-    /// Version and placing of each seat.
-    pub seats: Vec<(VersionId, u8)>,
+    /// Player and placing of each seat.
+    pub seats: Vec<(V, u8)>,
 }
 
-/// Ratings per (profile, version) after rating `matches` in order, starting from defaults.
-/// Matches with invalid placings are skipped (the store never accepts them).
-pub fn replay(
+/// Ratings per (profile, player) after rating `matches` in order, starting from defaults.
+/// Matches with invalid placings are skipped (the ladder's store never accepts them).
+pub fn replay<M, V: Copy + Ord>(
     config: &RatingConfig,
-    matches: &[RatedMatch],
-) -> BTreeMap<(String, VersionId), RatingState> {
-    let mut states: BTreeMap<(String, VersionId), RatingState> = BTreeMap::new();
+    matches: &[RatedMatch<M, V>],
+) -> BTreeMap<(String, V), RatingState> {
+    let mut states: BTreeMap<(String, V), RatingState> = BTreeMap::new();
     for m in matches {
         let before: Vec<RatingState> = m
             .seats
@@ -417,20 +468,21 @@ mod tests {
     #[test]
     fn replay_is_per_profile_and_reproducible() {
         let c = RatingConfig::default();
-        let (a, b, d) = (VersionId(1), VersionId(2), VersionId(3));
+        // Players and matches named by plain numbers, as the ladder names them by row ids.
+        let (a, b, d) = (1_i64, 2, 3);
         let ms = vec![
             RatedMatch {
-                id: MatchId(1),
+                id: 1,
                 profile: "classic".into(),
                 seats: vec![(a, 1), (b, 2)],
             },
             RatedMatch {
-                id: MatchId(2),
+                id: 2,
                 profile: "brazilian".into(),
                 seats: vec![(a, 2), (d, 1)],
             },
             RatedMatch {
-                id: MatchId(3),
+                id: 3,
                 profile: "classic".into(),
                 seats: vec![(a, 1), (b, 2), (d, 3)],
             },
