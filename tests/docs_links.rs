@@ -351,6 +351,37 @@ fn every_relative_link_in_the_documentation_resolves() {
     );
 }
 
+/// docs/ENGINE.md's example is the engine crate's own doctest, so `cargo test` runs it as shown.
+#[test]
+fn the_engine_page_shows_the_engines_doctest() {
+    let page = std::fs::read_to_string(Path::new(ROOT).join("docs/ENGINE.md")).unwrap_or_default();
+    let example = page
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_default();
+    assert!(
+        example.lines().count() > 5,
+        "docs/ENGINE.md has a Rust example"
+    );
+    let doctest: String = example
+        .lines()
+        .map(|line| {
+            if line.is_empty() {
+                "//!\n".to_string()
+            } else {
+                format!("//! {line}\n")
+            }
+        })
+        .collect();
+    let lib =
+        std::fs::read_to_string(Path::new(ROOT).join("engine/src/lib.rs")).unwrap_or_default();
+    assert!(
+        lib.contains(&format!("//! ```\n{doctest}//! ```\n")),
+        "docs/ENGINE.md's example is not engine/src/lib.rs's doctest:\n{example}"
+    );
+}
+
 #[test]
 fn anchors_follow_githubs_rules() {
     let text = "# Mau Mau Arena\n\n## Checking a bot: `maumau check-bot`\n\n\
