@@ -1,9 +1,10 @@
 //! Every relative link in the documentation leads somewhere: a link in a Markdown file of the
 //! repository (README.md, docs/, the clients', examples' and Python packages' READMEs, and any
-//! other `.md` outside `target/`, `node_modules/` and hidden folders) names a file or folder that
-//! exists, and a `#anchor` names a heading of the target (or of the same file) by GitHub's rules:
-//! the heading's text in lower case, inline markup dropped, every character but letters, digits,
-//! spaces, `-` and `_` removed, spaces turned into `-`, and `-1`, `-2`... after repeats.
+//! other `.md` outside build output, installed packages and hidden folders) names a file or
+//! folder that exists, and a `#anchor` names a heading of the target (or of the same file) by
+//! GitHub's rules: the heading's text in lower case, inline markup dropped, every character but
+//! letters, digits, spaces, `-` and `_` removed, spaces turned into `-`, and `-1`, `-2`... after
+//! repeats.
 //!
 //! Links inside code (fenced blocks, `inline code`) are text, not links, and are not checked;
 //! web addresses (`https://...`) are not followed.
