@@ -9,11 +9,12 @@
 #
 #   scripts/test-wheels.sh
 #
-# Called by scripts/test-python.sh after its own tests. The wheels are built in the dev profile
-# with the workspace's target directory (CARGO_TARGET_DIR or target/), so the binary is the one
-# `cargo build -p maumau-cli` builds and is not compiled a second time. Needs Python 3.10+ with
-# venv and pip, cargo, and maturin (python/.venv, made by scripts/test-python.sh; made here if
-# missing).
+# Called by scripts/test-python.sh after its own tests. The wheels are built by
+# scripts/build-wheels.sh, the command docs/PYTHON.md gives, but in the dev profile, unstripped and
+# for this machine: with the workspace's target directory (CARGO_TARGET_DIR or target/) the binary
+# is then the one `cargo build -p maumau-cli` builds, not compiled a second time. Needs Python
+# 3.10+ with venv and pip, cargo, and maturin (python/.venv, made by scripts/test-python.sh; made
+# by build-wheels.sh if missing).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -24,35 +25,15 @@ trap 'rm -rf "$WORK"' EXIT
 
 step() { printf '\n== wheels: %s (%ds) ==\n' "$*" "$((SECONDS - START))"; }
 
-step "build tools (maturin in python/.venv)"
-if [ ! -x "$TOOLS/bin/maturin" ]; then
-  [ -x "$TOOLS/bin/python" ] || "$PYTHON" -m venv "$TOOLS"
-  "$TOOLS/bin/pip" install -q --disable-pip-version-check maturin==1.16.0
-fi
 WHEELS="$WORK/wheels"
-mkdir -p "$WHEELS"
-# maturin calls cargo (its output shows whether anything was compiled again); the wheels are for this machine (`linux` tag: not for upload to PyPI,
-# which needs a manylinux build, but pip installs them here like any other).
-build() {
-  (cd "$1" && VIRTUAL_ENV="$TOOLS" PATH="$TOOLS/bin:$PATH" \
-    "$TOOLS/bin/maturin" build --locked --profile dev --compatibility linux --out "$WHEELS")
-}
-
-step "maumau (the command line, maturin bindings = \"bin\")"
-T0=$SECONDS
-build "$ROOT/python/cli"
-echo "built in $((SECONDS - T0)) s"
-
-step "maumau-engine (python/)"
-T0=$SECONDS
-build "$ROOT/python"
-echo "built in $((SECONDS - T0)) s"
-
-step "maumau-client (clients/python, built from a copy so that no build/ is left in the tree)"
-mkdir -p "$WORK/client"
-cp -r "$ROOT/clients/python/pyproject.toml" "$ROOT/clients/python/maumau_client" "$WORK/client/"
-"$TOOLS/bin/pip" wheel -q --disable-pip-version-check --no-deps -w "$WHEELS" "$WORK/client"
-ls -l "$WHEELS"
+step "the three wheels: scripts/build-wheels.sh, dev profile, unstripped, for this machine"
+if ! grep -q '^scripts/build-wheels.sh ' "$ROOT/docs/PYTHON.md"; then
+  echo "test-wheels.sh: docs/PYTHON.md no longer builds the wheels with scripts/build-wheels.sh" >&2
+  exit 1
+fi
+# The wheels are for this machine (`linux` tag: not for upload to PyPI, which needs a manylinux
+# tag, but pip installs them here like any other).
+PROFILE=dev STRIP=false COMPATIBILITY=linux PYTHON="$PYTHON" "$ROOT/scripts/build-wheels.sh" "$WHEELS"
 
 step "a fresh virtual environment with the three wheels (and pytest)"
 VENV="$WORK/venv"

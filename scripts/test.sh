@@ -5,19 +5,23 @@
 #
 #   scripts/test.sh
 #
-# Needs a Rust toolchain, Python 3.11+ (with venv and pip), Node 20 (with npm) and PostgreSQL's
-# server binaries (Debian: `sudo apt-get install -y postgresql`); it installs the client packages
-# itself (clients/python/.venv, clients/typescript/node_modules) and starts a throwaway
-# PostgreSQL server for the ladder's storage tests (scripts/postgres-temp.sh), stopped on exit.
+# Needs a Rust toolchain, Python 3.11+ (with venv and pip) and Node 20 (with npm). It sets up the
+# rest itself: first scripts/setup-test-machine.sh installs the Debian packages the tests use
+# (PostgreSQL's server binaries, Chromium, openssl, bubblewrap) when they are missing, or says
+# how and stops; then the client packages (clients/python/.venv, clients/typescript/node_modules,
+# python/.venv) are installed by the scripts that test them, and a throwaway PostgreSQL server is
+# started for the ladder's storage tests (scripts/postgres-temp.sh), stopped on exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
+echo "== the machine: the Debian packages the tests use =="
+"$ROOT/scripts/setup-test-machine.sh"
+
 if [[ -z "${MAUMAU_TEST_POSTGRES:-}" ]]; then
   echo "== a throwaway PostgreSQL for the ladder's storage tests =="
   if ! PG_ENV="$("$ROOT/scripts/postgres-temp.sh" start)"; then
-    echo "scripts/test.sh: the ladder's tests need PostgreSQL's server binaries; install them with" >&2
-    echo "    sudo apt-get install -y postgresql" >&2
+    echo "scripts/test.sh: no throwaway PostgreSQL server for the ladder's tests (see above)" >&2
     exit 1
   fi
   eval "$(printf '%s\n' "$PG_ENV" | sed 's/^/export /')"

@@ -51,24 +51,14 @@ fn the_tournament_script_runs_a_tournament_with_an_external_program() {
     assert!(!results.contains("\"forfeit"), "{results}");
 }
 
-/// The lines of the README's check-bot example up to its first `check-bot` run: the setup of the
-/// Python client, then the gauntlet of the Python example.
-fn readme_check_bot_example() -> Vec<String> {
+/// The lines of the README's "A bot in five minutes": the setup of the Python client, the
+/// gauntlet of the Python example, then a tournament with it as an entrant.
+fn readme_five_minute_bot() -> Vec<String> {
     let readme = include_str!("../../README.md");
-    let section = readme
-        .split("## Checking a bot: `maumau check-bot`")
-        .nth(1)
-        .unwrap();
+    let section = readme.split("## A bot in five minutes").nth(1).unwrap();
     let block = section.split("```sh\n").nth(1).unwrap();
     let block = block.split("```").next().unwrap();
-    let mut lines = Vec::new();
-    for line in block.lines() {
-        lines.push(line.to_string());
-        if line.contains(" check-bot ") {
-            break;
-        }
-    }
-    lines
+    block.lines().map(String::from).collect()
 }
 
 /// Copies `from` into `to` as a fresh clone has it: without a virtual environment, caches or
@@ -91,14 +81,21 @@ fn copy_clean(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
-/// The README's first check-bot example runs as written, from the root of a fresh copy of the
+/// The README's "A bot in five minutes" runs as written, from the root of a fresh copy of the
 /// Python client, in a shell without any virtual environment active: its first line installs
 /// the client with grpcio and protobuf (from the package index) in a new virtual environment,
-/// the second puts the example bot through the whole gauntlet, which it passes.
+/// the second puts the example bot through the whole gauntlet, which it passes, and the third
+/// plays a tournament with it, which it finishes without a forfeit. docs/BOTS.md, where
+/// check-bot is described in full, starts from the same two lines.
 #[test]
-fn the_readme_check_bot_example_runs_as_written_without_an_active_virtual_environment() {
-    let lines = readme_check_bot_example();
-    assert_eq!(lines.len(), 2, "{lines:?}");
+fn the_readme_five_minute_bot_runs_as_written_without_an_active_virtual_environment() {
+    let lines = readme_five_minute_bot();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let bots = include_str!("../../docs/BOTS.md");
+    assert!(
+        bots.contains(&format!("```sh\n{}\n{}\n", lines[0], lines[1])),
+        "docs/BOTS.md shows {lines:?}"
+    );
     let run = lines[1]
         .strip_prefix("cargo run --release -- check-bot ")
         .unwrap_or_else(|| panic!("{lines:?}"));
@@ -106,6 +103,9 @@ fn the_readme_check_bot_example_runs_as_written_without_an_active_virtual_enviro
         run.contains("clients/python/examples/random_bot.py"),
         "{run}"
     );
+    let tournament = lines[2]
+        .strip_prefix("cargo run --release -- tournament ")
+        .unwrap_or_else(|| panic!("{lines:?}"));
     let root = tempfile::tempdir().unwrap();
     let client = concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/python");
     copy_clean(
@@ -120,7 +120,10 @@ fn the_readme_check_bot_example_runs_as_written_without_an_active_virtual_enviro
         .filter(|p| !p.contains("venv"))
         .map(String::from)
         .collect();
-    let script = format!("set -e\n{}\n\"$MAUMAU\" check-bot {run}\n", lines[0]);
+    let script = format!(
+        "set -e\n{}\n\"$MAUMAU\" check-bot {run}\n\"$MAUMAU\" tournament {tournament}\n",
+        lines[0]
+    );
     // check-bot's log directory goes under TMPDIR: here, into the test's directory.
     let tmp = root.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -147,4 +150,7 @@ fn the_readme_check_bot_example_runs_as_written_without_an_active_virtual_enviro
         )),
         "{stdout}"
     );
+    // The tournament's standings name the example bot, which forfeited nothing.
+    assert!(stdout.contains("mine"), "{stdout}");
+    assert!(!stdout.contains("forfeited"), "{stdout}");
 }

@@ -366,21 +366,21 @@ fn a_sandboxed_lobby_entrant_plays_its_tournament_through_two_sockets() {
     assert!(!stdout.contains("forfeited"), "{stdout}");
 }
 
-/// The commands of the README's "Hosting a competition" block.
-fn readme_sandbox_commands() -> Vec<String> {
-    let readme = include_str!("../../README.md");
-    let section = readme.split("## Hosting a competition").nth(1).unwrap();
+/// The commands of docs/TOURNAMENTS.md's "Hosting a competition" block.
+fn documented_sandbox_commands() -> Vec<String> {
+    let doc = include_str!("../../docs/TOURNAMENTS.md");
+    let section = doc.split("## Hosting a competition").nth(1).unwrap();
     let block = section.split("```sh\n").nth(1).unwrap();
     let block = block.split("```").next().unwrap();
     block.lines().map(String::from).collect()
 }
 
-/// The README's sandbox commands run as written from a folder with `target/release/maumau`
-/// (this package's binary), `cargo run --release --` standing for it as in the other README
-/// tests: the tournament has no forfeit, the gauntlet passes.
+/// docs/TOURNAMENTS.md's sandbox commands run as written from a folder with
+/// `target/release/maumau` (this package's binary), `cargo run --release --` standing for it as
+/// in the other tests of documented commands: the tournament has no forfeit, the gauntlet passes.
 #[test]
-fn the_readme_sandbox_commands_run_as_written() {
-    let lines = readme_sandbox_commands();
+fn the_documented_sandbox_commands_run_as_written() {
+    let lines = documented_sandbox_commands();
     assert_eq!(lines.len(), 2, "{lines:?}");
     let root = tempfile::tempdir().unwrap();
     // Sandboxed programs run as nobody: the folder is readable by all, as a checkout is.

@@ -1,6 +1,6 @@
 // The server's own /play page in Chromium, as a person uses it: `maumau serve --public-play` (the
-// command of README.md's "Play in the browser", run as written, on another port only when 50051
-// is taken), the page picks classic with 3 seats against 2 bots, deals, and plays the match to
+// command of docs/VIEWER.md's "Play in the browser", run as written, on another port only when
+// 50051 is taken), the page picks classic with 3 seats against 2 bots, deals, and plays the match to
 // its end by clicking what the page marks (legal cards, then suit and call buttons, draw and
 // pass), reloads in the middle and finds the same seat and hand, and shows the result naming the
 // winner, again after a reload once it is over; no console error. Screenshots (1366×900 and
@@ -26,7 +26,7 @@ import { deal, playOut } from './play-ui.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const OUTPUT = path.resolve(REPO, process.env.MAUMAU_TEST_OUTPUT ?? path.join('target', 'test-output'), 'play');
-const README = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
+const DOC = fs.readFileSync(path.join(REPO, 'docs', 'VIEWER.md'), 'utf8');
 const SERVE = 'maumau serve --public-play';
 const OPEN = 'http://127.0.0.1:50051/play';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,7 +45,7 @@ let address;
 let browser;
 
 before(async () => {
-  for (const line of [SERVE, OPEN]) assert.ok(README.includes(line), `README.md shows \`${line}\``);
+  for (const line of [SERVE, OPEN]) assert.ok(DOC.includes(line), `docs/VIEWER.md shows \`${line}\``);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maumau-play-'));
   fs.mkdirSync(path.join(dir, 'bin'));
   fs.symlinkSync(serverBinary(), path.join(dir, 'bin', 'maumau'));
@@ -178,7 +178,7 @@ test('the long clock counts down on the page; a server without public play says 
 });
 
 test('every profile deals from the page, one round or a whole match', { timeout: 120_000 }, async () => {
-  // A server of its own: the README's server keeps its budget of public matches for the rest.
+  // A server of its own: the documented server keeps its budget of public matches for the rest.
   const own = await startServer({ args: ['--public-play'] });
   try {
     const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
