@@ -246,17 +246,6 @@ impl Archive for SqliteArchive {
             .collect())
     }
 
-    fn labelled(&self, prefix: &str) -> Result<Vec<(String, String)>, ArchiveError> {
-        let conn = lock(&self.db()?.reader);
-        let found = conn
-            .prepare_cached(
-                "SELECT label, id FROM matches WHERE substr(label, 1, length(?1)) = ?1 ORDER BY seq",
-            )?
-            .query_map([prefix], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(found)
-    }
-
     fn ended(&self, id: &str) -> Result<Option<(u64, bool)>, ArchiveError> {
         let conn = lock(&self.db()?.reader);
         Ok(conn
@@ -600,7 +589,7 @@ mod tests {
     }
 
     /// What is committed is on disk: a second archive on the directory (a restart) reads it
-    /// all back, newest first, by status, labels by prefix, tokens by hash, a replay pruned once.
+    /// all back, newest first, by status, tokens by hash, a replay pruned once.
     #[test]
     fn committed_matches_are_read_back_after_a_restart() {
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -633,13 +622,6 @@ mod tests {
         assert_eq!(
             seqs(archive.list(u64::MAX, finished, 10).expect("list")),
             vec![3, 1]
-        );
-        assert_eq!(
-            archive.labelled("cup/").expect("labels"),
-            vec![
-                ("cup/1".into(), "m-1".into()),
-                ("cup/2".into(), "m-2".into())
-            ]
         );
         let hash = maumau_server::token_hash("t-2");
         assert_eq!(

@@ -74,9 +74,6 @@ pub trait Archive: Send + Sync + std::fmt::Debug {
         limit: usize,
     ) -> Result<Vec<(u64, pb::MatchSummary)>, ArchiveError>;
 
-    /// Labels and ids of the finished matches whose label starts with `prefix`, oldest first.
-    fn labelled(&self, prefix: &str) -> Result<Vec<(String, String)>, ArchiveError>;
-
     /// When a finished match ended (Unix milliseconds) and whether its replay is pruned.
     fn ended(&self, id: &str) -> Result<Option<(u64, bool)>, ArchiveError>;
 
@@ -186,15 +183,6 @@ impl Archive for MemoryArchive {
             .collect())
     }
 
-    fn labelled(&self, prefix: &str) -> Result<Vec<(String, String)>, ArchiveError> {
-        Ok(lock(&self.inner)
-            .matches
-            .values()
-            .filter(|m| m.record.label.starts_with(prefix))
-            .map(|m| (m.record.label.clone(), m.id.clone()))
-            .collect())
-    }
-
     fn ended(&self, id: &str) -> Result<Option<(u64, bool)>, ArchiveError> {
         Ok(lock(&self.inner)
             .by_id(id)
@@ -286,13 +274,6 @@ mod tests {
         assert_eq!(
             seqs(archive.list(u64::MAX, finished, 10).expect("list")),
             vec![3, 1]
-        );
-        assert_eq!(
-            archive.labelled("cup/").expect("labels"),
-            vec![
-                ("cup/1".into(), "m-1".into()),
-                ("cup/2".into(), "m-2".into())
-            ]
         );
         assert_eq!(
             archive.token(&token_hash("t-2")).expect("token"),

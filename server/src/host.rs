@@ -34,8 +34,7 @@ pub struct HostedMatch {
     pub bots: Vec<Option<pb::BotKind>>,
     /// Whether the match is rated (shown to its seats).
     pub rated: bool,
-    /// The match's label in listings; extensions find their matches again by its prefix
-    /// ([`Host::labelled`]).
+    /// The match's label in listings (the ladder's: `ladder match N`).
     pub label: String,
 }
 
@@ -87,12 +86,6 @@ impl Host {
     pub fn find_open(&self, id: &str) -> Option<MatchHandle> {
         let entry = self.registry.open_match(id)?;
         Some(MatchHandle { entry })
-    }
-
-    /// Labels and ids of the matches (open and ended) whose label starts with `prefix`, oldest
-    /// first. Blocking.
-    pub fn labelled(&self, prefix: &str) -> Vec<(String, String)> {
-        self.registry.labelled(prefix)
     }
 
     /// When a stored match ended (Unix ms) and whether its replay was pruned; `None` while it is

@@ -301,25 +301,6 @@ impl Registry {
         (all.into_iter().map(|(_, s)| s).collect(), next)
     }
 
-    /// Labels and ids of the matches (open and finished) whose label starts with `prefix`, oldest
-    /// first. Blocking.
-    pub(crate) fn labelled(&self, prefix: &str) -> Vec<(String, String)> {
-        let mut open: Vec<(u64, String, String)> = lock(&self.inner)
-            .matches
-            .values()
-            .filter(|e| e.label.starts_with(prefix))
-            .map(|e| (e.seq, e.label.clone(), e.id.clone()))
-            .collect();
-        open.sort();
-        let mut all = self.store.labelled(prefix);
-        for (_, label, id) in open {
-            if !all.iter().any(|(_, i)| *i == id) {
-                all.push((label, id));
-            }
-        }
-        all
-    }
-
     /// When a stored match ended and whether its replay is pruned; `None` while it is open or
     /// its record is not committed yet. Blocking.
     pub(crate) fn stored_end(&self, id: &str) -> Option<(u64, bool)> {

@@ -155,12 +155,6 @@ impl Store {
         .unwrap_or_default()
     }
 
-    /// Labels and ids of the finished matches whose label starts with `prefix`. Blocking.
-    pub(crate) fn labelled(&self, prefix: &str) -> Vec<(String, String)> {
-        self.logged("labels", self.archive.labelled(prefix))
-            .unwrap_or_default()
-    }
-
     /// When a finished match ended and whether its replay is pruned. Blocking.
     pub(crate) fn ended(&self, id: &str) -> Option<(u64, bool)> {
         self.logged("a stored match", self.archive.ended(id))?
