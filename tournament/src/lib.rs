@@ -1036,18 +1036,8 @@ fn push_list(line: &mut Vec<u8>, items: impl Iterator<Item = i64>) {
     line.push(b']');
 }
 
-fn push_uint(line: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    line.extend_from_slice(&digits[i..]);
+fn push_uint(line: &mut Vec<u8>, n: u64) {
+    line.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 fn csv_field(s: &str) -> String {

@@ -163,20 +163,8 @@ pub fn table_order(table: &[usize], n: u64, order: &mut Vec<usize>) {
     }
 }
 
-fn push_decimal(s: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        s.push(char::from(d));
-    }
+fn push_decimal(s: &mut String, n: u64) {
+    s.push_str(itoa::Buffer::new().format(n));
 }
 
 /// Swiss pairing for one round: entrants in standings order (best first) are grouped into
