@@ -134,9 +134,7 @@ impl PyAecBase {
         agents: Vec<Py<PyString>>,
         human: bool,
     ) -> PyResult<()> {
-        let mode = RewardMode::parse(reward).ok_or_else(|| {
-            InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
-        })?;
+        let mode = crate::reward_mode(reward)?;
         let seats = game.borrow(py).game.seats() as usize;
         if agents.len() != seats {
             return Err(InvalidConfig::new_err(format!(

@@ -6,7 +6,7 @@ use maumau_engine::{ACTION_COUNT, Action, Seat, event_for};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
-use crate::core::{OBS_LEN, RewardMode, encode, encode_mask};
+use crate::core::{OBS_LEN, encode, encode_mask};
 use crate::table::{BotSpec, SeatBot, Table};
 use crate::{
     InvalidAction, InvalidConfig, PyGame, config_error, make_config, read_action, rejected,
@@ -163,9 +163,7 @@ impl PyTable {
             max_turns_per_round,
             max_rounds,
         )?;
-        let mode = RewardMode::parse(reward).ok_or_else(|| {
-            InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
-        })?;
+        let mode = crate::reward_mode(reward)?;
         let specs = bots
             .iter()
             .map(|b| b.as_deref().map(parse_spec).transpose())

@@ -77,6 +77,12 @@ fn rejected(py: Python<'_>, r: Rejection, seat: u8, action: Action) -> PyErr {
     err
 }
 
+/// The reward mode a Python argument names (`win` or `score`).
+fn reward_mode(reward: &str) -> PyResult<RewardMode> {
+    RewardMode::parse(reward)
+        .ok_or_else(|| InvalidConfig::new_err(format!("reward `{reward}`: use win or score")))
+}
+
 /// Builds a configuration from the Python arguments.
 fn make_config(
     profile: &str,
@@ -471,9 +477,7 @@ impl PyGame {
     /// for `events()`). Refusals as in `apply`.
     #[pyo3(signature = (action, reward="win"))]
     fn step(&mut self, py: Python<'_>, action: i64, reward: &str) -> PyResult<Option<Vec<f32>>> {
-        let mode = RewardMode::parse(reward).ok_or_else(|| {
-            InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
-        })?;
+        let mode = reward_mode(reward)?;
         self.step_rewarded(py, action, mode)
     }
 
@@ -766,9 +770,7 @@ impl PyVecEnv {
             max_turns_per_round,
             max_rounds,
         )?;
-        let mode = RewardMode::parse(reward).ok_or_else(|| {
-            InvalidConfig::new_err(format!("reward `{reward}`: use win or score"))
-        })?;
+        let mode = reward_mode(reward)?;
         let games = VecGames::new(config, num_envs, seed, mode).map_err(config_error)?;
         let n = num_envs;
         let s = seats as usize;
