@@ -274,7 +274,7 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
     writeln!(out, "# {}", game.position())?;
     let mut recorder = Recorder::start(Perspective::Omniscient, &game, &events);
     if !quiet {
-        show::write_frame(&mut out, style, &recorder.frames()[0])?;
+        show::write_frame(&mut out, style, &recorder.frames()[0], &[])?;
     }
     let mut players = maumau_bot_sdk::bots::RandomBot::new(args.seed ^ 0x5EED);
     let mut decisions = 0u64;
@@ -284,7 +284,7 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
         game.apply_with(seat, action, &mut events)?;
         let frame = recorder.step(seat, action, &events, &game);
         if !quiet {
-            show::write_frame(&mut out, style, frame)?;
+            show::write_frame(&mut out, style, frame, &[])?;
         } else if let Some(over) = frame.notes.iter().find(|n| n.contains(" over: ")) {
             writeln!(out, "{over}")?;
         }

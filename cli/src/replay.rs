@@ -1,6 +1,7 @@
 //! `maumau replay FILE`: checks a downloaded replay (or one game of a tournament's
 //! `replays.jsonl`) by re-simulating it with the rules engine;
-//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`);
+//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`; a
+//! tournament's game names its entrants beside their seats, "S0 alice plays 7♥");
 //! with `--html OUT`, writes the match viewer with the replay inside to one offline HTML file.
 
 use std::path::PathBuf;
@@ -63,12 +64,20 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
     }
     if args.show || args.html.is_some() {
         let perspective = args.seat.map_or(Perspective::Omniscient, Perspective::Seat);
-        match maumau::viewer::frames(&replay, perspective) {
-            Ok(viewing) => {
+        // The move list names a tournament's entrants beside their seats in every line; the
+        // viewer page (the same page as the tournament report's) has them on the seats.
+        let lines = if args.show { names.as_slice() } else { &[] };
+        match maumau::viewer::frames_named(&replay, perspective, lines) {
+            Ok(named) => {
                 if args.show {
-                    crate::show::print(&viewing)?;
+                    crate::show::print(&named, &names)?;
                 }
                 if let Some(out) = &args.html {
+                    let viewing = if lines.is_empty() {
+                        named
+                    } else {
+                        maumau::viewer::frames(&replay, perspective)?
+                    };
                     std::fs::write(
                         out,
                         maumau_server::viewer::standalone_page(&viewing, &names),
