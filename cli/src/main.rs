@@ -89,6 +89,10 @@ struct BotArgs {
     /// Samples per decision for the search bot.
     #[arg(long)]
     iterations: Option<u32>,
+    /// The seat's name, as spectators and the match viewer show it (not with --ladder)
+    /// [default: maumau-KIND; a tournament's entrant gets its name in MAUMAU_ENTRANT].
+    #[arg(long, env = "MAUMAU_ENTRANT")]
+    name: Option<String>,
     /// Receive events as they happen, one message per step (EVENT_DELIVERY_PER_STEP), instead
     /// of batched with each prompt (EVENT_DELIVERY_WITH_PROMPT, the default).
     #[arg(long)]
@@ -217,7 +221,11 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let server = bot_ladder::url(&args.server);
     let mut options = maumau_bot_sdk::runner::RunOptions::new(server, token);
-    options.name = format!("maumau-{kind}");
+    options.name = args
+        .name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| format!("maumau-{kind}"));
     options.batched = !args.events_as_they_happen;
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(maumau_bot_sdk::runner::run(bot.as_mut(), &options))?;
