@@ -1,11 +1,13 @@
 //! `maumau tournament`: the reference bots (or any built-in entrants) against each other, and
 //! external programs over gRPC on a server it starts itself (or a running one).
 
+mod progress;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use maumau_engine::{CallsMode, MatchConfig, Options, ProfileId};
-use maumau_tournament::{Clock, Entrant, Format, Progress, Remote, Report, Tournament};
+use maumau_tournament::{Clock, Entrant, Format, Remote, Report, Tournament};
 
 /// Deals per table of `maumau tournament` with no arguments: the three reference bots in classic
 /// at one table of 3 seats, each deal played 3 times (once per seating), 450 games in all.
@@ -120,7 +122,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         stop_programs_on_interrupt(resume_hint(args, &out));
     }
     announce(&t, &seed_note, &out, local.is_some());
-    let result = run_with_progress(&t, &out);
+    let result = progress::run_with_progress(&t, &out);
     if let Some(server) = local {
         server.stop();
     }
@@ -329,30 +331,6 @@ fn announce(t: &Tournament, seed_note: &str, out: &Path, started_here: bool) {
         // sees them, finished ones with every hand.
         eprintln!("maumau: watch the games at {}/matches", r.url());
     }
-}
-
-/// Runs the tournament with a progress bar on the terminal (and its notices above it).
-fn run_with_progress(
-    t: &Tournament,
-    out: &Path,
-) -> Result<Report, maumau_tournament::TournamentError> {
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} games  {elapsed} elapsed, {eta} left",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let mut on_progress = |p: Progress| {
-        bar.set_length(p.total as u64);
-        bar.set_position(p.done as u64);
-        if let Some(n) = p.notice {
-            bar.println(format!("maumau: {n}"));
-        }
-    };
-    let result = t.run(Some(out), &mut on_progress);
-    bar.finish_and_clear();
-    result
 }
 
 /// Prints the standings, the seed and where the results are, and writes report.html.
