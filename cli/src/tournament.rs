@@ -1,13 +1,22 @@
 //! `maumau tournament`: the reference bots (or any built-in entrants) against each other, and
 //! external programs over gRPC on a server it starts itself (or a running one).
+//!
+//! Its steps: [`plan`] the tournament from the arguments, [`choose_seed`], [`use_server`] (the
+//! server started here is [`local`]'s), [`announce`], play the games with
+//! [`progress`](progress::run_with_progress), [`print_results`]; with `--watch`, the viewer of
+//! the server started here stays up until Ctrl-C ([`local::LocalServer::serve_until_signal`]).
 
+mod local;
 mod progress;
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use maumau_engine::{CallsMode, MatchConfig, Options, ProfileId};
 use maumau_tournament::{Clock, Entrant, Format, Remote, Report, Tournament};
+
+use local::LocalServer;
 
 /// Deals per table of `maumau tournament` with no arguments: the three reference bots in classic
 /// at one table of 3 seats, each deal played 3 times (once per seating), 450 games in all.
@@ -87,6 +96,19 @@ pub(crate) struct TournamentArgs {
     /// the results are the same as in-process, only slower.
     #[arg(long)]
     over_grpc: bool,
+    /// Play every game on a server started here, listening on ADDR [default: 127.0.0.1 on a
+    /// free port], and print its viewer's address first: /matches lists the games, each
+    /// followed live in the browser. Once the games are over the viewer stays up, with every
+    /// game, until Ctrl-C (or SIGTERM). ADDR beyond loopback (0.0.0.0:8080) shows the games to
+    /// the network.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:0",
+        conflicts_with = "server"
+    )]
+    watch: Option<SocketAddr>,
     /// Milliseconds per decision over gRPC (a 30 s bank comes on top; 3 timeouts forfeit).
     #[arg(long, default_value_t = 2000)]
     decision_ms: u64,
@@ -112,8 +134,9 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // No program may see the output folder: results, logs, the stored seed, the server's data.
     t.sandbox = args.sandbox.build(&[&out])?;
     let external = t.entrants.iter().any(Entrant::is_external);
-    // External programs (or --over-grpc) need a server: the given one, or one started here.
-    let local = if external || args.over_grpc {
+    // External programs (or --over-grpc, --watch) need a server: the given one, or one started
+    // here.
+    let local = if external || args.over_grpc || args.watch.is_some() {
         use_server(args, &mut t, &out)?
     } else {
         None
@@ -121,13 +144,30 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     if external {
         stop_programs_on_interrupt(resume_hint(args, &out));
     }
-    announce(&t, &seed_note, &out, local.is_some());
+    announce(&t, &seed_note, &out, local.as_ref(), args.watch.is_some());
     let result = progress::run_with_progress(&t, &out);
-    if let Some(server) = local {
-        server.stop();
+    let printed = result
+        .map_err(Box::<dyn std::error::Error>::from)
+        .and_then(|report| print_results(args, &t, &report, &out));
+    match local {
+        // Watched: the finished games stay on view (unless the tournament failed).
+        Some(server) if args.watch.is_some() && printed.is_ok() => {
+            server.serve_until_signal(&matches_url(&t))
+        }
+        Some(server) => {
+            server.stop();
+            printed
+        }
+        None => printed,
     }
-    let report = result?;
-    print_results(args, &t, &report, &out)
+}
+
+/// The match list of the tournament's server, which links every game to its viewer.
+fn matches_url(t: &Tournament) -> String {
+    t.server
+        .as_ref()
+        .map(|r| format!("{}/matches", r.url()))
+        .unwrap_or_default()
 }
 
 /// The tournament the arguments describe: its entrants, rules, seats, format and options (its
@@ -243,15 +283,18 @@ fn use_server(
     let (addr, local) = match &args.server {
         Some(a) => (a.clone(), None),
         None => {
-            let server = LocalServer::start(out.join("server"), grace, operator_token.clone())?;
-            (server.addr.to_string(), Some(server))
+            let listen = args.watch.unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)));
+            let server =
+                LocalServer::start(listen, out.join("server"), grace, operator_token.clone())?;
+            (server.addr().to_string(), Some(server))
         }
     };
     t.server = Some(Remote {
         addr,
         operator_token,
         clock,
-        every_game: args.over_grpc,
+        // Watched games are all on the server, where the viewer is.
+        every_game: args.over_grpc || args.watch.is_some(),
     });
     Ok(local)
 }
@@ -291,6 +334,11 @@ fn stop_programs_on_interrupt(resume: String) {
             }
         });
         if interrupted {
+            if local::viewer_only() {
+                // The games are over: the interrupt stops the viewer (its own listener hears
+                // it), and the command ends as it should.
+                return;
+            }
             maumau_tournament::stop_programs();
             // Not eprintln!: it panics on a closed stderr, and this thread must reach the exit
             // whatever happens to the message.
@@ -302,8 +350,27 @@ fn stop_programs_on_interrupt(resume: String) {
     let _ = ready.recv();
 }
 
-/// Says what is about to be played, where it is written, and (over gRPC) where to watch it.
-fn announce(t: &Tournament, seed_note: &str, out: &Path, started_here: bool) {
+/// Says what is about to be played, where it is written, and (over gRPC) where to watch it:
+/// watched (`--watch`), where to watch comes first.
+fn announce(
+    t: &Tournament,
+    seed_note: &str,
+    out: &Path,
+    local: Option<&LocalServer>,
+    watched: bool,
+) {
+    // The server's match list links every game to its viewer: live games as a spectator sees
+    // them, finished ones with every hand (a sealed deal's once all its games are over).
+    let watch_line = format!("maumau: watch the games at {}", matches_url(t));
+    if watched {
+        eprintln!("{watch_line}");
+        if let Some(listening) = local.and_then(LocalServer::listening_beyond_loopback) {
+            eprintln!(
+                "maumau: the viewer listens on {listening}: other machines open it at this \
+                 machine's address"
+            );
+        }
+    }
     eprintln!(
         "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; {}; writing to {}",
         t.entrants.len(),
@@ -325,11 +392,18 @@ fn announce(t: &Tournament, seed_note: &str, out: &Path, started_here: bool) {
                 "games with external programs"
             },
             r.url(),
-            if started_here { " (started here)" } else { "" }
+            match (local.is_some(), watched) {
+                (true, true) => " (started here; it stays up after the last game until Ctrl-C)",
+                (true, false) =>
+                    " (started here; it stops with the tournament: --watch keeps it up)",
+                (false, _) => "",
+            }
         );
-        // The server's match list links every game to its viewer: live games as a spectator
-        // sees them, finished ones with every hand.
-        eprintln!("maumau: watch the games at {}/matches", r.url());
+        if !watched {
+            eprintln!("{watch_line}");
+        }
+    } else {
+        eprintln!("maumau: playing in this process; --watch shows the games in a browser");
     }
 }
 
@@ -364,55 +438,6 @@ fn print_results(
         out.join("games").display()
     );
     Ok(())
-}
-
-/// A server on 127.0.0.1 for the games over gRPC, stopped when the tournament is over.
-struct LocalServer {
-    addr: std::net::SocketAddr,
-    runtime: tokio::runtime::Runtime,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), maumau_server::ServerError>>,
-}
-
-impl LocalServer {
-    fn start(
-        data_dir: PathBuf,
-        join_timeout: Duration,
-        operator_token: Option<String>,
-    ) -> Result<LocalServer, Box<dyn std::error::Error>> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-        let addr = listener.local_addr()?;
-        let config = maumau_server::ServerConfig {
-            archive: Some(std::sync::Arc::new(maumau_archive::SqliteArchive::new(
-                &data_dir,
-            ))),
-            data_dir,
-            join_timeout,
-            operator_token,
-            ..maumau_server::ServerConfig::default()
-        };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = runtime.spawn(maumau_server::run(listener, config, async {
-            let _ = stopped.await;
-        }));
-        Ok(LocalServer {
-            addr,
-            runtime,
-            stop,
-            task,
-        })
-    }
-
-    fn stop(self) {
-        let _ = self.stop.send(());
-        if let Ok(Err(e)) = self.runtime.block_on(self.task) {
-            eprintln!("maumau: the tournament's server stopped with an error: {e}");
-        }
-    }
 }
 
 /// A short, stable directory name for a tournament description.
