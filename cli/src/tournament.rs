@@ -141,7 +141,9 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     } else {
         None
     };
-    if external {
+    // A watched tournament is stopped with Ctrl-C too (before its end, as after it): say how to
+    // resume it.
+    if external || args.watch.is_some() {
         stop_programs_on_interrupt(resume_hint(args, &out));
     }
     announce(&t, &seed_note, &out, local.as_ref(), args.watch.is_some());
@@ -312,7 +314,8 @@ fn resume_hint(args: &TournamentArgs, out: &Path) -> String {
 ///
 /// External programs run in process groups of their own (so they can be stopped with whatever
 /// they start) and miss the terminal's Ctrl-C: stop them, then leave. Results stored so far stay;
-/// the same command resumes. Returns once the handler is in place.
+/// the same command resumes. Once the games are over (`--watch`) the interrupt is the viewer's
+/// and this handler lets it be. Returns once the handler is in place.
 fn stop_programs_on_interrupt(resume: String) {
     // The handler is in place before anything is printed: a Ctrl-C right after the first lines
     // (or a script's SIGINT on seeing them) used to come before it and go unheard.
