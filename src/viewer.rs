@@ -212,10 +212,7 @@ impl Outcome {
     /// otherwise: "S2 alices-bot wins the match (penalty 0; others 41, 23, 71; lowest penalty
     /// wins)"; co-winners "S0 and S2 share the win (…)". The one place this line is written.
     pub fn line_with(&self, names: &[String]) -> String {
-        let label = |s: Seat| match names.get(s as usize).filter(|n| !n.is_empty()) {
-            Some(name) => format!("S{s} {name}"),
-            None => format!("S{s}"),
-        };
+        let label = |s: Seat| seat_label(s, names);
         let winners: Vec<&Placed> = self.standings.iter().filter(|p| p.place == 1).collect();
         let mut others: Vec<&Placed> = self.standings.iter().filter(|p| p.place != 1).collect();
         others.sort_by_key(|p| p.seat);
@@ -268,6 +265,11 @@ pub struct Refused {
 impl Refused {
     /// A recorded refusal in words.
     pub fn from_wire(r: &pb::ReplayRejection) -> Refused {
+        Refused::from_wire_named(r, &[])
+    }
+
+    /// A recorded refusal in words, its seat named as [`seat_label`] names it.
+    pub fn from_wire_named(r: &pb::ReplayRejection, names: &[String]) -> Refused {
         let seat = Seat::try_from(r.seat).unwrap_or(Seat::MAX);
         let action = r
             .action
@@ -281,8 +283,8 @@ impl Refused {
             .replace('_', " ")
             .to_lowercase();
         let what = match &action {
-            Some(a) => format!("S{seat} tried “{a}”"),
-            None => format!("S{seat} sent a message"),
+            Some(a) => format!("{} tried “{a}”", seat_label(seat, names)),
+            None => format!("{} sent a message", seat_label(seat, names)),
         };
         // A replay file is anyone's: no control character of it reaches a terminal.
         let message: String = r.message.chars().filter(|c| !c.is_control()).collect();
@@ -375,6 +377,20 @@ pub fn suit_symbol(suit: Suit) -> char {
     }
 }
 
+/// A seat as the notation writes it: `S2`, or `S2 alice` when `names` (by seat) has a name for
+/// it. The one place a seat is labelled: every line of the frames, the result's line, and the
+/// terminal's move list. A name's control characters are left out (a replay file's names are
+/// anyone's, and its lines may reach a terminal).
+pub fn seat_label(seat: Seat, names: &[String]) -> String {
+    match names.get(seat as usize).filter(|n| !n.is_empty()) {
+        Some(name) => {
+            let name: String = name.chars().filter(|c| !c.is_control()).collect();
+            format!("S{seat} {name}")
+        }
+        None => format!("S{seat}"),
+    }
+}
+
 /// A card for people: rank and suit symbol, `7♥`, `10♠`.
 pub fn card_text(card: Card) -> String {
     format!("{}{}", card.rank().text(), suit_symbol(card.suit()))
@@ -463,6 +479,8 @@ fn phase_name(phase: Phase) -> &'static str {
 #[derive(Clone, Debug)]
 pub struct Recorder {
     perspective: Perspective,
+    /// The players' names by seat, for the lines ([`seat_label`]); empty: seats by number.
+    names: Vec<String>,
     frames: Vec<Frame>,
 }
 
@@ -470,8 +488,20 @@ impl Recorder {
     /// Frame 0: the first deal (`events` are the deal's, unredacted, as the engine reported
     /// them).
     pub fn start(perspective: Perspective, game: &Game, events: &[Event]) -> Recorder {
+        Recorder::start_named(perspective, &[], game, events)
+    }
+
+    /// As [`Recorder::start`], with the players' `names` by seat beside their seats in every
+    /// line: "S0 alice plays 7♥".
+    pub fn start_named(
+        perspective: Perspective,
+        names: &[String],
+        game: &Game,
+        events: &[Event],
+    ) -> Recorder {
         let mut recorder = Recorder {
             perspective,
+            names: names.to_vec(),
             frames: Vec::new(),
         };
         recorder.push(None, events, game);
@@ -491,9 +521,10 @@ impl Recorder {
             frame.think_ms = think_ms;
             frame.timeout = timeout;
             if timeout && let Some(seat) = frame.actor {
+                let who = seat_label(seat, &self.names);
                 frame.notes.insert(
                     0,
-                    format!("S{seat} ran out of time: the server played for it"),
+                    format!("{who} ran out of time: the server played for it"),
                 );
             }
         }
@@ -520,14 +551,18 @@ impl Recorder {
             Some(s) => game.observation(s),
             None => game.spectator_observation(),
         };
-        let (line, mut notes) = describe(acted, &seen, &obs);
+        let (line, mut notes) = describe(acted, &seen, &obs, &self.names);
         // The match's end names its winner and how its totals count, in place of "Match over".
         let result = seen
             .iter()
             .any(|e| matches!(e, Event::MatchEnded))
             .then(|| game.match_result())
             .flatten()
-            .map(|r| Outcome::of(&r, game.rules().scoring));
+            .map(|r| Outcome::of(&r, game.rules().scoring))
+            .map(|mut o| {
+                o.line = o.line_with(&self.names);
+                o
+            });
         if let Some(outcome) = &result {
             for note in notes.iter_mut().filter(|n| *n == MATCH_OVER) {
                 note.clone_from(&outcome.line);
@@ -545,7 +580,7 @@ impl Recorder {
             think_ms: 0,
             timeout: false,
             notes,
-            table: table(self.perspective, &obs, game),
+            table: table(self.perspective, &obs, game, &self.names),
             round_end,
             rejections: Vec::new(),
             result,
@@ -571,7 +606,7 @@ fn round_summary(r: &RoundResult, seats: u8) -> RoundSummary {
 }
 
 /// The table from the perspective's observation; the omniscient perspective adds every hand.
-fn table(perspective: Perspective, obs: &Observation, game: &Game) -> Table {
+fn table(perspective: Perspective, obs: &Observation, game: &Game, names: &[String]) -> Table {
     let n = game.seats();
     let discard = obs.discard.as_slice();
     let seats = (0..n)
@@ -609,9 +644,13 @@ fn table(perspective: Perspective, obs: &Observation, game: &Game) -> Table {
         stock: obs.stock_size,
         named_suit: obs.named_suit.map(|s| s.letter().to_string()),
         debt: obs.debt,
-        offence: obs
-            .offence
-            .map(|o| format!("S{}: {}", o.offender, offence_words(o.kind))),
+        offence: obs.offence.map(|o| {
+            format!(
+                "{}: {}",
+                seat_label(o.offender, names),
+                offence_words(o.kind)
+            )
+        }),
         turns: obs.turns,
         seats,
         legal: obs.legal.iter().map(|&a| action_text(a)).collect(),
@@ -619,12 +658,14 @@ fn table(perspective: Perspective, obs: &Observation, game: &Game) -> Table {
 }
 
 /// The step in words: the action's line and notes for the rest of its events (already redacted
-/// for the perspective).
+/// for the perspective), seats labelled with the `players`' names ([`seat_label`]).
 fn describe(
     acted: Option<(Seat, Action)>,
     events: &[Event],
     after: &Observation,
+    players: &[String],
 ) -> (String, Vec<String>) {
+    let who = |s: Seat| seat_label(s, players);
     let mut notes = Vec::new();
     let mut line = String::new();
     // The draws the action's line tells of (its own turn or debt draw), not repeated as notes.
@@ -639,7 +680,8 @@ fn describe(
         line = match action {
             Action::Play { card, suit, call } => {
                 let mut l = format!(
-                    "S{seat} plays {}{}{}",
+                    "{} plays {}{}{}",
+                    who(seat),
                     card_text(card),
                     names(suit),
                     says(call)
@@ -668,9 +710,9 @@ fn describe(
                     })
                     .collect();
                 let mut l = if debt {
-                    format!("S{seat} draws {} (debt)", drawn.len())
+                    format!("{} draws {} (debt)", who(seat), drawn.len())
                 } else {
-                    format!("S{seat} draws")
+                    format!("{} draws", who(seat))
                 };
                 if !cards.is_empty() {
                     l.push_str(&format!(": {}", cards_text(cards)));
@@ -688,9 +730,11 @@ fn describe(
                 }
                 l
             }
-            Action::Pass => format!("S{seat} passes"),
-            Action::DeclareSuit(s) => format!("S{seat} names {} for the up-card J", suit_symbol(s)),
-            Action::Announce(c) => format!("S{seat} says {}", call_words(c)),
+            Action::Pass => format!("{} passes", who(seat)),
+            Action::DeclareSuit(s) => {
+                format!("{} names {} for the up-card J", who(seat), suit_symbol(s))
+            }
+            Action::Announce(c) => format!("{} says {}", who(seat), call_words(c)),
             Action::Challenge => {
                 let outcome = events.iter().find_map(|e| match e {
                     Event::Challenged { outcome, .. } => Some(*outcome),
@@ -698,12 +742,12 @@ fn describe(
                 });
                 match outcome {
                     Some(ChallengeOutcome::Caught { offender }) => {
-                        format!("S{seat} challenges S{offender}: caught")
+                        format!("{} challenges {}: caught", who(seat), who(offender))
                     }
                     Some(ChallengeOutcome::False) => {
-                        format!("S{seat} challenges: a false accusation")
+                        format!("{} challenges: a false accusation", who(seat))
                     }
-                    None => format!("S{seat} challenges"),
+                    None => format!("{} challenges", who(seat)),
                 }
             }
         };
@@ -717,7 +761,7 @@ fn describe(
         }
         match *e {
             Event::RoundStarted { round, dealer } => {
-                notes.push(format!("Round {round}: S{dealer} deals"));
+                notes.push(format!("Round {round}: {} deals", who(dealer)));
             }
             Event::Drew { seat, cause, card } => {
                 // A run of draws by one seat for one cause is one note.
@@ -748,7 +792,8 @@ fn describe(
                         format!(": {}", cards_text(cards))
                     };
                     notes.push(format!(
-                        "S{seat} draws {count} ({}){shown}",
+                        "{} draws {count} ({}){shown}",
+                        who(seat),
                         cause_words(cause)
                     ));
                 }
@@ -764,10 +809,10 @@ fn describe(
             Event::Passed { seat, automatic } => {
                 if !matches!(acted, Some((_, Action::Draw | Action::Pass))) {
                     let how = if automatic { " (cannot play)" } else { "" };
-                    notes.push(format!("S{seat} passes{how}"));
+                    notes.push(format!("{} passes{how}", who(seat)));
                 }
             }
-            Event::Skipped { seat } => notes.push(format!("S{seat} is skipped")),
+            Event::Skipped { seat } => notes.push(format!("{} is skipped", who(seat))),
             Event::DirectionChanged { clockwise } => notes.push(
                 if clockwise {
                     "play goes clockwise"
@@ -778,34 +823,46 @@ fn describe(
             ),
             Event::Announced { seat, call, valid } => {
                 if !valid {
-                    notes.push(format!("S{seat} says {}: a false call", call_words(call)));
+                    notes.push(format!(
+                        "{} says {}: a false call",
+                        who(seat),
+                        call_words(call)
+                    ));
                 }
             }
             Event::OffenceOpened { seat, kind } => notes.push(format!(
-                "S{seat}: {}, open to challenge",
+                "{}: {}, open to challenge",
+                who(seat),
                 offence_words(kind)
             )),
             Event::OffenceExpired { seat } => {
-                notes.push(format!("S{seat}'s offence goes unchallenged"));
+                notes.push(format!("{}'s offence goes unchallenged", who(seat)));
             }
-            Event::OffenceCured { seat } => notes.push(format!("S{seat} makes up the missed call")),
+            Event::OffenceCured { seat } => {
+                notes.push(format!("{} makes up the missed call", who(seat)))
+            }
             Event::OffencePenalised { seat, kind } => {
-                notes.push(format!("S{seat} is penalised: {}", offence_words(kind)));
+                notes.push(format!(
+                    "{} is penalised: {}",
+                    who(seat),
+                    offence_words(kind)
+                ));
             }
-            Event::PendingOut { seat } => {
-                notes.push(format!("S{seat} has no cards left: out unless challenged"))
-            }
+            Event::PendingOut { seat } => notes.push(format!(
+                "{} has no cards left: out unless challenged",
+                who(seat)
+            )),
             Event::RoundEnded(r) => {
                 let n = after.config.seats as usize;
                 let how = match r.end {
-                    RoundEnd::Out(s) => format!("S{s} goes out"),
+                    RoundEnd::Out(s) => format!("{} goes out", who(s)),
                     RoundEnd::Blocked => "blocked".to_string(),
                 };
                 let list = |v: &[i32]| {
                     v[..n]
                         .iter()
                         .enumerate()
-                        .map(|(s, p)| format!("S{s} {p}"))
+                        .map(|(s, p)| format!("{} {p}", who(s as Seat)))
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
@@ -833,6 +890,21 @@ fn describe(
 ///
 /// As [`crate::replay::simulate`]: the first action the engine refuses, or a bad start.
 pub fn frames(replay: &pb::Replay, perspective: Perspective) -> Result<Viewing, ReplayError> {
+    frames_named(replay, perspective, &[])
+}
+
+/// As [`frames`], with the players' `names` by seat beside their seats in every line ("S0 alice
+/// plays 7♥", see [`seat_label`]): for a replay whose players are known, such as a tournament's
+/// game.
+///
+/// # Errors
+///
+/// As [`frames`].
+pub fn frames_named(
+    replay: &pb::Replay,
+    perspective: Perspective,
+    names: &[String],
+) -> Result<Viewing, ReplayError> {
     let config = replay_config(replay)?;
     if let Perspective::Seat(s) = perspective
         && s >= config.seats
@@ -845,7 +917,7 @@ pub fn frames(replay: &pb::Replay, perspective: Perspective) -> Result<Viewing, 
     let (game, recorder) = play_through(
         replay,
         &mut Vec::new(),
-        |events, game| Recorder::start(perspective, game, events),
+        |events, game| Recorder::start_named(perspective, names, game, events),
         |recorder, seat, action, events, game| {
             recorder.step(seat, action, events, game);
             let i = recorder.frames().len() - 2;
@@ -864,7 +936,9 @@ pub fn frames(replay: &pb::Replay, perspective: Perspective) -> Result<Viewing, 
         };
         let at = (r.step as usize).min(frames.len() - 1);
         if shown {
-            frames[at].rejections.push(Refused::from_wire(r));
+            frames[at]
+                .rejections
+                .push(Refused::from_wire_named(r, names));
         }
     }
     Ok(Viewing {
@@ -1068,6 +1142,40 @@ mod tests {
             Perspective::Omniscient
         );
         assert!("nobody".parse::<Perspective>().is_err());
+    }
+
+    /// Named frames are the unnamed ones with each seat's name beside its number, in every line
+    /// and note (the result's too), and nothing else changed; a name's control characters are
+    /// left out.
+    #[test]
+    fn names_stand_beside_the_seats_in_every_line() {
+        for (profile, seats) in TABLES {
+            let (replay, _) = played(profile, seats, 23);
+            let names: Vec<String> = (0..seats).map(|s| format!("p{s}x")).collect();
+            let plain = frames(&replay, Perspective::Omniscient).unwrap();
+            let named = frames_named(&replay, Perspective::Omniscient, &names).unwrap();
+            let with_names = |text: &str| {
+                (0..seats).fold(text.to_string(), |t, s| {
+                    t.replace(&format!("S{s}"), &format!("S{s} p{s}x"))
+                })
+            };
+            assert_eq!(plain.frames.len(), named.frames.len());
+            for (p, n) in plain.frames.iter().zip(&named.frames) {
+                assert_eq!(n.line, with_names(&p.line), "{profile}");
+                let notes: Vec<String> = p.notes.iter().map(|t| with_names(t)).collect();
+                assert_eq!(n.notes, notes, "{profile}");
+                assert_eq!(n.table.offence, p.table.offence.as_deref().map(with_names));
+                assert_eq!(n.table.seats, p.table.seats);
+                if let (Some(a), Some(b)) = (&p.result, &n.result) {
+                    assert_eq!(b.line, with_names(&a.line));
+                    assert!(b.line.contains(" p"), "{}", b.line);
+                }
+            }
+        }
+        let sly = ["al\x1b[2Jice".to_string()];
+        assert_eq!(seat_label(0, &sly), "S0 al[2Jice");
+        assert_eq!(seat_label(1, &sly), "S1");
+        assert_eq!(seat_label(0, &[String::new()]), "S0");
     }
 
     #[test]

@@ -89,6 +89,10 @@ struct BotArgs {
     /// Samples per decision for the search bot.
     #[arg(long)]
     iterations: Option<u32>,
+    /// The seat's name, as spectators and the match viewer show it (not with --ladder)
+    /// [default: maumau-KIND; a tournament's entrant gets its name in MAUMAU_ENTRANT].
+    #[arg(long, env = "MAUMAU_ENTRANT")]
+    name: Option<String>,
     /// Receive events as they happen, one message per step (EVENT_DELIVERY_PER_STEP), instead
     /// of batched with each prompt (EVENT_DELIVERY_WITH_PROMPT, the default).
     #[arg(long)]
@@ -217,7 +221,11 @@ fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let server = bot_ladder::url(&args.server);
     let mut options = maumau_bot_sdk::runner::RunOptions::new(server, token);
-    options.name = format!("maumau-{kind}");
+    options.name = args
+        .name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| format!("maumau-{kind}"));
     options.batched = !args.events_as_they_happen;
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(maumau_bot_sdk::runner::run(bot.as_mut(), &options))?;
@@ -274,7 +282,7 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
     writeln!(out, "# {}", game.position())?;
     let mut recorder = Recorder::start(Perspective::Omniscient, &game, &events);
     if !quiet {
-        show::write_frame(&mut out, style, &recorder.frames()[0])?;
+        show::write_frame(&mut out, style, &recorder.frames()[0], &[])?;
     }
     let mut players = maumau_bot_sdk::bots::RandomBot::new(args.seed ^ 0x5EED);
     let mut decisions = 0u64;
@@ -284,7 +292,7 @@ fn play(args: &PlayArgs) -> Result<(), Box<dyn std::error::Error>> {
         game.apply_with(seat, action, &mut events)?;
         let frame = recorder.step(seat, action, &events, &game);
         if !quiet {
-            show::write_frame(&mut out, style, frame)?;
+            show::write_frame(&mut out, style, frame, &[])?;
         } else if let Some(over) = frame.notes.iter().find(|n| n.contains(" over: ")) {
             writeln!(out, "{over}")?;
         }

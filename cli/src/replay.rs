@@ -1,6 +1,7 @@
 //! `maumau replay FILE`: checks a downloaded replay (or one game of a tournament's
 //! `replays.jsonl`) by re-simulating it with the rules engine;
-//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`);
+//! with `--show`, prints its readable move list first (as one seat saw it with `--seat N`; a
+//! tournament's game names its entrants beside their seats, "S0 alice plays 7♥");
 //! with `--html OUT`, writes the match viewer with the replay inside to one offline HTML file.
 
 use std::path::PathBuf;
@@ -63,21 +64,27 @@ pub(crate) fn replay(args: &ReplayArgs) -> Result<(), Box<dyn std::error::Error>
     }
     if args.show || args.html.is_some() {
         let perspective = args.seat.map_or(Perspective::Omniscient, Perspective::Seat);
-        match maumau::viewer::frames(&replay, perspective) {
-            Ok(viewing) => {
+        // The move list names a tournament's entrants beside their seats in every line, in the
+        // terminal and on the viewer page (the same page as the tournament report's).
+        match maumau::viewer::frames_named(&replay, perspective, &names) {
+            Ok(named) => {
                 if args.show {
-                    crate::show::print(&viewing)?;
+                    crate::show::print(&named, &names)?;
                 }
                 if let Some(out) = &args.html {
                     // With --seat, that seat's view alone; else every perspective, so the file
-                    // offers the viewer's switch (the first, every hand, shown at first).
-                    let mut views = vec![viewing];
+                    // offers the viewer's switch (the first, every hand, shown at first). The
+                    // move list names the entrants, as the tournament report's pages do.
+                    let mut views =
+                        vec![maumau::viewer::frames_named(&replay, perspective, &names)?];
                     if args.seat.is_none() {
                         let seats = views[0].seats as usize;
                         views.extend(
                             maumau_server::viewer::every_perspective(seats)
                                 .skip(1)
-                                .filter_map(|p| maumau::viewer::frames(&replay, p).ok()),
+                                .filter_map(|p| {
+                                    maumau::viewer::frames_named(&replay, p, &names).ok()
+                                }),
                         );
                     }
                     std::fs::write(out, maumau_server::viewer::standalone_page(&views, &names))

@@ -68,7 +68,8 @@ fn write_viewers(
         let game =
             TournamentGame::parse(&line, n + 1).map_err(|e| format!("{}: {e}", jsonl.display()))?;
         let Ok(viewing) = game.to_replay().and_then(|r| {
-            maumau::viewer::frames(&r, Perspective::Omniscient).map_err(|e| e.to_string())
+            maumau::viewer::frames_named(&r, Perspective::Omniscient, &game.entrants)
+                .map_err(|e| e.to_string())
         }) else {
             continue; // a game the viewer cannot show is listed without a link
         };

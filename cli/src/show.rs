@@ -1,11 +1,13 @@
 //! The readable move list in the terminal: `maumau replay FILE --show` and `maumau play` print
-//! the frames of `maumau::viewer` round by round, with the hands the perspective may see. Suit
+//! the frames of `maumau::viewer` round by round, with the hands the perspective may see, and
+//! seats labelled as the frames label them (`maumau::viewer::seat_label`: `S0`, or `S0 alice`
+//! for a tournament's game, whose entrants are known). Suit
 //! symbols always; colours (red ♦ and ♥, bold round headings) only when standard output is a
 //! terminal and `NO_COLOR` is not set.
 
 use std::io::{IsTerminal, Write};
 
-use maumau::viewer::{Frame, Perspective, Viewing, suit_symbol};
+use maumau::viewer::{Frame, Perspective, Viewing, seat_label, suit_symbol};
 use maumau_engine::{Card, Suit};
 
 /// How lines are written: with ANSI colours or plain.
@@ -96,19 +98,21 @@ pub(crate) fn header(v: &Viewing) -> String {
 
 /// Writes one frame: a round heading and the hands at a deal, the move with its number, its
 /// notes, the hands laid down at a round's end, and (a seat's view) what the seat may do next
-/// and the messages of its that were refused there.
+/// and the messages of its that were refused there. `names` are the players' by seat (empty:
+/// seats by number), as the frame's own lines were written with.
 pub(crate) fn write_frame(
     out: &mut impl Write,
     style: Style,
     frame: &Frame,
+    names: &[String],
 ) -> std::io::Result<()> {
     let deal = |out: &mut dyn Write, frame: &Frame| -> std::io::Result<()> {
         for s in &frame.table.seats {
             if let Some(hand) = &s.hand {
                 writeln!(
                     out,
-                    "      S{} holds {}",
-                    s.seat,
+                    "      {} holds {}",
+                    seat_label(s.seat, names),
                     style.suits(&hand_text(hand))
                 )?;
             }
@@ -118,7 +122,7 @@ pub(crate) fn write_frame(
     if frame.index == 0 {
         writeln!(out, "{}", style.heading(&format!("── {}", frame.line)))?;
         deal(out, frame)?;
-        return write_prompt(out, style, frame);
+        return write_prompt(out, style, frame, names);
     }
     writeln!(out, "{:>5}. {}", frame.index, style.suits(&frame.line))?;
     for note in &frame.notes {
@@ -133,7 +137,8 @@ pub(crate) fn write_frame(
             for (s, hand) in end.hands.iter().enumerate() {
                 writeln!(
                     out,
-                    "       S{s} lays down {} ({} points)",
+                    "       {} lays down {} ({} points)",
+                    seat_label(s as u8, names),
                     style.suits(&hand_text(hand)),
                     end.points.get(s).copied().unwrap_or_default()
                 )?;
@@ -143,17 +148,27 @@ pub(crate) fn write_frame(
     if frame.round_end.is_some() && frame.table.phase != "over" {
         deal(out, frame)?;
     }
-    write_prompt(out, style, frame)
+    write_prompt(out, style, frame, names)
 }
 
 /// What the perspective's seat was offered at this frame and what it sent that was refused (a
 /// seat's view; the omniscient one shows every seat's refusals).
-fn write_prompt(out: &mut impl Write, style: Style, frame: &Frame) -> std::io::Result<()> {
+fn write_prompt(
+    out: &mut impl Write,
+    style: Style,
+    frame: &Frame,
+    names: &[String],
+) -> std::io::Result<()> {
     if !frame.table.legal.is_empty()
         && let Some(seat) = frame.table.to_act
     {
         let offered = frame.table.legal.join(" · ");
-        writeln!(out, "       S{seat} may: {}", style.suits(&offered))?;
+        writeln!(
+            out,
+            "       {} may: {}",
+            seat_label(seat, names),
+            style.suits(&offered)
+        )?;
     }
     for r in &frame.rejections {
         writeln!(out, "       {}", style.refused(&format!("✗ {}", r.line)))?;
@@ -161,13 +176,13 @@ fn write_prompt(out: &mut impl Write, style: Style, frame: &Frame) -> std::io::R
     Ok(())
 }
 
-/// Prints a whole viewing to standard output.
-pub(crate) fn print(v: &Viewing) -> std::io::Result<()> {
+/// Prints a whole viewing to standard output; `names` as in [`write_frame`].
+pub(crate) fn print(v: &Viewing, names: &[String]) -> std::io::Result<()> {
     let style = Style::for_stdout();
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", header(v))?;
     for frame in &v.frames {
-        write_frame(&mut out, style, frame)?;
+        write_frame(&mut out, style, frame, names)?;
     }
     if !v.finished {
         writeln!(out, "(the replay ends before the match does)")?;

@@ -1,11 +1,22 @@
 //! `maumau tournament`: the reference bots (or any built-in entrants) against each other, and
 //! external programs over gRPC on a server it starts itself (or a running one).
+//!
+//! Its steps: [`plan`] the tournament from the arguments, [`choose_seed`], [`use_server`] (the
+//! server started here is [`local`]'s), [`announce`], play the games with
+//! [`progress`](progress::run_with_progress), [`print_results`]; with `--watch`, the viewer of
+//! the server started here stays up until Ctrl-C ([`local::LocalServer::serve_until_signal`]).
 
+mod local;
+mod progress;
+
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use maumau_engine::{CallsMode, MatchConfig, Options, ProfileId};
-use maumau_tournament::{Clock, Entrant, Format, Progress, Remote, Report, Tournament};
+use maumau_tournament::{Clock, Entrant, Format, Remote, Report, Tournament};
+
+use local::LocalServer;
 
 /// Deals per table of `maumau tournament` with no arguments: the three reference bots in classic
 /// at one table of 3 seats, each deal played 3 times (once per seating), 450 games in all.
@@ -85,6 +96,19 @@ pub(crate) struct TournamentArgs {
     /// the results are the same as in-process, only slower.
     #[arg(long)]
     over_grpc: bool,
+    /// Play every game on a server started here, listening on ADDR [default: 127.0.0.1 on a
+    /// free port], and print its viewer's address first: /matches lists the games, each
+    /// followed live in the browser. Once the games are over the viewer stays up, with every
+    /// game, until Ctrl-C (or SIGTERM). ADDR beyond loopback (0.0.0.0:8080) shows the games to
+    /// the network.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:0",
+        conflicts_with = "server"
+    )]
+    watch: Option<SocketAddr>,
     /// Milliseconds per decision over gRPC (a 30 s bank comes on top; 3 timeouts forfeit).
     #[arg(long, default_value_t = 2000)]
     decision_ms: u64,
@@ -110,22 +134,42 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // No program may see the output folder: results, logs, the stored seed, the server's data.
     t.sandbox = args.sandbox.build(&[&out])?;
     let external = t.entrants.iter().any(Entrant::is_external);
-    // External programs (or --over-grpc) need a server: the given one, or one started here.
-    let local = if external || args.over_grpc {
+    // External programs (or --over-grpc, --watch) need a server: the given one, or one started
+    // here.
+    let local = if external || args.over_grpc || args.watch.is_some() {
         use_server(args, &mut t, &out)?
     } else {
         None
     };
-    if external {
+    // A watched tournament is stopped with Ctrl-C too (before its end, as after it): say how to
+    // resume it.
+    if external || args.watch.is_some() {
         stop_programs_on_interrupt(resume_hint(args, &out));
     }
-    announce(&t, &seed_note, &out, local.is_some());
-    let result = run_with_progress(&t, &out);
-    if let Some(server) = local {
-        server.stop();
+    announce(&t, &seed_note, &out, local.as_ref(), args.watch.is_some());
+    let result = progress::run_with_progress(&t, &out);
+    let printed = result
+        .map_err(Box::<dyn std::error::Error>::from)
+        .and_then(|report| print_results(args, &t, &report, &out));
+    match local {
+        // Watched: the finished games stay on view (unless the tournament failed).
+        Some(server) if args.watch.is_some() && printed.is_ok() => {
+            server.serve_until_signal(&matches_url(&t))
+        }
+        Some(server) => {
+            server.stop();
+            printed
+        }
+        None => printed,
     }
-    let report = result?;
-    print_results(args, &t, &report, &out)
+}
+
+/// The match list of the tournament's server, which links every game to its viewer.
+fn matches_url(t: &Tournament) -> String {
+    t.server
+        .as_ref()
+        .map(|r| format!("{}/matches", r.url()))
+        .unwrap_or_default()
 }
 
 /// The tournament the arguments describe: its entrants, rules, seats, format and options (its
@@ -241,15 +285,18 @@ fn use_server(
     let (addr, local) = match &args.server {
         Some(a) => (a.clone(), None),
         None => {
-            let server = LocalServer::start(out.join("server"), grace, operator_token.clone())?;
-            (server.addr.to_string(), Some(server))
+            let listen = args.watch.unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)));
+            let server =
+                LocalServer::start(listen, out.join("server"), grace, operator_token.clone())?;
+            (server.addr().to_string(), Some(server))
         }
     };
     t.server = Some(Remote {
         addr,
         operator_token,
         clock,
-        every_game: args.over_grpc,
+        // Watched games are all on the server, where the viewer is.
+        every_game: args.over_grpc || args.watch.is_some(),
     });
     Ok(local)
 }
@@ -267,7 +314,8 @@ fn resume_hint(args: &TournamentArgs, out: &Path) -> String {
 ///
 /// External programs run in process groups of their own (so they can be stopped with whatever
 /// they start) and miss the terminal's Ctrl-C: stop them, then leave. Results stored so far stay;
-/// the same command resumes. Returns once the handler is in place.
+/// the same command resumes. Once the games are over (`--watch`) the interrupt is the viewer's
+/// and this handler lets it be. Returns once the handler is in place.
 fn stop_programs_on_interrupt(resume: String) {
     // The handler is in place before anything is printed: a Ctrl-C right after the first lines
     // (or a script's SIGINT on seeing them) used to come before it and go unheard.
@@ -289,6 +337,11 @@ fn stop_programs_on_interrupt(resume: String) {
             }
         });
         if interrupted {
+            if local::viewer_only() {
+                // The games are over: the interrupt stops the viewer (its own listener hears
+                // it), and the command ends as it should.
+                return;
+            }
             maumau_tournament::stop_programs();
             // Not eprintln!: it panics on a closed stderr, and this thread must reach the exit
             // whatever happens to the message.
@@ -300,8 +353,27 @@ fn stop_programs_on_interrupt(resume: String) {
     let _ = ready.recv();
 }
 
-/// Says what is about to be played, where it is written, and (over gRPC) where to watch it.
-fn announce(t: &Tournament, seed_note: &str, out: &Path, started_here: bool) {
+/// Says what is about to be played, where it is written, and (over gRPC) where to watch it:
+/// watched (`--watch`), where to watch comes first.
+fn announce(
+    t: &Tournament,
+    seed_note: &str,
+    out: &Path,
+    local: Option<&LocalServer>,
+    watched: bool,
+) {
+    // The server's match list links every game to its viewer: live games as a spectator sees
+    // them, finished ones with every hand (a sealed deal's once all its games are over).
+    let watch_line = format!("maumau: watch the games at {}", matches_url(t));
+    if watched {
+        eprintln!("{watch_line}");
+        if let Some(listening) = local.and_then(LocalServer::listening_beyond_loopback) {
+            eprintln!(
+                "maumau: the viewer listens on {listening}: other machines open it at this \
+                 machine's address"
+            );
+        }
+    }
     eprintln!(
         "maumau: {} entrants, {} at {} seats, calls {}, {:?}, {} deals per table{}; {}; writing to {}",
         t.entrants.len(),
@@ -323,36 +395,19 @@ fn announce(t: &Tournament, seed_note: &str, out: &Path, started_here: bool) {
                 "games with external programs"
             },
             r.url(),
-            if started_here { " (started here)" } else { "" }
+            match (local.is_some(), watched) {
+                (true, true) => " (started here; it stays up after the last game until Ctrl-C)",
+                (true, false) =>
+                    " (started here; it stops with the tournament: --watch keeps it up)",
+                (false, _) => "",
+            }
         );
-        // The server's match list links every game to its viewer: live games as a spectator
-        // sees them, finished ones with every hand.
-        eprintln!("maumau: watch the games at {}/matches", r.url());
-    }
-}
-
-/// Runs the tournament with a progress bar on the terminal (and its notices above it).
-fn run_with_progress(
-    t: &Tournament,
-    out: &Path,
-) -> Result<Report, maumau_tournament::TournamentError> {
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} games  {elapsed} elapsed, {eta} left",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let mut on_progress = |p: Progress| {
-        bar.set_length(p.total as u64);
-        bar.set_position(p.done as u64);
-        if let Some(n) = p.notice {
-            bar.println(format!("maumau: {n}"));
+        if !watched {
+            eprintln!("{watch_line}");
         }
-    };
-    let result = t.run(Some(out), &mut on_progress);
-    bar.finish_and_clear();
-    result
+    } else {
+        eprintln!("maumau: playing in this process; --watch shows the games in a browser");
+    }
 }
 
 /// Prints the standings, the seed and where the results are, and writes report.html.
@@ -386,55 +441,6 @@ fn print_results(
         out.join("games").display()
     );
     Ok(())
-}
-
-/// A server on 127.0.0.1 for the games over gRPC, stopped when the tournament is over.
-struct LocalServer {
-    addr: std::net::SocketAddr,
-    runtime: tokio::runtime::Runtime,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), maumau_server::ServerError>>,
-}
-
-impl LocalServer {
-    fn start(
-        data_dir: PathBuf,
-        join_timeout: Duration,
-        operator_token: Option<String>,
-    ) -> Result<LocalServer, Box<dyn std::error::Error>> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-        let addr = listener.local_addr()?;
-        let config = maumau_server::ServerConfig {
-            archive: Some(std::sync::Arc::new(maumau_archive::SqliteArchive::new(
-                &data_dir,
-            ))),
-            data_dir,
-            join_timeout,
-            operator_token,
-            ..maumau_server::ServerConfig::default()
-        };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = runtime.spawn(maumau_server::run(listener, config, async {
-            let _ = stopped.await;
-        }));
-        Ok(LocalServer {
-            addr,
-            runtime,
-            stop,
-            task,
-        })
-    }
-
-    fn stop(self) {
-        let _ = self.stop.send(());
-        if let Ok(Err(e)) = self.runtime.block_on(self.task) {
-            eprintln!("maumau: the tournament's server stopped with an error: {e}");
-        }
-    }
 }
 
 /// A short, stable directory name for a tournament description.

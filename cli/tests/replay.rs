@@ -306,6 +306,25 @@ fn a_tournament_game_from_replays_jsonl_is_shown_and_verified() {
         text.contains(&format!("{moves:>5}. S")),
         "every move: {text}"
     );
+    // The entrants are named beside their seats, in the hands and in the moves.
+    let entrants: Vec<&str> = first["entrants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(entrants.len(), 3);
+    for (s, name) in entrants.iter().enumerate() {
+        assert!(text.contains(&format!("S{s} {name} holds ")), "{text}");
+    }
+    let first_move = text.lines().find(|l| l.starts_with("    1. ")).unwrap();
+    assert!(
+        entrants
+            .iter()
+            .enumerate()
+            .any(|(s, name)| first_move.starts_with(&format!("    1. S{s} {name} "))),
+        "{first_move}"
+    );
     assert!(text.contains("valid: the re-simulation reaches the recorded result"));
     // Every perspective is in the file, every hand first: the viewer's switch works offline.
     let page = std::fs::read_to_string(&html).unwrap();

@@ -534,3 +534,55 @@ fn the_standings_fit_the_screen_and_read_in_microseconds() {
     chromium::screenshot(&chromium, &url, &shots.join("report-1280.png"), 1280, 900);
     chromium::screenshot(&chromium, &url, &shots.join("report-phone.png"), 390, 844);
 }
+
+/// With standard error not a terminal (a log, a CI job), progress is plain lines: each tenth
+/// of the games or every few seconds, never one per game, and a last line with the time taken.
+#[test]
+fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = 300;
+    let output = Command::new(BIN)
+        .arg("tournament")
+        .args([
+            "--bots",
+            "random,heuristic",
+            "--seats",
+            "2",
+            "--threads",
+            "1",
+        ])
+        .args(["--deals", &(games / 2).to_string(), "--out"])
+        .arg(dir.path().join("t"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("maumau: games "))
+        .collect();
+    let (last, during) = progress.split_last().expect("progress lines");
+    assert!(
+        last.starts_with(&format!("maumau: games {games}/{games} played in ")),
+        "{stderr}"
+    );
+    assert!(!during.is_empty(), "{stderr}");
+    for line in during {
+        assert!(
+            line.contains(&format!("/{games} (")) && line.contains(" elapsed, about "),
+            "{line}"
+        );
+    }
+    // At most a line per tenth, and one per 5 s between them.
+    let seconds: f64 = last
+        .rsplit("played in ")
+        .next()
+        .and_then(|t| t.strip_suffix(" s"))
+        .map_or(600.0, |t| t.parse().unwrap_or(600.0));
+    assert!(
+        during.len() <= 9 + (seconds / 5.0) as usize,
+        "{} lines in {seconds} s: {stderr}",
+        during.len()
+    );
+    assert!(!stderr.contains('\r'), "no bar redrawn in a log: {stderr}");
+}

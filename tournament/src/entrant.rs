@@ -26,7 +26,8 @@
 //! | `MAUMAU_TOKEN` | the seat token |
 //! | `MAUMAU_SEED` | a seed for the bot's own choices (the one a built-in bot would get); derived one-way from the game's seed ([`crate::schedule::bot_seed`]), so it tells nothing about the deal |
 //! | `MAUMAU_GAME` | an opaque id of the game (`g` and 16 hex digits, random), also in the match's label; `results.jsonl` maps it to the fixture id |
-//! | `MAUMAU_SEAT`, `MAUMAU_MATCH_ID`, `MAUMAU_ENTRANT` | for logs |
+//! | `MAUMAU_ENTRANT` | the entrant's name: a program should send it as its Join's `client_name`, the name the match list and the viewer show for its seat (`maumau bot` does) |
+//! | `MAUMAU_SEAT`, `MAUMAU_MATCH_ID` | for logs |
 //!
 //! With `--sandbox` ([`crate::Tournament::sandbox`]) each launch runs in a sandbox of its own
 //! ([`maumau_sandbox`]): `MAUMAU_ADDR` and `MAUMAU_URL` are then `unix:/run/maumau/maumau.sock`,
