@@ -792,12 +792,12 @@ async fn list(registry: &Arc<Registry>) -> String {
                 tbody {
                     @for m in &matches {
                         tr {
-                            td { a.view href={ "/matches/" (encode(&m.match_id)) "/view" } { (m.match_id) } }
-                            td { (status_word(m.status)) }
-                            td { (rules_line(m)) }
-                            td { (m.players.iter().map(|p| format!("S{} {}", p.seat, player_name(p))).collect::<Vec<_>>().join(", ")) }
-                            td { (m.round) }
-                            td { (m.actions) }
+                            td data-label="match" { a.view href={ "/matches/" (encode(&m.match_id)) "/view" } { (m.match_id) } }
+                            td data-label="status" { (status_word(m.status)) }
+                            td data-label="rules" { (rules_line(m)) }
+                            td data-label="players" { (m.players.iter().map(|p| format!("S{} {}", p.seat, player_name(p))).collect::<Vec<_>>().join(", ")) }
+                            td data-label="round" { (m.round) }
+                            td data-label="moves" { (m.actions) }
                         }
                     }
                 }

@@ -5,7 +5,8 @@ Finished matches of every profile are opened at a permalinked event and the tabl
 with the frame the server sent for it (the Rust test tests/viewer.rs compares those frames with
 the engine); stepping, scrubbing, the keyboard, the move list and the perspective switch are
 driven by clicks and keys; the file written by `maumau replay FILE --html` opens from file://
-with the network off at the last position; a public view never shows a hidden card; and a live
+with the network off at the last position and switches perspective from the file; the list of
+matches fits a phone; a public view never shows a hidden card; and a live
 match shows whose turn it is with its time running down.
 Screenshots of each profile's table go to $MAUMAU_TEST_OUTPUT/viewer (default:
 target/test-output/viewer in the repository) for people to look at.
@@ -352,3 +353,40 @@ def test_the_exported_file_opens_offline_at_the_start_and_jumps_to_the_end(serve
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUT / "exported-romanian-32.png"), full_page=True)
     context.close()
+
+
+def test_the_exported_file_switches_perspective_offline(server, maumau_bin, browser: Browser, tmp_path):
+    created, replay = finished_match(server, rules_pb2.PROFILE_CLASSIC, 3, 14)
+    file = tmp_path / "m.replay"
+    file.write_bytes(replay.SerializeToString())
+    html = tmp_path / "m.html"
+    subprocess.run([str(maumau_bin), "replay", str(file), "--html", str(html)], check=True, capture_output=True)
+    seat_1 = frames(server, created.match_id, "?view=1")["frames"]
+    context = browser.new_context(offline=True, viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    open_at(page, html.as_uri() + "#e=3")
+    assert page.evaluate(READ_TABLE)["perspective"] == "omniscient", "every hand first"
+    page.select_option("#perspective", "1")
+    page.wait_for_selector('#viewer[data-perspective="seat 1"]')
+    assert shown(page) == expected(seat_1[3]), "seat 1's view at the same event, from the file"
+    assert "view=1" in page.url, "the address keeps the perspective"
+    assert all(u.startswith(("file:", "data:")) for u in requests), requests
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUT / "exported-seat-1.png"), full_page=True)
+    context.close()
+
+
+def test_the_list_of_matches_fits_a_phone(server, browser: Browser):
+    finished_match(server, rules_pb2.PROFILE_CLASSIC, 3, 21)
+    for name, width, height in [("matches-1366", 1366, 900), ("matches-phone", 390, 844)]:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.goto(f"http://{server.address}/matches")
+        page.wait_for_selector("table.matches")
+        scroll, inner = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert scroll <= inner, f"the list scrolls sideways at {width} px: {scroll} > {inner}"
+        OUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(OUT / f"{name}.png"), full_page=False)
+        context.close()
