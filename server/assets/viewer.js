@@ -204,10 +204,22 @@
     const li = document.querySelector('#moves li[data-e="' + at + '"]');
     if (li) {
       li.classList.add("current");
-      li.scrollIntoView({ block: "nearest" });
+      showInList(li);
     }
     const hash = "#e=" + at;
     if (location.hash !== hash) history.replaceState(null, "", hash);
+  }
+
+  // Scrolls the move list, and nothing else, so that `li` is in view: scrollIntoView would
+  // scroll the page too, and a live page (or a phone's, where the list is below the table)
+  // would keep running away from its header and seats.
+  function showInList(li) {
+    const box = li.closest("aside");
+    if (!box) return;
+    const b = box.getBoundingClientRect();
+    const r = li.getBoundingClientRect();
+    if (r.top < b.top) box.scrollTop -= b.top - r.top;
+    else if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom;
   }
 
   function buildMoves() {

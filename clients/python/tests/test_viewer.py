@@ -390,3 +390,19 @@ def test_the_list_of_matches_fits_a_phone(server, browser: Browser):
         OUT.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(OUT / f"{name}.png"), full_page=False)
         context.close()
+
+
+def test_stepping_scrolls_the_move_list_not_the_page(server, browser: Browser):
+    created, _ = finished_match(server, rules_pb2.PROFILE_CLASSIC, 3, 22)
+    for name, width, height in [("end-1366", 1366, 900), ("end-phone", 390, 844)]:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        open_at(page, f"http://{server.address}/matches/{created.match_id}/view#e=end")
+        for _ in range(3):
+            page.keyboard.press("ArrowLeft")
+        scrolled = page.evaluate("() => [window.scrollY, document.querySelector('aside').scrollTop]")
+        assert scrolled[0] == 0, f"the page itself scrolled at {width} px: {scrolled}"
+        assert scrolled[1] > 0, f"the move list shows the current move at {width} px: {scrolled}"
+        OUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(OUT / f"{name}.png"), full_page=False)
+        context.close()
