@@ -107,6 +107,26 @@ async fn two_house_bots_give_a_new_bot_rated_matches_and_its_page_plots_them() {
     }
     assert!(validated, "the version validated before its rated matches");
     assert!(rated.len() >= wanted, "{rated:?}");
+
+    // The server's match list (and so its viewer) names the ladder's players, not the names
+    // their programs join with ("ladder-test"), and marks the house bots.
+    let mut matches = server.matches().await;
+    let listed = matches
+        .list_matches(pb::ListMatchesRequest {
+            page_size: 100,
+            ..Default::default()
+        })
+        .await
+        .expect("the server's match list")
+        .into_inner();
+    let tables: Vec<&pb::MatchSummary> = listed.matches.iter().filter(|m| m.rated).collect();
+    assert!(tables.len() >= wanted, "{listed:?}");
+    for m in tables {
+        let names: Vec<&str> = m.players.iter().map(|p| p.name.as_str()).collect();
+        assert!(names.contains(&"first-bot"), "{names:?}");
+        assert!(names.iter().any(|n| n.ends_with(" (house)")), "{names:?}");
+        assert!(!names.contains(&"ladder-test"), "{names:?}");
+    }
     eprintln!(
         "{} rated matches against the house in {:.1} s",
         rated.len(),

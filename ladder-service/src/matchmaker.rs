@@ -451,6 +451,38 @@ async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
         .await;
 }
 
+/// The players' names the server shows for a table's seats (its match list, the viewer, the
+/// seats' Welcome): each version's bot name, a house bot's marked "(house)", whatever name its
+/// program joins with; none for a validation match's built-in bots (the server names them).
+/// A name the store cannot give is left out: the seat then shows its client's name.
+async fn seat_names(hub: &Arc<Hub>, l: &Launch) -> Vec<String> {
+    let seats: Vec<Option<(VersionId, bool)>> = l
+        .seats
+        .iter()
+        .map(|p| match p {
+            SeatPlan::Version(v) => Some((*v, false)),
+            SeatPlan::House(v, _) => Some((*v, true)),
+            SeatPlan::Bot(_) => None,
+        })
+        .collect();
+    hub.store(move |ladder| {
+        let store = ladder.store();
+        let name = |(v, house): (VersionId, bool)| -> maumau_ladder::Result<String> {
+            let bot = store.bot(store.version(v)?.bot)?;
+            Ok(match house {
+                true => format!("{} (house)", bot.name),
+                false => bot.name,
+            })
+        };
+        Ok(seats
+            .into_iter()
+            .map(|s| s.and_then(|s| name(s).ok()).unwrap_or_default())
+            .collect())
+    })
+    .await
+    .unwrap_or_default()
+}
+
 /// Creates the match on the game server, sends the invitations and starts the watcher. Returns
 /// false when the match was aborted before its invitations (recorded as such).
 pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) -> bool {
@@ -471,6 +503,7 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) -> bool {
         .await;
         return false;
     }
+    let names = seat_names(hub, &l).await;
     let created = check_format(&l.profile, l.seats.len() as u8).and_then(|config| {
         hub.host
             .create(HostedMatch {
@@ -486,6 +519,7 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) -> bool {
                     .collect(),
                 rated: !l.validation,
                 label: format!("{LABEL_PREFIX}{id}"),
+                names,
             })
             .map_err(|s| s.message().to_string())
     });

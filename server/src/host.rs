@@ -36,6 +36,9 @@ pub struct HostedMatch {
     pub rated: bool,
     /// The match's label in listings (the ladder's: `ladder match N`).
     pub label: String,
+    /// The players' names by seat, as the extension knows them (the ladder's bot names): shown
+    /// for the seats instead of the names their programs join with. Empty: none.
+    pub names: Vec<String>,
 }
 
 /// One match of the server, open or ended.
@@ -66,6 +69,7 @@ impl Host {
             label: m.label,
             join_timeout: None,
             sealed: false,
+            names: m.names,
         })?;
         Ok((response, MatchHandle { entry }))
     }

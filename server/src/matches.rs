@@ -162,6 +162,7 @@ fn new_match(r: pb::CreateMatchRequest, defaults: &TimeControl) -> Result<NewMat
         label: r.label.chars().take(128).collect(),
         join_timeout,
         sealed: r.sealed,
+        names: Vec::new(),
     })
 }
 
@@ -271,6 +272,7 @@ fn public_match(r: pb::CreatePublicMatchRequest) -> Result<NewMatch, Status> {
         label: PUBLIC_LABEL.to_string(),
         join_timeout: Some(PUBLIC_JOIN_TIMEOUT),
         sealed: false,
+        names: Vec::new(),
     })
 }
 

@@ -419,6 +419,7 @@ mod tests {
             label: format!("m{seed}"),
             join_timeout: None,
             sealed: false,
+            names: Vec::new(),
         }
     }
 

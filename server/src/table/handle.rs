@@ -67,6 +67,8 @@ pub(crate) struct Handle {
     /// salted commitments).
     pub(crate) seed_salt: Vec<u8>,
     pub(crate) created_unix_ms: u64,
+    /// The players' names its creator gave, by seat (see `NewMatch::names`).
+    pub(crate) names: Vec<String>,
     /// Creation order: ListMatches lists newest first, and its page token is one of these.
     pub(crate) seq: u64,
     /// The match's tokens while it is open (kept as hashes with its record once it has ended).
@@ -144,6 +146,7 @@ impl Handle {
             seed_commitment: report.seed_commitment.clone(),
             seed_salt: report.seed_salt.clone(),
             created_unix_ms: record.created_unix_ms,
+            names: Vec::new(),
             seq,
             tokens: Vec::new(),
             tx: Mutex::new(None),
@@ -386,6 +389,7 @@ impl Handle {
             seed_commitment: wire::seed_commitment(&salt, seed).to_vec(),
             seed_salt: salt.to_vec(),
             created_unix_ms: now_ms(),
+            names: m.names.clone(),
             seq,
             tokens,
             tx: Mutex::new(Some(tx)),
@@ -444,4 +448,7 @@ pub(crate) struct NewMatch {
     pub(crate) join_timeout: Option<Duration>,
     /// Seed, salt and hidden cards stay secret after the end until RevealMatch.
     pub(crate) sealed: bool,
+    /// The players' names as the match's creator knows them, by seat (empty: none given; a seat
+    /// beyond the list has none): shown for the seat instead of the name its client joins with.
+    pub(crate) names: Vec<String>,
 }

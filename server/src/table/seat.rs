@@ -176,13 +176,19 @@ impl Table {
             .enumerate()
             .map(|(s, seat)| pb::PlayerInfo {
                 seat: s as u32,
-                // A seat the server's bot plays from the start has the bot's name; a remote
-                // seat keeps its client's name even while a bot plays for it.
-                name: if seat.name.is_empty() && seat.controller == Controller::Bot && !seat.gave_up
-                {
-                    seat.bot.name().to_string()
-                } else {
-                    seat.name.clone()
+                // The name the match's creator gave the seat comes first (a program cannot
+                // join as someone else); then a seat the server's bot plays from the start has
+                // the bot's name; a remote seat keeps its client's name even while a bot plays
+                // for it.
+                name: match self.entry.names.get(s).filter(|n| !n.is_empty()) {
+                    Some(given) => given.clone(),
+                    None if seat.name.is_empty()
+                        && seat.controller == Controller::Bot
+                        && !seat.gave_up =>
+                    {
+                        seat.bot.name().to_string()
+                    }
+                    None => seat.name.clone(),
                 },
                 bot: match seat.controller {
                     Controller::Bot => seat.bot.kind_to_wire() as i32,
