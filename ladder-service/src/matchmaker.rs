@@ -411,17 +411,25 @@ fn why_waiting(
         .chain(house)
         .filter(|c| c.owner != me.owner)
         .collect();
-    let playable = config.formats.iter().any(|f| {
-        if f.weight <= 0.0 || !me.seats.contains(&f.seats) || !me.profiles.contains(&f.profile) {
-            return false;
-        }
-        let owners: HashSet<_> = others
-            .iter()
-            .filter(|c| c.seats.contains(&f.seats) && c.profiles.contains(&f.profile))
-            .map(|c| c.owner)
-            .collect();
-        owners.len() + 1 >= usize::from(f.seats)
-    });
+    // Each format the ladder plays that it accepts, with the other owners online for it.
+    let formats: Vec<(&str, u8, usize)> = config
+        .formats
+        .iter()
+        .filter(|f| {
+            f.weight > 0.0 && me.seats.contains(&f.seats) && me.profiles.contains(&f.profile)
+        })
+        .map(|f| {
+            let owners: HashSet<_> = others
+                .iter()
+                .filter(|c| c.seats.contains(&f.seats) && c.profiles.contains(&f.profile))
+                .map(|c| c.owner)
+                .collect();
+            (f.profile.as_str(), f.seats, owners.len())
+        })
+        .collect();
+    let playable = formats
+        .iter()
+        .any(|&(_, seats, owners)| owners + 1 >= usize::from(seats));
     Ok(if playable {
         (
             W::Matchmaking,
@@ -430,14 +438,31 @@ fn why_waiting(
                 .into(),
         )
     } else {
-        (
-            W::NoOpponents,
-            format!(
-                "no opponent of a format it accepts is online ({} other bot(s) online)",
-                others.len()
-            ),
-        )
+        (W::NoOpponents, no_table(&formats, others.len()))
     })
+}
+
+/// Why no table can be filled for a bot, format by format: each format it accepts (profile,
+/// seats and the other owners online who accept it) needs `seats - 1` other owners' bots.
+fn no_table(formats: &[(&str, u8, usize)], others: usize) -> String {
+    if formats.is_empty() {
+        return format!(
+            "none of the ladder's formats is one it accepts (its profiles and table sizes);              {others} other bot(s) online"
+        );
+    }
+    let each: Vec<String> = formats
+        .iter()
+        .map(|&(profile, seats, owners)| {
+            format!(
+                "{profile} with {seats} seats needs {} other owner(s)' bots, {owners} online",
+                seats - 1
+            )
+        })
+        .collect();
+    format!(
+        "no table can be filled: {} ({others} other bot(s) online)",
+        each.join("; ")
+    )
 }
 
 /// Records a match that never got a table as aborted, nobody at fault.
@@ -815,5 +840,26 @@ fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
                 reason,
             }),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::no_table;
+
+    #[test]
+    fn a_bot_that_cannot_be_seated_is_told_which_table_lacks_whom() {
+        assert_eq!(
+            no_table(&[("brazilian", 4, 1)], 1),
+            "no table can be filled: brazilian with 4 seats needs 3 other owner(s)' bots, \
+             1 online (1 other bot(s) online)"
+        );
+        assert_eq!(
+            no_table(&[("classic", 2, 0), ("brazilian", 4, 2)], 2),
+            "no table can be filled: classic with 2 seats needs 1 other owner(s)' bots, 0 \
+             online; brazilian with 4 seats needs 3 other owner(s)' bots, 2 online (2 other \
+             bot(s) online)"
+        );
+        assert!(no_table(&[], 3).starts_with("none of the ladder's formats"));
     }
 }
