@@ -1,4 +1,4 @@
-//! End to end: joining a ladder from the command line (issue 19). `maumau ladder register` makes
+//! End to end: joining a ladder from the command line. `maumau ladder register` makes
 //! an owner, a bot and a version and keeps the key in a file of mode 0600; two `maumau bot
 //! --ladder` processes (one launching a program per match, one with a reference bot) play rated
 //! matches against each other on a real `maumau serve --ladder`, print their invitations and
@@ -9,6 +9,8 @@
 )]
 #![allow(missing_docs, clippy::unwrap_used)]
 
+#[path = "common/checkout.rs"]
+mod checkout;
 #[path = "common/process.rs"]
 mod process;
 
@@ -589,4 +591,134 @@ fn the_rust_ladder_example_registers_plays_and_drains() {
     assert!(text.matches("rating μ").count() >= 2, "{text}");
     assert_eq!(text.lines().last(), Some("drained"), "{text}");
     assert!(opponent.signal_and_wait("TERM").success());
+}
+
+/// The commands of docs/LADDER.md's "Join in five minutes", one per line (a line ending in `\`
+/// joined with the next), from its code blocks.
+fn ladder_join_commands() -> Vec<String> {
+    let doc = include_str!("../../docs/LADDER.md");
+    let section = doc.split("## Join in five minutes").nth(1).unwrap();
+    let section = section.split("\n## ").next().unwrap();
+    let mut commands = Vec::new();
+    for block in section.split("```sh\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        let joined = block
+            .lines()
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("\\\n", "");
+        commands.extend(joined.lines().filter(|l| !l.is_empty()).map(String::from));
+    }
+    commands
+}
+
+/// docs/LADDER.md's join commands run as written, in a shell whose home is a fresh directory,
+/// against a real ladder (its address for the documentation's `ladder.example.org:50051`): the
+/// client installed as the page says (the README's line, into a fresh copy of the client),
+/// `maumau ladder register` writes the key file, and `maumau bot --ladder` launches the Python
+/// example bot for rated matches against another owner's reference bot, then drains on Ctrl-C.
+#[test]
+fn the_ladder_join_commands_of_the_docs_run_as_written() {
+    let commands = ladder_join_commands();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert!(
+        commands[0].starts_with("maumau ladder register "),
+        "{commands:?}"
+    );
+    assert!(
+        commands[1].starts_with("maumau bot --ladder "),
+        "{commands:?}"
+    );
+    let install = "python3 -m venv clients/python/.venv && \
+                   clients/python/.venv/bin/pip install -e clients/python";
+    assert!(
+        include_str!("../../docs/LADDER.md").contains(&format!("`{install}`")),
+        "docs/LADDER.md says how to install the client"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = ladder_server(dir.path());
+    let url = server.url.clone();
+    let root = dir.path().join("checkout");
+    let client = concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/python");
+    checkout::copy_clean(Path::new(client), &root.join("clients/python"));
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let path: Vec<String> = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.contains("venv"))
+        .map(String::from)
+        .collect();
+    // `maumau` is this package's binary; the documentation's host is the test's ladder.
+    let as_run = |command: &str| {
+        command
+            .replace("ladder.example.org:50051", &url)
+            .replacen("maumau ", "\"$MAUMAU\" ", 1)
+    };
+    let shell = |script: &str| {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(script)
+            .current_dir(&root)
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("MAUMAU_LADDER_KEY")
+            .env_remove("MAUMAU_OWNER_KEY")
+            .env("HOME", &home)
+            .env("PATH", path.join(":"))
+            .env("MAUMAU", BIN);
+        command
+    };
+    let setup = shell(&format!("set -e\n{install}\n{}\n", as_run(&commands[0])))
+        .output()
+        .unwrap();
+    assert!(
+        setup.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&setup.stdout),
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    assert!(home.join(".maumau-key").is_file(), "the key file is in ~");
+
+    // Another owner's reference bot to play against.
+    let out = register(&url, "cli-opp", &[]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let key = text
+        .split_whitespace()
+        .find(|w| w.starts_with("mmv_"))
+        .expect("the version key is printed")
+        .to_string();
+    let _opponent = Joined::start(
+        "opponent",
+        &["--ladder", &url, "--key", &key, "--kind", "heuristic"],
+    );
+    let mut joined = shell(&format!("exec {}", as_run(&commands[1])))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let out = BufReader::new(joined.stdout.take().unwrap());
+    let keep = lines.clone();
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            eprintln!("docs: {line}");
+            keep.lock().unwrap().push(line);
+        }
+    });
+    let mut docs = Joined {
+        child: joined,
+        lines,
+    };
+    wait_for("a rated match of the documented bot", || {
+        docs.count("rating μ") >= 1
+    });
+    let status = docs.signal_and_wait("INT");
+    assert!(status.success(), "{status} {:?}", docs.lines());
+    assert!(
+        !docs.lines().iter().any(|l| l.contains("your program")),
+        "the launched Python bot never failed: {:?}",
+        docs.lines()
+    );
 }

@@ -7,6 +7,9 @@
 )]
 #![allow(missing_docs, clippy::unwrap_used)]
 
+#[path = "common/checkout.rs"]
+mod checkout;
+
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
@@ -61,26 +64,6 @@ fn readme_five_minute_bot() -> Vec<String> {
     block.lines().map(String::from).collect()
 }
 
-/// Copies `from` into `to` as a fresh clone has it: without a virtual environment, caches or
-/// an installed package's metadata.
-fn copy_clean(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') || name == "__pycache__" || name.ends_with(".egg-info") {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(&*name));
-        if entry.file_type().unwrap().is_dir() {
-            copy_clean(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
 /// The README's "A bot in five minutes" runs as written, from the root of a fresh copy of the
 /// Python client, in a shell without any virtual environment active: its first line installs
 /// the client with grpcio and protobuf (from the package index) in a new virtual environment,
@@ -108,7 +91,7 @@ fn the_readme_five_minute_bot_runs_as_written_without_an_active_virtual_environm
         .unwrap_or_else(|| panic!("{lines:?}"));
     let root = tempfile::tempdir().unwrap();
     let client = concat!(env!("CARGO_MANIFEST_DIR"), "/../clients/python");
-    copy_clean(
+    checkout::copy_clean(
         std::path::Path::new(client),
         &root.path().join("clients/python"),
     );
