@@ -525,7 +525,7 @@ impl Hub {
                 let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
                     Some(url) => {
                         let pg = PgStore::open(url)?;
-                        let node = pg.join_node(&node_address, now)?;
+                        let node = pg.join_node(&node_address)?;
                         let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
                         (Arc::new(Ladder::new(pg, config)), Some(cluster))
                     }

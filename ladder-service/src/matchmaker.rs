@@ -181,7 +181,7 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
         None => hub.open_lobbies(),
         Some(pg) => {
             let pg = pg.clone();
-            hub.store(move |_| pg.shared_lobbies(now_ms(), super::nodes::STALE_MS))
+            hub.store(move |_| pg.shared_lobbies(super::nodes::STALE_MS))
                 .await?
         }
     };

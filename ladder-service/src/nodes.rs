@@ -120,7 +120,7 @@ impl Cluster {
         let pg = self.pg.clone();
         let node = self.node;
         let _ = tokio::task::spawn_blocking(move || {
-            if let Err(e) = pg.leave_node(node, now_ms()) {
+            if let Err(e) = pg.leave_node(node) {
                 tracing::warn!(error = %e, "could not leave the shared ladder");
             }
             pg.close();
@@ -176,7 +176,7 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
             }
             let now = now_ms();
             let reaped = pg.reap(now, reseed)?;
-            pg.purge_events(now - EVENT_TTL_MS)?;
+            pg.purge_events(EVENT_TTL_MS)?;
             Ok((true, reaped))
         })
         .await?;
@@ -250,12 +250,11 @@ pub(super) async fn run(hub: Arc<Hub>) {
         let pg = c.pg.clone();
         let node = c.node;
         let round = tokio::task::spawn_blocking(move || -> maumau_ladder::Result<Round> {
-            let now = now_ms();
-            pg.post_events(&outbox, now)?;
+            pg.post_events(&outbox)?;
             let events = pg.take_events(&versions)?;
-            let claimed = pg.claim(node, claim, LEASE_MS, now)?;
+            let claimed = pg.claim(node, claim, LEASE_MS)?;
             let renewed = match lobbies {
-                Some(l) => Some(pg.heartbeat(node, &l, LEASE_MS, now)?),
+                Some(l) => Some(pg.heartbeat(node, &l, LEASE_MS)?),
                 None => None,
             };
             Ok(Round {
