@@ -130,6 +130,10 @@ impl maumau_server::Extension for OnServer {
     fn release(&self) -> maumau_server::BoxFuture<'_, ()> {
         Box::pin(self.hub.release())
     }
+
+    fn health(&self) -> Option<watch::Receiver<bool>> {
+        self.hub.cluster.as_ref().map(|c| c.available.subscribe())
+    }
 }
 
 /// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
@@ -274,6 +278,15 @@ pub(crate) fn refuse(
     status
 }
 
+/// What a caller is told while the store cannot be reached (the detail is logged once, when the
+/// outage starts: it names the database's host and user).
+pub(crate) const STORE_UNAVAILABLE: &str = "the ladder's store is unavailable; try again shortly";
+
+/// Whether a status is [`STORE_UNAVAILABLE`] (an outage is logged once, not per failed call).
+pub(crate) fn is_outage(s: &Status) -> bool {
+    s.code() == tonic::Code::Unavailable && s.message() == STORE_UNAVAILABLE
+}
+
 /// The one conversion from the core's errors to a gRPC status.
 pub(crate) fn to_status(e: LadderError) -> Status {
     use pb::ErrorReason as G;
@@ -289,6 +302,7 @@ pub(crate) fn to_status(e: LadderError) -> Status {
         LadderError::Duplicate { .. } => refuse(R::Duplicate, Some(G::InvalidArgument), message),
         LadderError::Invalid(_) => refuse(R::Invalid, Some(G::InvalidArgument), message),
         LadderError::State(_) => refuse(R::State, None, message),
+        LadderError::Unavailable(_) => refuse(R::Storage, Some(G::Unavailable), STORE_UNAVAILABLE),
         LadderError::Locked { .. }
         | LadderError::Io(_)
         | LadderError::Database(_)

@@ -332,7 +332,7 @@ fn postgres_refuses_a_database_from_a_newer_build_and_migrates_once() {
 #[test]
 fn postgres_refuses_an_unreachable_server_with_a_clear_error() {
     match PgStore::open("postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2") {
-        Err(e @ LadderError::Database(_)) => {
+        Err(e @ LadderError::Unavailable(_)) => {
             let text = e.to_string();
             assert!(text.contains("cannot connect"), "{text}");
             assert!(!text.contains("secret"), "the password leaked: {text}");

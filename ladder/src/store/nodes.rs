@@ -272,6 +272,12 @@ impl PgStore {
     /// Whether this process runs the matchmaker: takes (or keeps) the advisory lock on a session
     /// of its own. The lock goes with the session: when the process dies, the next node takes it.
     pub fn try_lead(&self) -> Result<bool> {
+        let out = self.lead_session();
+        self.observe(&out);
+        out
+    }
+
+    fn lead_session(&self) -> Result<bool> {
         let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(c) = leader.as_mut() {
             if !c.is_closed() && c.simple_query("SELECT 1").is_ok() {

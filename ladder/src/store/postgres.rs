@@ -11,6 +11,12 @@
 //! finish, a void, an applied rerate) first takes one transaction-level advisory lock, so ratings
 //! are read and written by one transaction at a time and `rated_seq` grows without gaps or ties.
 //!
+//! The store follows whether the database answers: a call that finds it unreachable (connecting
+//! fails, the connection breaks, the server is shutting down) fails with
+//! [`LadderError::Unavailable`] and starts an outage; the next call that gets an answer ends it.
+//! [`PgStore::on_availability`] hears of both, once each (see [`Availability`]), and idle
+//! connections are dropped when an outage starts (they went with the server).
+//!
 //! The client must not be used from an async task (it runs its own small runtime): call the store
 //! from blocking threads, and drop it on one.
 //!
@@ -20,6 +26,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use postgres::error::SqlState;
@@ -82,6 +89,36 @@ pub(super) const MATCHMAKER_LOCK: i32 = 0x6d6d_0003;
 /// Connections kept idle at most; more may be open while many calls run at once.
 const IDLE_CONNECTIONS: usize = 8;
 
+/// A change in whether the database answers, as [`PgStore::on_availability`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Availability {
+    /// A call found the database unreachable; calls fail until it answers again. `error` is
+    /// the first failure's detail (for the log: it names the host and user).
+    Lost {
+        /// What the call that found it failed with.
+        error: String,
+    },
+    /// The database answers again.
+    Back {
+        /// How long it did not.
+        after: Duration,
+        /// Calls that failed meanwhile.
+        failed: u64,
+    },
+}
+
+/// What [`PgStore::on_availability`] keeps.
+type Listener = Box<dyn Fn(&Availability) + Send + Sync>;
+
+/// Whether the database answered the last call, and since when it has not.
+#[derive(Default)]
+struct Outage {
+    /// When the current outage started, and the calls failed since.
+    down: Option<(Instant, u64)>,
+    /// Told of every change.
+    listener: Option<Listener>,
+}
+
 /// The ladder kept in PostgreSQL. See the module docs. Clones share the connections and the
 /// leases this node holds (see `nodes.rs`).
 #[derive(Clone)]
@@ -94,6 +131,7 @@ pub struct PgStore {
     pub(super) leader: Arc<Mutex<Option<Client>>>,
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
+    outage: Arc<Mutex<Outage>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -125,6 +163,7 @@ impl PgStore {
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
+            outage: Arc::new(Mutex::new(Outage::default())),
         };
         let mut client = store.connect()?;
         migrate(&mut client)?;
@@ -162,23 +201,89 @@ impl PgStore {
         drop(leader);
     }
 
+    /// Calls `f` whenever the database stops or starts answering the store's calls (once per
+    /// change, on the thread of the call that noticed; keep it short). Replaces any earlier
+    /// listener.
+    pub fn on_availability(&self, f: impl Fn(&Availability) + Send + Sync + 'static) {
+        self.outage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .listener = Some(Box::new(f));
+    }
+
+    /// Whether the database answered the store's last call.
+    pub fn is_available(&self) -> bool {
+        self.outage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .down
+            .is_none()
+    }
+
+    /// Records what a call found: an outage starts at its first unreachable call and ends at
+    /// the first call that got an answer (even a refusal).
+    pub(super) fn observe<T>(&self, out: &Result<T>) {
+        let change = {
+            let mut o = self.outage.lock().unwrap_or_else(PoisonError::into_inner);
+            match (out, &mut o.down) {
+                (Err(LadderError::Unavailable(e)), None) => {
+                    o.down = Some((Instant::now(), 1));
+                    Some(Availability::Lost {
+                        error: e.to_string(),
+                    })
+                }
+                (Err(LadderError::Unavailable(_)), Some((_, failed))) => {
+                    *failed += 1;
+                    None
+                }
+                (_, Some((since, failed))) => {
+                    let back = Availability::Back {
+                        after: since.elapsed(),
+                        failed: *failed,
+                    };
+                    o.down = None;
+                    Some(back)
+                }
+                (_, None) => None,
+            }
+            .inspect(|change| {
+                if let Some(listener) = &o.listener {
+                    listener(change);
+                }
+            })
+        };
+        if let Some(Availability::Lost { .. }) = change {
+            // The idle connections went with the server.
+            let idle: Vec<Client> =
+                std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
+            drop(idle);
+        }
+    }
+
     pub(super) fn connect(&self) -> Result<Client> {
         Client::connect(&self.url, NoTls).map_err(|e| {
-            LadderError::Database(
-                format!("cannot connect to PostgreSQL at {}: {e}", redact(&self.url)).into(),
-            )
+            let cause = std::error::Error::source(&e).map_or(String::new(), |c| format!(": {c}"));
+            let detail = format!(
+                "cannot connect to PostgreSQL at {}: {e}{cause}",
+                redact(&self.url)
+            );
+            match LadderError::from(e) {
+                LadderError::Unavailable(_) => LadderError::Unavailable(detail.into()),
+                _ => LadderError::Database(detail.into()),
+            }
         })
     }
 
-    fn take(&self) -> Result<Client> {
+    /// A connection: an idle one (`true`) or a new one.
+    fn take(&self) -> Result<(Client, bool)> {
         let idle = self
             .idle
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
         match idle {
-            Some(c) if !c.is_closed() => Ok(c),
-            _ => self.connect(),
+            Some(c) if !c.is_closed() => Ok((c, true)),
+            _ => Ok((self.connect()?, false)),
         }
     }
 
@@ -195,16 +300,43 @@ impl PgStore {
 
     /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.take()?;
-        let out = (|| {
-            let mut t = client.transaction()?;
-            let out = f(&mut t)?;
-            t.commit()?;
-            Ok(out)
-        })();
+        let out = self.tx_once(f);
+        self.observe(&out);
+        out
+    }
+
+    fn tx_once<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let (mut client, pooled) = self.take()?;
+        let out = match begin_and_run(&mut client, f) {
+            Ok(out) => out,
+            // An idle connection the server closed meanwhile (it restarted): nothing was done on
+            // it, so the call starts again on a new one.
+            Err((f, e)) if pooled && crate::error::unreachable(&e) => {
+                client = self.connect()?;
+                begin_and_run(&mut client, f).unwrap_or_else(|(_, e)| Err(e.into()))
+            }
+            Err((_, e)) => Err(e.into()),
+        };
         self.put(client);
         out
     }
+}
+
+/// Runs `f` in a transaction on `client`, or hands it back when the transaction could not
+/// begin.
+fn begin_and_run<T, F: FnOnce(&mut Transaction<'_>) -> Result<T>>(
+    client: &mut Client,
+    f: F,
+) -> std::result::Result<Result<T>, (F, postgres::Error)> {
+    let mut t = match client.transaction() {
+        Ok(t) => t,
+        Err(e) => return Err((f, e)),
+    };
+    Ok((|| {
+        let out = f(&mut t)?;
+        t.commit()?;
+        Ok(out)
+    })())
 }
 
 impl Backend for PgStore {
