@@ -132,6 +132,9 @@ impl From<LadderError> for Page {
                 StatusCode::SERVICE_UNAVAILABLE,
                 super::STORE_UNAVAILABLE.into(),
             ),
+            LadderError::Busy(_) => {
+                Page::Error(StatusCode::SERVICE_UNAVAILABLE, super::STORE_BUSY.into())
+            }
             e => {
                 // The detail (store messages, paths) goes to the log, not to anonymous readers.
                 tracing::error!(error = %e, "a ladder page failed");

@@ -19,6 +19,9 @@ pub enum LadderError {
     /// connection stayed busy); the same call may succeed later. The detail is for logs: it may
     /// name the database's host and user.
     Unavailable(Box<dyn std::error::Error + Send + Sync>),
+    /// Every connection to the database stayed in use for as long as a call may wait; the same
+    /// call may succeed later.
+    Busy(String),
     /// The database was written by a newer build (it has migration steps this build lacks).
     SchemaTooNew {
         /// Highest step in the database.
@@ -64,6 +67,7 @@ impl fmt::Display for LadderError {
             LadderError::Io(e) => write!(f, "data directory: {e}"),
             LadderError::Database(e) => write!(f, "database: {e}"),
             LadderError::Unavailable(e) => write!(f, "the database is unavailable: {e}"),
+            LadderError::Busy(why) => write!(f, "the database is busy: {why}"),
             LadderError::SchemaTooNew { found, known } => write!(
                 f,
                 "the database has schema step {found} but this build knows only up to {known}"

@@ -1308,6 +1308,94 @@ fn postgres_leases_follow_the_database_clock_not_the_nodes() {
     b.close();
 }
 
+/// Connections of the test's store, by the application name in its URL.
+fn connections_named(admin: &mut ::postgres::Client, name: &str) -> (i64, i64) {
+    let row = admin
+        .query_one(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE wait_event_type = 'Lock')
+             FROM pg_stat_activity WHERE application_name = $1",
+            &[&name],
+        )
+        .unwrap();
+    (row.get(0), row.get(1))
+}
+
+/// The pool opens at most its limit however many calls run at once; a call that finds every
+/// connection in use waits, then fails Busy (which is not an outage).
+#[test]
+fn postgres_pool_keeps_its_limit_and_a_call_beyond_it_waits_then_fails_busy() {
+    use maumau_ladder::store::PoolLimits;
+    use std::time::{Duration, Instant};
+    let base = common::postgres::fresh_database();
+    let name = format!("pooltest_{}", std::process::id());
+    let url = format!("{base}&application_name={name}");
+    let wait = Duration::from_millis(300);
+    let s = PgStore::open_with(
+        &url,
+        PoolLimits {
+            max_connections: 3,
+            wait,
+        },
+    )
+    .unwrap();
+    s.open_season("s1", 0).unwrap();
+    let mut admin = ::postgres::Client::connect(&base, ::postgres::NoTls).unwrap();
+
+    // Sixteen readers at once.
+    let readers: Vec<_> = (0..16)
+        .map(|_| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for _ in 0..40 {
+                    s.seasons().unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut most = (0, 0);
+    while readers.iter().any(|r| !r.is_finished()) {
+        most.0 = most.0.max(connections_named(&mut admin, &name).0);
+        most.1 = most.1.max(s.open_connections());
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert!(most.0 <= 3 && most.1 <= 3, "{most:?} connections open");
+
+    // Three calls hold every connection (they wait for a table lock); a fourth waits its time
+    // and fails Busy, and the store is still available.
+    let mut t = admin.transaction().unwrap();
+    t.batch_execute("LOCK TABLE seasons IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let holders: Vec<_> = (0..3)
+        .map(|_| {
+            let s = s.clone();
+            std::thread::spawn(move || s.seasons().map(|v| v.len()))
+        })
+        .collect();
+    let mut watcher = ::postgres::Client::connect(&base, ::postgres::NoTls).unwrap();
+    while connections_named(&mut watcher, &name).1 < 3 {
+        std::thread::yield_now();
+    }
+    let started = Instant::now();
+    match s.seasons() {
+        Err(LadderError::Busy(why)) => assert!(why.contains("3 connections"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let waited = started.elapsed();
+    assert!(
+        waited >= wait && waited < wait * 10,
+        "waited {waited:?} for {wait:?}"
+    );
+    assert!(s.is_available());
+    t.commit().unwrap();
+    for h in holders {
+        assert_eq!(h.join().unwrap().unwrap(), 1);
+    }
+    assert_eq!(s.seasons().unwrap().len(), 1);
+    s.close();
+}
+
 fn names_from_before_name_keys_are_still_compared_as_they_look(h: &mut Harness) {
     let (o, b) = {
         let s = h.store();

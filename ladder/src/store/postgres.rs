@@ -1,8 +1,10 @@
 //! The PostgreSQL store: several server processes share one ladder.
 //!
-//! Opened from a URL (`postgres://user@host:port/db`). The store keeps a few client connections
-//! of the synchronous `postgres` crate in a small pool of its own (a connection is taken for one
-//! method, which is one transaction, and put back). Schema steps are in `migrations/postgres/`,
+//! Opened from a URL (`postgres://user@host:port/db`). The store keeps client connections of the
+//! synchronous `postgres` crate in a small pool of its own (a connection is taken for one method,
+//! which is one transaction, and put back), with a hard limit ([`PoolLimits`]): a call that finds
+//! every connection busy waits for one, for a bounded time, then fails with
+//! [`LadderError::Busy`]. The matchmaker's session (`nodes.rs`) is one more. Schema steps are in `migrations/postgres/`,
 //! the same steps as SQLite's, applied at open under an advisory lock so that nodes starting
 //! together apply them once.
 //!
@@ -25,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
@@ -86,8 +88,81 @@ const RATINGS_LOCK: i64 = 0x6d61_756d_6175_0002;
 /// database must not share a matchmaker).
 pub(super) const MATCHMAKER_LOCK: i32 = 0x6d6d_0003;
 
-/// Connections kept idle at most; more may be open while many calls run at once.
-const IDLE_CONNECTIONS: usize = 8;
+/// How many connections the store's pool opens at most, and how long a call waits for one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolLimits {
+    /// Connections open at once, idle or in use (at least 1). Default 10.
+    pub max_connections: usize,
+    /// How long a call waits for a connection when all are in use before it fails with
+    /// [`LadderError::Busy`]. Default 5 s.
+    pub wait: Duration,
+}
+
+impl Default for PoolLimits {
+    fn default() -> Self {
+        PoolLimits {
+            max_connections: 10,
+            wait: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The pool: idle connections, and how many are open in all.
+struct Pool {
+    limits: PoolLimits,
+    state: Mutex<PoolState>,
+    /// Signalled when a connection goes back or is closed.
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct PoolState {
+    idle: Vec<Client>,
+    /// Idle and in use.
+    open: usize,
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A connection in use was closed (or never opened).
+    fn forget(&self) {
+        let mut st = self.lock();
+        st.open = st.open.saturating_sub(1);
+        drop(st);
+        self.freed.notify_one();
+    }
+
+    /// Takes the idle connections out (the caller drops them outside the lock).
+    fn drain_idle(&self) -> Vec<Client> {
+        let mut st = self.lock();
+        let idle = std::mem::take(&mut st.idle);
+        st.open = st.open.saturating_sub(idle.len());
+        drop(st);
+        self.freed.notify_all();
+        idle
+    }
+}
+
+/// A connection taken from the pool: it goes back when dropped (or, if it was closed or
+/// replaced by nothing, leaves room for a new one).
+struct Conn<'s> {
+    store: &'s PgStore,
+    client: Option<Client>,
+    /// Whether it was idle in the pool (it may have been closed by the server meanwhile).
+    pooled: bool,
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        match self.client.take() {
+            Some(c) => self.store.put(c),
+            None => self.store.pool.forget(),
+        }
+    }
+}
 
 /// A change in whether the database answers, as [`PgStore::on_availability`] reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,7 +199,7 @@ struct Outage {
 #[derive(Clone)]
 pub struct PgStore {
     url: Arc<str>,
-    idle: Arc<Mutex<Vec<Client>>>,
+    pool: Arc<Pool>,
     /// Leases this process holds: match id → (node id, epoch).
     pub(super) held: Arc<Mutex<HashMap<i64, (i64, i64)>>>,
     /// The session holding [`MATCHMAKER_LOCK`], while this process holds it.
@@ -155,19 +230,35 @@ fn redact(url: &str) -> String {
 }
 
 impl PgStore {
-    /// Connects to the database at `url` and applies any schema steps it lacks.
+    /// Connects to the database at `url` and applies any schema steps it lacks, with the
+    /// default [`PoolLimits`].
     pub fn open(url: &str) -> Result<PgStore> {
+        PgStore::open_with(url, PoolLimits::default())
+    }
+
+    /// [`PgStore::open`] with the pool's limits.
+    pub fn open_with(url: &str, limits: PoolLimits) -> Result<PgStore> {
+        let limits = PoolLimits {
+            max_connections: limits.max_connections.max(1),
+            ..limits
+        };
         let store = PgStore {
             url: url.into(),
-            idle: Arc::new(Mutex::new(Vec::new())),
+            pool: Arc::new(Pool {
+                limits,
+                state: Mutex::new(PoolState::default()),
+                freed: Condvar::new(),
+            }),
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
             outage: Arc::new(Mutex::new(Outage::default())),
         };
-        let mut client = store.connect()?;
-        migrate(&mut client)?;
-        store.put(client);
+        let mut conn = store.take()?;
+        if let Some(client) = conn.client.as_mut() {
+            migrate(client)?;
+        }
+        drop(conn);
         Ok(store)
     }
 
@@ -190,9 +281,7 @@ impl PgStore {
     /// from a blocking thread before the last clone is dropped inside an async runtime.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        let idle: Vec<Client> =
-            std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
-        drop(idle);
+        drop(self.pool.drain_idle());
         let leader = self
             .leader
             .lock()
@@ -236,6 +325,8 @@ impl PgStore {
                     *failed += 1;
                     None
                 }
+                // Every connection in use says nothing about the database.
+                (Err(LadderError::Busy(_)), _) => None,
                 (_, Some((since, failed))) => {
                     let back = Availability::Back {
                         after: since.elapsed(),
@@ -254,9 +345,7 @@ impl PgStore {
         };
         if let Some(Availability::Lost { .. }) = change {
             // The idle connections went with the server.
-            let idle: Vec<Client> =
-                std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
-            drop(idle);
+            drop(self.pool.drain_idle());
         }
     }
 
@@ -274,28 +363,71 @@ impl PgStore {
         })
     }
 
-    /// A connection: an idle one (`true`) or a new one.
-    fn take(&self) -> Result<(Client, bool)> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        match idle {
-            Some(c) if !c.is_closed() => Ok((c, true)),
-            _ => Ok((self.connect()?, false)),
+    /// Connections the pool has open now, idle or in use (not counting the matchmaker's
+    /// session).
+    pub fn open_connections(&self) -> usize {
+        self.pool.lock().open
+    }
+
+    /// A connection: an idle one, or a new one while fewer than the limit are open; otherwise
+    /// waits for one, at most [`PoolLimits::wait`].
+    fn take(&self) -> Result<Conn<'_>> {
+        let limits = self.pool.limits;
+        let deadline = Instant::now() + limits.wait;
+        let mut st = self.pool.lock();
+        loop {
+            if let Some(c) = st.idle.pop() {
+                if c.is_closed() {
+                    st.open = st.open.saturating_sub(1);
+                    drop(st);
+                    drop(c);
+                    st = self.pool.lock();
+                    continue;
+                }
+                return Ok(Conn {
+                    store: self,
+                    client: Some(c),
+                    pooled: true,
+                });
+            }
+            if st.open < limits.max_connections {
+                st.open += 1;
+                drop(st);
+                let mut conn = Conn {
+                    store: self,
+                    client: None,
+                    pooled: false,
+                };
+                // On failure the dropped `conn` leaves room again.
+                conn.client = Some(self.connect()?);
+                return Ok(conn);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(LadderError::Busy(format!(
+                    "all {} connections to the store stayed in use for {:?}",
+                    limits.max_connections, limits.wait
+                )));
+            }
+            st = self
+                .pool
+                .freed
+                .wait_timeout(st, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 
+    /// Puts a connection back (or closes it: it broke, or the store is closed).
     fn put(&self, c: Client) {
-        // Dropped here, on the caller's (blocking) thread, once the store is closed.
         if c.is_closed() || self.closed.load(Ordering::SeqCst) {
+            // Dropped here, on the caller's (blocking) thread.
+            drop(c);
+            self.pool.forget();
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < IDLE_CONNECTIONS {
-            idle.push(c);
-        }
+        self.pool.lock().idle.push(c);
+        self.pool.freed.notify_one();
     }
 
     /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
@@ -306,19 +438,23 @@ impl PgStore {
     }
 
     fn tx_once<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let (mut client, pooled) = self.take()?;
-        let out = match begin_and_run(&mut client, f) {
+        let mut conn = self.take()?;
+        let Some(client) = conn.client.as_mut() else {
+            return Err(LadderError::Busy("no connection".into()));
+        };
+        match begin_and_run(client, f) {
             Ok(out) => out,
             // An idle connection the server closed meanwhile (it restarted): nothing was done on
-            // it, so the call starts again on a new one.
-            Err((f, e)) if pooled && crate::error::unreachable(&e) => {
-                client = self.connect()?;
-                begin_and_run(&mut client, f).unwrap_or_else(|(_, e)| Err(e.into()))
+            // it, so the call starts again on a new one, in its place.
+            Err((f, e)) if conn.pooled && crate::error::unreachable(&e) => {
+                conn.client = None;
+                let mut client = self.connect()?;
+                let out = begin_and_run(&mut client, f).unwrap_or_else(|(_, e)| Err(e.into()));
+                conn.client = Some(client);
+                out
             }
             Err((_, e)) => Err(e.into()),
-        };
-        self.put(client);
-        out
+        }
     }
 }
 
