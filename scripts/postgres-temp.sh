@@ -7,6 +7,8 @@
 #
 #   scripts/postgres-temp.sh start [--owner-pid PID]   # prints KEY=VALUE lines, see below
 #   scripts/postgres-temp.sh stop DIR                  # stops the server and deletes DIR
+#   scripts/postgres-temp.sh pause DIR                 # stops the server, keeps DIR (outage tests)
+#   scripts/postgres-temp.sh resume DIR                # starts it again on the same port
 #
 # `start` prints three lines:
 #
@@ -85,13 +87,15 @@ Install them with:   sudo apt-get install -y postgresql"
   chmod 700 "$dir"
   as_owner "$bin/initdb" -D "$dir/data" -U maumau --auth=trust -E UTF8 --no-sync \
     >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
-  local port="" tries
+  local port="" tries options
   for tries in 1 2 3 4 5; do
     port="$(free_port)"
     # fsync off: a throwaway server for tests; the sockets live in the temporary directory.
-    if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    options="-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+    if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 -o "$options" \
       start >/dev/null 2>&1; then
+      # For `resume`.
+      echo "$options" >"$dir/options"
       break
     fi
     port=""
@@ -119,8 +123,31 @@ stop() {
   rm -rf "$dir"
 }
 
+# Stops the server (fast: open connections are closed) and keeps its directory.
+pause() {
+  local dir="${1:-}"
+  [[ -n "$dir" && -f "$dir/options" ]] || die "pause needs the directory printed by start"
+  local bin
+  bin="$(find_bin)" || die "no pg_ctl found"
+  pick_user
+  as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+}
+
+# Starts a paused server again, with the options (and port) it started with.
+resume() {
+  local dir="${1:-}"
+  [[ -n "$dir" && -f "$dir/options" ]] || die "resume needs the directory printed by start"
+  local bin
+  bin="$(find_bin)" || die "no pg_ctl found"
+  pick_user
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 -o "$(cat "$dir/options")" \
+    start >/dev/null
+}
+
 case "${1:-}" in
   start) shift; start "$@" ;;
   stop) shift; stop "$@" ;;
-  *) die "usage: $0 start [--owner-pid PID] | stop DIR" ;;
+  pause) shift; pause "$@" ;;
+  resume) shift; resume "$@" ;;
+  *) die "usage: $0 start [--owner-pid PID] | stop DIR | pause DIR | resume DIR" ;;
 esac

@@ -5,6 +5,10 @@
 //! and every match the dead node hosted was settled (aborted and retried, or voided) within
 //! 30 seconds of the kill.
 //!
+//! The outage test stops the PostgreSQL server under a node for a few seconds: health says
+//! NOT_SERVING meanwhile, calls and pages fail without naming the database, health says SERVING
+//! again once the server is back, and the node logs the outage in a few lines.
+//!
 //! Needs a PostgreSQL server where the user may create schemas: `MAUMAU_TEST_POSTGRES` (set by
 //! `scripts/test.sh` and CI, which start one with `scripts/postgres-temp.sh`). Without it the
 //! test says so and passes without running.
@@ -27,6 +31,8 @@ use maumau_ladder::store::{MatchState, NodeId, RatingCause};
 use maumau_ladder::{MatchId, PgStore, Store};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
 const BOTS: usize = 12;
@@ -72,6 +78,11 @@ impl Drop for Node {
 }
 
 fn start_node(url: &str, dir: &Path, i: usize) -> Node {
+    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    start_node_logging(url, dir, i, &log)
+}
+
+fn start_node_logging(url: &str, dir: &Path, i: usize, log_filter: &str) -> Node {
     let dir = dir.join(format!("node{i}"));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("config.toml");
@@ -92,10 +103,7 @@ fn start_node(url: &str, dir: &Path, i: usize) -> Node {
         .arg("--store")
         .arg(url)
         .env_remove("MAUMAU_OPERATOR_TOKEN")
-        .env(
-            "RUST_LOG",
-            std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into()),
-        )
+        .env("RUST_LOG", log_filter)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -567,4 +575,158 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
         "no match finished after the kill"
     );
     drop(store);
+}
+
+/// A throwaway PostgreSQL server of this test's own (`scripts/postgres-temp.sh`), which it may
+/// stop and start: (URL, directory).
+fn own_postgres() -> (String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres-temp.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(["start", "--owner-pid", &std::process::id().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap()
+            .to_string()
+    };
+    (
+        value("MAUMAU_TEST_POSTGRES="),
+        value("MAUMAU_POSTGRES_DIR="),
+    )
+}
+
+fn postgres_temp(command: &str, dir: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres-temp.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .args([command, dir])
+        .status()
+        .unwrap();
+    assert!(status.success(), "postgres-temp.sh {command} failed");
+}
+
+async fn health(addr: &str) -> ServingStatus {
+    let channel = tonic::transport::Channel::from_shared(addr.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    HealthClient::new(channel)
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status()
+}
+
+/// Waits (up to 20 s) until the node's health says `want`; how long it took.
+async fn await_health(addr: &str, want: ServingStatus) -> Duration {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if health(addr).await == want {
+            return start.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("health never became {want:?}");
+}
+
+/// A plain `GET` of a page: its status line and body.
+fn get_page(addr: &str, path: &str) -> String {
+    use std::io::Read;
+    let host = addr.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_follows_the_store_through_an_outage_and_the_log_stays_short() {
+    // This test stops its database, so it starts one of its own; it runs where the others do.
+    if std::env::var("MAUMAU_TEST_POSTGRES").is_err() {
+        eprintln!("ladder_nodes: outage test SKIPPED, MAUMAU_TEST_POSTGRES is not set");
+        return;
+    }
+    let (admin, pg_dir) = own_postgres();
+    let port = admin.rsplit(':').next().unwrap().split('/').next().unwrap();
+    let port = port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let node = start_node_logging(&admin, dir.path(), 0, "info");
+    await_health(&node.addr, ServingStatus::Serving).await;
+
+    let log_path = dir.path().join("node0/stderr.log");
+    let before = std::fs::read_to_string(&log_path).unwrap().len();
+    postgres_temp("pause", &pg_dir);
+    let down = Instant::now();
+    let noticed = await_health(&node.addr, ServingStatus::NotServing).await;
+    eprintln!("health said NOT_SERVING {noticed:?} after the database stopped");
+    // Calls and pages fail, and say nothing of the database (host, port, user, database).
+    let mut c = LadderServiceClient::connect(node.addr.clone())
+        .await
+        .unwrap();
+    let e = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            profile: "classic".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unavailable, "{e:?}");
+    let page = get_page(&node.addr, "/ladder");
+    assert!(page.starts_with("HTTP/1.1 503"), "{page}");
+    for told in [e.message(), page.as_str()] {
+        for secret in ["127.0.0.1", port.as_str(), "maumau@", "postgres"] {
+            assert!(!told.contains(secret), "{secret:?} in {told:?}");
+        }
+    }
+    // A few seconds down, with the node's loops polling all along.
+    tokio::time::sleep(Duration::from_secs(3).saturating_sub(down.elapsed())).await;
+    postgres_temp("resume", &pg_dir);
+    let back = await_health(&node.addr, ServingStatus::Serving).await;
+    eprintln!("health said SERVING {back:?} after the database started again");
+    c.get_leaderboard(pb::GetLeaderboardRequest {
+        profile: "classic".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+
+    // What the node logged from the stop on.
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let about: Vec<&str> = log[before..]
+        .lines()
+        .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("store"))
+        .collect();
+    eprintln!("the node's log about it:\n{}", about.join("\n"));
+    assert!(about.len() <= 4, "{} lines", about.len());
+    assert!(
+        about.iter().any(|l| l.contains("store is unreachable")),
+        "no line when the outage started"
+    );
+    assert!(
+        about
+            .iter()
+            .any(|l| l.contains("answers again") && l.contains("calls failed")),
+        "no line when it ended"
+    );
+    drop(node);
+    postgres_temp("stop", &pg_dir);
 }

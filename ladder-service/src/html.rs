@@ -127,6 +127,14 @@ impl From<LadderError> for Page {
         match e {
             LadderError::NotFound { .. } => Page::not_found(e.to_string()),
             LadderError::Invalid(_) => Page::bad_request(e.to_string()),
+            // Logged once per outage (see `nodes.rs`), not per page.
+            LadderError::Unavailable(_) => Page::Error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                super::STORE_UNAVAILABLE.into(),
+            ),
+            LadderError::Busy(_) => {
+                Page::Error(StatusCode::SERVICE_UNAVAILABLE, super::STORE_BUSY.into())
+            }
             e => {
                 // The detail (store messages, paths) goes to the log, not to anonymous readers.
                 tracing::error!(error = %e, "a ladder page failed");

@@ -42,6 +42,7 @@ use maumau::pb;
 use maumau_engine::{MatchConfig, ProfileId};
 use maumau_ladder::keys::RegistrationPolicy;
 use maumau_ladder::matchmaking::Format;
+use maumau_ladder::store::PoolLimits;
 use maumau_ladder::validation::ValidationPolicy;
 use maumau_ladder::{
     Eligibility, Ladder, LadderConfig, LadderError, Lobby, Millis, OwnerId, PgStore, SqliteStore,
@@ -130,6 +131,10 @@ impl maumau_server::Extension for OnServer {
     fn release(&self) -> maumau_server::BoxFuture<'_, ()> {
         Box::pin(self.hub.release())
     }
+
+    fn health(&self) -> Option<watch::Receiver<bool>> {
+        self.hub.cluster.as_ref().map(|c| c.available.subscribe())
+    }
 }
 
 /// How the ladder runs. `LadderSettings::default()` is an open ladder with every profile.
@@ -153,6 +158,9 @@ pub struct LadderSettings {
     /// A PostgreSQL URL (`postgres://user@host/db`) for a ladder shared by several server
     /// processes; `None` keeps it in SQLite in `<data_dir>/ladder`, held by this process alone.
     pub store: Option<String>,
+    /// Connections the PostgreSQL store opens at most (its pool; the matchmaker's node holds one
+    /// more); calls beyond it wait up to 5 s for one, then fail UNAVAILABLE. Default 10.
+    pub store_max_connections: usize,
     /// Whether new versions first play unrated validation matches (one per profile they accept,
     /// as copies of themselves beside the built-in heuristic and random bots), and what fails
     /// them.
@@ -191,6 +199,7 @@ impl Default for LadderSettings {
             first_season: "season-1".into(),
             tick: Duration::from_secs(2),
             store: None,
+            store_max_connections: PoolLimits::default().max_connections,
             validation: ValidationPolicy::default(),
             drain_timeout: Duration::from_secs(60),
             seed: None,
@@ -274,6 +283,22 @@ pub(crate) fn refuse(
     status
 }
 
+/// What a caller is told while the store cannot be reached (the detail is logged once, when the
+/// outage starts: it names the database's host and user).
+pub(crate) const STORE_UNAVAILABLE: &str = "the ladder's store is unavailable; try again shortly";
+
+/// Whether a status is [`STORE_UNAVAILABLE`] (an outage is logged once, not per failed call).
+pub(crate) fn is_outage(s: &Status) -> bool {
+    s.code() == tonic::Code::Unavailable && s.message() == STORE_UNAVAILABLE
+}
+
+/// What a caller is told while every connection to the store is in use.
+pub(crate) const STORE_BUSY: &str = "the ladder's store is busy; try again shortly";
+
+/// What a caller is told when the store failed otherwise (the detail is logged: it may name the
+/// database, its host or a file).
+pub(crate) const STORE_FAILED: &str = "the ladder's store failed; the server's log has the detail";
+
 /// The one conversion from the core's errors to a gRPC status.
 pub(crate) fn to_status(e: LadderError) -> Status {
     use pb::ErrorReason as G;
@@ -289,12 +314,17 @@ pub(crate) fn to_status(e: LadderError) -> Status {
         LadderError::Duplicate { .. } => refuse(R::Duplicate, Some(G::InvalidArgument), message),
         LadderError::Invalid(_) => refuse(R::Invalid, Some(G::InvalidArgument), message),
         LadderError::State(_) => refuse(R::State, None, message),
+        LadderError::Unavailable(_) => refuse(R::Storage, Some(G::Unavailable), STORE_UNAVAILABLE),
+        LadderError::Busy(_) => {
+            tracing::debug!(error = %message, "a ladder call found the store busy");
+            refuse(R::Storage, Some(G::Unavailable), STORE_BUSY)
+        }
         LadderError::Locked { .. }
         | LadderError::Io(_)
         | LadderError::Database(_)
         | LadderError::SchemaTooNew { .. } => {
             tracing::error!(error = %message, "ladder storage failed");
-            refuse(R::Storage, Some(G::Unavailable), message)
+            refuse(R::Storage, Some(G::Unavailable), STORE_FAILED)
         }
     }
 }
@@ -496,6 +526,10 @@ impl Hub {
         let codes = settings.invitation_codes.clone();
         let first_season = settings.first_season.clone();
         let store_url = settings.store.clone();
+        let pool = PoolLimits {
+            max_connections: settings.store_max_connections,
+            ..PoolLimits::default()
+        };
         let validation = settings.validation;
         let max_versions = settings.max_versions;
         if !settings.house_bots.is_empty() && settings.store.is_some() {
@@ -524,8 +558,8 @@ impl Hub {
                 let now = now_ms();
                 let (ladder, cluster): (Arc<Ladder<dyn Store>>, _) = match &store_url {
                     Some(url) => {
-                        let pg = PgStore::open(url)?;
-                        let node = pg.join_node(&node_address, now)?;
+                        let pg = PgStore::open_with(url, pool)?;
+                        let node = pg.join_node(&node_address)?;
                         let cluster = nodes::Cluster::new(pg.clone(), node, node_address);
                         (Arc::new(Ladder::new(pg, config)), Some(cluster))
                     }
@@ -610,7 +644,10 @@ impl Hub {
                 refuse(
                     pb::LadderErrorReason::Storage,
                     Some(pb::ErrorReason::Internal),
-                    format!("a ladder task failed: {e}"),
+                    {
+                        tracing::error!(error = %e, "a ladder task failed");
+                        "a ladder task failed"
+                    },
                 )
             })?
             .map_err(to_status)
@@ -1003,6 +1040,23 @@ fn close_drained(l: &mut Lobbies, version: VersionId) {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn store_errors_name_no_database_to_callers() {
+        let detail = "cannot connect to PostgreSQL at postgres://ladder@db.internal:5433/ladderdb";
+        for e in [
+            LadderError::Unavailable(detail.into()),
+            LadderError::Database(detail.into()),
+            LadderError::Busy(detail.into()),
+            LadderError::Io(std::io::Error::other(detail)),
+        ] {
+            let status = to_status(e);
+            assert_eq!(status.code(), tonic::Code::Unavailable);
+            for secret in ["ladder@", "db.internal", "5433", "ladderdb", "postgres"] {
+                assert!(!status.message().contains(secret), "{status:?}");
+            }
+        }
+    }
 
     #[test]
     fn each_owner_has_its_own_budget_that_refills_over_a_minute() {

@@ -66,7 +66,9 @@ pub(crate) async fn run(hub: Arc<Hub>) {
         }
         let pause = match &hub.cluster {
             None => {
-                if let Err(e) = plan_round(&hub).await {
+                if let Err(e) = plan_round(&hub).await
+                    && !super::is_outage(&e)
+                {
                     tracing::warn!(error = %e.message(), "the ladder matchmaker could not plan");
                 }
                 hub.settings.tick
@@ -74,11 +76,14 @@ pub(crate) async fn run(hub: Arc<Hub>) {
             Some(_) => {
                 match super::nodes::lead(&hub).await {
                     Ok(true) => {
-                        if let Err(e) = plan_round(&hub).await {
+                        if let Err(e) = plan_round(&hub).await
+                            && !super::is_outage(&e)
+                        {
                             tracing::warn!(error = %e.message(), "the ladder matchmaker could not plan");
                         }
                     }
                     Ok(false) => {}
+                    Err(e) if super::is_outage(&e) => {}
                     Err(e) => {
                         tracing::warn!(error = %e.message(), "the ladder matchmaker's lock failed");
                     }
@@ -181,7 +186,7 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
         None => hub.open_lobbies(),
         Some(pg) => {
             let pg = pg.clone();
-            hub.store(move |_| pg.shared_lobbies(now_ms(), super::nodes::STALE_MS))
+            hub.store(move |_| pg.shared_lobbies(super::nodes::STALE_MS))
                 .await?
         }
     };

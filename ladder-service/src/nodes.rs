@@ -20,13 +20,14 @@ use std::time::{Duration, Instant};
 
 use maumau::pb;
 use maumau_ladder::matchmaking::Table;
+use maumau_ladder::store::Availability;
 use maumau_ladder::store::{Claimed, Layout, MatchRecord, NodeId};
 use maumau_ladder::validation::ValidationNeed;
-use maumau_ladder::{MatchId, Millis, PgStore, VersionId};
+use maumau_ladder::{LadderError, MatchId, Millis, PgStore, VersionId};
 use prost::Message as _;
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tonic::Status;
 
 use super::matchmaker::{Launch, launch};
@@ -61,6 +62,8 @@ pub(crate) struct Cluster {
     /// Wakes the node's loop (messages queued, matches scheduled).
     pub(super) kick: Notify,
     left: AtomicBool,
+    /// Whether the store answers (the server's health follows it).
+    pub(super) available: watch::Sender<bool>,
 }
 
 /// A match this node hosts.
@@ -75,6 +78,26 @@ struct Hosted {
 impl Cluster {
     pub(super) fn new(pg: PgStore, node: NodeId, address: String) -> Cluster {
         tracing::info!(node = node.0, %address, "joined the shared ladder as a node");
+        let available = watch::Sender::new(true);
+        let health = available.clone();
+        // One line when an outage starts and one when it ends: the calls failing meanwhile are
+        // counted, not logged.
+        pg.on_availability(move |change| {
+            match change {
+                Availability::Lost { error } => tracing::warn!(
+                    %error,
+                    "the ladder's store is unreachable: ladder calls fail and health is \
+                     NOT_SERVING until it answers"
+                ),
+                Availability::Back { after, failed } => tracing::info!(
+                    down_ms = after.as_millis() as u64,
+                    failed_calls = failed,
+                    "the ladder's store answers again after {:.1} s ({failed} calls failed)",
+                    after.as_secs_f64()
+                ),
+            }
+            health.send_replace(matches!(change, Availability::Back { .. }));
+        });
         Cluster {
             pg,
             node,
@@ -83,6 +106,7 @@ impl Cluster {
             outbox: Mutex::new(Vec::new()),
             kick: Notify::new(),
             left: AtomicBool::new(false),
+            available,
         }
     }
 
@@ -120,7 +144,7 @@ impl Cluster {
         let pg = self.pg.clone();
         let node = self.node;
         let _ = tokio::task::spawn_blocking(move || {
-            if let Err(e) = pg.leave_node(node, now_ms()) {
+            if let Err(e) = pg.leave_node(node) {
                 tracing::warn!(error = %e, "could not leave the shared ladder");
             }
             pg.close();
@@ -176,7 +200,7 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
             }
             let now = now_ms();
             let reaped = pg.reap(now, reseed)?;
-            pg.purge_events(now - EVENT_TTL_MS)?;
+            pg.purge_events(EVENT_TTL_MS)?;
             Ok((true, reaped))
         })
         .await?;
@@ -250,12 +274,11 @@ pub(super) async fn run(hub: Arc<Hub>) {
         let pg = c.pg.clone();
         let node = c.node;
         let round = tokio::task::spawn_blocking(move || -> maumau_ladder::Result<Round> {
-            let now = now_ms();
-            pg.post_events(&outbox, now)?;
+            pg.post_events(&outbox)?;
             let events = pg.take_events(&versions)?;
-            let claimed = pg.claim(node, claim, LEASE_MS, now)?;
+            let claimed = pg.claim(node, claim, LEASE_MS)?;
             let renewed = match lobbies {
-                Some(l) => Some(pg.heartbeat(node, &l, LEASE_MS, now)?),
+                Some(l) => Some(pg.heartbeat(node, &l, LEASE_MS)?),
                 None => None,
             };
             Ok(Round {
@@ -282,6 +305,8 @@ pub(super) async fn run(hub: Arc<Hub>) {
                 }
                 busy
             }
+            // An unreachable store is logged once, when the outage starts (see `Cluster::new`).
+            Ok(Err(LadderError::Unavailable(_))) => false,
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "the ladder node's round failed");
                 false

@@ -15,6 +15,13 @@ pub enum LadderError {
     Io(std::io::Error),
     /// The database failed (boxed so that every storage backend fits).
     Database(Box<dyn std::error::Error + Send + Sync>),
+    /// The database cannot be reached now (its server is down, the connection broke, or every
+    /// connection stayed busy); the same call may succeed later. The detail is for logs: it may
+    /// name the database's host and user.
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
+    /// Every connection to the database stayed in use for as long as a call may wait; the same
+    /// call may succeed later.
+    Busy(String),
     /// The database was written by a newer build (it has migration steps this build lacks).
     SchemaTooNew {
         /// Highest step in the database.
@@ -59,6 +66,8 @@ impl fmt::Display for LadderError {
             ),
             LadderError::Io(e) => write!(f, "data directory: {e}"),
             LadderError::Database(e) => write!(f, "database: {e}"),
+            LadderError::Unavailable(e) => write!(f, "the database is unavailable: {e}"),
+            LadderError::Busy(why) => write!(f, "the database is busy: {why}"),
             LadderError::SchemaTooNew { found, known } => write!(
                 f,
                 "the database has schema step {found} but this build knows only up to {known}"
@@ -82,7 +91,7 @@ impl std::error::Error for LadderError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LadderError::Io(e) => Some(e),
-            LadderError::Database(e) => Some(e.as_ref()),
+            LadderError::Database(e) | LadderError::Unavailable(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -108,7 +117,28 @@ impl From<rusqlite::Error> for LadderError {
 
 impl From<postgres::Error> for LadderError {
     fn from(e: postgres::Error) -> Self {
-        LadderError::Database(Box::new(e))
+        if unreachable(&e) {
+            LadderError::Unavailable(Box::new(e))
+        } else {
+            LadderError::Database(Box::new(e))
+        }
+    }
+}
+
+/// Whether a PostgreSQL error says the server could not be reached or dropped the connection
+/// (rather than refusing a statement).
+pub(crate) fn unreachable(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.as_db_error() {
+        // Connection exceptions, too many connections, and the server shutting down or starting.
+        Some(db) => {
+            let code = db.code().code();
+            code.starts_with("08") || code.starts_with("53") || code.starts_with("57P")
+        }
+        // Connecting failed, or the socket did.
+        None => std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>()),
     }
 }
 

@@ -332,7 +332,7 @@ fn postgres_refuses_a_database_from_a_newer_build_and_migrates_once() {
 #[test]
 fn postgres_refuses_an_unreachable_server_with_a_clear_error() {
     match PgStore::open("postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2") {
-        Err(e @ LadderError::Database(_)) => {
+        Err(e @ LadderError::Unavailable(_)) => {
             let text = e.to_string();
             assert!(text.contains("cannot connect"), "{text}");
             assert!(!text.contains("secret"), "the password leaked: {text}");
@@ -1102,8 +1102,8 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
         let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
         vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
     }
-    let na = a.join_node("http://a", 0).unwrap();
-    let nb = b.join_node("http://b", 0).unwrap();
+    let na = a.join_node("http://a").unwrap();
+    let nb = b.join_node("http://b").unwrap();
     let four = Layout {
         table_seats: 4,
         copies: 4,
@@ -1118,14 +1118,14 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     a.schedule_match(&new_match(season, &vs), 10).unwrap();
 
     // Each match is claimed once: a takes one, b the other, nothing is left.
-    let got_a = a.claim(na, 1, 1_000, 20).unwrap();
-    let got_b = b.claim(nb, 5, 1_000, 20).unwrap();
+    let got_a = a.claim(na, 1, 60_000).unwrap();
+    let got_b = b.claim(nb, 5, 60_000).unwrap();
     assert_eq!(got_a.len(), 1);
     assert_eq!(got_b.len(), 1);
     assert_eq!(got_a[0].record.id, m1);
     assert_eq!(got_b[0].record.id, m2);
     assert_eq!(got_a[0].layout, four);
-    assert!(a.claim(na, 5, 1_000, 20).unwrap().is_empty());
+    assert!(a.claim(na, 5, 60_000).unwrap().is_empty());
 
     // Only the holder records the end; the other node is refused and changes nothing.
     let cfg = RatingConfig::default();
@@ -1151,7 +1151,8 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
         .unwrap();
     a.release_lease(m1);
 
-    // b renews its lease and sees it in its heartbeat; then b goes silent and its lease runs out.
+    // b renews its lease and sees it in its heartbeat; then b goes silent and its lease runs out
+    // (a renewal of 1 ms, and the database's clock moves on).
     let lobby = maumau_ladder::Lobby {
         version: vs[0],
         max_matches: 2,
@@ -1159,13 +1160,15 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
         seats: vec![4],
     };
     assert_eq!(
-        b.heartbeat(nb, std::slice::from_ref(&lobby), 1_000, 500)
+        b.heartbeat(nb, std::slice::from_ref(&lobby), 60_000)
             .unwrap(),
         vec![m2]
     );
-    assert_eq!(a.shared_lobbies(600, 3_000).unwrap(), vec![lobby]);
-    assert!(a.shared_lobbies(10_000, 3_000).unwrap().is_empty());
+    assert_eq!(a.shared_lobbies(3_000).unwrap(), vec![lobby.clone()]);
     assert!(a.reap(1_400, |s, n| s + n as u64).unwrap().is_empty());
+    b.heartbeat(nb, std::slice::from_ref(&lobby), 1).unwrap();
+    pg_clock_moves_on();
+    assert!(a.shared_lobbies(1).unwrap().is_empty());
     let reaped = a.reap(1_600, |s, n| s + n as u64).unwrap();
     assert_eq!(reaped.len(), 1);
     assert_eq!(reaped[0].record.id, m2);
@@ -1195,9 +1198,10 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     // The retry dies too, MAX_RETRIES times in all; then the match is voided.
     let mut current = retry;
     for attempt in 1..=MAX_RETRIES {
-        let claimed = b.claim(nb, 5, 1_000, 2_000 * i64::from(attempt)).unwrap();
+        let claimed = b.claim(nb, 5, 1).unwrap();
         assert_eq!(claimed.len(), 1);
         assert_eq!(claimed[0].record.id, current);
+        pg_clock_moves_on();
         let reaped = a
             .reap(2_000 * i64::from(attempt) + 1_500, |s, n| s + n as u64)
             .unwrap();
@@ -1227,6 +1231,169 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     }
     assert!(led, "the lock outlived its session");
     b.close();
+}
+
+/// Lets the database's clock pass a lease of a millisecond or two.
+fn pg_clock_moves_on() {
+    std::thread::sleep(std::time::Duration::from_millis(20));
+}
+
+/// Leases and liveness are judged by the database's clock: a node whose own clock is minutes
+/// ahead (the `now` it passes) reaps no live lease, and one minutes behind still reaps an
+/// expired one.
+#[test]
+fn postgres_leases_follow_the_database_clock_not_the_nodes() {
+    use maumau_ladder::store::Layout;
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    let season = a.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..2u8 {
+        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
+        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    let two = Layout {
+        table_seats: 2,
+        copies: 2,
+    };
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let (ahead, behind) = (wall + 600_000, wall - 600_000);
+    let nb = b.join_node("http://b").unwrap();
+    let live = a
+        .schedule_laid_out(&new_match(season, &vs), two, behind)
+        .unwrap();
+    assert_eq!(b.claim(nb, 1, 5_000).unwrap().len(), 1);
+    let lobby = maumau_ladder::Lobby {
+        version: vs[0],
+        max_matches: 1,
+        profiles: vec!["classic".into()],
+        seats: vec![2],
+    };
+    assert_eq!(
+        b.heartbeat(nb, std::slice::from_ref(&lobby), 5_000)
+            .unwrap(),
+        vec![live]
+    );
+    // The matchmaker's node runs ten minutes ahead: b is alive and its lease is not reaped.
+    assert!(a.reap(ahead, |s, n| s + n as u64).unwrap().is_empty());
+    assert_eq!(a.shared_lobbies(3_000).unwrap(), vec![lobby.clone()]);
+    assert_eq!(a.match_record(live).unwrap().state, MatchState::Scheduled);
+
+    // A lease that ran out by the database's clock is reaped by a node ten minutes behind.
+    let expired = a
+        .schedule_laid_out(&new_match(season, &vs), two, behind)
+        .unwrap();
+    let claimed = b.claim(nb, 1, 1).unwrap();
+    assert_eq!(claimed[0].record.id, expired);
+    pg_clock_moves_on();
+    let reaped = a.reap(behind, |s, n| s + n as u64).unwrap();
+    assert_eq!(
+        reaped.iter().map(|r| r.record.id).collect::<Vec<_>>(),
+        vec![expired]
+    );
+    assert_eq!(a.match_record(expired).unwrap().state, MatchState::Aborted);
+    assert_eq!(a.match_record(live).unwrap().state, MatchState::Scheduled);
+    // The live lease is still b's to renew.
+    assert_eq!(
+        b.heartbeat(nb, std::slice::from_ref(&lobby), 5_000)
+            .unwrap(),
+        vec![live]
+    );
+    a.close();
+    b.close();
+}
+
+/// Connections of the test's store, by the application name in its URL.
+fn connections_named(admin: &mut ::postgres::Client, name: &str) -> (i64, i64) {
+    let row = admin
+        .query_one(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE wait_event_type = 'Lock')
+             FROM pg_stat_activity WHERE application_name = $1",
+            &[&name],
+        )
+        .unwrap();
+    (row.get(0), row.get(1))
+}
+
+/// The pool opens at most its limit however many calls run at once; a call that finds every
+/// connection in use waits, then fails Busy (which is not an outage).
+#[test]
+fn postgres_pool_keeps_its_limit_and_a_call_beyond_it_waits_then_fails_busy() {
+    use maumau_ladder::store::PoolLimits;
+    use std::time::{Duration, Instant};
+    let base = common::postgres::fresh_database();
+    let name = format!("pooltest_{}", std::process::id());
+    let url = format!("{base}&application_name={name}");
+    let wait = Duration::from_millis(300);
+    let s = PgStore::open_with(
+        &url,
+        PoolLimits {
+            max_connections: 3,
+            wait,
+        },
+    )
+    .unwrap();
+    s.open_season("s1", 0).unwrap();
+    let mut admin = ::postgres::Client::connect(&base, ::postgres::NoTls).unwrap();
+
+    // Sixteen readers at once.
+    let readers: Vec<_> = (0..16)
+        .map(|_| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for _ in 0..40 {
+                    s.seasons().unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut most = (0, 0);
+    while readers.iter().any(|r| !r.is_finished()) {
+        most.0 = most.0.max(connections_named(&mut admin, &name).0);
+        most.1 = most.1.max(s.open_connections());
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert!(most.0 <= 3 && most.1 <= 3, "{most:?} connections open");
+
+    // Three calls hold every connection (they wait for a table lock); a fourth waits its time
+    // and fails Busy, and the store is still available.
+    let mut t = admin.transaction().unwrap();
+    t.batch_execute("LOCK TABLE seasons IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let holders: Vec<_> = (0..3)
+        .map(|_| {
+            let s = s.clone();
+            std::thread::spawn(move || s.seasons().map(|v| v.len()))
+        })
+        .collect();
+    let mut watcher = ::postgres::Client::connect(&base, ::postgres::NoTls).unwrap();
+    while connections_named(&mut watcher, &name).1 < 3 {
+        std::thread::yield_now();
+    }
+    let started = Instant::now();
+    match s.seasons() {
+        Err(LadderError::Busy(why)) => assert!(why.contains("3 connections"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let waited = started.elapsed();
+    assert!(
+        waited >= wait && waited < wait * 10,
+        "waited {waited:?} for {wait:?}"
+    );
+    assert!(s.is_available());
+    t.commit().unwrap();
+    for h in holders {
+        assert_eq!(h.join().unwrap().unwrap(), 1);
+    }
+    assert_eq!(s.seasons().unwrap().len(), 1);
+    s.close();
 }
 
 fn names_from_before_name_keys_are_still_compared_as_they_look(h: &mut Harness) {

@@ -168,6 +168,14 @@ pub trait Extension: Send + Sync + 'static {
         None
     }
 
+    /// Whether the extension can serve now (`true`), for the server's health: while it says
+    /// `false` (a database it needs does not answer), `grpc.health.v1` reports the whole server
+    /// and the extension's services NOT_SERVING. `None` (the default): the extension has no
+    /// such dependency.
+    fn health(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        None
+    }
+
     /// The first step of the server's shutdown, while the open matches still play: stop
     /// starting new work and let what runs finish (within the extension's own deadline).
     fn drain(&self) -> BoxFuture<'_, ()> {

@@ -223,22 +223,55 @@ where
     health
         .set_serving::<pb::match_service_server::MatchServiceServer<matches::Matches>>()
         .await;
-    // Health follows the store: NOT_SERVING while finished matches cannot be written.
+    // Health follows the store: NOT_SERVING while finished matches cannot be written. The
+    // whole server ("") and the extension's services also follow the extension's own health.
     let mut storage = registry.storage_health();
+    let mut extension_health = extension.as_ref().and_then(|e| e.health());
+    let extension_services = extension
+        .as_ref()
+        .map(|e| e.service_names())
+        .unwrap_or_default();
     let reporter = health.clone();
     tokio::spawn(async move {
-        while storage.changed().await.is_ok() {
-            let status = if *storage.borrow_and_update() {
+        let status = |up: bool| {
+            if up {
                 tonic_health::ServingStatus::Serving
             } else {
                 tonic_health::ServingStatus::NotServing
-            };
+            }
+        };
+        loop {
+            let stored = *storage.borrow_and_update();
+            let extended = extension_health
+                .as_mut()
+                .is_none_or(|h| *h.borrow_and_update());
+            reporter
+                .set_service_status("", status(stored && extended))
+                .await;
             for service in [
-                "",
                 <maumau::encoded::play_service_server::PlayServiceServer<play::Play> as tonic::server::NamedService>::NAME,
                 <pb::match_service_server::MatchServiceServer<matches::Matches> as tonic::server::NamedService>::NAME,
             ] {
-                reporter.set_service_status(service, status).await;
+                reporter.set_service_status(service, status(stored)).await;
+            }
+            for service in &extension_services {
+                reporter
+                    .set_service_status(service, status(stored && extended))
+                    .await;
+            }
+            // An extension that drops its sender no longer counts.
+            let (changed, extension_gone) = match extension_health.as_mut() {
+                Some(h) => tokio::select! {
+                    r = storage.changed() => (r, false),
+                    r = h.changed() => (Ok(()), r.is_err()),
+                },
+                None => (storage.changed().await, false),
+            };
+            if changed.is_err() {
+                return;
+            }
+            if extension_gone {
+                extension_health = None;
             }
         }
     });

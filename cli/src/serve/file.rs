@@ -46,6 +46,8 @@ pub(super) struct FileConfig {
     pub(super) ladder_formats: Option<Vec<FileFormat>>,
     /// Like `--store`.
     pub(super) ladder_store: Option<String>,
+    /// Connections the PostgreSQL store opens at most.
+    pub(super) ladder_store_max_connections: Option<usize>,
     /// How long a stopping server lets its ladder matches finish.
     pub(super) ladder_drain_timeout_ms: Option<u64>,
     /// Turn off validation of new versions (default on).

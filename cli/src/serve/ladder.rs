@@ -41,6 +41,12 @@ pub(super) fn settings(
     if let Some(url) = args.store.clone().or(file.ladder_store) {
         l.store = Some(postgres_url(url)?);
     }
+    if let Some(n) = file.ladder_store_max_connections {
+        if n == 0 {
+            return Err("ladder_store_max_connections must be greater than 0".into());
+        }
+        l.store_max_connections = n;
+    }
     if let Some(v) = args
         .registrations_per_minute
         .or(file.registrations_per_minute)

@@ -21,6 +21,11 @@
 //!   both succeed: no match is rated twice and none is lost.
 //! - **Lobby messages.** Invitations and match ends are written to `lobby_events` for the version;
 //!   the node where its lobby is open takes them ([`PgStore::take_events`]).
+//!
+//! Every time that decides liveness (heartbeats, lease expiries, the age of lobby messages) is
+//! the database's clock (`db_now!`), never a node's: nodes whose clocks disagree by seconds
+//! still agree on which leases ran out. The `now` some methods take only stamps the records they
+//! write (when a match ended or was scheduled), as every other store method does.
 
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
@@ -35,6 +40,13 @@ use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{MatchId, Millis, VersionId};
 use crate::matchmaking::Lobby;
+
+/// The database's clock in milliseconds since the Unix epoch, as SQL (spliced with `concat!`).
+macro_rules! db_now {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    };
+}
 
 /// Times a match whose node died is scheduled again before it is voided.
 pub const MAX_RETRIES: i32 = 2;
@@ -120,13 +132,18 @@ fn read_layout(t: &mut Transaction<'_>, m: &MatchRecord) -> Result<(Layout, i32)
 
 impl PgStore {
     /// Joins the ladder as a node whose tables are reached at `address`.
-    pub fn join_node(&self, address: &str, now: Millis) -> Result<NodeId> {
+    pub fn join_node(&self, address: &str) -> Result<NodeId> {
         self.tx(|t| {
             let id: i64 = t
                 .query_one(
-                    "INSERT INTO nodes (address, started_ms, heartbeat_ms) VALUES ($1, $2, $2)
-                     RETURNING id",
-                    &[&address, &now],
+                    concat!(
+                        "INSERT INTO nodes (address, started_ms, heartbeat_ms) VALUES ($1, ",
+                        db_now!(),
+                        ", ",
+                        db_now!(),
+                        ") RETURNING id"
+                    ),
+                    &[&address],
                 )?
                 .get(0);
             Ok(NodeId(id))
@@ -134,19 +151,23 @@ impl PgStore {
     }
 
     /// The node's heartbeat: records it alive, replaces its open lobbies with `lobbies`, and
-    /// renews the leases of its matches still scheduled or running for `lease_ms`. Returns the
-    /// matches whose lease it renewed; a match it hosts that is missing lost its lease.
+    /// renews the leases of its matches still scheduled or running for `lease_ms` (from the
+    /// database's clock). Returns the matches whose lease it renewed; a match it hosts that is
+    /// missing lost its lease.
     pub fn heartbeat(
         &self,
         node: NodeId,
         lobbies: &[Lobby],
         lease_ms: Millis,
-        now: Millis,
     ) -> Result<Vec<MatchId>> {
         self.tx(|t| {
             t.execute(
-                "UPDATE nodes SET heartbeat_ms = $1 WHERE id = $2",
-                &[&now, &node.0],
+                concat!(
+                    "UPDATE nodes SET heartbeat_ms = ",
+                    db_now!(),
+                    " WHERE id = $1"
+                ),
+                &[&node.0],
             )?;
             t.execute("DELETE FROM node_lobbies WHERE node_id = $1", &[&node.0])?;
             let insert = t.prepare(
@@ -177,10 +198,15 @@ impl PgStore {
                 .collect();
             let ids: Vec<i64> = held.iter().map(|h| h.0).collect();
             let renewed = t.query(
-                "UPDATE matches SET lease_expires_ms = $1
-                 WHERE id = ANY($3) AND lease_owner = $2 AND state IN ('scheduled', 'running')
-                 RETURNING id, lease_epoch",
-                &[&(now + lease_ms), &node.0, &ids],
+                concat!(
+                    "UPDATE matches SET lease_expires_ms = ",
+                    db_now!(),
+                    " + $1
+                     WHERE id = ANY($3) AND lease_owner = $2
+                       AND state IN ('scheduled', 'running')
+                     RETURNING id, lease_epoch"
+                ),
+                &[&lease_ms, &node.0, &ids],
             )?;
             Ok(renewed
                 .iter()
@@ -191,27 +217,36 @@ impl PgStore {
     }
 
     /// Leaves the ladder: the node's lobbies are no longer offered, and it is marked stopped.
-    pub fn leave_node(&self, node: NodeId, now: Millis) -> Result<()> {
+    pub fn leave_node(&self, node: NodeId) -> Result<()> {
         self.tx(|t| {
             t.execute("DELETE FROM node_lobbies WHERE node_id = $1", &[&node.0])?;
             t.execute(
-                "UPDATE nodes SET stopped_ms = $1 WHERE id = $2",
-                &[&now, &node.0],
+                concat!(
+                    "UPDATE nodes SET stopped_ms = ",
+                    db_now!(),
+                    " WHERE id = $1"
+                ),
+                &[&node.0],
             )?;
             Ok(())
         })
     }
 
-    /// The lobbies open on live nodes (heartbeat within `stale_ms`), one per version.
-    pub fn shared_lobbies(&self, now: Millis, stale_ms: Millis) -> Result<Vec<Lobby>> {
+    /// The lobbies open on live nodes (heartbeat within `stale_ms` of the database's clock), one
+    /// per version.
+    pub fn shared_lobbies(&self, stale_ms: Millis) -> Result<Vec<Lobby>> {
         self.tx(|t| {
             let rows = t.query(
-                "SELECT DISTINCT ON (l.version_id) l.version_id, l.max_matches, l.profiles,
+                concat!(
+                    "SELECT DISTINCT ON (l.version_id) l.version_id, l.max_matches, l.profiles,
                         l.seats
-                 FROM node_lobbies l JOIN nodes n ON n.id = l.node_id
-                 WHERE n.stopped_ms IS NULL AND n.heartbeat_ms >= $1
-                 ORDER BY l.version_id, n.heartbeat_ms DESC",
-                &[&(now - stale_ms)],
+                     FROM node_lobbies l JOIN nodes n ON n.id = l.node_id
+                     WHERE n.stopped_ms IS NULL AND n.heartbeat_ms >= ",
+                    db_now!(),
+                    " - $1
+                     ORDER BY l.version_id, n.heartbeat_ms DESC"
+                ),
+                &[&stale_ms],
             )?;
             Ok(rows
                 .iter()
@@ -237,6 +272,12 @@ impl PgStore {
     /// Whether this process runs the matchmaker: takes (or keeps) the advisory lock on a session
     /// of its own. The lock goes with the session: when the process dies, the next node takes it.
     pub fn try_lead(&self) -> Result<bool> {
+        let out = self.lead_session();
+        self.observe(&out);
+        out
+    }
+
+    fn lead_session(&self) -> Result<bool> {
         let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(c) = leader.as_mut() {
             if !c.is_closed() && c.simple_query("SELECT 1").is_ok() {
@@ -279,15 +320,9 @@ impl PgStore {
     }
 
     /// Claims up to `max` scheduled, unclaimed matches (oldest first) for `node`, with a lease
-    /// of `lease_ms`. Matches other nodes are claiming at the same moment are skipped, not
-    /// waited for.
-    pub fn claim(
-        &self,
-        node: NodeId,
-        max: usize,
-        lease_ms: Millis,
-        now: Millis,
-    ) -> Result<Vec<Claimed>> {
+    /// of `lease_ms` from the database's clock. Matches other nodes are claiming at the same
+    /// moment are skipped, not waited for.
+    pub fn claim(&self, node: NodeId, max: usize, lease_ms: Millis) -> Result<Vec<Claimed>> {
         if max == 0 {
             return Ok(Vec::new());
         }
@@ -303,10 +338,14 @@ impl PgStore {
                 let id = MatchId(r.get(0));
                 let epoch: i64 = t
                     .query_one(
-                        "UPDATE matches SET lease_owner = $1, lease_epoch = lease_epoch + 1,
-                             lease_expires_ms = $2
-                         WHERE id = $3 RETURNING lease_epoch",
-                        &[&node.0, &(now + lease_ms), &id.0],
+                        concat!(
+                            "UPDATE matches SET lease_owner = $1, lease_epoch = lease_epoch + 1,
+                                 lease_expires_ms = ",
+                            db_now!(),
+                            " + $2
+                             WHERE id = $3 RETURNING lease_epoch"
+                        ),
+                        &[&node.0, &lease_ms, &id.0],
                     )?
                     .get(0);
                 let record = load_match(&mut PgTx::new(t), id, false)?;
@@ -334,20 +373,24 @@ impl PgStore {
             .remove(&id.0);
     }
 
-    /// Settles every match whose lease expired before `now`: aborts it (unrated, nobody at
+    /// Settles every match whose lease expired by the database's clock: aborts it (unrated, nobody at
     /// fault) and schedules it again with a seed drawn from `reseed(old seed, attempt)` and the
     /// same seats and layout, or voids it once it has been retried [`MAX_RETRIES`] times (or
     /// when the retry cannot be scheduled: a closed season, a retired version). Each orphan is
     /// settled in its own transaction, which locks it and checks that its lease is still
-    /// expired.
+    /// expired. `now` (this node's clock) only stamps the records: when the orphan ended and its
+    /// retry was scheduled; it decides nothing.
     pub fn reap(&self, now: Millis, reseed: impl Fn(u64, i32) -> u64) -> Result<Vec<Reaped>> {
         let orphans: Vec<i64> = self.tx(|t| {
             Ok(t.query(
-                "SELECT id FROM matches
-                 WHERE state IN ('scheduled', 'running') AND lease_owner IS NOT NULL
-                   AND lease_expires_ms < $1
-                 ORDER BY id",
-                &[&now],
+                concat!(
+                    "SELECT id FROM matches
+                     WHERE state IN ('scheduled', 'running') AND lease_owner IS NOT NULL
+                       AND lease_expires_ms < ",
+                    db_now!(),
+                    " ORDER BY id"
+                ),
+                &[],
             )?
             .iter()
             .map(|r| r.get(0))
@@ -357,11 +400,14 @@ impl PgStore {
         for id in orphans {
             let reaped = self.tx(|t| {
                 let row = t.query_opt(
-                    "SELECT lease_owner FROM matches
-                     WHERE id = $1 AND state IN ('scheduled', 'running')
-                       AND lease_expires_ms < $2
-                     FOR UPDATE SKIP LOCKED",
-                    &[&id, &now],
+                    concat!(
+                        "SELECT lease_owner FROM matches
+                         WHERE id = $1 AND state IN ('scheduled', 'running')
+                           AND lease_expires_ms < ",
+                        db_now!(),
+                        " FOR UPDATE SKIP LOCKED"
+                    ),
+                    &[&id],
                 )?;
                 let Some(row) = row else {
                     return Ok(None);
@@ -445,16 +491,18 @@ impl PgStore {
     }
 
     /// Queues messages for versions' lobbies, wherever they are open.
-    pub fn post_events(&self, events: &[(VersionId, Vec<u8>)], now: Millis) -> Result<()> {
+    pub fn post_events(&self, events: &[(VersionId, Vec<u8>)]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
         self.tx(|t| {
-            let insert = t.prepare(
-                "INSERT INTO lobby_events (version_id, payload, created_ms) VALUES ($1, $2, $3)",
-            )?;
+            let insert = t.prepare(concat!(
+                "INSERT INTO lobby_events (version_id, payload, created_ms) VALUES ($1, $2, ",
+                db_now!(),
+                ")"
+            ))?;
             for (v, payload) in events {
-                t.execute(&insert, &[&v.0, payload, &now])?;
+                t.execute(&insert, &[&v.0, payload])?;
             }
             Ok(())
         })
@@ -483,9 +531,19 @@ impl PgStore {
         })
     }
 
-    /// Deletes lobby messages older than `before` (for versions whose lobby never came back).
-    pub fn purge_events(&self, before: Millis) -> Result<u64> {
-        self.tx(|t| Ok(t.execute("DELETE FROM lobby_events WHERE created_ms < $1", &[&before])?))
+    /// Deletes lobby messages older than `ttl_ms` by the database's clock (for versions whose
+    /// lobby never came back).
+    pub fn purge_events(&self, ttl_ms: Millis) -> Result<u64> {
+        self.tx(|t| {
+            Ok(t.execute(
+                concat!(
+                    "DELETE FROM lobby_events WHERE created_ms < ",
+                    db_now!(),
+                    " - $1"
+                ),
+                &[&ttl_ms],
+            )?)
+        })
     }
 
     /// Every node that ever joined, oldest first.

@@ -1,8 +1,10 @@
 //! The PostgreSQL store: several server processes share one ladder.
 //!
-//! Opened from a URL (`postgres://user@host:port/db`). The store keeps a few client connections
-//! of the synchronous `postgres` crate in a small pool of its own (a connection is taken for one
-//! method, which is one transaction, and put back). Schema steps are in `migrations/postgres/`,
+//! Opened from a URL (`postgres://user@host:port/db`). The store keeps client connections of the
+//! synchronous `postgres` crate in a small pool of its own (a connection is taken for one method,
+//! which is one transaction, and put back), with a hard limit ([`PoolLimits`]): a call that finds
+//! every connection busy waits for one, for a bounded time, then fails with
+//! [`LadderError::Busy`]. The matchmaker's session (`nodes.rs`) is one more. Schema steps are in `migrations/postgres/`,
 //! the same steps as SQLite's, applied at open under an advisory lock so that nodes starting
 //! together apply them once.
 //!
@@ -10,6 +12,12 @@
 //! a match row is locked (`FOR UPDATE`) before its state changes, and every write of ratings (a
 //! finish, a void, an applied rerate) first takes one transaction-level advisory lock, so ratings
 //! are read and written by one transaction at a time and `rated_seq` grows without gaps or ties.
+//!
+//! The store follows whether the database answers: a call that finds it unreachable (connecting
+//! fails, the connection breaks, the server is shutting down) fails with
+//! [`LadderError::Unavailable`] and starts an outage; the next call that gets an answer ends it.
+//! [`PgStore::on_availability`] hears of both, once each (see [`Availability`]), and idle
+//! connections are dropped when an outage starts (they went with the server).
 //!
 //! The client must not be used from an async task (it runs its own small runtime): call the store
 //! from blocking threads, and drop it on one.
@@ -19,7 +27,8 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use postgres::error::SqlState;
@@ -79,21 +88,125 @@ const RATINGS_LOCK: i64 = 0x6d61_756d_6175_0002;
 /// database must not share a matchmaker).
 pub(super) const MATCHMAKER_LOCK: i32 = 0x6d6d_0003;
 
-/// Connections kept idle at most; more may be open while many calls run at once.
-const IDLE_CONNECTIONS: usize = 8;
+/// How many connections the store's pool opens at most, and how long a call waits for one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolLimits {
+    /// Connections open at once, idle or in use (at least 1). Default 10.
+    pub max_connections: usize,
+    /// How long a call waits for a connection when all are in use before it fails with
+    /// [`LadderError::Busy`]. Default 5 s.
+    pub wait: Duration,
+}
+
+impl Default for PoolLimits {
+    fn default() -> Self {
+        PoolLimits {
+            max_connections: 10,
+            wait: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The pool: idle connections, and how many are open in all.
+struct Pool {
+    limits: PoolLimits,
+    state: Mutex<PoolState>,
+    /// Signalled when a connection goes back or is closed.
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct PoolState {
+    idle: Vec<Client>,
+    /// Idle and in use.
+    open: usize,
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A connection in use was closed (or never opened).
+    fn forget(&self) {
+        let mut st = self.lock();
+        st.open = st.open.saturating_sub(1);
+        drop(st);
+        self.freed.notify_one();
+    }
+
+    /// Takes the idle connections out (the caller drops them outside the lock).
+    fn drain_idle(&self) -> Vec<Client> {
+        let mut st = self.lock();
+        let idle = std::mem::take(&mut st.idle);
+        st.open = st.open.saturating_sub(idle.len());
+        drop(st);
+        self.freed.notify_all();
+        idle
+    }
+}
+
+/// A connection taken from the pool: it goes back when dropped (or, if it was closed or
+/// replaced by nothing, leaves room for a new one).
+struct Conn<'s> {
+    store: &'s PgStore,
+    client: Option<Client>,
+    /// Whether it was idle in the pool (it may have been closed by the server meanwhile).
+    pooled: bool,
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        match self.client.take() {
+            Some(c) => self.store.put(c),
+            None => self.store.pool.forget(),
+        }
+    }
+}
+
+/// A change in whether the database answers, as [`PgStore::on_availability`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Availability {
+    /// A call found the database unreachable; calls fail until it answers again. `error` is
+    /// the first failure's detail (for the log: it names the host and user).
+    Lost {
+        /// What the call that found it failed with.
+        error: String,
+    },
+    /// The database answers again.
+    Back {
+        /// How long it did not.
+        after: Duration,
+        /// Calls that failed meanwhile.
+        failed: u64,
+    },
+}
+
+/// What [`PgStore::on_availability`] keeps.
+type Listener = Box<dyn Fn(&Availability) + Send + Sync>;
+
+/// Whether the database answered the last call, and since when it has not.
+#[derive(Default)]
+struct Outage {
+    /// When the current outage started, and the calls failed since.
+    down: Option<(Instant, u64)>,
+    /// Told of every change.
+    listener: Option<Listener>,
+}
 
 /// The ladder kept in PostgreSQL. See the module docs. Clones share the connections and the
 /// leases this node holds (see `nodes.rs`).
 #[derive(Clone)]
 pub struct PgStore {
     url: Arc<str>,
-    idle: Arc<Mutex<Vec<Client>>>,
+    pool: Arc<Pool>,
     /// Leases this process holds: match id → (node id, epoch).
     pub(super) held: Arc<Mutex<HashMap<i64, (i64, i64)>>>,
     /// The session holding [`MATCHMAKER_LOCK`], while this process holds it.
     pub(super) leader: Arc<Mutex<Option<Client>>>,
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
+    outage: Arc<Mutex<Outage>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -117,18 +230,35 @@ fn redact(url: &str) -> String {
 }
 
 impl PgStore {
-    /// Connects to the database at `url` and applies any schema steps it lacks.
+    /// Connects to the database at `url` and applies any schema steps it lacks, with the
+    /// default [`PoolLimits`].
     pub fn open(url: &str) -> Result<PgStore> {
+        PgStore::open_with(url, PoolLimits::default())
+    }
+
+    /// [`PgStore::open`] with the pool's limits.
+    pub fn open_with(url: &str, limits: PoolLimits) -> Result<PgStore> {
+        let limits = PoolLimits {
+            max_connections: limits.max_connections.max(1),
+            ..limits
+        };
         let store = PgStore {
             url: url.into(),
-            idle: Arc::new(Mutex::new(Vec::new())),
+            pool: Arc::new(Pool {
+                limits,
+                state: Mutex::new(PoolState::default()),
+                freed: Condvar::new(),
+            }),
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
+            outage: Arc::new(Mutex::new(Outage::default())),
         };
-        let mut client = store.connect()?;
-        migrate(&mut client)?;
-        store.put(client);
+        let mut conn = store.take()?;
+        if let Some(client) = conn.client.as_mut() {
+            migrate(client)?;
+        }
+        drop(conn);
         Ok(store)
     }
 
@@ -151,9 +281,7 @@ impl PgStore {
     /// from a blocking thread before the last clone is dropped inside an async runtime.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        let idle: Vec<Client> =
-            std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
-        drop(idle);
+        drop(self.pool.drain_idle());
         let leader = self
             .leader
             .lock()
@@ -162,49 +290,189 @@ impl PgStore {
         drop(leader);
     }
 
+    /// Calls `f` whenever the database stops or starts answering the store's calls (once per
+    /// change, on the thread of the call that noticed; keep it short). Replaces any earlier
+    /// listener.
+    pub fn on_availability(&self, f: impl Fn(&Availability) + Send + Sync + 'static) {
+        self.outage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .listener = Some(Box::new(f));
+    }
+
+    /// Whether the database answered the store's last call.
+    pub fn is_available(&self) -> bool {
+        self.outage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .down
+            .is_none()
+    }
+
+    /// Records what a call found: an outage starts at its first unreachable call and ends at
+    /// the first call that got an answer (even a refusal).
+    pub(super) fn observe<T>(&self, out: &Result<T>) {
+        let change = {
+            let mut o = self.outage.lock().unwrap_or_else(PoisonError::into_inner);
+            match (out, &mut o.down) {
+                (Err(LadderError::Unavailable(e)), None) => {
+                    o.down = Some((Instant::now(), 1));
+                    Some(Availability::Lost {
+                        error: e.to_string(),
+                    })
+                }
+                (Err(LadderError::Unavailable(_)), Some((_, failed))) => {
+                    *failed += 1;
+                    None
+                }
+                // Every connection in use says nothing about the database.
+                (Err(LadderError::Busy(_)), _) => None,
+                (_, Some((since, failed))) => {
+                    let back = Availability::Back {
+                        after: since.elapsed(),
+                        failed: *failed,
+                    };
+                    o.down = None;
+                    Some(back)
+                }
+                (_, None) => None,
+            }
+            .inspect(|change| {
+                if let Some(listener) = &o.listener {
+                    listener(change);
+                }
+            })
+        };
+        if let Some(Availability::Lost { .. }) = change {
+            // The idle connections went with the server.
+            drop(self.pool.drain_idle());
+        }
+    }
+
     pub(super) fn connect(&self) -> Result<Client> {
         Client::connect(&self.url, NoTls).map_err(|e| {
-            LadderError::Database(
-                format!("cannot connect to PostgreSQL at {}: {e}", redact(&self.url)).into(),
-            )
+            let cause = std::error::Error::source(&e).map_or(String::new(), |c| format!(": {c}"));
+            let detail = format!(
+                "cannot connect to PostgreSQL at {}: {e}{cause}",
+                redact(&self.url)
+            );
+            match LadderError::from(e) {
+                LadderError::Unavailable(_) => LadderError::Unavailable(detail.into()),
+                _ => LadderError::Database(detail.into()),
+            }
         })
     }
 
-    fn take(&self) -> Result<Client> {
-        let idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        match idle {
-            Some(c) if !c.is_closed() => Ok(c),
-            _ => self.connect(),
+    /// Connections the pool has open now, idle or in use (not counting the matchmaker's
+    /// session).
+    pub fn open_connections(&self) -> usize {
+        self.pool.lock().open
+    }
+
+    /// A connection: an idle one, or a new one while fewer than the limit are open; otherwise
+    /// waits for one, at most [`PoolLimits::wait`].
+    fn take(&self) -> Result<Conn<'_>> {
+        let limits = self.pool.limits;
+        let deadline = Instant::now() + limits.wait;
+        let mut st = self.pool.lock();
+        loop {
+            if let Some(c) = st.idle.pop() {
+                if c.is_closed() {
+                    st.open = st.open.saturating_sub(1);
+                    drop(st);
+                    drop(c);
+                    st = self.pool.lock();
+                    continue;
+                }
+                return Ok(Conn {
+                    store: self,
+                    client: Some(c),
+                    pooled: true,
+                });
+            }
+            if st.open < limits.max_connections {
+                st.open += 1;
+                drop(st);
+                let mut conn = Conn {
+                    store: self,
+                    client: None,
+                    pooled: false,
+                };
+                // On failure the dropped `conn` leaves room again.
+                conn.client = Some(self.connect()?);
+                return Ok(conn);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(LadderError::Busy(format!(
+                    "all {} connections to the store stayed in use for {:?}",
+                    limits.max_connections, limits.wait
+                )));
+            }
+            st = self
+                .pool
+                .freed
+                .wait_timeout(st, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 
+    /// Puts a connection back (or closes it: it broke, or the store is closed).
     fn put(&self, c: Client) {
-        // Dropped here, on the caller's (blocking) thread, once the store is closed.
         if c.is_closed() || self.closed.load(Ordering::SeqCst) {
+            // Dropped here, on the caller's (blocking) thread.
+            drop(c);
+            self.pool.forget();
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < IDLE_CONNECTIONS {
-            idle.push(c);
-        }
+        self.pool.lock().idle.push(c);
+        self.pool.freed.notify_one();
     }
 
     /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self.take()?;
-        let out = (|| {
-            let mut t = client.transaction()?;
-            let out = f(&mut t)?;
-            t.commit()?;
-            Ok(out)
-        })();
-        self.put(client);
+        let out = self.tx_once(f);
+        self.observe(&out);
         out
     }
+
+    fn tx_once<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.take()?;
+        let Some(client) = conn.client.as_mut() else {
+            return Err(LadderError::Busy("no connection".into()));
+        };
+        match begin_and_run(client, f) {
+            Ok(out) => out,
+            // An idle connection the server closed meanwhile (it restarted): nothing was done on
+            // it, so the call starts again on a new one, in its place.
+            Err((f, e)) if conn.pooled && crate::error::unreachable(&e) => {
+                conn.client = None;
+                let mut client = self.connect()?;
+                let out = begin_and_run(&mut client, f).unwrap_or_else(|(_, e)| Err(e.into()));
+                conn.client = Some(client);
+                out
+            }
+            Err((_, e)) => Err(e.into()),
+        }
+    }
+}
+
+/// Runs `f` in a transaction on `client`, or hands it back when the transaction could not
+/// begin.
+fn begin_and_run<T, F: FnOnce(&mut Transaction<'_>) -> Result<T>>(
+    client: &mut Client,
+    f: F,
+) -> std::result::Result<Result<T>, (F, postgres::Error)> {
+    let mut t = match client.transaction() {
+        Ok(t) => t,
+        Err(e) => return Err((f, e)),
+    };
+    Ok((|| {
+        let out = f(&mut t)?;
+        t.commit()?;
+        Ok(out)
+    })())
 }
 
 impl Backend for PgStore {
