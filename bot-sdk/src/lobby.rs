@@ -200,11 +200,11 @@ impl fmt::Display for LobbyEvent {
                     write!(f, ", validation")?;
                 }
                 if let Some(r) = e.rating.as_ref().filter(|_| e.rated) {
-                    write!(
-                        f,
-                        ", rating μ {:.2} σ {:.2} (score {:.2})",
-                        r.mu, r.sigma, r.score
-                    )?;
+                    write!(f, ", rating")?;
+                    if !e.profile.is_empty() {
+                        write!(f, " in {}", e.profile)?;
+                    }
+                    write!(f, " μ {:.2} σ {:.2} (score {:.2})", r.mu, r.sigma, r.score)?;
                 }
                 if !e.reason.is_empty() {
                     write!(f, ": {}", e.reason)?;
@@ -611,5 +611,28 @@ mod tests {
             bots_online: 3,
         };
         assert_eq!(waiting_line(&bare), "waiting: no_season (3 bots online)");
+    }
+
+    #[test]
+    fn a_rated_result_names_the_profile_its_rating_is_for() {
+        let ended = pb::LadderMatchEnded {
+            ladder_match_id: 7,
+            match_id: "m1".into(),
+            finished: true,
+            rated: true,
+            placing: 1,
+            rating: Some(pb::Rating {
+                mu: 26.5,
+                sigma: 7.25,
+                score: 4.75,
+                ..Default::default()
+            }),
+            profile: "brazilian".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            LobbyEvent::MatchEnded(ended).to_string(),
+            "match 7 (m1) finished: placing 1, rating in brazilian μ 26.50 σ 7.25 (score 4.75)"
+        );
     }
 }

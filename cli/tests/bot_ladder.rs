@@ -189,7 +189,7 @@ fn registered_bots_join_with_maumau_bot_play_rated_matches_and_drain_on_signals(
         .concat(),
     );
     wait_for("two rated matches each", || {
-        a.count("rating μ") >= 2 && b.count("rating μ") >= 2
+        a.count("rating in classic μ") >= 2 && b.count("rating in classic μ") >= 2
     });
     for j in [&a, &b] {
         let lines = j.lines();
@@ -338,7 +338,11 @@ fn the_rust_sdk_lobby_plays_rated_matches_and_drains() {
     let events = events.lock().unwrap().clone();
     assert!(events[0].starts_with("lobby open: version"), "{events:?}");
     assert!(
-        events.iter().filter(|e| e.contains("rating μ")).count() >= 2,
+        events
+            .iter()
+            .filter(|e| e.contains("rating in classic μ"))
+            .count()
+            >= 2,
         "{events:?}"
     );
     assert_eq!(
@@ -394,7 +398,7 @@ fn maumau_bot_reopens_its_lobby_when_the_server_comes_back() {
         })
         .collect();
     wait_for("a rated match each", || {
-        bots.iter().all(|b| b.count("rating μ") >= 1)
+        bots.iter().all(|b| b.count("rating in classic μ") >= 1)
     });
 
     // The server stops gracefully (its ladder drains the lobbies) and comes back on the same
@@ -411,7 +415,10 @@ fn maumau_bot_reopens_its_lobby_when_the_server_comes_back() {
     wait_for("the lobbies to notice", || {
         bots.iter().all(|b| b.count("lobby dropped") >= 1)
     });
-    let rated_before: Vec<usize> = bots.iter().map(|b| b.count("rating μ")).collect();
+    let rated_before: Vec<usize> = bots
+        .iter()
+        .map(|b| b.count("rating in classic μ"))
+        .collect();
     let config = dir.path().join("ladder.toml");
     let mut again = Command::new(BIN);
     again
@@ -426,7 +433,7 @@ fn maumau_bot_reopens_its_lobby_when_the_server_comes_back() {
     wait_for("rated matches after the restart", || {
         bots.iter()
             .zip(&rated_before)
-            .all(|(b, &n)| b.count("rating μ") > n && b.count("lobby open") >= 2)
+            .all(|(b, &n)| b.count("rating in classic μ") > n && b.count("lobby open") >= 2)
     });
     for b in &mut bots {
         let status = b.signal_and_wait("TERM");
@@ -588,7 +595,7 @@ fn the_rust_ladder_example_registers_plays_and_drains() {
         text.contains("version key (shown once, keep it): mmv_"),
         "{text}"
     );
-    assert!(text.matches("rating μ").count() >= 2, "{text}");
+    assert!(text.matches("rating in ").count() >= 2, "{text}");
     assert_eq!(text.lines().last(), Some("drained"), "{text}");
     assert!(opponent.signal_and_wait("TERM").success());
 }
@@ -712,7 +719,7 @@ fn the_ladder_join_commands_of_the_docs_run_as_written() {
         lines,
     };
     wait_for("a rated match of the documented bot", || {
-        docs.count("rating μ") >= 1
+        docs.count("rating in classic μ") >= 1
     });
     let status = docs.signal_and_wait("INT");
     assert!(status.success(), "{status} {:?}", docs.lines());

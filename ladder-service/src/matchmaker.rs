@@ -810,6 +810,7 @@ fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
                 reason: ended.reason.clone(),
                 seat: s as u32,
                 validation: l.validation,
+                profile: l.profile.clone(),
             }),
         );
     }

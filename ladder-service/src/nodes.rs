@@ -239,6 +239,7 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
                     reason: reason.clone(),
                     seat: seat as u32,
                     validation: !r.record.rated,
+                    profile: r.record.profile.clone(),
                 }),
             );
         }

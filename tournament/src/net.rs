@@ -600,6 +600,7 @@ impl Session {
                 reason: String::new(),
                 seat: s as u32,
                 validation: false,
+                profile: g.t.config.profile.name().to_string(),
             });
         }
         let forfeits: Vec<u8> = report

@@ -160,7 +160,8 @@ def describe(kind: str, message) -> str:
         text += f"finished: placing {message.placing}" if message.finished else "aborted"
         if message.rated and message.HasField("rating"):
             r = message.rating
-            text += f", rating μ {r.mu:.2f} σ {r.sigma:.2f} (score {r.score:.2f})"
+            where = f" in {message.profile}" if message.profile else ""
+            text += f", rating{where} μ {r.mu:.2f} σ {r.sigma:.2f} (score {r.score:.2f})"
         return text + (f": {message.reason}" if message.reason else "")
     if kind == "notice":
         status = ladder_pb2.VersionStatus.Name(message.status).removeprefix("VERSION_STATUS_").lower()

@@ -105,7 +105,8 @@ export function describe(kind, message) {
       text += message.finished ? `finished: placing ${message.placing}` : 'aborted';
       if (message.rated && message.rating) {
         const r = message.rating;
-        text += `, rating μ ${r.mu.toFixed(2)} σ ${r.sigma.toFixed(2)} (score ${r.score.toFixed(2)})`;
+        const where = message.profile ? ` in ${message.profile}` : '';
+        text += `, rating${where} μ ${r.mu.toFixed(2)} σ ${r.sigma.toFixed(2)} (score ${r.score.toFixed(2)})`;
       }
       return text + (message.reason ? `: ${message.reason}` : '');
     }

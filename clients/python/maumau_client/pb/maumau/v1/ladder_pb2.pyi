@@ -257,7 +257,7 @@ class Invitation(_message.Message):
     def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., node_address: _Optional[str] = ..., join_deadline_unix_ms: _Optional[int] = ..., profile: _Optional[str] = ..., seats: _Optional[int] = ..., rated: _Optional[bool] = ..., validation: _Optional[bool] = ...) -> None: ...
 
 class LadderMatchEnded(_message.Message):
-    __slots__ = ("ladder_match_id", "match_id", "finished", "rated", "placing", "rating", "reason", "seat", "validation")
+    __slots__ = ("ladder_match_id", "match_id", "finished", "rated", "placing", "rating", "reason", "seat", "validation", "profile")
     LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
@@ -267,6 +267,7 @@ class LadderMatchEnded(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     ladder_match_id: int
     match_id: str
     finished: bool
@@ -276,7 +277,8 @@ class LadderMatchEnded(_message.Message):
     reason: str
     seat: int
     validation: bool
-    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., finished: _Optional[bool] = ..., rated: _Optional[bool] = ..., placing: _Optional[int] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., reason: _Optional[str] = ..., seat: _Optional[int] = ..., validation: _Optional[bool] = ...) -> None: ...
+    profile: str
+    def __init__(self, ladder_match_id: _Optional[int] = ..., match_id: _Optional[str] = ..., finished: _Optional[bool] = ..., rated: _Optional[bool] = ..., placing: _Optional[int] = ..., rating: _Optional[_Union[Rating, _Mapping]] = ..., reason: _Optional[str] = ..., seat: _Optional[int] = ..., validation: _Optional[bool] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class LobbyNotice(_message.Message):
     __slots__ = ("status", "reason")

@@ -663,6 +663,14 @@ export declare type LadderMatchEnded = Message<"maumau.v1.LadderMatchEnded"> & {
    * @generated from field: bool validation = 9;
    */
   validation: boolean;
+
+  /**
+   * The match's rule profile (as in its invitation). Each profile is rated apart: `rating` is the
+   * version's rating in this profile.
+   *
+   * @generated from field: string profile = 10;
+   */
+  profile: string;
 };
 
 /**
