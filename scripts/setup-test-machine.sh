@@ -14,6 +14,9 @@
 #   bwrap (or $MAUMAU_BWRAP)       bubblewrap      `maumau --sandbox`: cli/tests/sandbox.rs,
 #                                                  sandbox/tests/jail.rs, the sandboxed check-bot run
 #   prlimit                        util-linux      the sandbox's rlimits
+#   systemd-analyze                systemd         cli/tests/deploy.rs verifies deploy/maumau.service
+#   sqlite3                        sqlite3         cli/tests/deploy.rs backs up a node's archive as
+#                                                  docs/LADDER.md says
 #
 # Nothing is installed when every program is there. Otherwise the missing packages are installed
 # with apt-get when this script may: as root, or through sudo without a password (`sudo -n`).
@@ -64,6 +67,18 @@ if command -v prlimit >/dev/null 2>&1; then
   echo "setup: prlimit: $(command -v prlimit)"
 else
   need util-linux "prlimit"
+fi
+
+if command -v systemd-analyze >/dev/null 2>&1; then
+  echo "setup: systemd-analyze: $(command -v systemd-analyze)"
+else
+  need systemd "systemd-analyze"
+fi
+
+if command -v sqlite3 >/dev/null 2>&1; then
+  echo "setup: sqlite3: $(command -v sqlite3)"
+else
+  need sqlite3 "sqlite3"
 fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
