@@ -652,12 +652,7 @@ fn the_ladder_join_commands_of_the_docs_run_as_written() {
     checkout::copy_clean(Path::new(client), &root.join("clients/python"));
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
-    let path: Vec<String> = std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .filter(|p| !p.contains("venv"))
-        .map(String::from)
-        .collect();
+    let path = checkout::path_without_venvs();
     // `maumau` is this package's binary; the documentation's host is the test's ladder.
     let as_run = |command: &str| {
         command
@@ -674,7 +669,7 @@ fn the_ladder_join_commands_of_the_docs_run_as_written() {
             .env_remove("MAUMAU_LADDER_KEY")
             .env_remove("MAUMAU_OWNER_KEY")
             .env("HOME", &home)
-            .env("PATH", path.join(":"))
+            .env("PATH", &path)
             .env("MAUMAU", BIN);
         command
     };

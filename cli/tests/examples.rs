@@ -97,12 +97,7 @@ fn the_readme_five_minute_bot_runs_as_written_without_an_active_virtual_environm
     );
     // The shell of someone who has just cloned: no virtual environment on PATH or in the
     // environment, `cargo run --release --` standing for this package's `maumau`.
-    let path: Vec<String> = std::env::var("PATH")
-        .unwrap_or_default()
-        .split(':')
-        .filter(|p| !p.contains("venv"))
-        .map(String::from)
-        .collect();
+    let path = checkout::path_without_venvs();
     let script = format!(
         "set -e\n{}\n\"$MAUMAU\" check-bot {run}\n\"$MAUMAU\" tournament {tournament}\n",
         lines[0]
@@ -117,7 +112,7 @@ fn the_readme_five_minute_bot_runs_as_written_without_an_active_virtual_environm
         .env_remove("VIRTUAL_ENV")
         .env_remove("PYTHONPATH")
         .env_remove("PYTHONHOME")
-        .env("PATH", path.join(":"))
+        .env("PATH", &path)
         .env("MAUMAU", BIN)
         .env("TMPDIR", &tmp)
         .output()

@@ -20,3 +20,14 @@ pub(crate) fn copy_clean(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// This process's `PATH` without any virtual environment's folder: the shell of someone who has
+/// just cloned.
+pub(crate) fn path_without_venvs() -> String {
+    std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.contains("venv"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
