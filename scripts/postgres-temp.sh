@@ -5,7 +5,7 @@
 #
 #   sudo apt-get install -y postgresql
 #
-#   scripts/postgres-temp.sh start [--owner-pid PID]   # prints KEY=VALUE lines, see below
+#   scripts/postgres-temp.sh start [--owner-pid PID] [--tls]   # prints KEY=VALUE lines, see below
 #   scripts/postgres-temp.sh stop DIR                  # stops the server and deletes DIR
 #   scripts/postgres-temp.sh pause DIR                 # stops the server, keeps DIR (outage tests)
 #   scripts/postgres-temp.sh resume DIR                # starts it again on the same port
@@ -15,6 +15,12 @@
 #   MAUMAU_TEST_POSTGRES=postgres://maumau@127.0.0.1:PORT/postgres
 #   MAUMAU_POSTGRES_DIR=/tmp/maumau-pg.XXXX
 #   MAUMAU_POSTGRES_PID=...
+#
+# With --tls the server also takes TLS (`ssl=on`; plain connections still work): the script makes
+# a throwaway CA and a server certificate for 127.0.0.1 and localhost with openssl, and prints a
+# fourth line with the CA's certificate, for `sslmode=verify-full&sslrootcert=...`:
+#
+#   MAUMAU_POSTGRES_CA=/tmp/maumau-pg.XXXX/tls/ca.pem
 #
 # The server listens on 127.0.0.1 only, on a free port, with trust authentication for the role
 # `maumau` (a superuser, so tests may create databases). PostgreSQL refuses to run as root: when
@@ -63,15 +69,43 @@ pick_user() {
   fi
 }
 
+# Makes a CA and a server certificate for 127.0.0.1 and localhost in DIR (ca.pem, server.pem,
+# server.key), readable by the server.
+make_certificates() {
+  local tls="$1"
+  command -v openssl >/dev/null || die "--tls needs openssl (sudo apt-get install -y openssl)"
+  mkdir -p "$tls"
+  (
+    cd "$tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
+      -keyout ca.key -out ca.pem -subj "/CN=maumau throwaway test CA" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout server.key -out server.csr -subj "/CN=localhost"
+    printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+      "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature" \
+      "extendedKeyUsage=serverAuth" >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+      -extfile server.ext -out server.pem
+    rm -f ca.key server.csr server.ext ca.srl
+  ) >"$tls.log" 2>&1 || { cat "$tls.log" >&2; die "making the TLS certificates failed"; }
+  # PostgreSQL wants its key owned by the server's user and private.
+  chmod 600 "$tls/server.key"
+  if [[ -n "$RUN_AS" ]]; then
+    chown -R "$RUN_AS" "$tls"
+  fi
+}
+
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 start() {
-  local owner_pid=""
+  local owner_pid="" tls=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --owner-pid) owner_pid="$2"; shift 2 ;;
+      --tls) tls=1; shift ;;
       *) die "unknown argument $1" ;;
     esac
   done
@@ -87,11 +121,16 @@ Install them with:   sudo apt-get install -y postgresql"
   chmod 700 "$dir"
   as_owner "$bin/initdb" -D "$dir/data" -U maumau --auth=trust -E UTF8 --no-sync \
     >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+  local ssl_options=""
+  if [[ -n "$tls" ]]; then
+    make_certificates "$dir/tls"
+    ssl_options=" -c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key"
+  fi
   local port="" tries options
   for tries in 1 2 3 4 5; do
     port="$(free_port)"
     # fsync off: a throwaway server for tests; the sockets live in the temporary directory.
-    options="-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+    options="-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200$ssl_options"
     if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 -o "$options" \
       start >/dev/null 2>&1; then
       # For `resume`.
@@ -111,6 +150,9 @@ Install them with:   sudo apt-get install -y postgresql"
   echo "MAUMAU_TEST_POSTGRES=postgres://maumau@127.0.0.1:$port/postgres"
   echo "MAUMAU_POSTGRES_DIR=$dir"
   echo "MAUMAU_POSTGRES_PID=$pid"
+  if [[ -n "$tls" ]]; then
+    echo "MAUMAU_POSTGRES_CA=$dir/tls/ca.pem"
+  fi
 }
 
 stop() {
@@ -149,5 +191,5 @@ case "${1:-}" in
   stop) shift; stop "$@" ;;
   pause) shift; pause "$@" ;;
   resume) shift; resume "$@" ;;
-  *) die "usage: $0 start [--owner-pid PID] | stop DIR | pause DIR | resume DIR" ;;
+  *) die "usage: $0 start [--owner-pid PID] [--tls] | stop DIR | pause DIR | resume DIR" ;;
 esac

@@ -341,6 +341,91 @@ fn postgres_refuses_an_unreachable_server_with_a_clear_error() {
     }
 }
 
+/// TLS when the URL asks: `sslmode=require` encrypts (PostgreSQL's `pg_stat_ssl` says so for
+/// every connection of the store) and the store works; `verify-full` with the server's CA
+/// connects; `verify-full` with another CA, or for a host name the certificate does not carry,
+/// is refused with an error that says why and names no password.
+#[test]
+fn postgres_connects_with_tls_when_the_url_asks_and_verify_full_checks_the_certificate() {
+    let (admin, ca) = common::postgres::tls_server();
+    let base = common::postgres::fresh_database_on(admin);
+    let name = format!("tlstest_{}", std::process::id());
+
+    let s = PgStore::open(&format!("{base}&application_name={name}&sslmode=require")).unwrap();
+    let o = s.create_owner("ada", &hash(1), 0).unwrap();
+    let b = s.create_bot(o, "lovelace", 0).unwrap();
+    assert_eq!(s.owner(o).unwrap().name, "ada");
+    assert_eq!(s.bot(b).unwrap().name, "lovelace");
+    let mut plain = ::postgres::Client::connect(admin, ::postgres::NoTls).unwrap();
+    let row = plain
+        .query_one(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE l.ssl)
+             FROM pg_stat_activity a JOIN pg_stat_ssl l USING (pid)
+             WHERE a.application_name = $1",
+            &[&name],
+        )
+        .unwrap();
+    let (open, encrypted): (i64, i64) = (row.get(0), row.get(1));
+    assert!(open >= 1, "the store keeps a connection");
+    assert_eq!(
+        encrypted, open,
+        "every connection of the store is encrypted"
+    );
+    s.close();
+    drop(s);
+
+    let s = PgStore::open(&format!("{base}&sslmode=verify-full&sslrootcert={ca}")).unwrap();
+    assert_eq!(s.owner(o).unwrap().name, "ada");
+    s.close();
+    drop(s);
+
+    // Another CA: a certificate of its own, made with openssl as the server's was.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other-ca.pem");
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args([
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+        ])
+        .args(["/CN=another CA", "-keyout"])
+        .arg(dir.path().join("other-ca.key"))
+        .arg("-out")
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let refused = |url: &str, says: &str| match PgStore::open(url) {
+        Err(e @ LadderError::Database(_)) => {
+            let text = e.to_string();
+            assert!(text.contains("cannot connect"), "{text}");
+            assert!(text.contains(says), "{text}");
+            assert!(!text.contains("hunter2"), "the password leaked: {text}");
+        }
+        other => panic!("{url}: {other:?}"),
+    };
+    refused(
+        &format!(
+            "{base}&password=hunter2&sslmode=verify-full&sslrootcert={}",
+            other.display()
+        ),
+        "invalid peer certificate: UnknownIssuer",
+    );
+    // The right CA, but a name the certificate does not carry (same server, through hostaddr).
+    if base.contains("@127.0.0.1:") {
+        refused(
+            &format!(
+                "{}&hostaddr=127.0.0.1&password=hunter2&sslmode=verify-full&sslrootcert={ca}",
+                base.replacen("@127.0.0.1:", "@db.invalid:", 1)
+            ),
+            "invalid peer certificate: certificate not valid for name",
+        );
+    }
+}
+
 fn owners_bots_and_names(h: &mut Harness) {
     let s = h.store();
     let o = s.create_owner("ada", &hash(1), 0).unwrap();

@@ -21,6 +21,7 @@
 
 mod backend;
 mod nodes;
+mod pg_tls;
 mod postgres;
 mod rules;
 mod sql;

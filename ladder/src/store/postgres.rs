@@ -1,6 +1,7 @@
 //! The PostgreSQL store: several server processes share one ladder.
 //!
-//! Opened from a URL (`postgres://user@host:port/db`). The store keeps client connections of the
+//! Opened from a URL (`postgres://user@host:port/db`; TLS when its `sslmode` asks, see
+//! `pg_tls.rs`). The store keeps client connections of the
 //! synchronous `postgres` crate in a small pool of its own (a connection is taken for one method,
 //! which is one transaction, and put back), with a hard limit ([`PoolLimits`]): a call that finds
 //! every connection busy waits for one, for a bounded time, then fails with
@@ -36,6 +37,7 @@ use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Row, Statement, Transaction};
 
 use super::backend::{self, Backend, Dialect, EachRow, Taken, Tx, Value, numbered_to_dollar};
+use super::pg_tls::{self, Target};
 use super::rules::{self, Migration};
 use crate::error::{LadderError, Result};
 use crate::ids::MatchId;
@@ -199,6 +201,8 @@ struct Outage {
 #[derive(Clone)]
 pub struct PgStore {
     url: Arc<str>,
+    /// The parsed URL and its TLS connector.
+    target: Arc<Target>,
     pool: Arc<Pool>,
     /// Leases this process holds: match id → (node id, epoch).
     pub(super) held: Arc<Mutex<HashMap<i64, (i64, i64)>>>,
@@ -217,15 +221,39 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// The URL without its password, for messages.
+/// The URL without its password (in the user part or as a `password=` parameter), for
+/// messages.
 fn redact(url: &str) -> String {
+    if !url.contains("://") {
+        // A key=value connection string.
+        let kept: Vec<&str> = url
+            .split_whitespace()
+            .filter(|p| !p.starts_with("password="))
+            .collect();
+        return kept.join(" ");
+    }
+    let (url, query) = match url.split_once('?') {
+        Some((base, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.starts_with("password="))
+                .collect();
+            (base, kept.join("&"))
+        }
+        None => (url, String::new()),
+    };
+    let query = if query.is_empty() {
+        query
+    } else {
+        format!("?{query}")
+    };
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let user = &url[scheme + 3..at];
             let user = user.split(':').next().unwrap_or_default();
-            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
+            format!("{}{user}{}{query}", &url[..scheme + 3], &url[at..])
         }
-        _ => url.to_string(),
+        _ => format!("{url}{query}"),
     }
 }
 
@@ -242,8 +270,10 @@ impl PgStore {
             max_connections: limits.max_connections.max(1),
             ..limits
         };
+        let target = pg_tls::parse(url).map_err(|e| LadderError::Database(e.into()))?;
         let store = PgStore {
             url: url.into(),
+            target: Arc::new(target),
             pool: Arc::new(Pool {
                 limits,
                 state: Mutex::new(PoolState::default()),
@@ -350,14 +380,27 @@ impl PgStore {
     }
 
     pub(super) fn connect(&self) -> Result<Client> {
-        Client::connect(&self.url, NoTls).map_err(|e| {
-            let cause = std::error::Error::source(&e).map_or(String::new(), |c| format!(": {c}"));
+        let target = &self.target;
+        match &target.tls {
+            Some(tls) => target.config.connect(tls.clone()),
+            None => target.config.connect(NoTls),
+        }
+        .map_err(|e| {
+            let cause = std::error::Error::source(&e);
+            // A certificate refused is a setting to fix, not an outage to wait out.
+            let refused_tls = cause
+                .and_then(|c| c.downcast_ref::<std::io::Error>())
+                .and_then(|io| io.get_ref())
+                .is_some_and(|inner| inner.is::<rustls::Error>());
+            let cause = cause.map_or(String::new(), |c| format!(": {c}"));
             let detail = format!(
                 "cannot connect to PostgreSQL at {}: {e}{cause}",
                 redact(&self.url)
             );
             match LadderError::from(e) {
-                LadderError::Unavailable(_) => LadderError::Unavailable(detail.into()),
+                LadderError::Unavailable(_) if !refused_tls => {
+                    LadderError::Unavailable(detail.into())
+                }
                 _ => LadderError::Database(detail.into()),
             }
         })
@@ -678,5 +721,13 @@ mod tests {
             "postgres://ada@db:5432/ladder"
         );
         assert_eq!(redact("postgres://ada@db/x"), "postgres://ada@db/x");
+        assert_eq!(
+            redact("host=db password=secret user=ada"),
+            "host=db user=ada"
+        );
+        assert_eq!(
+            redact("postgres://ada@db/x?password=secret&sslmode=require"),
+            "postgres://ada@db/x?sslmode=require"
+        );
     }
 }
