@@ -133,7 +133,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// collect that thread's heap (memory other threads freed into it, pages left empty) and return
 /// what is free to the system. Without it, memory freed while a thread was busy (a crowd of
 /// connections that has left) stays counted against the process until that thread allocates
-/// again, which an idle server may not do (issue 14 item 7).
+/// again, which an idle server may not do.
 pub(crate) fn return_freed_memory() {
     use std::cell::Cell;
     use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
-//! `--abuse N`: honest matches beside N other connections of which a quarter misbehave (issue 14
-//! item 7). The same honest load runs twice on one server: quietly, then beside the crowd; the
-//! program prints the honest decision latency (p99) of both runs and their ratio, and the
-//! server's resident memory before, during and after the crowd.
+//! `--abuse N`: honest matches beside N other connections of which a quarter misbehave. The
+//! same honest load runs twice on one server: quietly, then beside the crowd; the program prints
+//! the honest decision latency (p99) of both runs and their ratio, and the server's resident
+//! memory before, during and after the crowd.
 //!
 //! The crowd: three quarters are well-behaved idle clients (one call each, then they wait); the
 //! abusive quarter is split among silent TCP connections (never a byte), slow readers (Watch

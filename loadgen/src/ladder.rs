@@ -1,4 +1,4 @@
-//! `maumau-loadgen ladder`: the ladder's throughput (issue 6), against the same matches created
+//! `maumau-loadgen ladder`: the ladder's throughput, against the same matches created
 //! directly.
 //!
 //! Two sides, one after the other, each for `--minutes` after a warm-up:
@@ -50,7 +50,7 @@ use tonic::transport::Channel;
 use crate::procs::{ChildServer, Counters};
 use crate::stats::{Latencies, Summary, Window};
 
-/// Seats per match: issue 6 asks for 4-seat matches.
+/// Seats per match: the figures are for 4-seat matches.
 const SEATS: usize = 4;
 /// The profile played.
 const PROFILE: ProfileId = ProfileId::Classic;
@@ -60,9 +60,9 @@ const PLAY_TIMEOUT: Duration = Duration::from_secs(300);
 const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the lobbies may take to drain, and the direct slots to finish, after the window.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(90);
-/// Rated matches per hour to reach (issue 6).
+/// Rated matches per hour to reach.
 const TARGET_PER_HOUR: f64 = 10_000.0;
-/// Ladder rate ÷ direct rate to reach, and N nodes ÷ one node (issue 6).
+/// Ladder rate ÷ direct rate to reach, and N nodes ÷ one node.
 const TARGET_RATIO: f64 = 0.8;
 
 /// A reference bot of the SDK.
@@ -86,7 +86,7 @@ impl Kind {
 /// Measure the ladder's rated matches per hour against the same matches created directly.
 #[derive(clap::Args, Debug)]
 pub(crate) struct LadderArgs {
-    /// Minutes measured per side, after the warm-up (issue 6 asks for 30).
+    /// Minutes measured per side, after the warm-up (30 for the documented figure).
     #[arg(long, default_value_t = 3.0)]
     minutes: f64,
     /// Minutes measured on the direct side [default: `--minutes`]. Both rates are per hour, so
@@ -1002,7 +1002,7 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
         .collect();
     println!();
     println!(
-        "== Ladder throughput (issue 6): {} bots ({}) × {} matches at once = at most {} tables; \
+        "== Ladder throughput: {} bots ({}) × {} matches at once = at most {} tables; \
          4-seat {}; {:.1} min (direct {:.1} min) measured after {:.0} s warm-up per side; \
          {cpus} CPUs; store: {} ==",
         args.bots,

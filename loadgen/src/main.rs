@@ -78,10 +78,10 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
     },
-    /// The ladder's rated matches per hour against the same matches created directly (issue 6).
+    /// The ladder's rated matches per hour against the same matches created directly.
     Ladder(ladder::LadderArgs),
     /// Many short matches against one server: its memory per finished match, then its restart
-    /// time and memory on that history (issue 14).
+    /// time and memory on that history.
     Soak(soak::SoakArgs),
     /// Open the `--abuse` crowd against a server and hold it until killed (started by the load
     /// generator itself, as a process of its own at the lowest priority).
@@ -211,8 +211,8 @@ struct BenchArgs {
     hold: Option<usize>,
     /// Instead of the load: run honest matches (the first `--streams` count, one connection per
     /// stream) quietly and then beside N more connections of which a quarter misbehave, and print
-    /// the honest p99 decision latency of both runs as a ratio and the server's memory (issue 14
-    /// item 7). The server runs with its default limits.
+    /// the honest p99 decision latency of both runs as a ratio and the server's memory. The
+    /// server runs with its default limits.
     #[arg(long, num_args = 0..=1, default_missing_value = "1000", value_name = "N")]
     abuse: Option<usize>,
     /// With --abuse: the kinds of abusive connections (the abusive quarter is split evenly among

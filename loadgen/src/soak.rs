@@ -1,4 +1,4 @@
-//! `maumau-loadgen soak`: memory against history (issue 14, item 11).
+//! `maumau-loadgen soak`: memory against history.
 //!
 //! Plays many short matches (classic, 2 seats, one round, both seats the server's random bot)
 //! against one `maumau serve`, a few at a time, each watched with its spectator token until

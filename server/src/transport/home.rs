@@ -30,7 +30,7 @@ struct HomeInner {
     /// the call rate, bursts of one second's calls. An honest client that runs into the limit now
     /// and then never empties it; one that keeps calling after RATE_LIMITED does, within a
     /// second or two, and then costs the server one connection set-up per bucket instead of one
-    /// request per call (issue 14 item 7).
+    /// request per call.
     strikes: Mutex<Option<crate::limit::RateLimit>>,
     /// Calls with a missing token, or one that is no open match's (each costs a look in the
     /// store of finished matches), the connection may make: 10 a second, 20 at once. An honest
