@@ -365,13 +365,9 @@ impl Tournament {
                 (Format::RoundRobin, _) if round == 0 => {
                     schedule::combinations(self.entrants.len(), k)
                 }
+                // Paired by the standings' order alone: their statistics are for the end.
                 (Format::Swiss { rounds }, _) if round < rounds => {
-                    let (rows, _) = tally.standings(&names);
-                    let order: Vec<usize> = rows
-                        .iter()
-                        .filter_map(|r| names.iter().position(|n| *n == r.name))
-                        .collect();
-                    schedule::swiss_tables(&order, k, &met)
+                    schedule::swiss_tables(&tally.order(&names), k, &met)
                 }
                 _ => Vec::new(),
             };

@@ -791,6 +791,21 @@ impl Tally {
         (out, model)
     }
 
+    /// The entrants (indices into `names`) in standings order, best first: by rating μ, then
+    /// by name. The order of [`Tally::standings`] without its statistics (the strength model's
+    /// bootstrap), for a Swiss round's pairing.
+    pub fn order(&self, names: &[String]) -> Vec<usize> {
+        let n = self.n.min(names.len());
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            self.ratings[b]
+                .mu
+                .total_cmp(&self.ratings[a].mu)
+                .then_with(|| names[a].cmp(&names[b]))
+        });
+        order
+    }
+
     /// The standings and pair results of the games rated so far.
     pub fn standings(&self, names: &[String]) -> (Vec<Standing>, Vec<PairResult>) {
         let n = self.n.min(names.len());
@@ -828,14 +843,7 @@ impl Tally {
             })
             .collect();
         let (pairs, model) = self.pair_results(names);
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| {
-            rows[b]
-                .rating
-                .mean
-                .total_cmp(&rows[a].rating.mean)
-                .then_with(|| rows[a].name.cmp(&rows[b].name))
-        });
+        let order = self.order(names);
         let all_forfeited = |e: usize| rows[e].games > 0 && rows[e].forfeits >= rows[e].games;
         let separable = |a: usize, b: usize| {
             if all_forfeited(a) != all_forfeited(b) {
@@ -889,6 +897,29 @@ mod tests {
             game: String::new(),
             match_id: String::new(),
             decision_ns: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_order_for_pairing_is_the_standings_order() {
+        // Ties in rating (fresh entrants, equal results) fall back to the name, as in standings.
+        let names: Vec<String> = ["d", "b", "a", "c", "e"].map(String::from).to_vec();
+        let games = [
+            game(&[0, 1, 2], &[1, 2, 3]),
+            game(&[3, 4, 0], &[2, 1, 3]),
+            game(&[1, 3, 4], &[1, 3, 2]),
+        ];
+        let mut tally = Tally::new(names.len(), 7);
+        for g in &games {
+            tally.add(g);
+            let (rows, _) = tally.standings(&names);
+            let by_rows: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+            let order: Vec<&str> = tally
+                .order(&names)
+                .into_iter()
+                .map(|e| names[e].as_str())
+                .collect();
+            assert_eq!(order, by_rows);
         }
     }
 
