@@ -514,7 +514,7 @@ async fn a_seats_view_shows_its_refused_action_at_the_event_it_came_at() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(line.starts_with("S0 tried “play "), "{line}");
+    assert!(line.starts_with("S0 test tried “play "), "{line}");
     assert!(line.ends_with(&refused.message), "{line}");
     let public = json(&get(&server, &format!("/matches/{id}/frames"), false).await);
     assert!(
@@ -589,7 +589,7 @@ async fn a_seats_view_shows_its_refused_action_at_the_event_it_came_at() {
     let list = &dom[dom.find("id=\"refused\"").unwrap()..];
     let list = &list[..list.find("</ul>").unwrap()];
     assert!(list.contains("data-seat=\"0\""), "{list}");
-    assert!(list.contains("S0 tried “play "), "{list}");
+    assert!(list.contains("S0 test tried “play "), "{list}");
     assert!(dom.contains("<b>may: </b>"), "seat 0's offered actions");
     // With the seat's token the page shows that seat's view and offers no other (a token sees
     // for its own seat only).

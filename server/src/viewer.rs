@@ -413,7 +413,8 @@ async fn frames(
         })?;
     let built = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let viewing = maumau::viewer::frames(&replay, perspective).map_err(|e| {
+        // The move list names the players beside their seats, as the terminal does.
+        let viewing = maumau::viewer::frames_named(&replay, perspective, &names).map_err(|e| {
             let (status, reason) = match e.message.starts_with("seat ") {
                 true => (StatusCode::BAD_REQUEST, pb::ErrorReason::NoSuchSeat),
                 false => (StatusCode::INTERNAL_SERVER_ERROR, pb::ErrorReason::Internal),
