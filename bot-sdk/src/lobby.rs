@@ -427,6 +427,17 @@ where
             },
             Wake::Done(done) => match done {
                 Ok((invitation, outcome)) => {
+                    if outcome.is_err() {
+                        // The seat may never have been joined: give it up so that the match is
+                        // aborted now rather than at its join deadline (a match that started is
+                        // left alone by the server).
+                        tokio::spawn(withdraw(
+                            server_of(&invitation, options),
+                            options.key.clone(),
+                            invitation.ladder_match_id,
+                            invitation.seat,
+                        ));
+                    }
                     on_event(&LobbyEvent::Played {
                         invitation,
                         outcome,
@@ -447,12 +458,7 @@ where
                     Some(Kind::Waiting(w)) => on_event(&LobbyEvent::Waiting(w)),
                     Some(Kind::Invitation(invitation)) => {
                         on_event(&LobbyEvent::Invitation(invitation.clone()));
-                        let server = if invitation.node_address.is_empty() {
-                            options.server.clone()
-                        } else {
-                            invitation.node_address.clone()
-                        };
-                        let game = play(invitation.clone(), server);
+                        let game = play(invitation.clone(), server_of(&invitation, options));
                         tasks.spawn(async move { (invitation, game.await) });
                     }
                     Some(Kind::MatchEnded(e)) => on_event(&LobbyEvent::MatchEnded(e)),
@@ -490,6 +496,32 @@ where
             }
         }
     }
+}
+
+/// Where an invitation's table is: its node, else the lobby's server.
+fn server_of(invitation: &pb::Invitation, options: &LobbyOptions) -> String {
+    if invitation.node_address.is_empty() {
+        options.server.clone()
+    } else {
+        invitation.node_address.clone()
+    }
+}
+
+/// Gives up a seat whose player failed (`LadderService.WithdrawSeat`). Best effort: if the call
+/// fails, the match is aborted at its join deadline instead (the lobby hears either way, in the
+/// match's end).
+async fn withdraw(server: String, key: String, ladder_match_id: i64, seat: u32) {
+    let call = async {
+        let mut client = pb::ladder_service_client::LadderServiceClient::connect(server).await?;
+        let request = pb::WithdrawSeatRequest {
+            version_key: String::new(),
+            ladder_match_id,
+            seat,
+        };
+        client.withdraw_seat(with_key(request, &key)).await?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), call).await;
 }
 
 /// A request carrying a ladder key (`authorization: Bearer KEY`), as the owner's calls need.

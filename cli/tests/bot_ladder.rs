@@ -724,3 +724,114 @@ fn the_ladder_join_commands_of_the_docs_run_as_written() {
         docs.lines()
     );
 }
+
+/// The id `maumau ladder register` printed for the bot ("bot "x" registered (id N)").
+fn bot_id(register_output: &str) -> i64 {
+    let line = register_output
+        .lines()
+        .find(|l| l.starts_with("bot "))
+        .expect("the bot's line");
+    let id = line.rsplit("(id ").next().unwrap().trim_end_matches(')');
+    id.parse().unwrap()
+}
+
+#[test]
+fn a_program_that_fails_before_joining_gives_its_seat_up_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // A join deadline far beyond this test's patience: only the withdrawal can end the match.
+    let config = dir.path().join("ladder.toml");
+    std::fs::write(
+        &config,
+        "ladder_validation = false\nladder_join_deadline_ms = 3600000\njoin_timeout_ms = 3700000\n",
+    )
+    .unwrap();
+    let server = process::start(process::serve_command(
+        &dir.path().join("data"),
+        &["--ladder", "--config", config.to_str().unwrap()],
+    ));
+    let registered: Vec<(String, i64)> = ["crash-a", "crash-b"]
+        .iter()
+        .map(|owner| {
+            let out = register(&server.url, owner, &[]);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(out.status.success(), "{text}");
+            let key = text
+                .split_whitespace()
+                .find(|w| w.starts_with("mmv_"))
+                .unwrap()
+                .to_string();
+            (key, bot_id(&text))
+        })
+        .collect();
+    // A's program fails at once, as a program missing its imports does.
+    let formats = ["--profiles", "classic", "--seats", "2"];
+    let a = Joined::start(
+        "A",
+        &[
+            &["--ladder", &server.url, "--key", &registered[0].0][..],
+            &formats,
+            &["--", "sh", "-c", "echo 'ModuleNotFoundError' >&2; exit 3"],
+        ]
+        .concat(),
+    );
+    let b = Joined::start(
+        "B",
+        &[
+            &[
+                "--ladder",
+                &server.url,
+                "--key",
+                &registered[1].0,
+                "--kind",
+                "random",
+            ][..],
+            &formats,
+        ]
+        .concat(),
+    );
+    wait_for("B to hear that A's seat was given up", || {
+        b.count("withdrew before joining") >= 1
+    });
+    assert!(
+        a.count("withdrew before joining") >= 1,
+        "A hears it too: {:?}",
+        a.lines()
+    );
+    // Three faults in a row pause A for health; its next probe waits for the probe interval
+    // (30 s by default), so B is not invited to a failing match after every round meanwhile.
+    wait_for("A's health pause", || a.count("health paused") >= 1);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(a.count("invitation:"), 3, "{:?}", a.lines());
+    // The no-show is A's alone: GetBot's history says B joined and A did not.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let joined = |bot: i64| -> Vec<bool> {
+        runtime.block_on(async {
+            let mut c = LadderServiceClient::connect(server.url.clone())
+                .await
+                .unwrap();
+            let page = c
+                .get_bot(pb::GetBotRequest {
+                    bot_id: bot,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            page.versions
+                .iter()
+                .flat_map(|v| &v.history)
+                .filter(|m| m.reason.contains("withdrew"))
+                .map(|m| m.joined)
+                .collect()
+        })
+    };
+    let (a_joined, b_joined) = (joined(registered[0].1), joined(registered[1].1));
+    assert!(
+        !a_joined.is_empty() && a_joined.iter().all(|j| !j),
+        "{a_joined:?}"
+    );
+    assert!(
+        !b_joined.is_empty() && b_joined.iter().all(|j| *j),
+        "{b_joined:?}"
+    );
+}

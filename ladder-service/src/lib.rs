@@ -149,6 +149,10 @@ pub struct LadderSettings {
     /// than [`ServerConfig::join_timeout`](maumau_server::ServerConfig::join_timeout), which starts a
     /// table without its missing seats.
     pub join_deadline: Duration,
+    /// How long a version paused for health waits after its last match before it is offered its
+    /// next probe match: a program that fails at once (and withdraws its seat) then costs its
+    /// opponents one aborted match per interval, not one per matchmaking round.
+    pub probe_interval: Duration,
     /// The address sent in invitations; empty means "this server".
     pub node_address: String,
     /// The season opened when the ladder has none yet.
@@ -195,6 +199,7 @@ impl Default for LadderSettings {
             formats: default_formats(),
             invitation_codes: Vec::new(),
             join_deadline: Duration::from_secs(30),
+            probe_interval: Duration::from_secs(30),
             node_address: String::new(),
             first_season: "season-1".into(),
             tick: Duration::from_secs(2),
@@ -410,6 +415,8 @@ pub(crate) struct Hub {
     owner_registrations: PerOwner,
     /// The house bots.
     house: Vec<HouseBot>,
+    /// Seats of this node's waiting matches that their lobbies may give up.
+    withdrawals: matchmaker::Withdrawals,
 }
 
 impl Hub {
@@ -618,6 +625,7 @@ impl Hub {
             registrations,
             owner_registrations,
             house,
+            withdrawals: matchmaker::Withdrawals::default(),
         });
         tokio::spawn(matchmaker::run(hub.clone()));
         if hub.cluster.is_some() {

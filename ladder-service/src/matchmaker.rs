@@ -8,8 +8,8 @@
 //! found again; the watcher then waits for the table to close (its command channel closes when
 //! the table task ends, after the report is recorded) and writes the end to the store.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use maumau::pb;
 use maumau_ladder::health::SeatOutcome;
@@ -22,8 +22,9 @@ use maumau_ladder::{
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
 
-use super::{Hub, check_format, now_ms};
+use super::{Hub, check_format, lock, now_ms};
 use maumau_server::{HostedMatch, MatchHandle};
+use tokio::sync::mpsc;
 
 /// The label of a ladder match on the game server (in its match listings), before its ladder
 /// id. Only for people: the store keeps the server's id of each ladder match's table.
@@ -204,6 +205,8 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
     // Deal seeds come from their own stream, keyed by the hub's cryptographic generator: a seed
     // revealed at the end of one match says nothing about its siblings still being played.
     let mut deals = ChaCha20Rng::seed_from_u64(hub.next_seed());
+    // A version on a health pause is offered its probe once the interval has passed.
+    let probe_interval = hub.settings.probe_interval.as_millis() as Millis;
     let (planned, waits) = hub
         .store(move |ladder| {
             // On a shared ladder a match is scheduled with its layout, for the node that
@@ -232,7 +235,10 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
             let mut all = lobbies.clone();
             all.extend(house_lobbies);
             // Every read first, then the writes: a failed read schedules nothing.
-            let (plan, candidates) = ladder.round(season.id, &all, &formats)?;
+            let (plan, mut candidates) = ladder.round(season.id, &all, &formats)?;
+            candidates.retain(|c| {
+                !c.probe || c.last_scheduled.is_none_or(|t| now - t >= probe_interval)
+            });
             let (house_cands, real): (Vec<Candidate>, Vec<Candidate>) =
                 candidates.into_iter().partition(|c| is_house(c.version));
             let config = MatchmakingConfig::new(formats.clone());
@@ -375,7 +381,10 @@ fn why_waiting(
             Eligibility::Paused { reason } => (W::Paused, format!("paused by hand: {reason}")),
             Eligibility::Probe { reason } => (
                 W::Paused,
-                format!("paused for health ({reason}); its probe match is in flight"),
+                format!(
+                    "paused for health ({reason}); it is offered one probe match at a time, after \
+                     a wait, and a clean one lifts the pause"
+                ),
             ),
             Eligibility::Banned { reason } => (W::Paused, format!("banned: {reason}")),
             Eligibility::Rejected { reason } => (
@@ -622,6 +631,44 @@ pub(super) async fn launch(hub: &Arc<Hub>, l: Launch) -> bool {
     true
 }
 
+/// The seats of matches waiting for their players that a lobby may withdraw
+/// (`LadderService.WithdrawSeat`): each watcher registers its match here and hears the
+/// withdrawals of its seats.
+#[derive(Default)]
+pub(crate) struct Withdrawals {
+    waiting: Mutex<HashMap<MatchId, Waiting>>,
+}
+
+/// A match's lobby seats and its watcher's ear.
+struct Waiting {
+    seats: Vec<(usize, VersionId)>,
+    tx: mpsc::UnboundedSender<usize>,
+}
+
+impl Withdrawals {
+    /// Registers a match's seats; the receiver hears each withdrawn seat. Unregistered by
+    /// [`Withdrawals::forget`].
+    fn register(&self, l: &Launch) -> mpsc::UnboundedReceiver<usize> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let seats = l.version_seats();
+        lock(&self.waiting).insert(l.id, Waiting { seats, tx });
+        rx
+    }
+
+    fn forget(&self, id: MatchId) {
+        lock(&self.waiting).remove(&id);
+    }
+
+    /// Tells the watcher of `id` that `version` gives up `seat`. `None` when no match of this
+    /// node has that seat of that version.
+    pub(crate) fn withdraw(&self, id: MatchId, seat: usize, version: VersionId) -> Option<()> {
+        let waiting = lock(&self.waiting);
+        let w = waiting.get(&id)?;
+        w.seats.contains(&(seat, version)).then_some(())?;
+        w.tx.send(seat).ok()
+    }
+}
+
 /// How a match ended, as recorded.
 struct Ended {
     report: MatchReport,
@@ -632,43 +679,63 @@ struct Ended {
     status: Option<Eligibility>,
 }
 
-/// Waits for the join deadline and the end of the match, and records it.
+/// Waits for the join deadline (or a seat's withdrawal) and the end of the match, and records
+/// it.
 async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
     let id = l.id;
     let version_seats = l.version_seats();
     let mut joined = vec![true; l.seats.len()];
     let mut no_show = None;
-    let report = tokio::select! {
-        report = entry.ended() => report,
-        () = tokio::time::sleep(hub.settings.join_deadline) => {
-            // A table that started had every seat joined (the join deadline is shorter than the
-            // server's join timeout); a seat briefly away from a running match is not a no-show.
-            let summary = entry.summary();
-            if summary.status() == pb::MatchStatus::Waiting {
-                for &(s, _) in &version_seats {
-                    joined[s] = summary
-                        .players
-                        .iter()
-                        .any(|p| p.seat as usize == s && p.connected);
+    let mut withdrawals = hub.withdrawals.register(&l);
+    let deadline = tokio::time::sleep(hub.settings.join_deadline);
+    let mut deadline = std::pin::pin!(deadline);
+    let report = loop {
+        tokio::select! {
+            report = entry.ended() => break report,
+            Some(seat) = withdrawals.recv() => {
+                // A table that started is left to its seats' clocks. Before the deadline, only
+                // the seat given up is at fault: the others still had time to join.
+                if entry.summary().status() != pb::MatchStatus::Waiting {
+                    continue;
                 }
-            }
-            let missing: Vec<String> = joined
-                .iter()
-                .enumerate()
-                .filter(|(_, j)| !**j)
-                .map(|(s, _)| s.to_string())
-                .collect();
-            if missing.is_empty() {
-                let _ = hub.store(move |l| l.store().start_match(id, now_ms())).await;
-            } else {
-                let reason = format!("seat(s) {} did not join in time", missing.join(", "));
+                joined[seat] = false;
+                let reason = format!("seat {seat} withdrew before joining (its program failed)");
                 entry.abort(reason.clone()).await;
                 no_show = Some(reason);
+                break entry.ended().await;
             }
-            // The table records its report before it stops.
-            entry.ended().await
+            () = &mut deadline => {
+                // A table that started had every seat joined (the join deadline is shorter than
+                // the server's join timeout); a seat briefly away from a running match is not a
+                // no-show.
+                let summary = entry.summary();
+                if summary.status() == pb::MatchStatus::Waiting {
+                    for &(s, _) in &version_seats {
+                        joined[s] = summary
+                            .players
+                            .iter()
+                            .any(|p| p.seat as usize == s && p.connected);
+                    }
+                }
+                let missing: Vec<String> = joined
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, j)| !**j)
+                    .map(|(s, _)| s.to_string())
+                    .collect();
+                if missing.is_empty() {
+                    let _ = hub.store(move |l| l.store().start_match(id, now_ms())).await;
+                } else {
+                    let reason = format!("seat(s) {} did not join in time", missing.join(", "));
+                    entry.abort(reason.clone()).await;
+                    no_show = Some(reason);
+                }
+                // The table records its report before it stops.
+                break entry.ended().await;
+            }
         }
     };
+    hub.withdrawals.forget(id);
     if let Some(c) = &hub.cluster
         && c.lost(id)
     {

@@ -893,6 +893,24 @@ impl LadderService for LadderApi {
         }))
     }
 
+    async fn withdraw_seat(
+        &self,
+        req: Request<pb::WithdrawSeatRequest>,
+    ) -> Result<Response<pb::WithdrawSeatResponse>, Status> {
+        let meta_key = bearer(&req);
+        let r = req.into_inner();
+        let version = self.version_of(meta_key, r.version_key).await?;
+        let withdrawn = self
+            .hub
+            .withdrawals
+            .withdraw(MatchId(r.ladder_match_id), r.seat as usize, version)
+            .is_some();
+        if withdrawn {
+            tracing::info!(ladder_match = r.ladder_match_id, seat = r.seat, version = %version, "a lobby withdrew a seat");
+        }
+        Ok(Response::new(pb::WithdrawSeatResponse { withdrawn }))
+    }
+
     async fn prune_replays(
         &self,
         req: Request<pb::PruneReplaysRequest>,

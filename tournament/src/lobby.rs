@@ -475,6 +475,7 @@ lobby_only! {
     open_season(pb::OpenSeasonRequest) -> pb::OpenSeasonResponse;
     set_formats(pb::SetFormatsRequest) -> pb::SetFormatsResponse;
     drain_lobby(pb::DrainLobbyRequest) -> pb::DrainLobbyResponse;
+    withdraw_seat(pb::WithdrawSeatRequest) -> pb::WithdrawSeatResponse;
     prune_replays(pb::PruneReplaysRequest) -> pb::PruneReplaysResponse;
 }
 

@@ -42,6 +42,7 @@ pub(super) struct FileConfig {
     pub(super) ladder: Option<bool>,
     pub(super) ladder_invitation_codes: Option<Vec<String>>,
     pub(super) ladder_join_deadline_ms: Option<u64>,
+    pub(super) ladder_probe_interval_ms: Option<u64>,
     pub(super) ladder_node_address: Option<String>,
     pub(super) ladder_formats: Option<Vec<FileFormat>>,
     /// Like `--store`.

@@ -35,6 +35,9 @@ pub(super) fn settings(
     if let Some(v) = file.ladder_join_deadline_ms {
         l.join_deadline = ms(v);
     }
+    if let Some(v) = file.ladder_probe_interval_ms {
+        l.probe_interval = ms(v);
+    }
     if let Some(v) = file.ladder_node_address {
         l.node_address = v;
     }

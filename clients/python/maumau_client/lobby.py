@@ -196,6 +196,19 @@ def _target(node_address: str, address: str) -> str:
     return node_address.split("://", 1)[-1].rstrip("/")
 
 
+async def _withdraw(channel: grpc.aio.Channel, key: str, invitation: ladder_pb2.Invitation) -> None:
+    """Gives up the seat of a match whose player failed (``LadderService.WithdrawSeat``), so that a
+    match it never joined is aborted now rather than at its join deadline; the server leaves a
+    match that started alone. Best effort: a failed call leaves the deadline to do it."""
+    request = ladder_pb2.WithdrawSeatRequest(ladder_match_id=invitation.ladder_match_id, seat=invitation.seat)
+    try:
+        await ladder_pb2_grpc.LadderServiceStub(channel).WithdrawSeat(
+            request, metadata=(("authorization", f"Bearer {key}"),), timeout=10
+        )
+    except grpc.aio.AioRpcError:
+        pass
+
+
 def hold_lobby(
     bot: Union[Bot, Callable[[], Bot]],
     address: str,
@@ -249,6 +262,8 @@ def hold_lobby(
             except Exception as e:  # noqa: BLE001 - reported, the lobby goes on
                 error = e
                 stats.failures.append((invitation, e))
+                if target in channels:
+                    await _withdraw(channels[target].channel, key, invitation)
         with lock:
             on_event("played", (invitation, error))
 

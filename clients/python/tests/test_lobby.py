@@ -16,6 +16,8 @@ import pytest
 from maumau_client import Bot, LobbyError, LobbyStats, describe, hold_lobby, register
 from maumau_client.pb.maumau.v1 import ladder_pb2, ladder_pb2_grpc
 
+from maumau_client.serve import LocalServer
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -37,7 +39,7 @@ def rated(stats) -> list:
     return [e for e in stats.ended if e.finished and e.rated]
 
 
-def start_lobby(address: str, key: str, stats, **kwargs):
+def start_lobby(address: str, key: str, stats, bot=FirstLegalBot, **kwargs):
     """hold_lobby on a thread: (thread, drain event, outcome dict with 'stats' or 'error', lines)."""
     drain = threading.Event()
     outcome: dict = {}
@@ -46,7 +48,7 @@ def start_lobby(address: str, key: str, stats, **kwargs):
     def hold() -> None:
         try:
             outcome["stats"] = hold_lobby(
-                FirstLegalBot, address, key, profiles=["classic"], seats=[2], drain=drain,
+                bot, address, key, profiles=["classic"], seats=[2], drain=drain,
                 on_event=lambda kind, message: lines.append(describe(kind, message)),
                 stats=stats, **kwargs,
             )
@@ -84,6 +86,34 @@ def test_two_lobby_helpers_play_rated_matches_and_drain(ladder_server):
     board = ladder.GetLeaderboard(ladder_pb2.GetLeaderboardRequest(profile="classic"))
     assert {s.bot_name for s in board.standings} == {"py-lobby-a-bot", "py-lobby-b-bot"}
     assert all(s.matches >= 2 for s in board.standings)
+
+
+def test_a_player_that_fails_before_joining_gives_its_seat_up_at_once(maumau_bin, tmp_path):
+    # A join deadline far beyond the test's patience: only the withdrawal ends the match soon.
+    config = tmp_path / "ladder.toml"
+    config.write_text("ladder_validation = false\nladder_join_deadline_ms = 3600000\njoin_timeout_ms = 3700000\n")
+    (tmp_path / "data").mkdir()
+    server = LocalServer(maumau_bin, tmp_path / "data", ("--ladder", "--config", str(config)))
+    try:
+        keys = [register(server.address, owner=f"py-fail-{n}", bot=f"py-fail-{n}-bot", version="1.0")
+                for n in "ab"]
+
+        def broken() -> Bot:
+            raise RuntimeError("no bot today")
+
+        stats = [LobbyStats(), LobbyStats()]
+        lobbies = [start_lobby(server.address, keys[0].version_key, stats[0], bot=broken),
+                   start_lobby(server.address, keys[1].version_key, stats[1])]
+        wait_for(lambda: any("withdrew before joining" in e.reason for e in stats[1].ended),
+                 "the healthy lobby to hear that the broken one gave its seat up")
+        assert stats[0].failures, "the broken lobby saw its player fail"
+        for _, drain, _, _ in lobbies:
+            drain.set()
+        for thread, _, outcome, _ in lobbies:
+            thread.join(timeout=120)
+            assert "error" not in outcome, outcome
+    finally:
+        server.stop()
 
 
 def test_a_bad_key_is_refused_for_good(ladder_server):

@@ -191,6 +191,23 @@ export async function holdLobby(bot, address, key, options = {}) {
   const client = createClient(LadderService, transport);
   const hello = { versionKey: key, maxMatches, profiles: [...profiles], seats: [...seats] };
   const running = new Set();
+  // Gives up the seat of a match whose player failed, so that a match it never joined is aborted
+  // now rather than at its join deadline (the server leaves a match that started alone). Best
+  // effort: a failed call leaves the deadline to do it.
+  const withdraw = async (invitation) => {
+    const where = target(invitation.nodeAddress, address);
+    const node = where === address ? null : openTransport(where);
+    try {
+      await createClient(LadderService, node ? node.transport : transport).withdrawSeat(
+        { versionKey: key, ladderMatchId: invitation.ladderMatchId, seat: invitation.seat },
+        { timeoutMs: 10_000 },
+      );
+    } catch {
+      // the join deadline aborts the match instead
+    } finally {
+      node?.close();
+    }
+  };
   let backoff = firstBackoffMs;
   let refusal = null;
   try {
@@ -228,8 +245,9 @@ export async function holdLobby(bot, address, key, options = {}) {
             const game = run(bot, target(message.nodeAddress, address), message.seatToken, runOptions)
               .then(
                 () => onEvent('played', { invitation: message, error: null }),
-                (e) => {
+                async (e) => {
                   stats.failures.push({ invitation: message, error: e });
+                  await withdraw(message);
                   onEvent('played', { invitation: message, error: e });
                 },
               )

@@ -39,14 +39,14 @@ export function serverBinary() {
  * their first match (validation matches are tested in the Rust suite); `args` are more flags
  * (such as `--public-play`).
  */
-export async function startServer({ ladder = false, args: extra = [] } = {}) {
+export async function startServer({ ladder = false, ladderConfig = '', args: extra = [] } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maumau-js-'));
   const logPath = path.join(dir, 'server.log');
   const log = fs.openSync(logPath, 'w');
   const args = ['serve', '--listen', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')];
   if (ladder) {
     const config = path.join(dir, 'ladder.toml');
-    fs.writeFileSync(config, 'ladder_validation = false\n');
+    fs.writeFileSync(config, `ladder_validation = false\n${ladderConfig}`);
     args.push('--ladder', '--config', config);
   }
   args.push(...extra);

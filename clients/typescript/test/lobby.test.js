@@ -59,6 +59,39 @@ test('two lobby helpers play rated matches and drain', async () => {
   assert.deepEqual(new Set(board.standings.map((s) => s.botName)), new Set(['js-lobby-a-bot', 'js-lobby-b-bot']));
 });
 
+test('a player that fails before joining gives its seat up at once', async () => {
+  // A join deadline far beyond the test's patience: only the withdrawal ends the match soon.
+  const own = await startServer({
+    ladder: true,
+    ladderConfig: 'ladder_join_deadline_ms = 3600000\njoin_timeout_ms = 3700000\n',
+  });
+  try {
+    const keys = [];
+    for (const n of ['a', 'b']) {
+      keys.push(await register(own.address, { owner: `js-fail-${n}`, bot: `js-fail-${n}-bot`, version: '1.0' }));
+    }
+    // A's "bot" is not one: every match fails before it joins.
+    const players = [null, firstLegal];
+    const lobbies = keys.map((k, i) => {
+      const drain = new AbortController();
+      const stats = newLobbyStats();
+      const done = holdLobby(players[i], own.address, k.versionKey, {
+        profiles: ['classic'], seats: [2], signal: drain.signal, stats, onEvent: () => {},
+      });
+      return { drain, stats, done };
+    });
+    await waitFor(
+      () => lobbies[1].stats.ended.some((e) => e.reason.includes('withdrew before joining')),
+      "the healthy lobby to hear that the broken one gave its seat up",
+    );
+    assert.ok(lobbies[0].stats.failures.length >= 1);
+    for (const l of lobbies) l.drain.abort();
+    for (const l of lobbies) await l.done;
+  } finally {
+    await own.stop();
+  }
+});
+
 test('a bad key is refused for good', async () => {
   await assert.rejects(
     holdLobby(firstLegal, server.address, 'mmv_not-a-key', { onEvent: () => {} }),

@@ -602,6 +602,22 @@ class LobbyFeedRequest(_message.Message):
     hello: LobbyHello
     def __init__(self, hello: _Optional[_Union[LobbyHello, _Mapping]] = ...) -> None: ...
 
+class WithdrawSeatRequest(_message.Message):
+    __slots__ = ("version_key", "ladder_match_id", "seat")
+    VERSION_KEY_FIELD_NUMBER: _ClassVar[int]
+    LADDER_MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    version_key: str
+    ladder_match_id: int
+    seat: int
+    def __init__(self, version_key: _Optional[str] = ..., ladder_match_id: _Optional[int] = ..., seat: _Optional[int] = ...) -> None: ...
+
+class WithdrawSeatResponse(_message.Message):
+    __slots__ = ("withdrawn",)
+    WITHDRAWN_FIELD_NUMBER: _ClassVar[int]
+    withdrawn: bool
+    def __init__(self, withdrawn: _Optional[bool] = ...) -> None: ...
+
 class DrainLobbyRequest(_message.Message):
     __slots__ = ("version_key",)
     VERSION_KEY_FIELD_NUMBER: _ClassVar[int]

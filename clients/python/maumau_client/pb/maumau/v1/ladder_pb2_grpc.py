@@ -130,6 +130,11 @@ class LadderServiceStub:
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyResponse.FromString,
                 _registered_method=True)
+        self.WithdrawSeat = channel.unary_unary(
+                '/maumau.v1.LadderService/WithdrawSeat',
+                request_serializer=maumau_dot_v1_dot_ladder__pb2.WithdrawSeatRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_ladder__pb2.WithdrawSeatResponse.FromString,
+                _registered_method=True)
         self.PruneReplays = channel.unary_unary(
                 '/maumau.v1.LadderService/PruneReplays',
                 request_serializer=maumau_dot_v1_dot_ladder__pb2.PruneReplaysRequest.SerializeToString,
@@ -289,6 +294,18 @@ class LadderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WithdrawSeat(self, request, context):
+        """Gives up a seat of an invitation that will not be joined (the program launched for it failed
+        before joining): the match is aborted unrated at once instead of at its join deadline, the
+        withdrawn seat counts a no-show for its version and the other seats count nothing. Sent to the
+        node of the invitation (its node_address, else the lobby's server) and authenticated by the
+        version key, which must hold the seat. A match that has already started or ended is left
+        alone (withdrawn = false): its seat's clock deals with a program that left it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def PruneReplays(self, request, context):
         """Deletes the stored replays of ended ladder matches that ended longer ago than an age, or
         that are beyond the newest N; their results, placings and ratings stay. GetReplay then fails
@@ -395,6 +412,11 @@ def add_LadderServiceServicer_to_server(servicer, server):
                     servicer.DrainLobby,
                     request_deserializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_ladder__pb2.DrainLobbyResponse.SerializeToString,
+            ),
+            'WithdrawSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.WithdrawSeat,
+                    request_deserializer=maumau_dot_v1_dot_ladder__pb2.WithdrawSeatRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_ladder__pb2.WithdrawSeatResponse.SerializeToString,
             ),
             'PruneReplays': grpc.unary_unary_rpc_method_handler(
                     servicer.PruneReplays,
@@ -916,6 +938,33 @@ class LadderService:
             '/maumau.v1.LadderService/DrainLobby',
             maumau_dot_v1_dot_ladder__pb2.DrainLobbyRequest.SerializeToString,
             maumau_dot_v1_dot_ladder__pb2.DrainLobbyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WithdrawSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.LadderService/WithdrawSeat',
+            maumau_dot_v1_dot_ladder__pb2.WithdrawSeatRequest.SerializeToString,
+            maumau_dot_v1_dot_ladder__pb2.WithdrawSeatResponse.FromString,
             options,
             channel_credentials,
             insecure,

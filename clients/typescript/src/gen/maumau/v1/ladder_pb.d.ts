@@ -1782,6 +1782,61 @@ export declare type LobbyFeedRequest = Message<"maumau.v1.LobbyFeedRequest"> & {
 export declare const LobbyFeedRequestSchema: GenMessage<LobbyFeedRequest>;
 
 /**
+ * Gives up a seat of an invitation.
+ *
+ * @generated from message maumau.v1.WithdrawSeatRequest
+ */
+export declare type WithdrawSeatRequest = Message<"maumau.v1.WithdrawSeatRequest"> & {
+  /**
+   * The version key, unless it travels in the metadata (if both are given they must agree).
+   *
+   * @generated from field: string version_key = 1;
+   */
+  versionKey: string;
+
+  /**
+   * The invitation's ladder match id.
+   *
+   * @generated from field: int64 ladder_match_id = 2;
+   */
+  ladderMatchId: bigint;
+
+  /**
+   * The invitation's seat.
+   *
+   * @generated from field: uint32 seat = 3;
+   */
+  seat: number;
+};
+
+/**
+ * Describes the message maumau.v1.WithdrawSeatRequest.
+ * Use `create(WithdrawSeatRequestSchema)` to create a new message.
+ */
+export declare const WithdrawSeatRequestSchema: GenMessage<WithdrawSeatRequest>;
+
+/**
+ * What a withdrawal did.
+ *
+ * @generated from message maumau.v1.WithdrawSeatResponse
+ */
+export declare type WithdrawSeatResponse = Message<"maumau.v1.WithdrawSeatResponse"> & {
+  /**
+   * True: the match was waiting for its seats and is aborted. False: it had started or ended
+   * already, and nothing changed.
+   *
+   * @generated from field: bool withdrawn = 1;
+   */
+  withdrawn: boolean;
+};
+
+/**
+ * Describes the message maumau.v1.WithdrawSeatResponse.
+ * Use `create(WithdrawSeatResponseSchema)` to create a new message.
+ */
+export declare const WithdrawSeatResponseSchema: GenMessage<WithdrawSeatResponse>;
+
+/**
  * Drains a version's lobby.
  *
  * @generated from message maumau.v1.DrainLobbyRequest
@@ -2443,6 +2498,21 @@ export declare const LadderService: GenService<{
     methodKind: "unary";
     input: typeof DrainLobbyRequestSchema;
     output: typeof DrainLobbyResponseSchema;
+  },
+  /**
+   * Gives up a seat of an invitation that will not be joined (the program launched for it failed
+   * before joining): the match is aborted unrated at once instead of at its join deadline, the
+   * withdrawn seat counts a no-show for its version and the other seats count nothing. Sent to the
+   * node of the invitation (its node_address, else the lobby's server) and authenticated by the
+   * version key, which must hold the seat. A match that has already started or ended is left
+   * alone (withdrawn = false): its seat's clock deals with a program that left it.
+   *
+   * @generated from rpc maumau.v1.LadderService.WithdrawSeat
+   */
+  withdrawSeat: {
+    methodKind: "unary";
+    input: typeof WithdrawSeatRequestSchema;
+    output: typeof WithdrawSeatResponseSchema;
   },
   /**
    * Deletes the stored replays of ended ladder matches that ended longer ago than an age, or
