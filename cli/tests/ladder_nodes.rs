@@ -5,6 +5,12 @@
 //! and every match the dead node hosted was settled (aborted and retried, or voided) within
 //! 30 seconds of the kill.
 //!
+//! The matchmaker's-node test runs two nodes with the default 30 s join deadline, four bots whose
+//! only server is node 0 and four on node 1, and kills node 0 (SIGKILL) and its bots mid-play:
+//! every survivor is invited to its next match that finishes within 5 s of being free, no seat of
+//! any match is charged a no-show, every finished match reaches its survivors' lobbies, and the
+//! ratings equal a recompute.
+//!
 //! The outage test stops the PostgreSQL server under a node for a few seconds: health says
 //! NOT_SERVING meanwhile, calls and pages fail without naming the database, health says SERVING
 //! again once the server is back, and the node logs the outage in a few lines.
@@ -83,17 +89,30 @@ fn start_node(url: &str, dir: &Path, i: usize) -> Node {
 }
 
 fn start_node_logging(url: &str, dir: &Path, i: usize, log_filter: &str) -> Node {
-    let dir = dir.join(format!("node{i}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("config.toml");
-    std::fs::write(
-        &config,
-        "ladder = true\nladder_join_deadline_ms = 3000\nladder_validation = false\n\
-         ladder_drain_timeout_ms = 5000\n\
+    start_node_configured(
+        url,
+        dir,
+        i,
+        log_filter,
+        "ladder_join_deadline_ms = 3000\n\
          [[ladder_formats]]\nprofile = \"classic\"\nseats = 4\nweight = 2.0\n\
          [[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n",
     )
+}
+
+/// A node with `config` after the common settings (TOML: keys, then tables).
+fn start_node_configured(url: &str, dir: &Path, i: usize, log_filter: &str, config: &str) -> Node {
+    let dir = dir.join(format!("node{i}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config_path = dir.join("config.toml");
+    std::fs::write(
+        &config_path,
+        format!(
+            "ladder = true\nladder_validation = false\nladder_drain_timeout_ms = 5000\n{config}"
+        ),
+    )
     .unwrap();
+    let config = config_path;
     let mut log = std::fs::File::create(dir.join("stderr.log")).unwrap();
     let mut child = Command::new(BIN)
         .args(["serve", "--ladder", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -729,4 +748,289 @@ async fn health_follows_the_store_through_an_outage_and_the_log_stays_short() {
     );
     drop(node);
     postgres_temp("stop", &pg_dir);
+}
+
+/// What a survivor's lobby heard, with when.
+#[derive(Debug, Clone)]
+enum Heard {
+    Invited(Instant, i64),
+    Ended(Instant, i64, bool),
+}
+
+/// One version's lobby on one node, for good: it records what it hears and plays its invitations
+/// until `stop` (then drains).
+async fn recorded_lobby(
+    addr: String,
+    key: String,
+    seed: u64,
+    heard: Arc<std::sync::Mutex<Vec<Heard>>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut client = LadderServiceClient::connect(addr.clone()).await.unwrap();
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: String::new(),
+            max_matches: 1,
+            profiles: vec!["classic".into()],
+            seats: vec![2],
+        })),
+    })
+    .await
+    .unwrap();
+    let mut inbound = client
+        .lobby(with_bearer(ReceiverStream::new(rx), &key))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut plays = tokio::task::JoinSet::new();
+    let mut draining = false;
+    let mut n = 0u64;
+    loop {
+        let message = tokio::select! {
+            m = inbound.message() => m,
+            _ = stop.changed(), if !draining => {
+                draining = true;
+                let _ = tx.send(pb::LobbyRequest {
+                    kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
+                }).await;
+                continue;
+            }
+            Some(_) = plays.join_next(), if !plays.is_empty() => continue,
+        };
+        use pb::lobby_response::Kind as K;
+        match message {
+            Ok(Some(pb::LobbyResponse {
+                kind: Some(K::Invitation(inv)),
+            })) => {
+                heard
+                    .lock()
+                    .unwrap()
+                    .push(Heard::Invited(Instant::now(), inv.ladder_match_id));
+                n += 1;
+                let server = if inv.node_address.is_empty() {
+                    addr.clone()
+                } else {
+                    inv.node_address.clone()
+                };
+                let bot_seed = seed ^ n.wrapping_mul(maumau_engine::seed::GAMMA);
+                plays.spawn(async move {
+                    let mut bot = Slow(Box::new(RandomBot::new(bot_seed)));
+                    let mut options = RunOptions::new(server, inv.seat_token);
+                    options.max_reconnects = 2;
+                    // A seat at the killed node's table fails; that is expected.
+                    let _ = tokio::time::timeout(Duration::from_secs(60), run(&mut bot, &options))
+                        .await;
+                });
+            }
+            Ok(Some(pb::LobbyResponse {
+                kind: Some(K::MatchEnded(e)),
+            })) => heard.lock().unwrap().push(Heard::Ended(
+                Instant::now(),
+                e.ladder_match_id,
+                e.finished,
+            )),
+            Ok(Some(pb::LobbyResponse {
+                kind: Some(K::Drained(_)),
+            })) => break,
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => panic!("a survivor's lobby closed: {message:?}"),
+        }
+    }
+    while plays.join_next().await.is_some() {}
+}
+
+/// How long a survivor waited, after the kill, from being free (the kill, or the end of the
+/// match it was in then) to the invitation of its next match that finished.
+fn wait_after(heard: &[Heard], killed: Instant) -> Option<Duration> {
+    let ended = |id: i64| {
+        heard.iter().find_map(|h| match h {
+            Heard::Ended(at, m, finished) if *m == id => Some((*at, *finished)),
+            _ => None,
+        })
+    };
+    let mut free = killed;
+    for h in heard {
+        if let Heard::Invited(at, id) = h
+            && *at <= killed
+            && let Some((end, _)) = ended(*id)
+        {
+            free = free.max(end);
+        }
+    }
+    heard.iter().find_map(|h| match h {
+        Heard::Invited(at, id) if *at > free && ended(*id).is_some_and(|(_, f)| f) => {
+            Some(at.duration_since(free))
+        }
+        _ => None,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    // The default join deadline (30 s): a stall shows.
+    let config = "[[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
+    // Node 0 starts first and runs the matchmaker.
+    let mut doomed_node = Some(start_node_configured(&url, tmp.path(), 0, &log, config));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let survivor_node = start_node_configured(&url, tmp.path(), 1, &log, config);
+    let addrs = [
+        doomed_node.as_ref().unwrap().addr.clone(),
+        survivor_node.addr.clone(),
+    ];
+    let store = Db(Some(
+        tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || PgStore::open(&url).unwrap()
+        })
+        .await
+        .unwrap(),
+    ));
+    let pg = store.0.clone().unwrap();
+    // Four bots whose only server is node 0 (they go with it), four on node 1.
+    const EACH: usize = 4;
+    let mut keys = Vec::new();
+    for i in 0..2 * EACH {
+        keys.push(register(&addrs[i / EACH], i).await);
+    }
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let tally = Arc::new(Tally::default());
+    let mut doomed = tokio::task::JoinSet::new();
+    let mut survivors = tokio::task::JoinSet::new();
+    let mut heard = Vec::new();
+    for (i, key) in keys.into_iter().enumerate() {
+        if i < EACH {
+            // A lobby of the existing kind, pinned to node 0 (a one-address list).
+            let only = Arc::new(vec![addrs[0].clone()]);
+            doomed.spawn(lobby(
+                only,
+                0,
+                key,
+                i as u64 + 1,
+                tally.clone(),
+                stop_rx.clone(),
+            ));
+        } else {
+            let h = Arc::new(std::sync::Mutex::new(Vec::new()));
+            heard.push(h.clone());
+            survivors.spawn(recorded_lobby(
+                addrs[1].clone(),
+                key,
+                i as u64 + 1,
+                h,
+                stop_rx.clone(),
+            ));
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let finished_before = db(&pg, |pg| {
+        pg.matches_in_state(MatchState::Finished).unwrap().len()
+    })
+    .await;
+    assert!(finished_before > 0, "no match finished before the kill");
+    // SIGKILL node 0, and its bots with it.
+    let killed = Instant::now();
+    {
+        let mut node = doomed_node.take().unwrap();
+        node.child.kill().unwrap();
+        node.child.wait().unwrap();
+    }
+    doomed.abort_all();
+    println!("killed node 0 (the matchmaker's) after {finished_before} finished matches");
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    stop_tx.send(true).unwrap();
+    let drained = tokio::time::timeout(Duration::from_secs(60), async {
+        while survivors.join_next().await.is_some() {}
+    })
+    .await;
+    assert!(drained.is_ok(), "the survivors' lobbies did not drain");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while db(&pg, open_matches).await > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "matches still scheduled or running"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(survivor_node);
+
+    // Every survivor played a finished match again within 5 s of being free.
+    let heard: Vec<Vec<Heard>> = heard.iter().map(|h| h.lock().unwrap().clone()).collect();
+    for (i, h) in heard.iter().enumerate() {
+        let waited = wait_after(h, killed);
+        println!("survivor {i}: next finished match invited {waited:?} after it was free");
+        let waited = waited.unwrap_or_else(|| panic!("survivor {i} never played again: {h:?}"));
+        assert!(
+            waited <= Duration::from_secs(5),
+            "survivor {i} waited {waited:?}: {h:?}"
+        );
+    }
+    // No bot is charged a no-show; every finished match of a survivor reached it.
+    let records = db(&pg, |pg| {
+        let mut all = Vec::new();
+        for state in [MatchState::Finished, MatchState::Aborted, MatchState::Void] {
+            all.extend(pg.matches_in_state(state).unwrap());
+        }
+        all
+    })
+    .await;
+    for m in &records {
+        for s in &m.seats {
+            assert!(
+                s.outcome.is_none_or(|o| o.joined),
+                "a no-show was charged in match {}: {m:?}",
+                m.id
+            );
+        }
+    }
+    let survivor_versions: Vec<_> = {
+        let all: Vec<_> = records
+            .iter()
+            .flat_map(|m| m.seats.iter().map(|s| s.version))
+            .collect();
+        let mut v = all.clone();
+        v.sort_by_key(|v| v.0);
+        v.dedup();
+        v.into_iter().rev().take(EACH).collect()
+    };
+    for m in records.iter().filter(|m| m.state == MatchState::Finished) {
+        let theirs = m
+            .seats
+            .iter()
+            .filter(|s| survivor_versions.contains(&s.version))
+            .count();
+        let told = heard
+            .iter()
+            .filter(|h| {
+                h.iter()
+                    .any(|x| matches!(x, Heard::Ended(_, id, true) if *id == m.id.0))
+            })
+            .count();
+        assert_eq!(
+            told, theirs,
+            "match {} ended finished; its survivors heard {told} of {theirs}",
+            m.id
+        );
+    }
+    // Ratings equal a full recompute.
+    let out = Command::new(BIN)
+        .args(["ladder", "rerate", "--store", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "rerate: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!(
+        "maumau ladder rerate --store: {}",
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+    drop(store);
 }

@@ -669,6 +669,50 @@ impl Withdrawals {
     }
 }
 
+/// How often the watcher of a waiting match on a shared ladder looks for its seats' lobbies.
+const LOBBY_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The seats of a waiting match not joined yet whose version has no lobby on a live node; `None`
+/// once the table started. None are judged gone while the store is unreachable.
+async fn seats_without_lobby(
+    hub: &Hub,
+    entry: &MatchHandle,
+    version_seats: &[(usize, VersionId)],
+) -> Option<Vec<usize>> {
+    let summary = entry.summary();
+    if summary.status() != pb::MatchStatus::Waiting {
+        return None;
+    }
+    let unjoined: Vec<(usize, VersionId)> = version_seats
+        .iter()
+        .copied()
+        .filter(|&(s, _)| {
+            !summary
+                .players
+                .iter()
+                .any(|p| p.seat as usize == s && p.connected)
+        })
+        .collect();
+    if unjoined.is_empty() {
+        return Some(Vec::new());
+    }
+    let pg = hub.cluster.as_ref()?.pg.clone();
+    let live = hub
+        .store(move |_| pg.shared_lobbies(super::nodes::STALE_MS))
+        .await;
+    // The store is unreachable: nothing is judged (the join deadline still holds).
+    let Ok(live) = live else {
+        return Some(Vec::new());
+    };
+    Some(
+        unjoined
+            .into_iter()
+            .filter(|&(_, v)| !live.iter().any(|l| l.version == v))
+            .map(|(s, _)| s)
+            .collect(),
+    )
+}
+
 /// How a match ended, as recorded.
 struct Ended {
     report: MatchReport,
@@ -685,13 +729,44 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
     let id = l.id;
     let version_seats = l.version_seats();
     let mut joined = vec![true; l.seats.len()];
-    let mut no_show = None;
+    // Why the watcher aborted the table (whose fault it was is in `joined`).
+    let mut aborted_why = None;
     let mut withdrawals = hub.withdrawals.register(&l);
     let deadline = tokio::time::sleep(hub.settings.join_deadline);
     let mut deadline = std::pin::pin!(deadline);
+    // On a shared ladder: seats whose version had no live lobby at the last check.
+    let mut lobby_checks =
+        tokio::time::interval_at(tokio::time::Instant::now() + LOBBY_CHECK, LOBBY_CHECK);
+    let mut checking = hub.cluster.is_some();
+    let mut gone_before: Vec<usize> = Vec::new();
     let report = loop {
         tokio::select! {
             report = entry.ended() => break report,
+            _ = lobby_checks.tick(), if checking => {
+                let gone = seats_without_lobby(&hub, &entry, &version_seats).await;
+                let Some(gone) = gone else {
+                    checking = false; // it started
+                    continue;
+                };
+                // Gone at two checks in a row: the lobby's node stopped (or the bot left) and
+                // the invitation cannot reach the seat. Nobody is at fault.
+                let confirmed: Vec<String> = gone
+                    .iter()
+                    .filter(|s| gone_before.contains(s))
+                    .map(|s| s.to_string())
+                    .collect();
+                gone_before = gone;
+                if !confirmed.is_empty() {
+                    let reason = format!(
+                        "seat(s) {} could not join: their lobby went away (its node stopped?) \
+                         before they joined",
+                        confirmed.join(", ")
+                    );
+                    entry.abort(reason.clone()).await;
+                    aborted_why = Some(reason);
+                    break entry.ended().await;
+                }
+            }
             Some(seat) = withdrawals.recv() => {
                 // A table that started is left to its seats' clocks. Before the deadline, only
                 // the seat given up is at fault: the others still had time to join.
@@ -701,7 +776,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                 joined[seat] = false;
                 let reason = format!("seat {seat} withdrew before joining (its program failed)");
                 entry.abort(reason.clone()).await;
-                no_show = Some(reason);
+                aborted_why = Some(reason);
                 break entry.ended().await;
             }
             () = &mut deadline => {
@@ -728,7 +803,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
                 } else {
                     let reason = format!("seat(s) {} did not join in time", missing.join(", "));
                     entry.abort(reason.clone()).await;
-                    no_show = Some(reason);
+                    aborted_why = Some(reason);
                 }
                 // The table records its report before it stops.
                 break entry.ended().await;
@@ -747,7 +822,7 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
     }
     let stats = |s: usize| report.as_ref().and_then(|r| r.seats.get(s)).cloned();
     let finished = report.as_ref().filter(|r| {
-        no_show.is_none() && r.status() == pb::MatchStatus::Finished && r.result.is_some()
+        aborted_why.is_none() && r.status() == pb::MatchStatus::Finished && r.result.is_some()
     });
     let n = l.seats.len();
     let recorded = match finished {
@@ -830,7 +905,8 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
             } else {
                 (0..n).map(outcome).collect()
             };
-            let reason = no_show.unwrap_or_else(|| "the table was stopped before the end".into());
+            let reason =
+                aborted_why.unwrap_or_else(|| "the table was stopped before the end".into());
             let why = reason.clone();
             hub.store(move |ladder| ladder.record_abort(id, &outcomes, &why, now_ms()))
                 .await

@@ -36,7 +36,9 @@ use super::{Hub, lock, now_ms};
 /// How often the matchmaker's node plans (and others try to take its lock).
 pub(super) const LEADER_TICK: Duration = Duration::from_millis(200);
 /// Lobbies of a node whose heartbeat is older than this are not offered.
-pub(super) const STALE_MS: Millis = 3_000;
+pub(super) const STALE_MS: Millis = maumau_ladder::store::STALE_MS;
+/// A node silent this long whose liveness lock is free is dead (two heartbeats missed).
+const SILENT_MS: Millis = 1_000;
 /// How long a claimed match's lease lasts without renewal.
 const LEASE_MS: Millis = 5_000;
 /// How often a node publishes its lobbies and renews its leases.
@@ -193,17 +195,25 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
     // nothing about it follows from the orphan's seed.
     let deals = Mutex::new(ChaCha20Rng::seed_from_u64(hub.next_seed()));
     let reseed = move |_: u64, _: i32| lock(&deals).next_u64();
-    let (leading, reaped) = hub
+    let (leading, buried, reaped) = hub
         .store(move |_| {
             if !pg.try_lead()? {
-                return Ok((false, Vec::new()));
+                return Ok((false, Vec::new(), Vec::new()));
             }
+            let buried = pg.bury_dead_nodes(SILENT_MS)?;
             let now = now_ms();
             let reaped = pg.reap(now, reseed)?;
             pg.purge_events(EVENT_TTL_MS)?;
-            Ok((true, reaped))
+            Ok((true, buried, reaped))
         })
         .await?;
+    for node in &buried {
+        tracing::warn!(
+            node = node.0,
+            "a ladder node died (its session ended): its lobbies are no longer offered and its \
+             matches are settled now"
+        );
+    }
     let now = now_ms();
     for r in &reaped {
         let lag = r.record.started_ms.unwrap_or(r.record.created_ms);
@@ -220,8 +230,13 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
                 "the node hosting it (node {}) stopped; retried as ladder match {new}",
                 r.node.0
             ),
-            None => format!(
+            None if r.voided => format!(
                 "the node hosting it (node {}) stopped; voided after its retries",
+                r.node.0
+            ),
+            None => format!(
+                "the node hosting it (node {}) stopped; not retried: a seat's lobby went away \
+                 with it",
                 r.node.0
             ),
         };
@@ -279,7 +294,10 @@ pub(super) async fn run(hub: Arc<Hub>) {
             let events = pg.take_events(&versions)?;
             let claimed = pg.claim(node, claim, LEASE_MS)?;
             let renewed = match lobbies {
-                Some(l) => Some(pg.heartbeat(node, &l, LEASE_MS)?),
+                Some(l) => {
+                    pg.hold_node_lock(node)?;
+                    Some(pg.heartbeat(node, &l, LEASE_MS)?)
+                }
                 None => None,
             };
             Ok(Round {

@@ -1252,6 +1252,15 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     assert_eq!(a.shared_lobbies(3_000).unwrap(), vec![lobby.clone()]);
     assert!(a.reap(1_400, |s, n| s + n as u64).unwrap().is_empty());
     b.heartbeat(nb, std::slice::from_ref(&lobby), 1).unwrap();
+    // Every seat's version has a lobby on a live node (a), so the orphan is retried.
+    let everyone: Vec<maumau_ladder::Lobby> = vs
+        .iter()
+        .map(|&version| maumau_ladder::Lobby {
+            version,
+            ..lobby.clone()
+        })
+        .collect();
+    a.heartbeat(na, &everyone, 60_000).unwrap();
     pg_clock_moves_on();
     assert!(a.shared_lobbies(1).unwrap().is_empty());
     let reaped = a.reap(1_600, |s, n| s + n as u64).unwrap();
@@ -1316,6 +1325,85 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     }
     assert!(led, "the lock outlived its session");
     b.close();
+}
+
+/// A dead node (its session ended) is told from a slow one (silent, but its liveness lock is
+/// held): the dead one is marked stopped, its lobbies dropped and its leases ended at once, and
+/// its orphan is not retried when a seat's version has no lobby on a live node left.
+#[test]
+fn postgres_a_dead_node_is_buried_at_once_and_a_slow_one_is_not() {
+    use maumau_ladder::store::Layout;
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    let c = PgStore::open(&url).unwrap();
+    let season = a.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..2u8 {
+        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
+        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    let na = a.join_node("http://a").unwrap();
+    let nc = c.join_node("http://c").unwrap();
+    assert!(a.try_lead().unwrap());
+    let m = a
+        .schedule_laid_out(
+            &new_match(season, &vs),
+            Layout {
+                table_seats: 2,
+                copies: 2,
+            },
+            10,
+        )
+        .unwrap();
+    assert_eq!(c.claim(nc, 1, 60_000).unwrap().len(), 1);
+    // Version 0's lobby is on c, version 1's on a.
+    let lobby = |version| maumau_ladder::Lobby {
+        version,
+        max_matches: 1,
+        profiles: vec!["classic".into()],
+        seats: vec![2],
+    };
+    c.hold_node_lock(nc).unwrap();
+    c.heartbeat(nc, &[lobby(vs[0])], 60_000).unwrap();
+    a.hold_node_lock(na).unwrap();
+    a.heartbeat(na, &[lobby(vs[1])], 60_000).unwrap();
+    pg_clock_moves_on();
+    // c is silent but alive (it holds its lock): left alone, its lease stands.
+    assert!(a.bury_dead_nodes(1).unwrap().is_empty());
+    assert!(a.reap(20, |s, n| s + n as u64).unwrap().is_empty());
+    // c's process dies: its session ends and the lock is free.
+    c.close();
+    let mut buried = Vec::new();
+    for _ in 0..100 {
+        buried = a.bury_dead_nodes(1).unwrap();
+        if !buried.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(buried, vec![nc]);
+    assert!(a.bury_dead_nodes(1).unwrap().is_empty(), "buried once");
+    assert_eq!(a.shared_lobbies(60_000).unwrap(), vec![lobby(vs[1])]);
+    let nodes = a.nodes().unwrap();
+    assert!(nodes.iter().any(|n| n.id == nc && n.stopped_ms.is_some()));
+    assert!(nodes.iter().any(|n| n.id == na && n.stopped_ms.is_none()));
+    // Its match's lease ended with it; version 0's lobby went too, so no retry: aborted, nobody
+    // at fault.
+    let reaped = a.reap(30, |s, n| s + n as u64).unwrap();
+    assert_eq!(reaped.len(), 1);
+    assert_eq!(reaped[0].record.id, m);
+    assert!(reaped[0].retry.is_none() && !reaped[0].voided);
+    let ended = a.match_record(m).unwrap();
+    assert_eq!(ended.state, MatchState::Aborted);
+    assert!(ended.reason.unwrap().contains("not retried"));
+    assert!(
+        ended
+            .seats
+            .iter()
+            .all(|s| s.outcome.is_some_and(|o| o.joined))
+    );
+    a.close();
 }
 
 /// Lets the database's clock pass a lease of a millisecond or two.

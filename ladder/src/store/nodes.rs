@@ -4,6 +4,10 @@
 //!   address its invitations carry) and calls [`PgStore::heartbeat`] every second or so: it
 //!   rewrites the node's open lobbies (`node_lobbies`) and renews the leases of the matches it
 //!   hosts. The lobbies of nodes whose heartbeat is older than a few seconds are not offered.
+//!   Each node also holds a liveness lock (a session-level advisory lock keyed by its id,
+//!   [`PgStore::hold_node_lock`]): PostgreSQL releases it when the process dies, so the
+//!   matchmaker's node tells a dead node (silent, lock free) from a slow one (silent, lock held)
+//!   within a second and settles its matches at once ([`PgStore::bury_dead_nodes`]).
 //! - **One matchmaker.** [`PgStore::try_lead`] takes a session-level advisory lock on a
 //!   connection of its own; whoever holds it plans matches for the lobbies of every live node
 //!   ([`PgStore::shared_lobbies`]) and schedules them ([`PgStore::schedule_laid_out`]). A node
@@ -48,8 +52,25 @@ macro_rules! db_now {
     };
 }
 
+/// The first key of a node's liveness lock (the second is the node's id): one per schema, apart
+/// from the matchmaker's.
+macro_rules! node_lock_space {
+    () => {
+        "hashtext(current_schema() || ':node')"
+    };
+}
+
 /// Times a match whose node died is scheduled again before it is voided.
 pub const MAX_RETRIES: i32 = 2;
+
+/// A node whose heartbeat is older than this (by the database's clock) is not live: its lobbies
+/// are not offered, and a match is not retried for a version whose only lobby was there.
+pub const STALE_MS: Millis = 3_000;
+
+/// The second key of a node's liveness lock.
+fn node_key(node: NodeId) -> i32 {
+    node.0 as i32
+}
 
 /// A node's id in the `nodes` table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,7 +108,8 @@ pub struct Reaped {
     pub node: NodeId,
     /// The match scheduled in its place, if it was retried.
     pub retry: Option<MatchId>,
-    /// True when it was voided (out of retries, or its retry could not be scheduled).
+    /// True when it was voided (out of retries, or its retry could not be scheduled). False
+    /// with no retry: aborted, nobody at fault, because a seat's lobby went away with the node.
     pub voided: bool,
 }
 
@@ -163,7 +185,7 @@ impl PgStore {
         self.tx(|t| {
             t.execute(
                 concat!(
-                    "UPDATE nodes SET heartbeat_ms = ",
+                    "UPDATE nodes SET stopped_ms = NULL, heartbeat_ms = ",
                     db_now!(),
                     " WHERE id = $1"
                 ),
@@ -214,6 +236,87 @@ impl PgStore {
                 .map(|r| MatchId(r.get(0)))
                 .collect())
         })
+    }
+
+    /// Holds this node's liveness lock: a session-level advisory lock on a connection of its own,
+    /// which PostgreSQL releases the moment the process dies (its connection closes), so that the
+    /// matchmaker's node can tell a dead node from a slow one ([`PgStore::bury_dead_nodes`]).
+    /// Call it at every heartbeat: it takes the lock again after its session was lost.
+    pub fn hold_node_lock(&self, node: NodeId) -> Result<()> {
+        let mut alive = self.alive.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = alive.as_mut() {
+            if !c.is_closed() && c.simple_query("SELECT 1").is_ok() {
+                return Ok(());
+            }
+            *alive = None;
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut c = self.connect()?;
+        let got: bool = c
+            .query_one(
+                concat!("SELECT pg_try_advisory_lock(", node_lock_space!(), ", $1)"),
+                &[&node_key(node)],
+            )?
+            .get(0);
+        if got {
+            *alive = Some(c);
+        }
+        Ok(())
+    }
+
+    /// Finds the nodes that died: not stopped, silent for `silent_ms` (by the database's clock)
+    /// and without their liveness lock (their session ended). Marks them stopped, drops their
+    /// lobbies and ends the leases of their matches, so that [`PgStore::reap`] settles those at
+    /// once rather than when the leases run out. A node that is only slow keeps its lock and is
+    /// left alone. Runs on the matchmaker's session: nothing while this process does not lead.
+    pub fn bury_dead_nodes(&self, silent_ms: Millis) -> Result<Vec<NodeId>> {
+        let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(c) = leader.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let rows = c.query(
+            concat!(
+                "WITH silent AS MATERIALIZED (
+                     SELECT id FROM nodes WHERE stopped_ms IS NULL AND heartbeat_ms < ",
+                db_now!(),
+                " - $1)
+                 SELECT id FROM silent WHERE pg_try_advisory_lock(",
+                node_lock_space!(),
+                ", id::int4)"
+            ),
+            &[&silent_ms],
+        )?;
+        let dead: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        for &id in &dead {
+            c.query_one(
+                concat!("SELECT pg_advisory_unlock(", node_lock_space!(), ", $1)"),
+                &[&node_key(NodeId(id))],
+            )?;
+        }
+        drop(leader);
+        if dead.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.tx(|t| {
+            t.execute(
+                concat!(
+                    "UPDATE nodes SET stopped_ms = ",
+                    db_now!(),
+                    " WHERE id = ANY($1)"
+                ),
+                &[&dead],
+            )?;
+            t.execute("DELETE FROM node_lobbies WHERE node_id = ANY($1)", &[&dead])?;
+            t.execute(
+                "UPDATE matches SET lease_expires_ms = 0
+                 WHERE lease_owner = ANY($1) AND state IN ('scheduled', 'running')",
+                &[&dead],
+            )?;
+            Ok(())
+        })?;
+        Ok(dead.into_iter().map(NodeId).collect())
     }
 
     /// Leaves the ladder: the node's lobbies are no longer offered, and it is marked stopped.
@@ -415,8 +518,27 @@ impl PgStore {
                 let node = NodeId(row.get(0));
                 let record = load_match(&mut PgTx::new(t), MatchId(id), false)?;
                 let (layout, attempt) = read_layout(t, &record)?;
+                // Retried only if every version still has a lobby on a live node: a seat whose
+                // lobby went with the node could not join the retry.
+                let mut versions: Vec<i64> = record.seats.iter().map(|s| s.version.0).collect();
+                versions.sort_unstable();
+                versions.dedup();
+                let live: i64 = t
+                    .query_one(
+                        concat!(
+                            "SELECT count(DISTINCT l.version_id) FROM node_lobbies l
+                             JOIN nodes n ON n.id = l.node_id
+                             WHERE l.version_id = ANY($1) AND n.stopped_ms IS NULL
+                               AND n.heartbeat_ms >= ",
+                            db_now!(),
+                            " - $2"
+                        ),
+                        &[&versions, &STALE_MS],
+                    )?
+                    .get(0);
+                let seated = live as usize == versions.len();
                 let mut retry = None;
-                if attempt < MAX_RETRIES {
+                if attempt < MAX_RETRIES && seated {
                     let again = NewMatch {
                         season: record.season,
                         profile: record.profile.clone(),
@@ -450,11 +572,15 @@ impl PgStore {
                         Err(e) => return Err(e),
                     }
                 }
-                let voided = retry.is_none();
+                let voided = retry.is_none() && seated;
                 let why = match retry {
                     Some(new) => {
                         format!("node {} stopped hosting it; retried as match {new}", node.0)
                     }
+                    None if !seated => format!(
+                        "node {} stopped hosting it; not retried: a seat's lobby went away",
+                        node.0
+                    ),
                     None => format!(
                         "node {} stopped hosting it, and it cannot be retried again",
                         node.0

@@ -208,6 +208,8 @@ pub struct PgStore {
     pub(super) held: Arc<Mutex<HashMap<i64, (i64, i64)>>>,
     /// The session holding [`MATCHMAKER_LOCK`], while this process holds it.
     pub(super) leader: Arc<Mutex<Option<Client>>>,
+    /// The session holding this node's liveness lock, once it joined as a node.
+    pub(super) alive: Arc<Mutex<Option<Client>>>,
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
     outage: Arc<Mutex<Outage>>,
@@ -281,6 +283,7 @@ impl PgStore {
             }),
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
+            alive: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
             outage: Arc::new(Mutex::new(Outage::default())),
         };
@@ -312,12 +315,13 @@ impl PgStore {
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         drop(self.pool.drain_idle());
-        let leader = self
-            .leader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        drop(leader);
+        for session in [&self.leader, &self.alive] {
+            let client = session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            drop(client);
+        }
     }
 
     /// Calls `f` whenever the database stops or starts answering the store's calls (once per
