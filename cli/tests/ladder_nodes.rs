@@ -933,6 +933,18 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
     })
     .await;
     assert!(finished_before > 0, "no match finished before the kill");
+    // Node 0's page of a bot whose lobby is on node 1 says it is online there (bots are
+    // registered in order: the fifth is the first survivor).
+    let page = tokio::task::spawn_blocking({
+        let addr = addrs[0].clone();
+        move || get_page(&addr, &format!("/ladder/bots/{}", EACH + 1))
+    })
+    .await
+    .unwrap();
+    assert!(
+        page.contains("Online: its lobby is open on another node of this ladder."),
+        "{page}"
+    );
     // SIGKILL node 0, and its bots with it.
     let killed = Instant::now();
     {
@@ -1032,5 +1044,73 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
         "maumau ladder rerate --store: {}",
         String::from_utf8_lossy(&out.stdout).trim()
     );
+    drop(store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invitation_past_its_join_deadline_is_not_delivered() {
+    use prost::Message as _;
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let node = start_node(&url, tmp.path(), 0);
+    let key = register(&node.addr, 0).await;
+    let store = Db(Some(
+        tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || PgStore::open(&url).unwrap()
+        })
+        .await
+        .unwrap(),
+    ));
+    let pg = store.0.clone().unwrap();
+    // Queued while the lobby was away: one invitation whose deadline passed (a lobby reopened
+    // after a restart), one still open.
+    let invitation = |id: i64, deadline: i64| {
+        pb::LobbyResponse {
+            kind: Some(pb::lobby_response::Kind::Invitation(pb::Invitation {
+                ladder_match_id: id,
+                join_deadline_unix_ms: deadline as u64,
+                ..Default::default()
+            })),
+        }
+        .encode_to_vec()
+    };
+    let version = maumau_ladder::VersionId(1);
+    let events = vec![
+        (version, invitation(901, now_ms() - 60_000)),
+        (version, invitation(902, now_ms() + 60_000)),
+    ];
+    db(&pg, move |pg| pg.post_events(&events).unwrap()).await;
+    let mut client = LadderServiceClient::connect(node.addr.clone()).await.unwrap();
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: String::new(),
+            max_matches: 1,
+            profiles: vec!["classic".into()],
+            seats: vec![2],
+        })),
+    })
+    .await
+    .unwrap();
+    let mut inbound = client
+        .lobby(with_bearer(ReceiverStream::new(rx), &key))
+        .await
+        .unwrap()
+        .into_inner();
+    let invited = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let m = inbound.message().await.unwrap().unwrap();
+            if let Some(pb::lobby_response::Kind::Invitation(i)) = m.kind {
+                return i.ladder_match_id;
+            }
+        }
+    })
+    .await
+    .expect("the open invitation is delivered");
+    assert_eq!(invited, 902, "the expired invitation was dropped");
+    drop(tx);
     drop(store);
 }

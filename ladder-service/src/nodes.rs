@@ -360,8 +360,15 @@ fn deliver(hub: &Hub, events: Vec<(VersionId, Vec<u8>)>) {
             }
         };
         match kind {
-            K::Invitation(_) => {
+            K::Invitation(ref i) => {
+                // Counted either way: its match's end comes too.
                 hub.invited(v);
+                // An invitation whose join deadline passed (a lobby that was away, a node that
+                // restarted) is for a match that is over: not delivered.
+                if (i.join_deadline_unix_ms as Millis) < now_ms() {
+                    tracing::debug!(version = %v, ladder_match = i.ladder_match_id, "dropped an expired invitation");
+                    continue;
+                }
                 hub.tell_local(v, kind);
             }
             K::MatchEnded(_) => {
