@@ -1083,7 +1083,9 @@ async fn an_invitation_past_its_join_deadline_is_not_delivered() {
         (version, invitation(902, now_ms() + 60_000)),
     ];
     db(&pg, move |pg| pg.post_events(&events).unwrap()).await;
-    let mut client = LadderServiceClient::connect(node.addr.clone()).await.unwrap();
+    let mut client = LadderServiceClient::connect(node.addr.clone())
+        .await
+        .unwrap();
     let (tx, rx) = mpsc::channel(4);
     tx.send(pb::LobbyRequest {
         kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
@@ -1113,4 +1115,69 @@ async fn an_invitation_past_its_join_deadline_is_not_delivered() {
     assert_eq!(invited, 902, "the expired invitation was dropped");
     drop(tx);
     drop(store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn house_bots_fill_tables_on_a_shared_ladder() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    let config = "ladder_house_bots = [\"heuristic\"]\n\
+                  [[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
+    // Two nodes started together register the house bot once between them.
+    let nodes: Vec<Node> = std::thread::scope(|s| {
+        let started: Vec<_> = (0..2)
+            .map(|i| {
+                let (url, dir, log) = (&url, tmp.path(), &log);
+                s.spawn(move || start_node_configured(url, dir, i, log, config))
+            })
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // One real bot, alone on the ladder but for the house bot, on node 1.
+    let key = register(&nodes[1].addr, 0).await;
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let lobby = tokio::spawn(recorded_lobby(
+        nodes[1].addr.clone(),
+        key,
+        1,
+        heard.clone(),
+        stop_rx,
+    ));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let finished = |h: &[Heard]| {
+        h.iter()
+            .filter(|x| matches!(x, Heard::Ended(_, _, true)))
+            .count()
+    };
+    while finished(&heard.lock().unwrap()) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no rated match against the house bot: {:?}",
+            heard.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), lobby)
+        .await
+        .expect("the lobby drains")
+        .unwrap();
+    let mut c = LadderServiceClient::connect(nodes[0].addr.clone())
+        .await
+        .unwrap();
+    let board = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            profile: "classic".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let house: Vec<_> = board.standings.iter().filter(|s| s.house).collect();
+    assert_eq!(house.len(), 1, "one house bot: {board:?}");
+    assert!(house[0].matches >= 2, "{board:?}");
 }

@@ -539,11 +539,6 @@ impl Hub {
         };
         let validation = settings.validation;
         let max_versions = settings.max_versions;
-        if !settings.house_bots.is_empty() && settings.store.is_some() {
-            return Err(LadderError::Invalid(
-                "house bots run on a ladder of one server (SQLite), not on a shared one".into(),
-            ));
-        }
         let house_kinds = settings.house_bots.clone();
         let node_address = if settings.node_address.is_empty() {
             format!("http://{addr}")
@@ -595,7 +590,14 @@ impl Hub {
                     {
                         continue;
                     }
-                    let version = ladder.house_version(&house_bot_name(kind), now)?;
+                    // Nodes of a shared ladder starting together may race to register it: the
+                    // loser finds the winner's.
+                    let name = house_bot_name(kind);
+                    let version = match ladder.house_version(&name, now) {
+                        Ok(v) => v,
+                        Err(_) if cluster.is_some() => ladder.house_version(&name, now)?,
+                        Err(e) => return Err(e),
+                    };
                     house.push(HouseBot { version, kind });
                 }
                 Ok((ladder, cluster, house))

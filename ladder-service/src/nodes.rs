@@ -157,7 +157,7 @@ impl Cluster {
 
 /// The table of a stored match: its seats (a validation match: copies of its version beside
 /// built-in bots, as laid out when it was scheduled).
-fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
+fn launch_of(hub: &Hub, record: &MatchRecord, layout: Layout) -> Launch {
     if record.rated {
         Launch::rated(
             record.id,
@@ -166,8 +166,9 @@ fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
                 seats: record.seats.iter().map(|s| s.version).collect(),
                 seed: record.seed,
             },
-            // A shared ladder has no house bots.
-            |_| None,
+            // House bots are played by the node hosting the table (every node runs the same
+            // `--house-bots`).
+            |v| hub.house.iter().find(|h| h.version == v).map(|h| h.kind),
         )
     } else {
         let version = record.seats.first().map_or(VersionId(0), |s| s.version);
@@ -240,7 +241,7 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
                 r.node.0
             ),
         };
-        let l = launch_of(&r.record, r.layout);
+        let l = launch_of(hub, &r.record, r.layout);
         for (seat, v) in l.version_seats() {
             c.post(
                 v,
@@ -318,7 +319,7 @@ pub(super) async fn run(hub: Arc<Hub>) {
                     stop_lost(&hub, c, &renewed);
                 }
                 for claimed in round.claimed {
-                    let l = launch_of(&claimed.record, claimed.layout);
+                    let l = launch_of(&hub, &claimed.record, claimed.layout);
                     lock(&c.hosted).insert(l.id, Hosted::default());
                     let _ = launch(&hub, l).await;
                 }
