@@ -63,7 +63,9 @@ fn fresh_store_url() -> Option<String> {
         );
         return None;
     };
-    let name = format!("maumau_nodes_{}_{}", std::process::id(), now_ms());
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("maumau_nodes_{}_{}_{n}", std::process::id(), now_ms());
     let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
     c.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
     let sep = if admin.contains('?') { '&' } else { '?' };
@@ -1078,9 +1080,14 @@ async fn an_invitation_past_its_join_deadline_is_not_delivered() {
         .encode_to_vec()
     };
     let version = maumau_ladder::VersionId(1);
+    let posted = |payload| maumau_ladder::store::Posted {
+        version,
+        payload,
+        end_of: None,
+    };
     let events = vec![
-        (version, invitation(901, now_ms() - 60_000)),
-        (version, invitation(902, now_ms() + 60_000)),
+        posted(invitation(901, now_ms() - 60_000)),
+        posted(invitation(902, now_ms() + 60_000)),
     ];
     db(&pg, move |pg| pg.post_events(&events).unwrap()).await;
     let mut client = LadderServiceClient::connect(node.addr.clone())

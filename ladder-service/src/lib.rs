@@ -590,14 +590,19 @@ impl Hub {
                     {
                         continue;
                     }
-                    // Nodes of a shared ladder starting together may race to register it: the
-                    // loser finds the winner's.
+                    // Nodes of a shared ladder starting together may race to register it (its
+                    // owner, bot and version, one step at a time): the loser of a step finds
+                    // the winner's at the next attempt.
                     let name = house_bot_name(kind);
-                    let version = match ladder.house_version(&name, now) {
-                        Ok(v) => v,
-                        Err(_) if cluster.is_some() => ladder.house_version(&name, now)?,
-                        Err(e) => return Err(e),
-                    };
+                    let attempts = if cluster.is_some() { 4 } else { 1 };
+                    let mut version = ladder.house_version(&name, now);
+                    for _ in 1..attempts {
+                        if version.is_ok() {
+                            break;
+                        }
+                        version = ladder.house_version(&name, now);
+                    }
+                    let version = version?;
                     house.push(HouseBot { version, kind });
                 }
                 Ok((ladder, cluster, house))
@@ -814,6 +819,23 @@ impl Hub {
         match &self.cluster {
             Some(c) => c.post(version, kind),
             None => self.tell_local(version, kind),
+        }
+    }
+
+    /// Tells the seats' lobbies of a match's end, all at once (on a shared ladder exactly once,
+    /// through whichever node posts them first: see `PgStore::post_events`).
+    fn tell_ended(
+        &self,
+        id: maumau_ladder::MatchId,
+        ends: Vec<(VersionId, pb::lobby_response::Kind)>,
+    ) {
+        match &self.cluster {
+            Some(c) => c.post_all(Some(id), ends),
+            None => {
+                for (v, kind) in ends {
+                    self.tell_local(v, kind);
+                }
+            }
         }
     }
 

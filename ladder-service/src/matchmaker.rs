@@ -485,8 +485,16 @@ async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
         c.unhost(l.id);
     }
     let id = l.id;
+    let pg = hub.cluster.as_ref().map(|c| c.pg.clone());
     let _ = hub
-        .store(move |ladder| ladder.record_unplayed(id, &reason, now_ms()))
+        .store(move |ladder| {
+            ladder.record_unplayed(id, &reason, now_ms())?;
+            // No lobby was invited: none is told of its end.
+            match pg {
+                Some(pg) => pg.mark_told(id),
+                None => Ok(()),
+            }
+        })
         .await;
 }
 
@@ -939,9 +947,10 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
 /// Tells each seat's lobby how the match ended, and any change of status.
 fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
     let rep = &ended.report;
+    let mut ends = Vec::new();
     for (s, v) in l.version_seats() {
         let change = rep.ratings.iter().find(|c| c.version == v);
-        hub.tell(
+        ends.push((
             v,
             pb::lobby_response::Kind::MatchEnded(pb::LadderMatchEnded {
                 ladder_match_id: l.id.0,
@@ -955,8 +964,9 @@ fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
                 validation: l.validation,
                 profile: l.profile.clone(),
             }),
-        );
+        ));
     }
+    hub.tell_ended(l.id, ends);
     for (v, why) in &rep.paused {
         hub.tell(
             *v,

@@ -72,6 +72,17 @@ fn node_key(node: NodeId) -> i32 {
     node.0 as i32
 }
 
+/// A message for a version's lobby, queued through the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Posted {
+    /// The version whose lobby it is for.
+    pub version: VersionId,
+    /// The encoded message.
+    pub payload: Vec<u8>,
+    /// Set when it tells of this match's end (see [`PgStore::post_events`]).
+    pub end_of: Option<MatchId>,
+}
+
 /// A node's id in the `nodes` table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct NodeId(pub i64);
@@ -443,7 +454,7 @@ impl PgStore {
                     .query_one(
                         concat!(
                             "UPDATE matches SET lease_owner = $1, lease_epoch = lease_epoch + 1,
-                                 lease_expires_ms = ",
+                                 ends_told = FALSE, lease_expires_ms = ",
                             db_now!(),
                             " + $2
                              WHERE id = $3 RETURNING lease_epoch"
@@ -616,21 +627,82 @@ impl PgStore {
         Ok(out)
     }
 
-    /// Queues messages for versions' lobbies, wherever they are open.
-    pub fn post_events(&self, events: &[(VersionId, Vec<u8>)]) -> Result<()> {
+    /// Queues messages for versions' lobbies, wherever they are open. The messages of a match's
+    /// end (`end_of`) are queued only by the first to mark the match told, in this transaction:
+    /// post all of one match's end messages in one call.
+    pub fn post_events(&self, events: &[Posted]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
         self.tx(|t| {
+            let mut ends: Vec<i64> = events
+                .iter()
+                .filter_map(|e| e.end_of)
+                .map(|m| m.0)
+                .collect();
+            ends.sort_unstable();
+            ends.dedup();
+            let first: Vec<i64> = if ends.is_empty() {
+                Vec::new()
+            } else {
+                t.query(
+                    "UPDATE matches SET ends_told = TRUE WHERE id = ANY($1) AND NOT ends_told
+                     RETURNING id",
+                    &[&ends],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect()
+            };
             let insert = t.prepare(concat!(
                 "INSERT INTO lobby_events (version_id, payload, created_ms) VALUES ($1, $2, ",
                 db_now!(),
                 ")"
             ))?;
-            for (v, payload) in events {
-                t.execute(&insert, &[&v.0, payload])?;
+            for e in events {
+                if e.end_of.is_some_and(|m| !first.contains(&m.0)) {
+                    continue;
+                }
+                t.execute(&insert, &[&e.version.0, &e.payload])?;
             }
             Ok(())
+        })
+    }
+
+    /// Marks a match's end as told without a message (nobody was invited to it).
+    pub fn mark_told(&self, id: MatchId) -> Result<()> {
+        self.tx(|t| {
+            t.execute(
+                "UPDATE matches SET ends_told = TRUE WHERE id = $1",
+                &[&id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The matches whose end was recorded by a node that is gone (stopped, or silent for
+    /// `silent_ms` by the database's clock) before it told their lobbies: whoever posts their
+    /// end messages now ([`PgStore::post_events`] with `end_of`) makes sure each reaches its bots.
+    pub fn untold_ends(&self, silent_ms: Millis) -> Result<Vec<(MatchRecord, Layout)>> {
+        self.tx(|t| {
+            let rows = t.query(
+                concat!(
+                    "SELECT m.id FROM matches m JOIN nodes n ON n.id = m.lease_owner
+                     WHERE NOT m.ends_told AND m.state IN ('finished', 'aborted', 'void')
+                       AND (n.stopped_ms IS NOT NULL OR n.heartbeat_ms < ",
+                    db_now!(),
+                    " - $1)
+                     ORDER BY m.id"
+                ),
+                &[&silent_ms],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                let record = load_match(&mut PgTx::new(t), MatchId(r.get(0)), false)?;
+                let (layout, _) = read_layout(t, &record)?;
+                out.push((record, layout));
+            }
+            Ok(out)
         })
     }
 

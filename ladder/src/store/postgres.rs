@@ -80,6 +80,11 @@ const MIGRATIONS: &[Migration] = &[
         "0007_server_matches.sql",
         include_str!("../../migrations/postgres/0007_server_matches.sql"),
     ),
+    (
+        8,
+        "0008_ends_told.sql",
+        include_str!("../../migrations/postgres/0008_ends_told.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).
