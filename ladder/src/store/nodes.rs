@@ -281,8 +281,19 @@ impl PgStore {
     /// and without their liveness lock (their session ended). Marks them stopped, drops their
     /// lobbies and ends the leases of their matches, so that [`PgStore::reap`] settles those at
     /// once rather than when the leases run out. A node that is only slow keeps its lock and is
-    /// left alone. Runs on the matchmaker's session: nothing while this process does not lead.
+    /// left alone. Runs on the matchmaker's session: nothing while this process does not lead,
+    /// nor in the first `silent_ms` after its session took the lock.
     pub fn bury_dead_nodes(&self, silent_ms: Millis) -> Result<Vec<NodeId>> {
+        // A new matchmaker's session (after a start, or after the database restarted and every
+        // session with it) judges nobody for `silent_ms`: live nodes take their locks again at
+        // their next heartbeat meanwhile.
+        let since = *self
+            .leading_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if since.is_none_or(|t| t.elapsed().as_millis() < silent_ms.max(0) as u128) {
+            return Ok(Vec::new());
+        }
         let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(c) = leader.as_mut() else {
             return Ok(Vec::new());
@@ -411,6 +422,10 @@ impl PgStore {
             .get(0);
         if got {
             *leader = Some(c);
+            *self
+                .leading_since
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(std::time::Instant::now());
         }
         Ok(got)
     }

@@ -215,6 +215,8 @@ pub struct PgStore {
     pub(super) leader: Arc<Mutex<Option<Client>>>,
     /// The session holding this node's liveness lock, once it joined as a node.
     pub(super) alive: Arc<Mutex<Option<Client>>>,
+    /// Since when the matchmaker's session (`leader`) has held its lock.
+    pub(super) leading_since: Arc<Mutex<Option<std::time::Instant>>>,
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
     outage: Arc<Mutex<Outage>>,
@@ -289,6 +291,7 @@ impl PgStore {
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
             alive: Arc::new(Mutex::new(None)),
+            leading_since: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
             outage: Arc::new(Mutex::new(Outage::default())),
         };
