@@ -30,6 +30,9 @@ use tokio::sync::mpsc;
 /// id. Only for people: the store keeps the server's id of each ladder match's table.
 const LABEL_PREFIX: &str = "ladder match ";
 
+/// The shortest time between two matchmaking rounds.
+const MIN_ROUND_GAP: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// Recent tables the planner avoids repeating.
 const RECENT_TABLES: usize = 64;
 
@@ -61,10 +64,15 @@ pub(crate) fn settle_leftovers(
 /// node, see `nodes.rs`), every [`super::nodes::LEADER_TICK`], after settling orphaned matches;
 /// the nodes claim what it schedules.
 pub(crate) async fn run(hub: Arc<Hub>) {
+    let mut last_round = tokio::time::Instant::now();
     loop {
         if hub.is_closed() {
             return;
         }
+        // Woken by every match end (on a shared ladder, by every node's): plan at most every
+        // few milliseconds, taking the ends of that time together.
+        tokio::time::sleep_until(last_round + MIN_ROUND_GAP).await;
+        last_round = tokio::time::Instant::now();
         let pause = match &hub.cluster {
             None => {
                 if let Err(e) = plan_round(&hub).await

@@ -341,6 +341,22 @@ pub(super) async fn run(hub: Arc<Hub>) {
     let Some(c) = &hub.cluster else {
         return;
     };
+    // What other nodes notify wakes this one at once: matches scheduled or lobby messages queued
+    // (this node's loop), a match ended (the matchmaker, if it runs here).
+    let weak = Arc::downgrade(&hub);
+    let listening = c.pg.listen(move |what| {
+        if let Some(hub) = weak.upgrade() {
+            if let Some(c) = &hub.cluster {
+                c.kick.notify_one();
+            }
+            if what == "ended" {
+                hub.wake.notify_one();
+            }
+        }
+    });
+    if let Err(e) = listening {
+        tracing::warn!(error = %e, "cannot listen to the other ladder nodes; polling only");
+    }
     let mut last_beat: Option<Instant> = None;
     loop {
         if c.left.load(Ordering::SeqCst) {

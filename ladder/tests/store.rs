@@ -1485,6 +1485,70 @@ fn postgres_an_end_recorded_by_a_node_that_died_is_told_once() {
     a.close();
 }
 
+/// What one node does is heard by the others at once: a match scheduled, lobby messages queued,
+/// a match's end told.
+#[test]
+fn postgres_nodes_hear_what_the_others_notify() {
+    use maumau_ladder::store::{Layout, Posted};
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    b.listen(move |what| {
+        let _ = tx.lock().unwrap().send(what.to_string());
+    })
+    .unwrap();
+    let season = a.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..2u8 {
+        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
+        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    let heard = |want: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(what) if what == want => return,
+                Ok(_) => continue,
+                Err(e) => panic!("never heard {want:?}: {e}"),
+            }
+        }
+    };
+    // The listener may still be connecting: schedule until it hears one.
+    let layout = Layout {
+        table_seats: 2,
+        copies: 2,
+    };
+    let mut id = a
+        .schedule_laid_out(&new_match(season, &vs), layout, 10)
+        .unwrap();
+    for _ in 0..50 {
+        if let Ok(what) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            assert_eq!(what, "scheduled");
+            break;
+        }
+        id = a
+            .schedule_laid_out(&new_match(season, &vs), layout, 10)
+            .unwrap();
+    }
+    let message = |end_of| Posted {
+        version: vs[0],
+        payload: b"hello".to_vec(),
+        end_of,
+    };
+    a.post_events(&[message(None)]).unwrap();
+    heard("messages");
+    let na = a.join_node("http://a").unwrap();
+    assert!(!a.claim(na, 10, 60_000).unwrap().is_empty());
+    a.post_events(&[message(Some(id))]).unwrap();
+    heard("ended");
+    b.close();
+    a.close();
+}
+
 /// Lets the database's clock pass a lease of a millisecond or two.
 fn pg_clock_moves_on() {
     std::thread::sleep(std::time::Duration::from_millis(20));

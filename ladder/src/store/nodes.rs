@@ -60,12 +60,29 @@ macro_rules! node_lock_space {
     };
 }
 
+/// The channel the nodes of one ladder (one schema) notify each other on, as SQL text.
+macro_rules! notify_channel {
+    () => {
+        "'maumau_' || md5(current_schema())"
+    };
+}
+
 /// Times a match whose node died is scheduled again before it is voided.
 pub const MAX_RETRIES: i32 = 2;
 
 /// A node whose heartbeat is older than this (by the database's clock) is not live: its lobbies
 /// are not offered, and a match is not retried for a version whose only lobby was there.
 pub const STALE_MS: Millis = 3_000;
+
+/// Tells every listening node (at commit) that there is something to do: `scheduled` (matches to
+/// claim), `messages` (lobby messages to take) or `ended` (also: a match ended, plan again).
+fn notify(t: &mut Transaction<'_>, what: &str) -> Result<()> {
+    t.execute(
+        concat!("SELECT pg_notify(", notify_channel!(), ", $1)"),
+        &[&what],
+    )?;
+    Ok(())
+}
 
 /// The second key of a node's liveness lock.
 fn node_key(node: NodeId) -> i32 {
@@ -341,6 +358,42 @@ impl PgStore {
         Ok(dead.into_iter().map(NodeId).collect())
     }
 
+    /// Listens, on a thread and a connection of its own, for what the nodes of this ladder notify
+    /// (matches scheduled, lobby messages queued, matches ended) and calls `heard` with it, so
+    /// that a node acts at once instead of at its next poll. Reconnects after a lost session;
+    /// ends once the store is closed. Polling still does everything this only hastens.
+    pub fn listen(&self, heard: impl Fn(&str) + Send + 'static) -> std::io::Result<()> {
+        let store = self.clone();
+        std::thread::Builder::new()
+            .name("ladder-listen".into())
+            .spawn(move || {
+                while !store.closed.load(Ordering::SeqCst) {
+                    if store.listen_once(&heard).is_err() {
+                        std::thread::sleep(std::time::Duration::from_millis(500));
+                    }
+                }
+            })?;
+        Ok(())
+    }
+
+    /// One listening session, until it fails or the store closes.
+    fn listen_once(&self, heard: &impl Fn(&str)) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator as _;
+        let mut c = self.connect()?;
+        let channel: String = c
+            .query_one(concat!("SELECT ", notify_channel!()), &[])?
+            .get(0);
+        c.batch_execute(&format!("LISTEN \"{channel}\""))?;
+        while !self.closed.load(Ordering::SeqCst) {
+            let mut notifications = c.notifications();
+            let mut waiting = notifications.timeout_iter(std::time::Duration::from_millis(500));
+            while let Some(n) = waiting.next()? {
+                heard(n.payload());
+            }
+        }
+        Ok(())
+    }
+
     /// Leaves the ladder: the node's lobbies are no longer offered, and it is marked stopped.
     pub fn leave_node(&self, node: NodeId) -> Result<()> {
         self.tx(|t| {
@@ -444,6 +497,7 @@ impl PgStore {
                     &id.0,
                 ],
             )?;
+            notify(t, "scheduled")?;
             Ok(id)
         })
     }
@@ -680,6 +734,14 @@ impl PgStore {
                 }
                 t.execute(&insert, &[&e.version.0, &e.payload])?;
             }
+            notify(
+                t,
+                if first.is_empty() {
+                    "messages"
+                } else {
+                    "ended"
+                },
+            )?;
             Ok(())
         })
     }
