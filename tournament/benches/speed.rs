@@ -37,11 +37,12 @@
     reason = "a test or bench fails loudly on a broken setup"
 )]
 
-use std::time::Instant;
-
 use maumau_engine::seed::SplitMix64;
 use maumau_engine::{ActionList, CallsMode, Game, MatchConfig, ProfileId};
 use maumau_tournament::{Entrant, Tournament};
+
+/// The least share of the bare loop's games per CPU-second a tournament in memory should keep.
+const TARGET: f64 = 0.90;
 
 fn config() -> MatchConfig {
     MatchConfig {
@@ -50,29 +51,14 @@ fn config() -> MatchConfig {
     }
 }
 
-/// CPU seconds used by this process so far (every thread, finished ones included); `None` where
-/// `/proc` is not there.
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which is in parentheses): state is field 3, utime 14,
-    // stime 15, in clock ticks (100 per second on Linux).
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
-}
-
 /// Games per wall second and per CPU second of `games` games played by `work`, and the checksum
 /// of their results.
 fn measure(games: usize, work: impl FnOnce() -> u64) -> (f64, f64, u64) {
-    let (wall, cpu) = (Instant::now(), cpu_seconds());
+    let watch = maumau_benchkit::Stopwatch::start();
     let checksum = timed(work);
-    let wall = wall.elapsed().as_secs_f64();
-    let cpu = match (cpu, cpu_seconds()) {
-        (Some(a), Some(b)) if b > a => b - a,
-        _ => f64::NAN,
-    };
-    (games as f64 / wall, games as f64 / cpu, checksum)
+    let lap = watch.lap();
+    let cpu = if lap.cpu > 0.0 { lap.cpu } else { f64::NAN };
+    (games as f64 / lap.wall, games as f64 / cpu, checksum)
 }
 
 /// The measured work, and nothing else: callgrind counts only this with
@@ -288,5 +274,15 @@ fn main() {
         );
     }
     println!("  (ratio to bare engine playouts in parentheses)");
-    println!("  target: ratio >= 0.90");
+    // Judged by CPU time, which other work on the machine moves far less than wall time.
+    let in_memory = cpu[2] / cpu[0];
+    println!(
+        "  target: a tournament in memory at least {TARGET} of the bare loop by CPU time (median \
+         games per CPU-second): {} ({in_memory:.3})",
+        if in_memory >= TARGET {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
 }
