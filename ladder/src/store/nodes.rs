@@ -210,7 +210,9 @@ impl PgStore {
         lobbies: &[Lobby],
         lease_ms: Millis,
     ) -> Result<Vec<MatchId>> {
-        self.tx(|t| {
+        // On the liveness lock's own connection when it has one: a pool busy with requests
+        // must not hold up the renewal of the leases.
+        self.on_alive(|t| {
             t.execute(
                 concat!(
                     "UPDATE nodes SET stopped_ms = NULL, heartbeat_ms = ",
@@ -292,6 +294,28 @@ impl PgStore {
             *alive = Some(c);
         }
         Ok(())
+    }
+
+    /// Runs `f` in a transaction on the liveness lock's connection, or on a pooled one when
+    /// there is none (not held yet, or lost: [`PgStore::hold_node_lock`] opens it again).
+    fn on_alive<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut alive = self.alive.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(c) = alive.as_mut() else {
+            drop(alive);
+            return self.tx(f);
+        };
+        let out = (|| {
+            let mut t = c.transaction()?;
+            let out = f(&mut t)?;
+            t.commit()?;
+            Ok(out)
+        })();
+        if c.is_closed() {
+            *alive = None;
+        }
+        drop(alive);
+        self.observe(&out);
+        out
     }
 
     /// Finds the nodes that died: not stopped, silent for `silent_ms` (by the database's clock)
