@@ -847,9 +847,9 @@ async fn recorded_lobby(
     while plays.join_next().await.is_some() {}
 }
 
-/// How long a survivor waited, after the kill, from being free (the kill, or the end of the
-/// match it was in then) to the invitation of its next match that finished.
-fn wait_after(heard: &[Heard], killed: Instant) -> Option<Duration> {
+/// When a survivor was free after the kill (the kill, or the end of the match it was in then),
+/// and when it was invited to its next match that finished, if it was.
+fn free_and_next(heard: &[Heard], killed: Instant) -> (Instant, Option<Instant>) {
     let ended = |id: i64| {
         heard.iter().find_map(|h| match h {
             Heard::Ended(at, m, finished) if *m == id => Some((*at, *finished)),
@@ -865,12 +865,11 @@ fn wait_after(heard: &[Heard], killed: Instant) -> Option<Duration> {
             free = free.max(end);
         }
     }
-    heard.iter().find_map(|h| match h {
-        Heard::Invited(at, id) if *at > free && ended(*id).is_some_and(|(_, f)| f) => {
-            Some(at.duration_since(free))
-        }
+    let next = heard.iter().find_map(|h| match h {
+        Heard::Invited(at, id) if *at > free && ended(*id).is_some_and(|(_, f)| f) => Some(*at),
         _ => None,
-    })
+    });
+    (free, next)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -880,12 +879,21 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    // MAUMAU_KEEP_TEST_DIR keeps the nodes' logs.
+    let (_tmp, dir) = if std::env::var_os("MAUMAU_KEEP_TEST_DIR").is_some() {
+        let kept = tmp.keep();
+        println!("keeping the nodes' logs in {kept:?}");
+        (None, kept)
+    } else {
+        let path = tmp.path().to_path_buf();
+        (Some(tmp), path)
+    };
     // The default join deadline (30 s): a stall shows.
     let config = "[[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
     // Node 0 starts first and runs the matchmaker.
-    let mut doomed_node = Some(start_node_configured(&url, tmp.path(), 0, &log, config));
+    let mut doomed_node = Some(start_node_configured(&url, &dir, 0, &log, config));
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let survivor_node = start_node_configured(&url, tmp.path(), 1, &log, config);
+    let survivor_node = start_node_configured(&url, &dir, 1, &log, config);
     let addrs = [
         doomed_node.as_ref().unwrap().addr.clone(),
         survivor_node.addr.clone(),
@@ -934,12 +942,18 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
             ));
         }
     }
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let finished_before = db(&pg, |pg| {
-        pg.matches_in_state(MatchState::Finished).unwrap().len()
-    })
-    .await;
-    assert!(finished_before > 0, "no match finished before the kill");
+    // Play until matches finish (a loaded machine takes longer), then some more.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let finished = |pg: &PgStore| pg.matches_in_state(MatchState::Finished).unwrap().len();
+    while db(&pg, finished).await == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no match finished before the kill"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let finished_before = db(&pg, finished).await;
     // Node 0's page of a bot whose lobby is on node 1 says it is online there (bots are
     // registered in order: the fifth is the first survivor).
     let page = tokio::task::spawn_blocking({
@@ -961,7 +975,18 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
     }
     doomed.abort_all();
     println!("killed node 0 (the matchmaker's) after {finished_before} finished matches");
-    tokio::time::sleep(Duration::from_secs(12)).await;
+    // Play on until every survivor played a match that finished after being free (a match that
+    // lost its doomed opponent plays on against the server's bot first), at most 90 s.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let all = heard
+            .iter()
+            .all(|h| free_and_next(&h.lock().unwrap(), killed).1.is_some());
+        if all || Instant::now() > deadline {
+            break;
+        }
+    }
     stop_tx.send(true).unwrap();
     let drained = tokio::time::timeout(Duration::from_secs(60), async {
         while survivors.join_next().await.is_some() {}
@@ -978,26 +1003,69 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
     }
     drop(survivor_node);
 
-    // Every survivor played a finished match again within 5 s of being free.
-    let heard: Vec<Vec<Heard>> = heard.iter().map(|h| h.lock().unwrap().clone()).collect();
-    for (i, h) in heard.iter().enumerate() {
-        let waited = wait_after(h, killed);
-        println!("survivor {i}: next finished match invited {waited:?} after it was free");
-        let waited = waited.unwrap_or_else(|| panic!("survivor {i} never played again: {h:?}"));
-        assert!(
-            waited <= Duration::from_secs(5),
-            "survivor {i} waited {waited:?}: {h:?}"
-        );
-    }
-    // No bot is charged a no-show; every finished match of a survivor reached it.
     let records = db(&pg, |pg| {
         let mut all = Vec::new();
         for state in [MatchState::Finished, MatchState::Aborted, MatchState::Void] {
             all.extend(pg.matches_in_state(state).unwrap());
         }
+        all.sort_by_key(|m| m.id.0);
         all
     })
     .await;
+    let ledger = || {
+        records
+            .iter()
+            .map(|m| {
+                let seats: Vec<i64> = m.seats.iter().map(|s| s.version.0).collect();
+                format!(
+                    "match {} {:?} seats {seats:?} created {} ended {:?}: {}",
+                    m.id,
+                    m.state,
+                    m.created_ms,
+                    m.ended_ms,
+                    m.reason.as_deref().unwrap_or("")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // Every survivor was invited to a match that finished within 5 s of having an opponent: of
+    // being free itself and another survivor being free too (the doomed bots are gone, and a
+    // survivor whose match lost its opponent plays on against the server's bot first).
+    let heard: Vec<Vec<Heard>> = heard.iter().map(|h| h.lock().unwrap().clone()).collect();
+    let times: Vec<(Instant, Option<Instant>)> =
+        heard.iter().map(|h| free_and_next(h, killed)).collect();
+    for (i, h) in heard.iter().enumerate() {
+        let (free, next) = times[i];
+        let paired = times
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, &(other, _))| free.max(other))
+            .min()
+            .unwrap();
+        let next =
+            next.unwrap_or_else(|| panic!("survivor {i} never played again: {h:?}\n{}", ledger()));
+        let waited = next.saturating_duration_since(paired);
+        println!("survivor {i}: invited {waited:?} after it had an opponent");
+        assert!(
+            waited <= Duration::from_secs(5),
+            "survivor {i} waited {waited:?}: {h:?}\n{}",
+            ledger()
+        );
+        // Each end is heard once.
+        let mut ends: Vec<i64> = h
+            .iter()
+            .filter_map(|x| match x {
+                Heard::Ended(_, id, _) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let all = ends.len();
+        ends.dedup();
+        assert_eq!(ends.len(), all, "survivor {i} heard an end twice: {h:?}");
+    }
+    // No bot is charged a no-show; every finished match of a survivor reached it.
     for m in &records {
         for s in &m.seats {
             assert!(

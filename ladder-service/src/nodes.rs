@@ -61,8 +61,8 @@ pub(crate) struct Cluster {
     pub(super) address: String,
     /// Matches hosted here.
     hosted: Mutex<HashMap<MatchId, Hosted>>,
-    /// Lobby messages to send through the store.
-    outbox: Mutex<Vec<Posted>>,
+    /// Lobby messages to send through the store (kept until the store took them).
+    outbox: Arc<Mutex<Vec<Posted>>>,
     /// Wakes the node's loop (messages queued, matches scheduled).
     pub(super) kick: Notify,
     left: AtomicBool,
@@ -107,7 +107,7 @@ impl Cluster {
             node,
             address,
             hosted: Mutex::new(HashMap::new()),
-            outbox: Mutex::new(Vec::new()),
+            outbox: Arc::new(Mutex::new(Vec::new())),
             kick: Notify::new(),
             left: AtomicBool::new(false),
             available,
@@ -126,12 +126,18 @@ impl Cluster {
         end_of: Option<MatchId>,
         messages: Vec<(VersionId, pb::lobby_response::Kind)>,
     ) {
-        let posted = messages.into_iter().map(|(version, kind)| Posted {
+        let mut outbox = lock(&self.outbox);
+        // A match's end queued here already (the reaper's, then the same end found untold)
+        // goes once: the first telling.
+        if end_of.is_some() && outbox.iter().any(|p| p.end_of == end_of) {
+            return;
+        }
+        outbox.extend(messages.into_iter().map(|(version, kind)| Posted {
             version,
             payload: pb::LobbyResponse { kind: Some(kind) }.encode_to_vec(),
             end_of,
-        });
-        lock(&self.outbox).extend(posted);
+        }));
+        drop(outbox);
         self.kick.notify_one();
     }
 
@@ -330,6 +336,7 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
 }
 
 /// What one round of the node's loop got from the store.
+#[derive(Default)]
 struct Round {
     events: Vec<(VersionId, Vec<u8>)>,
     claimed: Vec<Claimed>,
@@ -369,27 +376,33 @@ pub(super) async fn run(hub: Arc<Hub>) {
         let lobbies = beat.then(|| hub.open_lobbies());
         let pg = c.pg.clone();
         let node = c.node;
-        let round = tokio::task::spawn_blocking(move || -> maumau_ladder::Result<Round> {
-            pg.post_events(&outbox)?;
-            let events = pg.take_events(&versions)?;
-            let claimed = pg.claim(node, claim, LEASE_MS)?;
-            let renewed = match lobbies {
-                Some(l) => {
-                    pg.hold_node_lock(node)?;
-                    Some(pg.heartbeat(node, &l, LEASE_MS)?)
+        let queue = c.outbox.clone();
+        // Each step is its own transaction, and what one did is kept when a later one fails:
+        // messages it took are delivered, matches it claimed are hosted, and messages it could
+        // not post are kept for the next round (a match's end is posted once whenever it goes).
+        let round = tokio::task::spawn_blocking(move || {
+            let mut round = Round::default();
+            let steps = (|| {
+                if let Err(e) = pg.post_events(&outbox) {
+                    let mut kept = lock(&queue);
+                    let newer = std::mem::replace(&mut *kept, outbox);
+                    kept.extend(newer);
+                    return Err(e);
                 }
-                None => None,
-            };
-            Ok(Round {
-                events,
-                claimed,
-                renewed,
-            })
+                round.events = pg.take_events(&versions)?;
+                round.claimed = pg.claim(node, claim, LEASE_MS)?;
+                if let Some(l) = lobbies {
+                    pg.hold_node_lock(node)?;
+                    round.renewed = Some(pg.heartbeat(node, &l, LEASE_MS)?);
+                }
+                Ok(())
+            })();
+            (round, steps)
         })
         .await;
         let busy = match round {
-            Ok(Ok(round)) => {
-                if beat {
+            Ok((round, steps)) => {
+                if beat && round.renewed.is_some() {
                     last_beat = Some(Instant::now());
                 }
                 let busy = !round.events.is_empty() || !round.claimed.is_empty();
@@ -402,13 +415,16 @@ pub(super) async fn run(hub: Arc<Hub>) {
                     lock(&c.hosted).insert(l.id, Hosted::default());
                     let _ = launch(&hub, l).await;
                 }
-                busy
-            }
-            // An unreachable store is logged once, when the outage starts (see `Cluster::new`).
-            Ok(Err(LadderError::Unavailable(_))) => false,
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "the ladder node's round failed");
-                false
+                match steps {
+                    Ok(()) => busy,
+                    // An unreachable store is logged once, when the outage starts (see
+                    // `Cluster::new`).
+                    Err(LadderError::Unavailable(_)) => false,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the ladder node's round failed");
+                        false
+                    }
+                }
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the ladder node's round panicked");
