@@ -65,6 +65,10 @@ pub(crate) fn settle_leftovers(
 /// the nodes claim what it schedules.
 pub(crate) async fn run(hub: Arc<Hub>) {
     let mut last_round = tokio::time::Instant::now();
+    // On a shared ladder: when the lock and the orphans were last seen to, and whether this node
+    // led then. Woken between ticks (a match ended), a leader only plans.
+    let mut last_lead: Option<tokio::time::Instant> = None;
+    let mut leading = false;
     loop {
         if hub.is_closed() {
             return;
@@ -83,7 +87,17 @@ pub(crate) async fn run(hub: Arc<Hub>) {
                 hub.settings.tick
             }
             Some(_) => {
-                match super::nodes::lead(&hub).await {
+                let due = last_lead.is_none_or(|t| t.elapsed() >= super::nodes::LEADER_TICK);
+                // A node that does not lead tries for the lock on the tick only.
+                let led = if due {
+                    last_lead = Some(tokio::time::Instant::now());
+                    let led = super::nodes::lead(&hub).await;
+                    leading = matches!(led, Ok(true));
+                    led
+                } else {
+                    Ok(leading)
+                };
+                match led {
                     Ok(true) => {
                         if let Err(e) = plan_round(&hub).await
                             && !super::is_outage(&e)
