@@ -923,8 +923,12 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
-/// Undoes schema step 7 (the server's match ids), as a database from before it is.
-const BEFORE_SERVER_MATCH_IDS: &str = "ALTER TABLE matches DROP COLUMN server_match_id;
+/// Undoes schema steps 8 (tournament events: PostgreSQL's tables, none on SQLite) and 7 (the
+/// server's match ids), as a database from before them is.
+const BEFORE_SERVER_MATCH_IDS: &str = "DROP TABLE IF EXISTS tournament_games;
+     DROP TABLE IF EXISTS tournament_events;
+     DELETE FROM schema_migrations WHERE step = 8;
+     ALTER TABLE matches DROP COLUMN server_match_id;
      DELETE FROM schema_migrations WHERE step = 7;";
 
 /// Undoes schema step 6 (name keys); run after [`BEFORE_SERVER_MATCH_IDS`].
@@ -941,7 +945,7 @@ fn a_database_from_before_rejections_migrates(h: &mut Harness) {
         let (s, season, vs) = setup(h, 2);
         (season, vs.clone(), play(s, season, &vs, &[1, 2], 10))
     };
-    // Back to step 4: no rejections column, steps 5 to 7 not applied.
+    // Back to step 4: no rejections column, steps 5 to 8 not applied.
     h.reopen_after(&format!(
         "{BEFORE_SERVER_MATCH_IDS}
          {BEFORE_NAME_KEYS}
@@ -1687,7 +1691,7 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         h.store().ratings(season).unwrap(),
         h.store().rating_events(season).unwrap(),
     );
-    // Back to step 6: no server_match_id column, step 7 not applied.
+    // Back to step 6: no server_match_id column, steps 7 and 8 not applied.
     h.reopen_after(BEFORE_SERVER_MATCH_IDS);
     let s = h.store();
     // Every row is still there, as it was; the old matches have no table id.
@@ -1719,5 +1723,5 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         }
     };
     assert_eq!(schema_step.0, schema_step.1);
-    assert_eq!(schema_step.0, 7);
+    assert_eq!(schema_step.0, 8);
 }

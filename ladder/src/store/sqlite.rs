@@ -65,6 +65,11 @@ const MIGRATIONS: &[Migration] = &[
         "0007_server_matches.sql",
         include_str!("../../migrations/sqlite/0007_server_matches.sql"),
     ),
+    (
+        8,
+        "0008_tournament_events.sql",
+        include_str!("../../migrations/sqlite/0008_tournament_events.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.
