@@ -6,6 +6,7 @@
 //! [`progress`](progress::run_with_progress), [`print_results`]; with `--watch`, the viewer of
 //! the server started here stays up until Ctrl-C ([`local::LocalServer::serve_until_signal`]).
 
+pub(crate) mod events;
 mod local;
 mod progress;
 
@@ -119,6 +120,11 @@ pub(crate) struct TournamentArgs {
     grace_ms: u64,
     #[command(flatten)]
     sandbox: crate::sandbox::SandboxArgs,
+    /// Record the tournament in this PostgreSQL store (`postgres://user[:password]@host[:port]/db`)
+    /// and play its games there: here, and on every machine running `maumau worker --store` with
+    /// the same URL. Built-in entrants only.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "watch", "over_grpc"])]
+    store: Option<String>,
 }
 
 /// Runs the tournament the arguments describe, on a server when it has external programs (or
@@ -134,6 +140,13 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // No program may see the output folder: results, logs, the stored seed, the server's data.
     t.sandbox = args.sandbox.build(&[&out])?;
     let external = t.entrants.iter().any(Entrant::is_external);
+    if external && args.store.is_some() {
+        return Err(
+            "--store: a tournament on several machines plays built-in entrants only (its \
+                    external programs would have to run on every worker)"
+                .into(),
+        );
+    }
     // External programs (or --over-grpc, --watch) need a server: the given one, or one started
     // here.
     let local = if external || args.over_grpc || args.watch.is_some() {
@@ -147,7 +160,25 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         stop_programs_on_interrupt(resume_hint(args, &out));
     }
     announce(&t, &seed_note, &out, local.as_ref(), args.watch.is_some());
-    let result = progress::run_with_progress(&t, &out);
+    // One code path whoever plays: the store's venue (games shared with workers) or this
+    // process's threads, both through `Tournament::run_on`, so that the files and results of a
+    // tournament cannot depend on where its games were played.
+    let result = match &args.store {
+        Some(url) => {
+            let venue = events::StoreVenue::create(events::open_store(url)?, &t)?;
+            eprintln!(
+                "maumau: event {} in the store; other machines play its games with: maumau \
+                 worker --store URL",
+                venue.event()
+            );
+            let result = progress::run_with_progress(&t, &venue, &out);
+            if result.is_ok() {
+                venue.finish()?;
+            }
+            result
+        }
+        None => progress::run_with_progress(&t, &maumau_tournament::Here::default(), &out),
+    };
     let printed = result
         .map_err(Box::<dyn std::error::Error>::from)
         .and_then(|report| print_results(args, &t, &report, &out));
