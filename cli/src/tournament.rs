@@ -32,7 +32,8 @@ pub(crate) const DEFAULT_DEALS: u32 = 150;
 #[derive(clap::Parser)]
 pub(crate) struct TournamentArgs {
     /// Built-in entrants, comma-separated: random, heuristic, search, `search:N` (N samples per
-    /// decision), `heuristic~P` (a random action with probability P), optionally `name=spec`.
+    /// decision), `heuristic~P` (a random action with probability P), `random+20ms` (waits 20
+    /// ms before each decision), optionally `name=spec`.
     /// Empty ("") for none.
     #[arg(long, default_value = "random,heuristic,search")]
     bots: String,
@@ -174,6 +175,7 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
             let result = progress::run_with_progress(&t, &venue, &out);
             if result.is_ok() {
                 venue.finish()?;
+                eprintln!("maumau: {} by this command", venue.statements_line());
             }
             result
         }

@@ -8,6 +8,7 @@
 //! `events.rs`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use maumau_ladder::{LadderError, PgStore};
 use maumau_tournament::Tournament;
 
 use crate::tournament::events::{
-    self, Heartbeat, POLL_EVERY, VERSION, event_tournament, fixture_of, record_text,
+    self, Backoff, Heartbeat, POLL_EVERY, VERSION, event_tournament, fixture_of, record_text,
     version_refusal,
 };
 
@@ -73,20 +74,35 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<(), Box<dyn std::error::Error>
         event: args.event,
         tournaments: Mutex::new(HashMap::new()),
         refused: Mutex::new(HashSet::new()),
+        stop: AtomicBool::new(false),
+        claiming: Backoff::new(),
     };
-    std::thread::scope(|scope| {
+    let played: u64 = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| shared.play_games()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let played = shared.play_games();
+                    if played.is_err() {
+                        // The first thread to fail ends the worker.
+                        shared.stop.store(true, Ordering::Relaxed);
+                    }
+                    played
+                })
+            })
             .collect();
-        // The first thread to fail ends the worker.
         handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err("a worker thread panicked".into()))
             })
-            .collect::<Result<Vec<()>, String>>()
+            .sum::<Result<u64, String>>()
     })?;
+    eprintln!(
+        "maumau worker: event {} is over; {played} games played here; {}",
+        args.event.unwrap_or_default(),
+        events::statements_line(&shared.store)
+    );
     Ok(())
 }
 
@@ -107,13 +123,23 @@ struct Shared {
     tournaments: Mutex<HashMap<i64, Arc<Tournament>>>,
     /// Events of another version already refused (each is said once).
     refused: Mutex<HashSet<i64>>,
+    /// Set when a thread failed: the others stop too.
+    stop: AtomicBool,
+    /// When an idle worker looks again for a game.
+    claiming: Backoff,
 }
 
 impl Shared {
     /// Claims, plays and commits games until the store refuses (a store that does not answer
-    /// for a while is waited for).
-    fn play_games(&self) -> Result<(), String> {
-        loop {
+    /// for a while is waited for), another thread failed, or, with `--event`, the event is
+    /// over; returns how many games it played and committed.
+    fn play_games(&self) -> Result<u64, String> {
+        let mut played = 0;
+        while !self.stop.load(Ordering::Relaxed) {
+            if !self.claiming.take_turn() {
+                std::thread::sleep(POLL_EVERY);
+                continue;
+            }
             let claimed =
                 self.store
                     .claim_event_game(self.owner, VERSION, self.event, events::lease_ms());
@@ -127,26 +153,28 @@ impl Shared {
                 Err(e) => return Err(format!("the store: {e}")),
             };
             let Some(game) = claimed else {
+                self.claiming.miss();
                 if self.event_finished()? {
-                    return Ok(());
+                    return Ok(played);
                 }
                 self.refuse_other_versions()?;
                 std::thread::sleep(POLL_EVERY);
                 continue;
             };
+            self.claiming.hit();
             let t = self.tournament(game.event)?;
-            let played = t.play_fixture(&fixture_of(&game));
+            let game_played = t.play_fixture(&fixture_of(&game));
             // A claim lost meanwhile (this worker stalled past its lease) keeps nothing: the
             // game's new player commits it. A result the store did not take is played again
             // once its lease runs out.
             let committed = self.store.commit_event_game(
                 &game,
                 self.owner,
-                &record_text(&played.record),
-                played.replay.as_deref(),
+                &record_text(&game_played.record),
+                game_played.replay.as_deref(),
             );
             match committed {
-                Ok(_) => {}
+                Ok(kept) => played += u64::from(kept),
                 Err(e) if transient(&e) => eprintln!(
                     "maumau worker: the store did not take the result of {} ({e}); it will \
                      be played again",
@@ -155,6 +183,7 @@ impl Shared {
                 Err(e) => return Err(format!("the store: {e}")),
             }
         }
+        Ok(played)
     }
 
     /// The tournament of `event`, rebuilt from its description the first time.

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use maumau_ladder::PgStore;
 use maumau_ladder::store::{EventGame, EventInfo};
@@ -32,8 +32,12 @@ pub(crate) const LEASE: Duration = Duration::from_secs(10);
 const RENEW_EVERY: Duration = Duration::from_millis(2500);
 
 /// How often a process with nothing to play looks again for a game (and the coordinator for
-/// the results of other machines).
+/// the results of other machines) at first; see [`Backoff`].
 pub(crate) const POLL_EVERY: Duration = Duration::from_millis(100);
+
+/// The longest a process waits before looking again (see [`Backoff`]): a worker idle for a
+/// while starts on a new event within this.
+const POLL_AT_MOST: Duration = Duration::from_secs(1);
 
 /// [`LEASE`] in milliseconds, as the store takes it.
 pub(crate) fn lease_ms() -> i64 {
@@ -89,6 +93,77 @@ pub(crate) fn record_text(record: &GameRecord) -> String {
     serde_json::to_string(record).unwrap_or_default()
 }
 
+/// When a process asks the store again after it had nothing (no game to claim, no result to
+/// collect): [`POLL_EVERY`] after the first miss, twice as long after each further one up to
+/// [`POLL_AT_MOST`], and freely again after a hit. Shared by a process's threads, which take
+/// turns while the store has nothing: idle threads send one query per period between them, not
+/// one each, so a long tournament costs the store a few statements per game rather than one per
+/// thread and tenth of a second.
+pub(crate) struct Backoff {
+    state: Mutex<BackoffState>,
+}
+
+struct BackoffState {
+    /// No turn before this.
+    not_before: Instant,
+    /// The wait after the next miss.
+    period: Duration,
+    /// Whether the last answer was a miss (then one caller per period asks).
+    missing: bool,
+}
+
+impl Backoff {
+    /// A backoff whose callers may ask at once.
+    pub(crate) fn new() -> Backoff {
+        Backoff {
+            state: Mutex::new(BackoffState {
+                not_before: Instant::now(),
+                period: POLL_EVERY,
+                missing: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BackoffState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether this caller may ask the store now.
+    pub(crate) fn take_turn(&self) -> bool {
+        let mut st = self.lock();
+        let now = Instant::now();
+        if now < st.not_before {
+            return false;
+        }
+        if st.missing {
+            // The others wait for this caller's answer (or the next period).
+            st.not_before = now + st.period;
+        }
+        true
+    }
+
+    /// The store had something: anyone may ask at once.
+    pub(crate) fn hit(&self) {
+        let mut st = self.lock();
+        (st.not_before, st.period, st.missing) = (Instant::now(), POLL_EVERY, false);
+    }
+
+    /// The store had nothing: wait, longer each time.
+    pub(crate) fn miss(&self) {
+        let mut st = self.lock();
+        st.not_before = Instant::now() + st.period;
+        st.period = (st.period * 2).min(POLL_AT_MOST);
+        st.missing = true;
+    }
+}
+
+/// What a process sent to the store: `the store: S statements in T transactions` (the line
+/// `maumau-loadgen workers` adds up).
+pub(crate) fn statements_line(store: &PgStore) -> String {
+    let (statements, transactions) = store.event_statements();
+    format!("the store: {statements} statements in {transactions} transactions")
+}
+
 /// Renews this process's leases (and, for a coordinator, its event's liveness) every
 /// [`RENEW_EVERY`] on a thread of its own, until dropped.
 pub(crate) struct Heartbeat {
@@ -142,6 +217,9 @@ pub(crate) struct StoreVenue {
     round: AtomicU32,
     /// This process's claims, by fixture index.
     claims: Mutex<HashMap<usize, EventGame>>,
+    /// When to look again for a game to claim, and for results to collect.
+    claiming: Backoff,
+    collecting: Backoff,
     _heartbeat: Heartbeat,
 }
 
@@ -166,6 +244,8 @@ impl StoreVenue {
             owner,
             round: AtomicU32::new(0),
             claims: Mutex::new(HashMap::new()),
+            claiming: Backoff::new(),
+            collecting: Backoff::new(),
         })
     }
 
@@ -178,6 +258,11 @@ impl StoreVenue {
     pub(crate) fn finish(&self) -> Result<(), Box<dyn std::error::Error>> {
         Ok(self.store.finish_event(self.event)?)
     }
+
+    /// The statements and transactions this process sent to the store for the event.
+    pub(crate) fn statements_line(&self) -> String {
+        statements_line(&self.store)
+    }
 }
 
 impl Venue for StoreVenue {
@@ -188,6 +273,9 @@ impl Venue for StoreVenue {
         todo: &[usize],
     ) -> Result<(), TournamentError> {
         self.round.store(round, Ordering::SeqCst);
+        // New games: claim them at once.
+        self.claiming.hit();
+        self.collecting.hit();
         let games: Vec<_> = todo
             .iter()
             .map(|&i| {
@@ -201,6 +289,9 @@ impl Venue for StoreVenue {
     }
 
     fn claim(&self) -> Result<Claim, TournamentError> {
+        if !self.claiming.take_turn() {
+            return Ok(Claim::Later);
+        }
         let game = self
             .store
             .claim_event_game(self.owner, VERSION, Some(self.event), lease_ms())
@@ -208,6 +299,7 @@ impl Venue for StoreVenue {
         Ok(match game {
             // Rounds are released one at a time: a claim is always of the round being played.
             Some(g) => {
+                self.claiming.hit();
                 let index = g.index;
                 self.claims
                     .lock()
@@ -215,7 +307,10 @@ impl Venue for StoreVenue {
                     .insert(index, g);
                 Claim::Play(index)
             }
-            None => Claim::Later,
+            None => {
+                self.claiming.miss();
+                Claim::Later
+            }
         })
     }
 
@@ -239,11 +334,19 @@ impl Venue for StoreVenue {
     }
 
     fn collect(&self, wanted: &[usize]) -> Result<Vec<(usize, Played)>, TournamentError> {
+        if !self.collecting.take_turn() {
+            return Ok(Vec::new());
+        }
         let round = self.round.load(Ordering::SeqCst);
         let done = self
             .store
             .done_event_games(self.event, round, wanted)
             .map_err(store_error)?;
+        if done.is_empty() {
+            self.collecting.miss();
+        } else {
+            self.collecting.hit();
+        }
         done.into_iter()
             .map(|(i, record, replay)| {
                 let record: GameRecord = serde_json::from_str(&record).map_err(|e| {

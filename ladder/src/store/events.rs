@@ -338,6 +338,7 @@ impl PgStore {
     /// How many times each game of `event` was claimed, by (round, index): more than once
     /// means a claim was lost (its player died or stalled) and the game played again.
     pub fn event_game_plays(&self, event: i64) -> Result<Vec<(u32, usize, u32)>> {
+        self.counted(1);
         self.tx(|t| {
             let rows = t.query(
                 "SELECT round, idx, plays FROM tournament_games WHERE event_id = $1
@@ -366,15 +367,20 @@ impl PgStore {
         })
     }
 
-    /// Statements sent by this store's event methods so far (all clones together; each call is
-    /// one transaction, so a BEGIN and a COMMIT come on top of each): what the tournament
-    /// benchmark divides by its games.
-    pub fn event_statements(&self) -> u64 {
-        self.event_statements.load(Ordering::Relaxed)
+    /// Statements sent by this store's event methods so far, and the transactions they were
+    /// sent in (all clones together; one transaction per call, each with a BEGIN and a COMMIT on
+    /// top of its statements): what the tournament benchmark divides by its games.
+    pub fn event_statements(&self) -> (u64, u64) {
+        let [statements, transactions] = &*self.event_statements;
+        (
+            statements.load(Ordering::Relaxed),
+            transactions.load(Ordering::Relaxed),
+        )
     }
 
     fn counted(&self, statements: u64) {
-        self.event_statements
-            .fetch_add(statements, Ordering::Relaxed);
+        let [counted, transactions] = &*self.event_statements;
+        counted.fetch_add(statements, Ordering::Relaxed);
+        transactions.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -218,8 +218,9 @@ pub struct PgStore {
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
     outage: Arc<Mutex<Outage>>,
-    /// Statements sent by the tournament events' methods (`events.rs`), for their benchmark.
-    pub(super) event_statements: Arc<AtomicU64>,
+    /// Statements sent by the tournament events' methods (`events.rs`), and their
+    /// transactions, for their benchmark.
+    pub(super) event_statements: Arc<[AtomicU64; 2]>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -293,7 +294,7 @@ impl PgStore {
             alive: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
             outage: Arc::new(Mutex::new(Outage::default())),
-            event_statements: Arc::new(AtomicU64::new(0)),
+            event_statements: Arc::new([AtomicU64::new(0), AtomicU64::new(0)]),
         };
         let mut conn = store.take()?;
         if let Some(client) = conn.client.as_mut() {
