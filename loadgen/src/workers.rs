@@ -32,10 +32,10 @@ pub(crate) struct WorkersArgs {
     #[arg(long, default_value_t = 3)]
     machines: usize,
     /// Milliseconds each entrant waits before each decision.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, env = "MAUMAU_BENCH_THINK_MS", default_value_t = 20)]
     think_ms: u32,
     /// Deals, each played twice (a game per seating).
-    #[arg(long, default_value_t = 48)]
+    #[arg(long, env = "MAUMAU_BENCH_DEALS", default_value_t = 48)]
     deals: u32,
     /// Games at once on each machine.
     #[arg(long, default_value_t = 8)]
