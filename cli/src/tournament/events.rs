@@ -368,3 +368,54 @@ impl Venue for StoreVenue {
         Some(POLL_EVERY)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Idle callers take turns, one per period that doubles up to the most; a hit frees them all.
+    #[test]
+    fn idle_callers_take_turns_and_a_hit_frees_them() {
+        let b = Backoff::new();
+        assert!(b.take_turn() && b.take_turn(), "anyone may ask at first");
+        b.miss();
+        assert!(
+            !b.take_turn(),
+            "after a miss, nobody until the period has passed"
+        );
+        let period = |b: &Backoff| b.lock().period;
+        assert_eq!(period(&b), POLL_EVERY * 2);
+        for _ in 0..10 {
+            b.miss();
+        }
+        assert_eq!(period(&b), POLL_AT_MOST);
+        // A turn that is due goes to one caller only.
+        b.lock().not_before = Instant::now();
+        assert!(b.take_turn());
+        assert!(!b.take_turn());
+        b.hit();
+        assert!(b.take_turn() && b.take_turn() && b.take_turn());
+        assert_eq!(period(&b), POLL_EVERY);
+    }
+
+    #[test]
+    fn an_event_of_another_version_is_refused_with_both_versions() {
+        let event = EventInfo {
+            id: 4,
+            description: String::new(),
+            replays: false,
+            version: "maumau 0.0.1".into(),
+            state: maumau_ladder::store::EventState::Running,
+            coordinated: true,
+        };
+        let refusal = version_refusal(&event).unwrap();
+        assert!(refusal.contains("maumau 0.0.1") && refusal.contains(VERSION));
+        assert!(
+            version_refusal(&EventInfo {
+                version: VERSION.into(),
+                ..event
+            })
+            .is_none()
+        );
+    }
+}
