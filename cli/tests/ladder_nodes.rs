@@ -11,6 +11,11 @@
 //! any match is charged a no-show, every finished match reaches its survivors' lobbies, and the
 //! ratings equal a recompute.
 //!
+//! The outage-under-play test stops the PostgreSQL server under two nodes and four playing bots
+//! for 15 s: health says NOT_SERVING on both meanwhile and SERVING after, every bot plays again,
+//! no match is left open, nobody is charged a no-show, every finished match reaches its bots,
+//! and the ratings equal a recompute.
+//!
 //! The outage test stops the PostgreSQL server under a node for a few seconds: health says
 //! NOT_SERVING meanwhile, calls and pages fail without naming the database, health says SERVING
 //! again once the server is back, and the node logs the outage in a few lines.
@@ -922,6 +927,18 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
     })
     .await;
     assert!(finished_before > 0, "no match finished before the kill");
+    // Node 0's page of a bot whose lobby is on node 1 says it is online there (bots are
+    // registered in order: the fifth is the first survivor).
+    let page = tokio::task::spawn_blocking({
+        let addr = addrs[0].clone();
+        move || get_page(&addr, &format!("/ladder/bots/{}", EACH + 1))
+    })
+    .await
+    .unwrap();
+    assert!(
+        page.contains("Online: its lobby is open on another node of this ladder."),
+        "{page}"
+    );
     // SIGKILL node 0, and its bots with it.
     let killed = Instant::now();
     {
@@ -1022,4 +1039,287 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
         String::from_utf8_lossy(&out.stdout).trim()
     );
     drop(store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invitation_past_its_join_deadline_is_not_delivered() {
+    use prost::Message as _;
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let node = start_node(&url, tmp.path(), 0);
+    let key = register(&node.addr, 0).await;
+    let store = Db(Some(
+        tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || PgStore::open(&url).unwrap()
+        })
+        .await
+        .unwrap(),
+    ));
+    let pg = store.0.clone().unwrap();
+    // Queued while the lobby was away: one invitation whose deadline passed (a lobby reopened
+    // after a restart), one still open.
+    let invitation = |id: i64, deadline: i64| {
+        pb::LobbyResponse {
+            kind: Some(pb::lobby_response::Kind::Invitation(pb::Invitation {
+                ladder_match_id: id,
+                join_deadline_unix_ms: deadline as u64,
+                ..Default::default()
+            })),
+        }
+        .encode_to_vec()
+    };
+    let version = maumau_ladder::VersionId(1);
+    let posted = |payload| maumau_ladder::store::Posted {
+        version,
+        payload,
+        end_of: None,
+    };
+    let events = vec![
+        posted(invitation(901, now_ms() - 60_000)),
+        posted(invitation(902, now_ms() + 60_000)),
+    ];
+    db(&pg, move |pg| pg.post_events(&events).unwrap()).await;
+    let mut client = LadderServiceClient::connect(node.addr.clone())
+        .await
+        .unwrap();
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: String::new(),
+            max_matches: 1,
+            profiles: vec!["classic".into()],
+            seats: vec![2],
+        })),
+    })
+    .await
+    .unwrap();
+    let mut inbound = client
+        .lobby(with_bearer(ReceiverStream::new(rx), &key))
+        .await
+        .unwrap()
+        .into_inner();
+    let invited = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let m = inbound.message().await.unwrap().unwrap();
+            if let Some(pb::lobby_response::Kind::Invitation(i)) = m.kind {
+                return i.ladder_match_id;
+            }
+        }
+    })
+    .await
+    .expect("the open invitation is delivered");
+    assert_eq!(invited, 902, "the expired invitation was dropped");
+    drop(tx);
+    drop(store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn house_bots_fill_tables_on_a_shared_ladder() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    let config = "ladder_house_bots = [\"heuristic\"]\n\
+                  [[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
+    // Two nodes started together register the house bot once between them.
+    let nodes: Vec<Node> = std::thread::scope(|s| {
+        let started: Vec<_> = (0..2)
+            .map(|i| {
+                let (url, dir, log) = (&url, tmp.path(), &log);
+                s.spawn(move || start_node_configured(url, dir, i, log, config))
+            })
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // One real bot, alone on the ladder but for the house bot, on node 1.
+    let key = register(&nodes[1].addr, 0).await;
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let lobby = tokio::spawn(recorded_lobby(
+        nodes[1].addr.clone(),
+        key,
+        1,
+        heard.clone(),
+        stop_rx,
+    ));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let finished = |h: &[Heard]| {
+        h.iter()
+            .filter(|x| matches!(x, Heard::Ended(_, _, true)))
+            .count()
+    };
+    while finished(&heard.lock().unwrap()) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no rated match against the house bot: {:?}",
+            heard.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), lobby)
+        .await
+        .expect("the lobby drains")
+        .unwrap();
+    let mut c = LadderServiceClient::connect(nodes[0].addr.clone())
+        .await
+        .unwrap();
+    let board = c
+        .get_leaderboard(pb::GetLeaderboardRequest {
+            profile: "classic".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let house: Vec<_> = board.standings.iter().filter(|s| s.house).collect();
+    assert_eq!(house.len(), 1, "one house bot: {board:?}");
+    assert!(house[0].matches >= 2, "{board:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fifteen_second_database_outage_under_play_loses_nothing() {
+    // This test stops its database, so it starts one of its own; it runs where the others do.
+    if std::env::var("MAUMAU_TEST_POSTGRES").is_err() {
+        eprintln!("ladder_nodes: outage-under-play test SKIPPED, MAUMAU_TEST_POSTGRES is not set");
+        return;
+    }
+    let (url, pg_dir) = own_postgres();
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    let config = "[[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
+    let first = start_node_configured(&url, tmp.path(), 0, &log, config);
+    let nodes = [
+        first,
+        start_node_configured(&url, tmp.path(), 1, &log, config),
+    ];
+    let mut keys = Vec::new();
+    for i in 0..4 {
+        keys.push(register(&nodes[i % 2].addr, i).await);
+    }
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut lobbies = tokio::task::JoinSet::new();
+    let mut heard = Vec::new();
+    for (i, key) in keys.into_iter().enumerate() {
+        let h = Arc::new(std::sync::Mutex::new(Vec::new()));
+        heard.push(h.clone());
+        lobbies.spawn(recorded_lobby(
+            nodes[i % 2].addr.clone(),
+            key,
+            i as u64 + 1,
+            h,
+            stop_rx.clone(),
+        ));
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    postgres_temp("pause", &pg_dir);
+    for n in &nodes {
+        await_health(&n.addr, ServingStatus::NotServing).await;
+    }
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    postgres_temp("resume", &pg_dir);
+    let back = Instant::now();
+    for n in &nodes {
+        await_health(&n.addr, ServingStatus::Serving).await;
+    }
+    // Every bot plays a match that finishes after the database is back.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let done = heard.iter().all(|h| {
+            h.lock()
+                .unwrap()
+                .iter()
+                .any(|x| matches!(x, Heard::Ended(at, _, true) if *at > back))
+        });
+        if done {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a bot played no match after the outage: {:?}",
+            heard
+                .iter()
+                .map(|h| h.lock().unwrap().clone())
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop_tx.send(true).unwrap();
+    let drained = tokio::time::timeout(Duration::from_secs(60), async {
+        while lobbies.join_next().await.is_some() {}
+    })
+    .await;
+    assert!(drained.is_ok(), "the lobbies did not drain");
+    let store = Db(Some(
+        tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || PgStore::open(&url).unwrap()
+        })
+        .await
+        .unwrap(),
+    ));
+    let pg = store.0.clone().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while db(&pg, open_matches).await > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "matches still scheduled or running"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Nothing lost: every match ended; nobody was charged a no-show; every finished match
+    // reached every one of its bots; the ratings equal a recompute.
+    let records = db(&pg, |pg| {
+        let mut all = Vec::new();
+        for state in [MatchState::Finished, MatchState::Aborted, MatchState::Void] {
+            all.extend(pg.matches_in_state(state).unwrap());
+        }
+        all
+    })
+    .await;
+    for m in &records {
+        assert!(
+            m.seats.iter().all(|s| s.outcome.is_none_or(|o| o.joined)),
+            "a no-show was charged: {m:?}"
+        );
+    }
+    for m in records.iter().filter(|m| m.state == MatchState::Finished) {
+        let told = heard
+            .iter()
+            .filter(|h| {
+                h.lock()
+                    .unwrap()
+                    .iter()
+                    .any(|x| matches!(x, Heard::Ended(_, id, true) if *id == m.id.0))
+            })
+            .count();
+        assert_eq!(
+            told,
+            m.seats.len(),
+            "match {} reached {told} of its bots",
+            m.id
+        );
+    }
+    drop(nodes);
+    let out = Command::new(BIN)
+        .args(["ladder", "rerate", "--store", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "rerate: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!(
+        "{} matches; maumau ladder rerate --store: {}",
+        records.len(),
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+    drop(store);
+    postgres_temp("stop", &pg_dir);
 }

@@ -736,7 +736,7 @@ fn bot_page(
                     @if !reason.is_empty() { " (" (Text(&reason)) ")" }
                     "."
                 }
-                @if !is_house { (lobby_state(hub.waiting_of(v.id), hub_has_lobby(hub, v.id))) }
+                @if !is_house { (lobby_state(hub.waiting_of(v.id), lobby_at(hub, v.id))) }
                 @if mine.is_empty() {
                     p { "No rated match in this season." }
                 } @else {
@@ -907,23 +907,46 @@ fn score_note() -> Markup {
     }
 }
 
-/// Whether the version has a lobby open on this server.
-fn hub_has_lobby(hub: &Hub, version: VersionId) -> bool {
-    lock(&hub.lobbies).open.contains_key(&version)
+/// Where a version's lobby is open.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LobbyAt {
+    Here,
+    /// On another live node of a shared ladder.
+    OtherNode,
+    Nowhere,
+}
+
+/// Where the version has a lobby open: on this server, or (on a shared ladder) on another live
+/// node. Called on a blocking thread (it may read the shared store).
+fn lobby_at(hub: &Hub, version: VersionId) -> LobbyAt {
+    if lock(&hub.lobbies).open.contains_key(&version) {
+        return LobbyAt::Here;
+    }
+    let elsewhere = hub.cluster.as_ref().is_some_and(|c| {
+        c.pg.shared_lobbies(super::nodes::STALE_MS)
+            .is_ok_and(|l| l.iter().any(|l| l.version == version))
+    });
+    if elsewhere {
+        LobbyAt::OtherNode
+    } else {
+        LobbyAt::Nowhere
+    }
 }
 
 /// The version's lobby: online and why it waits, or offline.
-fn lobby_state(waiting: Option<maumau::pb::LobbyWaiting>, open: bool) -> Markup {
+fn lobby_state(waiting: Option<maumau::pb::LobbyWaiting>, at: LobbyAt) -> Markup {
     html! {
         @if let Some(w) = waiting {
             p.lobby data-online="true" data-reason=(waiting_name(w.reason)) {
                 "Online, waiting: " strong { (waiting_name(w.reason)) } " — " (w.detail)
                 " (" (w.bots_online) " bot(s) online)."
             }
-        } @else if open {
+        } @else if at == LobbyAt::Here {
             p.lobby data-online="true" { "Online: its lobby is open." }
+        } @else if at == LobbyAt::OtherNode {
+            p.lobby data-online="true" { "Online: its lobby is open on another node of this ladder." }
         } @else {
-            p.lobby data-online="false" { "Offline: no lobby open on this server." }
+            p.lobby data-online="false" { "Offline: no lobby open on this ladder." }
         }
     }
 }

@@ -539,11 +539,6 @@ impl Hub {
         };
         let validation = settings.validation;
         let max_versions = settings.max_versions;
-        if !settings.house_bots.is_empty() && settings.store.is_some() {
-            return Err(LadderError::Invalid(
-                "house bots run on a ladder of one server (SQLite), not on a shared one".into(),
-            ));
-        }
         let house_kinds = settings.house_bots.clone();
         let node_address = if settings.node_address.is_empty() {
             format!("http://{addr}")
@@ -595,7 +590,19 @@ impl Hub {
                     {
                         continue;
                     }
-                    let version = ladder.house_version(&house_bot_name(kind), now)?;
+                    // Nodes of a shared ladder starting together may race to register it (its
+                    // owner, bot and version, one step at a time): the loser of a step finds
+                    // the winner's at the next attempt.
+                    let name = house_bot_name(kind);
+                    let attempts = if cluster.is_some() { 4 } else { 1 };
+                    let mut version = ladder.house_version(&name, now);
+                    for _ in 1..attempts {
+                        if version.is_ok() {
+                            break;
+                        }
+                        version = ladder.house_version(&name, now);
+                    }
+                    let version = version?;
                     house.push(HouseBot { version, kind });
                 }
                 Ok((ladder, cluster, house))
@@ -812,6 +819,23 @@ impl Hub {
         match &self.cluster {
             Some(c) => c.post(version, kind),
             None => self.tell_local(version, kind),
+        }
+    }
+
+    /// Tells the seats' lobbies of a match's end, all at once (on a shared ladder exactly once,
+    /// through whichever node posts them first: see `PgStore::post_events`).
+    fn tell_ended(
+        &self,
+        id: maumau_ladder::MatchId,
+        ends: Vec<(VersionId, pb::lobby_response::Kind)>,
+    ) {
+        match &self.cluster {
+            Some(c) => c.post_all(Some(id), ends),
+            None => {
+                for (v, kind) in ends {
+                    self.tell_local(v, kind);
+                }
+            }
         }
     }
 

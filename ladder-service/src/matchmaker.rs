@@ -30,6 +30,9 @@ use tokio::sync::mpsc;
 /// id. Only for people: the store keeps the server's id of each ladder match's table.
 const LABEL_PREFIX: &str = "ladder match ";
 
+/// The shortest time between two matchmaking rounds.
+const MIN_ROUND_GAP: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// Recent tables the planner avoids repeating.
 const RECENT_TABLES: usize = 64;
 
@@ -61,10 +64,15 @@ pub(crate) fn settle_leftovers(
 /// node, see `nodes.rs`), every [`super::nodes::LEADER_TICK`], after settling orphaned matches;
 /// the nodes claim what it schedules.
 pub(crate) async fn run(hub: Arc<Hub>) {
+    let mut last_round = tokio::time::Instant::now();
     loop {
         if hub.is_closed() {
             return;
         }
+        // Woken by every match end (on a shared ladder, by every node's): plan at most every
+        // few milliseconds, taking the ends of that time together.
+        tokio::time::sleep_until(last_round + MIN_ROUND_GAP).await;
+        last_round = tokio::time::Instant::now();
         let pause = match &hub.cluster {
             None => {
                 if let Err(e) = plan_round(&hub).await
@@ -485,8 +493,16 @@ async fn abort_unplayed(hub: &Arc<Hub>, l: &Launch, reason: String) {
         c.unhost(l.id);
     }
     let id = l.id;
+    let pg = hub.cluster.as_ref().map(|c| c.pg.clone());
     let _ = hub
-        .store(move |ladder| ladder.record_unplayed(id, &reason, now_ms()))
+        .store(move |ladder| {
+            ladder.record_unplayed(id, &reason, now_ms())?;
+            // No lobby was invited: none is told of its end.
+            match pg {
+                Some(pg) => pg.mark_told(id),
+                None => Ok(()),
+            }
+        })
         .await;
 }
 
@@ -939,9 +955,10 @@ async fn watch(hub: Arc<Hub>, l: Launch, entry: MatchHandle) {
 /// Tells each seat's lobby how the match ended, and any change of status.
 fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
     let rep = &ended.report;
+    let mut ends = Vec::new();
     for (s, v) in l.version_seats() {
         let change = rep.ratings.iter().find(|c| c.version == v);
-        hub.tell(
+        ends.push((
             v,
             pb::lobby_response::Kind::MatchEnded(pb::LadderMatchEnded {
                 ladder_match_id: l.id.0,
@@ -955,8 +972,9 @@ fn tell_end(hub: &Hub, l: &Launch, match_id: &str, ended: &Ended) {
                 validation: l.validation,
                 profile: l.profile.clone(),
             }),
-        );
+        ));
     }
+    hub.tell_ended(l.id, ends);
     for (v, why) in &rep.paused {
         hub.tell(
             *v,

@@ -21,9 +21,11 @@ use std::time::{Duration, Instant};
 use maumau::pb;
 use maumau_ladder::matchmaking::Table;
 use maumau_ladder::store::Availability;
-use maumau_ladder::store::{Claimed, Layout, MatchRecord, NodeId};
+use maumau_ladder::store::{
+    Claimed, Layout, MatchRecord, MatchState, NodeId, Posted, RatingCause, RatingChange,
+};
 use maumau_ladder::validation::ValidationNeed;
-use maumau_ladder::{LadderError, MatchId, Millis, PgStore, VersionId};
+use maumau_ladder::{LadderError, MatchId, Millis, PgStore, Store as _, VersionId};
 use prost::Message as _;
 use rand::rngs::ChaCha20Rng;
 use rand::{Rng, SeedableRng};
@@ -60,7 +62,7 @@ pub(crate) struct Cluster {
     /// Matches hosted here.
     hosted: Mutex<HashMap<MatchId, Hosted>>,
     /// Lobby messages to send through the store.
-    outbox: Mutex<Vec<(VersionId, Vec<u8>)>>,
+    outbox: Mutex<Vec<Posted>>,
     /// Wakes the node's loop (messages queued, matches scheduled).
     pub(super) kick: Notify,
     left: AtomicBool,
@@ -114,8 +116,22 @@ impl Cluster {
 
     /// Queues a message for a version's lobby, wherever it is open.
     pub(super) fn post(&self, version: VersionId, kind: pb::lobby_response::Kind) {
-        let bytes = pb::LobbyResponse { kind: Some(kind) }.encode_to_vec();
-        lock(&self.outbox).push((version, bytes));
+        self.post_all(None, vec![(version, kind)]);
+    }
+
+    /// Queues messages together; `end_of` marks them as the end messages of that match (all of
+    /// them: see `PgStore::post_events`).
+    pub(super) fn post_all(
+        &self,
+        end_of: Option<MatchId>,
+        messages: Vec<(VersionId, pb::lobby_response::Kind)>,
+    ) {
+        let posted = messages.into_iter().map(|(version, kind)| Posted {
+            version,
+            payload: pb::LobbyResponse { kind: Some(kind) }.encode_to_vec(),
+            end_of,
+        });
+        lock(&self.outbox).extend(posted);
         self.kick.notify_one();
     }
 
@@ -157,7 +173,7 @@ impl Cluster {
 
 /// The table of a stored match: its seats (a validation match: copies of its version beside
 /// built-in bots, as laid out when it was scheduled).
-fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
+fn launch_of(hub: &Hub, record: &MatchRecord, layout: Layout) -> Launch {
     if record.rated {
         Launch::rated(
             record.id,
@@ -166,8 +182,9 @@ fn launch_of(record: &MatchRecord, layout: Layout) -> Launch {
                 seats: record.seats.iter().map(|s| s.version).collect(),
                 seed: record.seed,
             },
-            // A shared ladder has no house bots.
-            |_| None,
+            // House bots are played by the node hosting the table (every node runs the same
+            // `--house-bots`).
+            |v| hub.house.iter().find(|h| h.version == v).map(|h| h.kind),
         )
     } else {
         let version = record.seats.first().map_or(VersionId(0), |s| s.version);
@@ -195,16 +212,26 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
     // nothing about it follows from the orphan's seed.
     let deals = Mutex::new(ChaCha20Rng::seed_from_u64(hub.next_seed()));
     let reseed = move |_: u64, _: i32| lock(&deals).next_u64();
-    let (leading, buried, reaped) = hub
+    let (leading, buried, reaped, untold) = hub
         .store(move |_| {
             if !pg.try_lead()? {
-                return Ok((false, Vec::new(), Vec::new()));
+                return Ok((false, Vec::new(), Vec::new(), Vec::new()));
             }
             let buried = pg.bury_dead_nodes(SILENT_MS)?;
             let now = now_ms();
             let reaped = pg.reap(now, reseed)?;
+            let mut untold = Vec::new();
+            for (record, layout) in pg.untold_ends(LEASE_MS)? {
+                let changes: Vec<RatingChange> = pg
+                    .rating_events(record.season)?
+                    .into_iter()
+                    .filter(|e| e.match_id == Some(record.id) && e.cause == RatingCause::Match)
+                    .map(|e| e.change)
+                    .collect();
+                untold.push((record, layout, changes));
+            }
             pg.purge_events(EVENT_TTL_MS)?;
-            Ok((true, buried, reaped))
+            Ok((true, buried, reaped, untold))
         })
         .await?;
     for node in &buried {
@@ -240,11 +267,12 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
                 r.node.0
             ),
         };
-        let l = launch_of(&r.record, r.layout);
-        for (seat, v) in l.version_seats() {
-            c.post(
-                v,
-                pb::lobby_response::Kind::MatchEnded(pb::LadderMatchEnded {
+        let l = launch_of(hub, &r.record, r.layout);
+        let ended = l
+            .version_seats()
+            .into_iter()
+            .map(|(seat, v)| {
+                let end = pb::LadderMatchEnded {
                     ladder_match_id: r.record.id.0,
                     match_id: String::new(),
                     finished: false,
@@ -255,9 +283,45 @@ pub(super) async fn lead(hub: &Arc<Hub>) -> Result<bool, Status> {
                     seat: seat as u32,
                     validation: !r.record.rated,
                     profile: r.record.profile.clone(),
-                }),
-            );
-        }
+                };
+                (v, pb::lobby_response::Kind::MatchEnded(end))
+            })
+            .collect();
+        c.post_all(Some(r.record.id), ended);
+    }
+    // Ends a node recorded but did not get to tell before it died: told now, once.
+    for (record, layout, changes) in untold {
+        let l = launch_of(hub, &record, layout);
+        tracing::warn!(ladder_match = %record.id, "told the lobbies of a match whose node died before telling them");
+        let ended = l
+            .version_seats()
+            .into_iter()
+            .map(|(seat, v)| {
+                let change = changes.iter().find(|c| c.version == v);
+                let end = pb::LadderMatchEnded {
+                    ladder_match_id: record.id.0,
+                    match_id: record.server_match_id.clone().unwrap_or_default(),
+                    finished: record.state == MatchState::Finished,
+                    rated: change.is_some(),
+                    placing: if !record.rated {
+                        0
+                    } else {
+                        record
+                            .seats
+                            .get(seat)
+                            .and_then(|s| s.placing)
+                            .map_or(0, u32::from)
+                    },
+                    rating: change.map(|c| super::service::rating_to_wire(&c.after.rating)),
+                    reason: record.reason.clone().unwrap_or_default(),
+                    seat: seat as u32,
+                    validation: !record.rated,
+                    profile: record.profile.clone(),
+                };
+                (v, pb::lobby_response::Kind::MatchEnded(end))
+            })
+            .collect();
+        c.post_all(Some(record.id), ended);
     }
     if !reaped.is_empty() {
         c.kick.notify_one();
@@ -277,6 +341,22 @@ pub(super) async fn run(hub: Arc<Hub>) {
     let Some(c) = &hub.cluster else {
         return;
     };
+    // What other nodes notify wakes this one at once: matches scheduled or lobby messages queued
+    // (this node's loop), a match ended (the matchmaker, if it runs here).
+    let weak = Arc::downgrade(&hub);
+    let listening = c.pg.listen(move |what| {
+        if let Some(hub) = weak.upgrade() {
+            if let Some(c) = &hub.cluster {
+                c.kick.notify_one();
+            }
+            if what == "ended" {
+                hub.wake.notify_one();
+            }
+        }
+    });
+    if let Err(e) = listening {
+        tracing::warn!(error = %e, "cannot listen to the other ladder nodes; polling only");
+    }
     let mut last_beat: Option<Instant> = None;
     loop {
         if c.left.load(Ordering::SeqCst) {
@@ -318,7 +398,7 @@ pub(super) async fn run(hub: Arc<Hub>) {
                     stop_lost(&hub, c, &renewed);
                 }
                 for claimed in round.claimed {
-                    let l = launch_of(&claimed.record, claimed.layout);
+                    let l = launch_of(&hub, &claimed.record, claimed.layout);
                     lock(&c.hosted).insert(l.id, Hosted::default());
                     let _ = launch(&hub, l).await;
                 }
@@ -360,8 +440,15 @@ fn deliver(hub: &Hub, events: Vec<(VersionId, Vec<u8>)>) {
             }
         };
         match kind {
-            K::Invitation(_) => {
+            K::Invitation(ref i) => {
+                // Counted either way: its match's end comes too.
                 hub.invited(v);
+                // An invitation whose join deadline passed (a lobby that was away, a node that
+                // restarted) is for a match that is over: not delivered.
+                if (i.join_deadline_unix_ms as Millis) < now_ms() {
+                    tracing::debug!(version = %v, ladder_match = i.ladder_match_id, "dropped an expired invitation");
+                    continue;
+                }
                 hub.tell_local(v, kind);
             }
             K::MatchEnded(_) => {

@@ -923,10 +923,13 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
-/// Undoes schema steps 8 (tournament events: PostgreSQL's tables, none on SQLite) and 7 (the
-/// server's match ids), as a database from before them is.
+/// Undoes schema steps 9 (tournament events: PostgreSQL's tables, none on SQLite), 8 (ends told)
+/// and 7 (the server's match ids), as a database from before them is.
 const BEFORE_SERVER_MATCH_IDS: &str = "DROP TABLE IF EXISTS tournament_games;
      DROP TABLE IF EXISTS tournament_events;
+     DELETE FROM schema_migrations WHERE step = 9;
+     DROP INDEX IF EXISTS matches_untold;
+     ALTER TABLE matches DROP COLUMN ends_told;
      DELETE FROM schema_migrations WHERE step = 8;
      ALTER TABLE matches DROP COLUMN server_match_id;
      DELETE FROM schema_migrations WHERE step = 7;";
@@ -945,7 +948,7 @@ fn a_database_from_before_rejections_migrates(h: &mut Harness) {
         let (s, season, vs) = setup(h, 2);
         (season, vs.clone(), play(s, season, &vs, &[1, 2], 10))
     };
-    // Back to step 4: no rejections column, steps 5 to 8 not applied.
+    // Back to step 4: no rejections column, steps 5 to 9 not applied.
     h.reopen_after(&format!(
         "{BEFORE_SERVER_MATCH_IDS}
          {BEFORE_NAME_KEYS}
@@ -1410,6 +1413,145 @@ fn postgres_a_dead_node_is_buried_at_once_and_a_slow_one_is_not() {
     a.close();
 }
 
+/// A result a node recorded but did not get to tell before it died is told by the matchmaker's
+/// node, and only once: a late post of the same end by anyone queues nothing.
+#[test]
+fn postgres_an_end_recorded_by_a_node_that_died_is_told_once() {
+    use maumau_ladder::store::{Layout, Posted};
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    let c = PgStore::open(&url).unwrap();
+    let season = a.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..2u8 {
+        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
+        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    let na = a.join_node("http://a").unwrap();
+    let nc = c.join_node("http://c").unwrap();
+    assert!(a.try_lead().unwrap());
+    a.hold_node_lock(na).unwrap();
+    let two = Layout {
+        table_seats: 2,
+        copies: 2,
+    };
+    let told = a
+        .schedule_laid_out(&new_match(season, &vs), two, 10)
+        .unwrap();
+    let untold = a
+        .schedule_laid_out(&new_match(season, &vs), two, 10)
+        .unwrap();
+    assert_eq!(c.claim(nc, 2, 60_000).unwrap().len(), 2);
+    c.hold_node_lock(nc).unwrap();
+    let cfg = RatingConfig::default();
+    let end = |m: maumau_ladder::MatchId, v: VersionId| Posted {
+        version: v,
+        payload: format!("end of {m}").into_bytes(),
+        end_of: Some(m),
+    };
+    // c records both ends but tells only the first before it dies.
+    c.finish_match(told, &results(&[1, 2]), &cfg, 20).unwrap();
+    c.finish_match(untold, &results(&[2, 1]), &cfg, 21).unwrap();
+    c.post_events(&[end(told, vs[0]), end(told, vs[1])])
+        .unwrap();
+    assert!(a.untold_ends(60_000).unwrap().is_empty(), "c is alive");
+    c.close();
+    let mut buried = Vec::new();
+    for _ in 0..100 {
+        buried = a.bury_dead_nodes(1).unwrap();
+        if !buried.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(buried, vec![nc]);
+    let found = a.untold_ends(60_000).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].0.id, untold);
+    assert_eq!(found[0].0.state, MatchState::Finished);
+    // Told now, by a; then again by anyone (c's late post): only the first is queued.
+    a.post_events(&[end(untold, vs[0]), end(untold, vs[1])])
+        .unwrap();
+    a.post_events(&[end(untold, vs[0]), end(untold, vs[1])])
+        .unwrap();
+    assert!(a.untold_ends(60_000).unwrap().is_empty());
+    let queued = a.take_events(&vs).unwrap();
+    let ends_of = |m: maumau_ladder::MatchId| {
+        queued
+            .iter()
+            .filter(|(_, p)| *p == format!("end of {m}").into_bytes())
+            .count()
+    };
+    assert_eq!(ends_of(told), 2);
+    assert_eq!(ends_of(untold), 2);
+    a.close();
+}
+
+/// What one node does is heard by the others at once: a match scheduled, lobby messages queued,
+/// a match's end told.
+#[test]
+fn postgres_nodes_hear_what_the_others_notify() {
+    use maumau_ladder::store::{Layout, Posted};
+    let url = common::postgres::fresh_database();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    b.listen(move |what| {
+        let _ = tx.lock().unwrap().send(what.to_string());
+    })
+    .unwrap();
+    let season = a.open_season("s1", 0).unwrap();
+    let mut vs = Vec::new();
+    for i in 0..2u8 {
+        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
+        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
+    }
+    let heard = |want: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(what) if what == want => return,
+                Ok(_) => continue,
+                Err(e) => panic!("never heard {want:?}: {e}"),
+            }
+        }
+    };
+    // The listener may still be connecting: schedule until it hears one.
+    let layout = Layout {
+        table_seats: 2,
+        copies: 2,
+    };
+    let mut id = a
+        .schedule_laid_out(&new_match(season, &vs), layout, 10)
+        .unwrap();
+    for _ in 0..50 {
+        if let Ok(what) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            assert_eq!(what, "scheduled");
+            break;
+        }
+        id = a
+            .schedule_laid_out(&new_match(season, &vs), layout, 10)
+            .unwrap();
+    }
+    let message = |end_of| Posted {
+        version: vs[0],
+        payload: b"hello".to_vec(),
+        end_of,
+    };
+    a.post_events(&[message(None)]).unwrap();
+    heard("messages");
+    let na = a.join_node("http://a").unwrap();
+    assert!(!a.claim(na, 10, 60_000).unwrap().is_empty());
+    a.post_events(&[message(Some(id))]).unwrap();
+    heard("ended");
+    b.close();
+    a.close();
+}
+
 /// Lets the database's clock pass a lease of a millisecond or two.
 fn pg_clock_moves_on() {
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -1691,7 +1833,7 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         h.store().ratings(season).unwrap(),
         h.store().rating_events(season).unwrap(),
     );
-    // Back to step 6: no server_match_id column, steps 7 and 8 not applied.
+    // Back to step 6: no server_match_id column, steps 7 to 9 not applied.
     h.reopen_after(BEFORE_SERVER_MATCH_IDS);
     let s = h.store();
     // Every row is still there, as it was; the old matches have no table id.
@@ -1723,5 +1865,5 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         }
     };
     assert_eq!(schema_step.0, schema_step.1);
-    assert_eq!(schema_step.0, 8);
+    assert_eq!(schema_step.0, 9);
 }

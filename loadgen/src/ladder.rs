@@ -655,6 +655,12 @@ impl Side {
     fn ms_per_match(&self, cpu: f64) -> f64 {
         cpu * 1000.0 / self.matches as f64
     }
+
+    /// The servers' and this process's share of the CPU time the whole machine spent over the
+    /// window (see `maumau_benchkit::machine_verdict`).
+    fn cpu_share(&self) -> f64 {
+        (self.server.cpu + self.client.cpu) / self.client.machine
+    }
 }
 
 fn sum_counters(servers: &[ChildServer]) -> Counters {
@@ -989,10 +995,6 @@ fn ms(s: &Summary) -> String {
     format!("{:.0}/{:.0}", s.p50_us / 1000.0, s.p99_us / 1000.0)
 }
 
-fn met(ok: bool) -> &'static str {
-    if ok { "met" } else { "MISSED" }
-}
-
 fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let mix: Vec<String> = args
@@ -1019,7 +1021,7 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
     println!("load average after:  {}", crate::loadavg().trim());
     println!();
     println!(
-        "{:<16} {:>8} {:>10} {:>7} {:>9} {:>12} {:>12} {:>10} {:>9} {:>13} {:>8} {:>7}",
+        "{:<16} {:>8} {:>10} {:>8} {:>9} {:>12} {:>12} {:>10} {:>9} {:>13} {:>8} {:>7}",
         "side",
         "matches",
         "matches/h",
@@ -1035,12 +1037,12 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
     );
     for s in sides {
         println!(
-            "{:<16} {:>8} {:>10.0} {:>7} {:>9.2} {:>12.2} {:>12.2} {:>10.1} {:>8.0}% {:>13} {:>8} {:>7}",
+            "{:<16} {:>8} {:>10.0} {:>8} {:>9.2} {:>12.2} {:>12.2} {:>10.1} {:>8.0}% {:>13} {:>8} {:>7}",
             s.name,
             s.matches,
             s.per_hour(),
             if s.name.starts_with("ladder") {
-                met(s.per_hour() >= TARGET_PER_HOUR)
+                maumau_benchkit::machine_mark(s.per_hour() >= TARGET_PER_HOUR, s.cpu_share())
             } else {
                 "-"
             },
@@ -1054,6 +1056,16 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
             s.errors
         );
     }
+    // Wall-clock targets are judged only for a run that had the machine (nearly) to itself.
+    let shares: Vec<String> = sides
+        .iter()
+        .map(|s| format!("{} {:.2}", s.name, s.cpu_share()))
+        .collect();
+    println!(
+        "CPU share (servers + bots ÷ the machine's busy CPU; targets judged from {}): {}",
+        maumau_benchkit::MIN_SHARE,
+        shares.join(", ")
+    );
     let ladder: Vec<&Side> = sides
         .iter()
         .filter(|s| s.name.starts_with("ladder"))
@@ -1082,7 +1094,10 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
             println!(
                 "-- {} ÷ direct: {r:.3} (target ≥ {TARGET_RATIO}: {}); server CPU per match × {:.2}",
                 s.name,
-                met(r >= TARGET_RATIO),
+                maumau_benchkit::machine_verdict(
+                    r >= TARGET_RATIO,
+                    s.cpu_share().min(direct.cpu_share())
+                ),
                 s.ms_per_match(s.server.cpu) / direct.ms_per_match(direct.server.cpu)
             );
         }
@@ -1094,7 +1109,10 @@ fn print_report(args: &LadderArgs, sides: &[Side], loadavg_before: &str) {
                 "-- {} ÷ {}: {r:.3} (target ≥ {TARGET_RATIO}: {})",
                 s.name,
                 one.name,
-                met(r >= TARGET_RATIO)
+                maumau_benchkit::machine_verdict(
+                    r >= TARGET_RATIO,
+                    s.cpu_share().min(one.cpu_share())
+                )
             );
         }
     }

@@ -5,8 +5,10 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use maumau_benchkit::{cpu_seconds, machine_busy_seconds};
 
 /// How long a child may take to print the address it listens on.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -31,33 +33,6 @@ pub(crate) fn kill_all() {
             .stderr(Stdio::null())
             .status();
     }
-}
-
-/// Clock ticks per second of `/proc/PID/stat` times (`getconf CLK_TCK`, 100 when unknown).
-fn clock_ticks() -> f64 {
-    static TICKS: OnceLock<f64> = OnceLock::new();
-    *TICKS.get_or_init(|| {
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .ok()
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|t| *t > 0.0)
-            .unwrap_or(100.0)
-    })
-}
-
-/// User plus system CPU seconds of a process (`self` for this one), from `/proc/PID/stat`.
-pub(crate) fn cpu_seconds(pid: &str) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `rest` starts at field 3 (state); utime and stime are fields 14 and 15.
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / clock_ticks())
 }
 
 /// A `kB` field of `/proc/PID/status` (`VmRSS`, `VmHWM`).
@@ -112,6 +87,9 @@ pub(crate) struct Counters {
     pub(crate) writes: u64,
     /// Context switches.
     pub(crate) switches: u64,
+    /// CPU seconds the whole machine spent busy, every process's (the same in every process's
+    /// counters): what the measured processes' CPU time is a share of.
+    pub(crate) machine: f64,
 }
 
 impl Counters {
@@ -122,6 +100,7 @@ impl Counters {
             reads: io_count(pid, "syscr").unwrap_or(0),
             writes: io_count(pid, "syscw").unwrap_or(0),
             switches: context_switches(pid).unwrap_or(0),
+            machine: machine_busy_seconds().unwrap_or(f64::NAN),
         }
     }
 
@@ -132,6 +111,7 @@ impl Counters {
             reads: self.reads.saturating_sub(earlier.reads),
             writes: self.writes.saturating_sub(earlier.writes),
             switches: self.switches.saturating_sub(earlier.switches),
+            machine: self.machine - earlier.machine,
         }
     }
 }

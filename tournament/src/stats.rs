@@ -36,8 +36,10 @@
 //! game it played is separable from every entrant that did not (its losses are by rule, not by
 //! the run of the cards).
 
+use std::collections::HashMap;
+
 use maumau_engine::outcome::MAX_SEATS;
-use maumau_engine::seed::SplitMix64;
+use maumau_engine::seed::{GAMMA, SplitMix64};
 // The workspace's Weng-Lin wrapper: one place where skillratings is called, for the ladder and
 // the tournament alike.
 use maumau_rating::{Rating, WengLinConfig, update_table, update_two};
@@ -315,68 +317,352 @@ pub fn paired_interval(xs: &[f64], seed: u64) -> Interval {
 /// sat in it.
 pub type BlockGains = Vec<(usize, usize, f64)>;
 
-/// The strength model: `s` minimising Σ (gain − (s_a − s_b))² over every pair of every block
-/// (block i weighted by `counts[i]`, every block once without), each connected group of
-/// entrants summing to zero.
-fn fit_strengths(n: usize, blocks: &[BlockGains], counts: Option<&[u32]>) -> Vec<f64> {
-    // Normal equations L s = r, L the weighted Laplacian of who met whom; adding 1 1ᵀ over each
-    // connected group makes L invertible and fixes each group's sum at zero (its r sums to zero).
-    let mut l = vec![0.0; n * n];
-    let mut r = vec![0.0; n];
-    let mut group: Vec<usize> = (0..n).collect();
-    fn root(group: &mut [usize], mut e: usize) -> usize {
-        while group[e] != e {
-            group[e] = group[group[e]];
-            e = group[e];
+/// The blocks as the strength model's least squares see them. A block enters the normal
+/// equations `L s = r` only through the pairs that sat in it (its *shape*: each pair adds its
+/// weight to four entries of the Laplacian `L`) and, per entrant, the sum of its gains over the
+/// others in it (its part of `r`). Blocks that agree on both make one *class*, and a fit with
+/// block weights needs only each class's total weight: a bootstrap refit costs one pass over the
+/// classes and the shapes, not over every pair of every block. The blocks keep their order, so
+/// a resample that draws block indices draws the very blocks it drew before.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StrengthData {
+    n: usize,
+    /// Each shape's pairs, `(a, b)` with a < b, sorted (a pair twice in a block is there twice).
+    shapes: Vec<Vec<(usize, usize)>>,
+    shape_ids: HashMap<Vec<(usize, usize)>, u32>,
+    /// Each class: its shape and its part of `r`.
+    classes: Vec<Class>,
+    /// A class's key: its shape, then each entrant of its `r` with the bits of its sum.
+    class_ids: HashMap<Vec<u64>, u32>,
+    /// Each block's class, in block order.
+    block_class: Vec<u32>,
+    /// How many blocks each class has.
+    class_blocks: Vec<u32>,
+    /// Scratch for `push`.
+    pairs: Vec<(usize, usize)>,
+    sums: Vec<(usize, f64)>,
+    key: Vec<u64>,
+}
+
+/// Blocks that add the same pairs to the Laplacian and the same sums to the right-hand side.
+#[derive(Clone, Debug)]
+struct Class {
+    shape: u32,
+    /// `(entrant, sum of its gains over the others)`, by entrant.
+    sums: Vec<(usize, f64)>,
+}
+
+/// The scratch space of a fit, reused by every refit of a bootstrap.
+#[derive(Default)]
+struct Fit {
+    l: Vec<f64>,
+    s: Vec<f64>,
+    group: Vec<usize>,
+    shape_weight: Vec<f64>,
+}
+
+impl StrengthData {
+    /// No blocks yet, among `n` entrants.
+    pub(crate) fn new(n: usize) -> StrengthData {
+        StrengthData {
+            n,
+            ..StrengthData::default()
         }
-        e
     }
-    for (i, block) in blocks.iter().enumerate() {
-        let w = counts.map_or(1.0, |c| f64::from(c[i]));
-        if w == 0.0 {
-            continue;
+
+    /// The blocks given, in order.
+    fn of(n: usize, blocks: &[BlockGains]) -> StrengthData {
+        let mut data = StrengthData::new(n);
+        for block in blocks {
+            data.push(block.iter().copied());
         }
-        for &(a, b, g) in block {
-            l[a * n + a] += w;
-            l[b * n + b] += w;
-            l[a * n + b] -= w;
-            l[b * n + a] -= w;
-            r[a] += w * g;
-            r[b] -= w * g;
-            let (ra, rb) = (root(&mut group, a), root(&mut group, b));
-            group[ra] = rb;
-        }
+        data
     }
-    let roots: Vec<usize> = (0..n).map(|e| root(&mut group, e)).collect();
-    for a in 0..n {
-        for b in 0..n {
-            if roots[a] == roots[b] {
-                l[a * n + b] += 1.0;
+
+    /// Blocks so far.
+    pub(crate) fn blocks(&self) -> usize {
+        self.block_class.len()
+    }
+
+    /// Adds the next block: `(a, b, gain of a over b)` for every pair that sat in it. A pair of
+    /// an entrant with itself adds nothing.
+    pub(crate) fn push(&mut self, gains: impl Iterator<Item = (usize, usize, f64)>) {
+        self.pairs.clear();
+        self.sums.clear();
+        for (a, b, g) in gains {
+            if a == b || a >= self.n || b >= self.n {
+                continue;
+            }
+            self.pairs.push((a.min(b), a.max(b)));
+            for (e, x) in [(a, g), (b, -g)] {
+                match self.sums.iter_mut().find(|(f, _)| *f == e) {
+                    Some((_, sum)) => *sum += x,
+                    None => self.sums.push((e, x)),
+                }
             }
         }
+        self.pairs.sort_unstable();
+        self.sums.sort_unstable_by_key(|&(e, _)| e);
+        let shape = match self.shape_ids.get(self.pairs.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = self.shapes.len() as u32;
+                self.shapes.push(self.pairs.clone());
+                self.shape_ids.insert(self.pairs.clone(), id);
+                id
+            }
+        };
+        self.key.clear();
+        self.key.push(u64::from(shape));
+        for &(e, x) in &self.sums {
+            // +0.0 and −0.0 add the same.
+            self.key.extend([e as u64, (x + 0.0).to_bits()]);
+        }
+        let class = match self.class_ids.get(self.key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = self.classes.len() as u32;
+                self.classes.push(Class {
+                    shape,
+                    sums: self.sums.clone(),
+                });
+                self.class_ids.insert(self.key.clone(), id);
+                self.class_blocks.push(0);
+                id
+            }
+        };
+        self.class_blocks[class as usize] += 1;
+        self.block_class.push(class);
     }
-    // Cholesky (L + the groups' 1 1ᵀ is symmetric positive definite), then the two solves.
-    for j in 0..n {
-        for k in 0..j {
-            let f = l[j * n + k];
+
+    /// The strength model: `s` minimising Σ (gain − (s_a − s_b))² over every pair of every
+    /// block, the blocks of class c weighted by `weights[c]`, each connected group of entrants
+    /// summing to zero. Left in `fit.s`.
+    fn fit(&self, weights: &[u32], fit: &mut Fit) {
+        let n = self.n;
+        // Normal equations L s = r, L the weighted Laplacian of who met whom; adding 1 1ᵀ over
+        // each connected group makes L invertible and fixes each group's sum at zero (its r
+        // sums to zero).
+        let Fit {
+            l,
+            s: r,
+            group,
+            shape_weight,
+        } = fit;
+        l.clear();
+        l.resize(n * n, 0.0);
+        r.clear();
+        r.resize(n, 0.0);
+        group.clear();
+        group.extend(0..n);
+        shape_weight.clear();
+        shape_weight.resize(self.shapes.len(), 0.0);
+        for (class, &w) in self.classes.iter().zip(weights) {
+            if w == 0 {
+                continue;
+            }
+            let w = f64::from(w);
+            shape_weight[class.shape as usize] += w;
+            for &(e, sum) in &class.sums {
+                r[e] += w * sum;
+            }
+        }
+        fn root(group: &mut [usize], mut e: usize) -> usize {
+            while group[e] != e {
+                group[e] = group[group[e]];
+                e = group[e];
+            }
+            e
+        }
+        for (pairs, &w) in self.shapes.iter().zip(shape_weight.iter()) {
+            if w == 0.0 {
+                continue;
+            }
+            for &(a, b) in pairs {
+                l[a * n + a] += w;
+                l[b * n + b] += w;
+                l[a * n + b] -= w;
+                l[b * n + a] -= w;
+                let (ra, rb) = (root(group, a), root(group, b));
+                group[ra] = rb;
+            }
+        }
+        for e in 0..n {
+            group[e] = root(group, e);
+        }
+        for a in 0..n {
+            for b in 0..n {
+                if group[a] == group[b] {
+                    l[a * n + b] += 1.0;
+                }
+            }
+        }
+        // Cholesky (L + the groups' 1 1ᵀ is symmetric positive definite), then the two solves.
+        for j in 0..n {
+            for k in 0..j {
+                let f = l[j * n + k];
+                for i in j..n {
+                    l[i * n + j] -= l[i * n + k] * f;
+                }
+            }
+            let d = l[j * n + j].max(f64::MIN_POSITIVE).sqrt();
             for i in j..n {
-                l[i * n + j] -= l[i * n + k] * f;
+                l[i * n + j] /= d;
             }
         }
-        let d = l[j * n + j].max(f64::MIN_POSITIVE).sqrt();
-        for i in j..n {
-            l[i * n + j] /= d;
+        for i in 0..n {
+            let s: f64 = (0..i).map(|k| l[i * n + k] * r[k]).sum();
+            r[i] = (r[i] - s) / l[i * n + i];
+        }
+        for i in (0..n).rev() {
+            let s: f64 = (i + 1..n).map(|k| l[k * n + i] * r[k]).sum();
+            r[i] = (r[i] - s) / l[i * n + i];
         }
     }
-    for i in 0..n {
-        let s: f64 = (0..i).map(|k| l[i * n + k] * r[k]).sum();
-        r[i] = (r[i] - s) / l[i * n + i];
+
+    /// [`strength_differences`] of these blocks.
+    pub(crate) fn differences(&self, seed: u64) -> Vec<Interval> {
+        let (n, nb) = (self.n, self.blocks());
+        let mut fit = Fit::default();
+        self.fit(&self.class_blocks, &mut fit);
+        let s = fit.s.clone();
+        let mut out: Vec<Interval> = (0..n * n)
+            .map(|i| Interval {
+                mean: s[i / n] - s[i % n],
+                low: f64::NEG_INFINITY,
+                high: f64::INFINITY,
+            })
+            .collect();
+        if nb < 2 {
+            return out;
+        }
+        // Which entrants a chain of blocks joins.
+        let mut joined = vec![false; n * n];
+        {
+            let mut group: Vec<usize> = (0..n).collect();
+            let find = |group: &mut Vec<usize>, mut e: usize| {
+                while group[e] != e {
+                    e = group[e];
+                }
+                e
+            };
+            for &(a, b) in self.shapes.iter().flatten() {
+                let (ra, rb) = (find(&mut group, a), find(&mut group, b));
+                group[ra] = rb;
+            }
+            for a in 0..n {
+                for b in 0..n {
+                    joined[a * n + b] = find(&mut group, a) == find(&mut group, b);
+                }
+            }
+        }
+        if self.classes.len() == 1 {
+            // Every block alike (mirrored bots under duplicate deals, say): every resample is
+            // the whole tournament again and fits the point estimate, so each interval is that
+            // point, as the bootstrap would find after its 2,000 refits.
+            for a in 0..n {
+                for b in a + 1..n {
+                    if joined[a * n + b] {
+                        let d = &mut out[a * n + b];
+                        (d.low, d.high) = (d.mean, d.mean);
+                    }
+                }
+            }
+            return out;
+        }
+        // The joined pairs' differences, resample by resample. Resample k draws from the
+        // generator as it stands after the k·nb outputs of the resamples before it
+        // (SplitMix64's state is its seed plus a multiple of GAMMA), so the resamples can be
+        // shared among threads and still be the very same, whatever the number of threads.
+        let pairs: Vec<(usize, usize)> = (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+            .filter(|&(a, b)| joined[a * n + b])
+            .collect();
+        let outputs = nb as u64;
+        let resamples = |range: std::ops::Range<usize>| -> Vec<f64> {
+            let mut rng = SplitMix64::new(
+                seed.wrapping_add(
+                    (range.start as u64)
+                        .wrapping_mul(outputs)
+                        .wrapping_mul(GAMMA),
+                ),
+            );
+            let mut fit = Fit::default();
+            let mut weights = vec![0u32; self.classes.len()];
+            let mut diffs = Vec::with_capacity(range.len() * pairs.len());
+            let block_class = self.block_class.as_slice();
+            for _ in range {
+                weights.iter_mut().for_each(|c| *c = 0);
+                resample(&mut rng, nb, |block| {
+                    if let Some(w) = block_class
+                        .get(block)
+                        .and_then(|&c| weights.get_mut(c as usize))
+                    {
+                        *w += 1;
+                    }
+                });
+                self.fit(&weights, &mut fit);
+                diffs.extend(pairs.iter().map(|&(a, b)| fit.s[a] - fit.s[b]));
+            }
+            diffs
+        };
+        // Threads only where the draws take milliseconds.
+        let threads = if nb * BOOTSTRAP_RESAMPLES >= 1 << 20 {
+            std::thread::available_parallelism().map_or(1, |t| t.get().min(8))
+        } else {
+            1
+        };
+        let chunk = BOOTSTRAP_RESAMPLES.div_ceil(threads);
+        let ranges = (0..threads).map(|t| t * chunk..((t + 1) * chunk).min(BOOTSTRAP_RESAMPLES));
+        let by_resample: Vec<f64> = if threads == 1 {
+            resamples(0..BOOTSTRAP_RESAMPLES)
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = ranges
+                    .map(|range| scope.spawn(|| resamples(range)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        let mut diffs = vec![Vec::new(); n * n];
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            diffs[a * n + b] = by_resample
+                .iter()
+                .skip(i)
+                .step_by(pairs.len())
+                .copied()
+                .collect();
+        }
+        let nf = nb as f64;
+        let stretch = (nf / (nf - 1.0)).sqrt() * t975(nb - 1) / Z975;
+        for (i, d) in diffs.iter_mut().enumerate() {
+            if d.len() != BOOTSTRAP_RESAMPLES {
+                continue;
+            }
+            d.sort_by(f64::total_cmp);
+            let (lo, hi) = (
+                d[BOOTSTRAP_RESAMPLES * 25 / 1000],
+                d[BOOTSTRAP_RESAMPLES * 975 / 1000 - 1],
+            );
+            let mean = out[i].mean;
+            out[i].low = mean - stretch * (mean - lo);
+            out[i].high = mean + stretch * (hi - mean);
+        }
+        out
     }
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|k| l[k * n + i] * r[k]).sum();
-        r[i] = (r[i] - s) / l[i * n + i];
+}
+
+/// The blocks of one bootstrap resample: `nb` block indices drawn uniformly with replacement,
+/// each handed to `draw`, one from each 64 random bits (Lemire's multiply-shift: an index below
+/// nb from the top 32 bits).
+fn resample(rng: &mut SplitMix64, nb: usize, mut draw: impl FnMut(usize)) {
+    let n = nb as u64;
+    for _ in 0..nb {
+        draw((((rng.next_u64() >> 32) * n) >> 32) as usize);
     }
-    r
 }
 
 /// The strength model's differences `s_a − s_b` (see the module docs) with their 95% intervals,
@@ -385,72 +671,7 @@ fn fit_strengths(n: usize, blocks: &[BlockGains], counts: Option<&[u32]>) -> Vec
 /// widened for few blocks as [`paired_interval`] is. Entrants no chain of blocks joins get no
 /// interval (±∞).
 pub fn strength_differences(n: usize, blocks: &[BlockGains], seed: u64) -> Vec<Interval> {
-    let nb = blocks.len();
-    let s = fit_strengths(n, blocks, None);
-    let mut out: Vec<Interval> = (0..n * n)
-        .map(|i| Interval {
-            mean: s[i / n] - s[i % n],
-            low: f64::NEG_INFINITY,
-            high: f64::INFINITY,
-        })
-        .collect();
-    if nb < 2 {
-        return out;
-    }
-    // Which entrants a chain of blocks joins.
-    let mut joined = vec![false; n * n];
-    {
-        let mut group: Vec<usize> = (0..n).collect();
-        let find = |group: &mut Vec<usize>, mut e: usize| {
-            while group[e] != e {
-                e = group[e];
-            }
-            e
-        };
-        for &(a, b, _) in blocks.iter().flatten() {
-            let (ra, rb) = (find(&mut group, a), find(&mut group, b));
-            group[ra] = rb;
-        }
-        for a in 0..n {
-            for b in 0..n {
-                joined[a * n + b] = find(&mut group, a) == find(&mut group, b);
-            }
-        }
-    }
-    let mut rng = SplitMix64::new(seed);
-    let mut counts = vec![0u32; nb];
-    let mut diffs = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); n * n];
-    for _ in 0..BOOTSTRAP_RESAMPLES {
-        counts.iter_mut().for_each(|c| *c = 0);
-        for _ in 0..nb {
-            // Lemire's multiply-shift: an index below nb from 32 random bits.
-            counts[(((rng.next_u64() >> 32) * nb as u64) >> 32) as usize] += 1;
-        }
-        let s = fit_strengths(n, blocks, Some(&counts));
-        for a in 0..n {
-            for b in a + 1..n {
-                if joined[a * n + b] {
-                    diffs[a * n + b].push(s[a] - s[b]);
-                }
-            }
-        }
-    }
-    let nf = nb as f64;
-    let stretch = (nf / (nf - 1.0)).sqrt() * t975(nb - 1) / Z975;
-    for (i, d) in diffs.iter_mut().enumerate() {
-        if d.len() != BOOTSTRAP_RESAMPLES {
-            continue;
-        }
-        d.sort_by(f64::total_cmp);
-        let (lo, hi) = (
-            d[BOOTSTRAP_RESAMPLES * 25 / 1000],
-            d[BOOTSTRAP_RESAMPLES * 975 / 1000 - 1],
-        );
-        let mean = out[i].mean;
-        out[i].low = mean - stretch * (mean - lo);
-        out[i].high = mean + stretch * (hi - mean);
-    }
-    out
+    StrengthData::of(n, blocks).differences(seed)
 }
 
 /// Student's t quantile t₀.₉₇₅ with `df` degrees of freedom: exact to three decimals up to 10,
@@ -569,7 +790,7 @@ pub struct Tally {
     /// `a`'s total minus `b`'s).
     blocks: Vec<Vec<[f64; 2]>>,
     /// Every finished block's placing gains, for the strength model.
-    gains: Vec<BlockGains>,
+    model: StrengthData,
     /// The most seats of any table: a placing gain lies within ±(seats − 1).
     seats: usize,
 }
@@ -595,7 +816,7 @@ impl Tally {
             block: String::new(),
             open: Vec::new(),
             blocks: vec![Vec::new(); n * n],
-            gains: Vec::new(),
+            model: StrengthData::new(n),
             seats: 2,
         }
     }
@@ -698,7 +919,9 @@ impl Tally {
     /// Files the block being read with its pairs.
     fn close_block(&mut self) {
         if !self.open.is_empty() {
-            self.gains.push(self.open_gains());
+            let open = &self.open;
+            self.model
+                .push(open.iter().map(|s| (s.a, s.b, s.gain / f64::from(s.games))));
         }
         for s in self.open.drain(..) {
             let games = f64::from(s.games);
@@ -707,11 +930,10 @@ impl Tally {
     }
 
     /// The placing gains of the block being read.
-    fn open_gains(&self) -> BlockGains {
+    fn open_gains(&self) -> impl Iterator<Item = (usize, usize, f64)> + use<'_> {
         self.open
             .iter()
             .map(|s| (s.a, s.b, s.gain / f64::from(s.games)))
-            .collect()
     }
 
     /// Every block of the pair `a < b`, the one being read included.
@@ -731,17 +953,21 @@ impl Tally {
         let n = self.n.min(names.len());
         // Within the possible gains (the widening may reach past them).
         let range = (self.seats - 1) as f64;
+        let mut blocks_with_open;
         let within = |i: Interval| Interval {
             low: i.low.max(-range),
             high: i.high.min(range),
             ..i
         };
-        let mut blocks = self.gains.clone();
-        if !self.open.is_empty() {
-            blocks.push(self.open_gains());
-        }
-        let enough = blocks.len() >= MIN_BLOCKS;
-        let model = strength_differences(self.n, &blocks, self.seed);
+        let model = if self.open.is_empty() {
+            &self.model
+        } else {
+            blocks_with_open = self.model.clone();
+            blocks_with_open.push(self.open_gains());
+            &blocks_with_open
+        };
+        let enough = model.blocks() >= MIN_BLOCKS;
+        let model = model.differences(self.seed);
         let mut out = Vec::new();
         for a in 0..n {
             for b in a + 1..n {
@@ -883,6 +1109,7 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn game(seats: &[usize], placings: &[u8]) -> GameRecord {
         GameRecord {
@@ -1277,6 +1504,202 @@ mod tests {
             (rows[2].rank, rows[2].tied, rows[2].forfeits),
             (3, false, 3)
         );
+    }
+
+    /// The fit as first written, the reference for the fit over classes: every pair of every
+    /// block added to the normal equations one at a time (block i weighted by `counts[i]`).
+    fn fit_per_block(n: usize, blocks: &[BlockGains], counts: &[u32]) -> Vec<f64> {
+        let mut l = vec![0.0; n * n];
+        let mut r = vec![0.0; n];
+        let mut group: Vec<usize> = (0..n).collect();
+        fn root(group: &mut [usize], mut e: usize) -> usize {
+            while group[e] != e {
+                e = group[e];
+            }
+            e
+        }
+        for (block, &c) in blocks.iter().zip(counts) {
+            let w = f64::from(c);
+            if w == 0.0 {
+                continue;
+            }
+            for &(a, b, g) in block {
+                l[a * n + a] += w;
+                l[b * n + b] += w;
+                l[a * n + b] -= w;
+                l[b * n + a] -= w;
+                r[a] += w * g;
+                r[b] -= w * g;
+                let (ra, rb) = (root(&mut group, a), root(&mut group, b));
+                group[ra] = rb;
+            }
+        }
+        let roots: Vec<usize> = (0..n).map(|e| root(&mut group, e)).collect();
+        for a in 0..n {
+            for b in 0..n {
+                if roots[a] == roots[b] {
+                    l[a * n + b] += 1.0;
+                }
+            }
+        }
+        for j in 0..n {
+            for k in 0..j {
+                let f = l[j * n + k];
+                for i in j..n {
+                    l[i * n + j] -= l[i * n + k] * f;
+                }
+            }
+            let d = l[j * n + j].max(f64::MIN_POSITIVE).sqrt();
+            for i in j..n {
+                l[i * n + j] /= d;
+            }
+        }
+        for i in 0..n {
+            let s: f64 = (0..i).map(|k| l[i * n + k] * r[k]).sum();
+            r[i] = (r[i] - s) / l[i * n + i];
+        }
+        for i in (0..n).rev() {
+            let s: f64 = (i + 1..n).map(|k| l[k * n + i] * r[k]).sum();
+            r[i] = (r[i] - s) / l[i * n + i];
+        }
+        r
+    }
+
+    /// The bootstrap as first written, over [`fit_per_block`]: the same draws, one refit over
+    /// every block per resample. Each interval's ends, for a < b joined.
+    fn differences_per_block(n: usize, blocks: &[BlockGains], seed: u64) -> Vec<(f64, f64)> {
+        let nb = blocks.len();
+        let mut rng = SplitMix64::new(seed);
+        let mut diffs = vec![Vec::new(); n * n];
+        let mut counts = vec![0u32; nb];
+        for _ in 0..BOOTSTRAP_RESAMPLES {
+            counts.iter_mut().for_each(|c| *c = 0);
+            resample(&mut rng, nb, |block| counts[block] += 1);
+            let s = fit_per_block(n, blocks, &counts);
+            for a in 0..n {
+                for b in a + 1..n {
+                    diffs[a * n + b].push(s[a] - s[b]);
+                }
+            }
+        }
+        diffs
+            .iter_mut()
+            .map(|d| {
+                d.sort_by(f64::total_cmp);
+                d.get(BOOTSTRAP_RESAMPLES * 25 / 1000)
+                    .zip(d.get(BOOTSTRAP_RESAMPLES * 975 / 1000 - 1))
+                    .map_or((0.0, 0.0), |(&lo, &hi)| (lo, hi))
+            })
+            .collect()
+    }
+
+    /// Random blocks: tables of two to four of `n` entrants, gains in halves and quarters as
+    /// placings give them, some tables repeated (as deals of one table are).
+    fn random_blocks() -> impl Strategy<Value = (usize, Vec<BlockGains>)> {
+        (2usize..7).prop_flat_map(|n| {
+            let table = proptest::sample::subsequence((0..n).collect::<Vec<_>>(), 2..=n.min(4));
+            let block =
+                (table, proptest::collection::vec(-12i32..=12, 6)).prop_map(|(seats, gains)| {
+                    let mut block = Vec::new();
+                    for (i, &a) in seats.iter().enumerate() {
+                        for &b in &seats[i + 1..] {
+                            block.push((a, b, f64::from(gains[block.len()]) / 4.0));
+                        }
+                    }
+                    block
+                });
+            let tables = proptest::collection::vec(block, 1..12);
+            (Just(n), tables, proptest::collection::vec(1usize..8, 1..12)).prop_map(
+                |(n, tables, repeats)| {
+                    let blocks = repeats
+                        .iter()
+                        .zip(tables.iter().cycle())
+                        .flat_map(|(&k, b)| std::iter::repeat_n(b.clone(), k))
+                        .collect();
+                    (n, blocks)
+                },
+            )
+        })
+    }
+
+    proptest! {
+        /// The fit over classes is the fit over blocks, for any weights of the blocks (zero
+        /// included, which can split the entrants into groups).
+        #[test]
+        fn the_fit_over_classes_is_the_fit_over_blocks(
+            (n, blocks) in random_blocks(),
+            counts in proptest::collection::vec(0u32..4, 80),
+        ) {
+            let counts = &counts[..blocks.len().min(80)];
+            let blocks = &blocks[..counts.len()];
+            let data = StrengthData::of(n, blocks);
+            let mut weights = vec![0u32; data.classes.len()];
+            for (&class, &c) in data.block_class.iter().zip(counts) {
+                weights[class as usize] += c;
+            }
+            let mut fit = Fit::default();
+            data.fit(&weights, &mut fit);
+            let reference = fit_per_block(n, blocks, counts);
+            for (x, y) in fit.s.iter().zip(&reference) {
+                prop_assert!((x - y).abs() < 1e-9, "{:?} against {reference:?}", fit.s);
+            }
+        }
+
+        /// And the bootstrap over classes gives the intervals of the bootstrap over blocks: the
+        /// same draws, the same resamples, the same percentiles.
+        #[test]
+        fn the_bootstrap_over_classes_is_the_bootstrap_over_blocks(
+            (n, blocks) in random_blocks(),
+            seed in any::<u64>(),
+        ) {
+            prop_assume!(blocks.len() >= 2);
+            let d = strength_differences(n, &blocks, seed);
+            let reference = differences_per_block(n, &blocks, seed);
+            let nf = blocks.len() as f64;
+            let stretch = (nf / (nf - 1.0)).sqrt() * t975(blocks.len() - 1) / Z975;
+            for a in 0..n {
+                for b in a + 1..n {
+                    let i = d[a * n + b];
+                    if !i.low.is_finite() {
+                        continue;
+                    }
+                    let (lo, hi) = reference[a * n + b];
+                    prop_assert!((i.low - (i.mean - stretch * (i.mean - lo))).abs() < 1e-9);
+                    prop_assert!((i.high - (i.mean + stretch * (hi - i.mean))).abs() < 1e-9);
+                }
+            }
+        }
+    }
+
+    /// Enough blocks for the resamples to be shared among threads: the same intervals as the
+    /// one-thread bootstrap over blocks.
+    #[test]
+    fn a_bootstrap_shared_among_threads_draws_the_same_resamples() {
+        let mut rng = SplitMix64::new(9);
+        let blocks: Vec<BlockGains> = (0..601)
+            .map(|i| {
+                let (a, b) = [(0, 1), (1, 2), (0, 2), (2, 3)][i % 4];
+                vec![(a, b, f64::from((rng.next_u64() % 5) as u8) / 2.0 - 1.0)]
+            })
+            .collect();
+        assert!(blocks.len() * BOOTSTRAP_RESAMPLES >= 1 << 20);
+        let d = strength_differences(4, &blocks, 11);
+        let reference = differences_per_block(4, &blocks, 11);
+        let nf = blocks.len() as f64;
+        let stretch = (nf / (nf - 1.0)).sqrt() * t975(blocks.len() - 1) / Z975;
+        for a in 0..4 {
+            for b in a + 1..4 {
+                let (i, (lo, hi)) = (d[a * 4 + b], reference[a * 4 + b]);
+                assert!(
+                    (i.low - (i.mean - stretch * (i.mean - lo))).abs() < 1e-9,
+                    "{a} {b}"
+                );
+                assert!(
+                    (i.high - (i.mean + stretch * (hi - i.mean))).abs() < 1e-9,
+                    "{a} {b}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! on several nodes, the tournament on several machines).
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A URL for a fresh schema on the server `MAUMAU_TEST_POSTGRES` names, or `None` (with a
@@ -20,8 +21,11 @@ pub fn fresh_store_url(test: &str) -> Option<String> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
-        .as_nanos();
-    let name = format!("maumau_{test}_{}_{now}", std::process::id());
+        .as_millis();
+    // Tests of one process may ask within the same millisecond.
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("maumau_{test}_{}_{now}_{n}", std::process::id());
     let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
     c.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
     let sep = if admin.contains('?') { '&' } else { '?' };

@@ -53,6 +53,13 @@ macro_rules! node_lock_space {
     };
 }
 
+/// The channel the nodes of one ladder (one schema) notify each other on, as SQL text.
+macro_rules! notify_channel {
+    () => {
+        "'maumau_' || md5(current_schema())"
+    };
+}
+
 /// Times a match whose node died is scheduled again before it is voided.
 pub const MAX_RETRIES: i32 = 2;
 
@@ -60,9 +67,30 @@ pub const MAX_RETRIES: i32 = 2;
 /// are not offered, and a match is not retried for a version whose only lobby was there.
 pub const STALE_MS: Millis = 3_000;
 
+/// Tells every listening node (at commit) that there is something to do: `scheduled` (matches to
+/// claim), `messages` (lobby messages to take) or `ended` (also: a match ended, plan again).
+fn notify(t: &mut Transaction<'_>, what: &str) -> Result<()> {
+    t.execute(
+        concat!("SELECT pg_notify(", notify_channel!(), ", $1)"),
+        &[&what],
+    )?;
+    Ok(())
+}
+
 /// The second key of a node's liveness lock.
 fn node_key(node: NodeId) -> i32 {
     node.0 as i32
+}
+
+/// A message for a version's lobby, queued through the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Posted {
+    /// The version whose lobby it is for.
+    pub version: VersionId,
+    /// The encoded message.
+    pub payload: Vec<u8>,
+    /// Set when it tells of this match's end (see [`PgStore::post_events`]).
+    pub end_of: Option<MatchId>,
 }
 
 /// A node's id in the `nodes` table.
@@ -175,7 +203,9 @@ impl PgStore {
         lobbies: &[Lobby],
         lease_ms: Millis,
     ) -> Result<Vec<MatchId>> {
-        self.tx(|t| {
+        // On the liveness lock's own connection when it has one: a pool busy with requests
+        // must not hold up the renewal of the leases.
+        self.on_alive(|t| {
             t.execute(
                 concat!(
                     "UPDATE nodes SET stopped_ms = NULL, heartbeat_ms = ",
@@ -259,12 +289,45 @@ impl PgStore {
         Ok(())
     }
 
+    /// Runs `f` in a transaction on the liveness lock's connection, or on a pooled one when
+    /// there is none (not held yet, or lost: [`PgStore::hold_node_lock`] opens it again).
+    fn on_alive<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut alive = self.alive.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(c) = alive.as_mut() else {
+            drop(alive);
+            return self.tx(f);
+        };
+        let out = (|| {
+            let mut t = c.transaction()?;
+            let out = f(&mut t)?;
+            t.commit()?;
+            Ok(out)
+        })();
+        if c.is_closed() {
+            *alive = None;
+        }
+        drop(alive);
+        self.observe(&out);
+        out
+    }
+
     /// Finds the nodes that died: not stopped, silent for `silent_ms` (by the database's clock)
     /// and without their liveness lock (their session ended). Marks them stopped, drops their
     /// lobbies and ends the leases of their matches, so that [`PgStore::reap`] settles those at
     /// once rather than when the leases run out. A node that is only slow keeps its lock and is
-    /// left alone. Runs on the matchmaker's session: nothing while this process does not lead.
+    /// left alone. Runs on the matchmaker's session: nothing while this process does not lead,
+    /// nor in the first `silent_ms` after its session took the lock.
     pub fn bury_dead_nodes(&self, silent_ms: Millis) -> Result<Vec<NodeId>> {
+        // A new matchmaker's session (after a start, or after the database restarted and every
+        // session with it) judges nobody for `silent_ms`: live nodes take their locks again at
+        // their next heartbeat meanwhile.
+        let since = *self
+            .leading_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if since.is_none_or(|t| t.elapsed().as_millis() < silent_ms.max(0) as u128) {
+            return Ok(Vec::new());
+        }
         let mut leader = self.leader.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(c) = leader.as_mut() else {
             return Ok(Vec::new());
@@ -310,6 +373,42 @@ impl PgStore {
             Ok(())
         })?;
         Ok(dead.into_iter().map(NodeId).collect())
+    }
+
+    /// Listens, on a thread and a connection of its own, for what the nodes of this ladder notify
+    /// (matches scheduled, lobby messages queued, matches ended) and calls `heard` with it, so
+    /// that a node acts at once instead of at its next poll. Reconnects after a lost session;
+    /// ends once the store is closed. Polling still does everything this only hastens.
+    pub fn listen(&self, heard: impl Fn(&str) + Send + 'static) -> std::io::Result<()> {
+        let store = self.clone();
+        std::thread::Builder::new()
+            .name("ladder-listen".into())
+            .spawn(move || {
+                while !store.closed.load(Ordering::SeqCst) {
+                    if store.listen_once(&heard).is_err() {
+                        std::thread::sleep(std::time::Duration::from_millis(500));
+                    }
+                }
+            })?;
+        Ok(())
+    }
+
+    /// One listening session, until it fails or the store closes.
+    fn listen_once(&self, heard: &impl Fn(&str)) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator as _;
+        let mut c = self.connect()?;
+        let channel: String = c
+            .query_one(concat!("SELECT ", notify_channel!()), &[])?
+            .get(0);
+        c.batch_execute(&format!("LISTEN \"{channel}\""))?;
+        while !self.closed.load(Ordering::SeqCst) {
+            let mut notifications = c.notifications();
+            let mut waiting = notifications.timeout_iter(std::time::Duration::from_millis(500));
+            while let Some(n) = waiting.next()? {
+                heard(n.payload());
+            }
+        }
+        Ok(())
     }
 
     /// Leaves the ladder: the node's lobbies are no longer offered, and it is marked stopped.
@@ -393,6 +492,10 @@ impl PgStore {
             .get(0);
         if got {
             *leader = Some(c);
+            *self
+                .leading_since
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(std::time::Instant::now());
         }
         Ok(got)
     }
@@ -411,6 +514,7 @@ impl PgStore {
                     &id.0,
                 ],
             )?;
+            notify(t, "scheduled")?;
             Ok(id)
         })
     }
@@ -436,7 +540,7 @@ impl PgStore {
                     .query_one(
                         concat!(
                             "UPDATE matches SET lease_owner = $1, lease_epoch = lease_epoch + 1,
-                                 lease_expires_ms = ",
+                                 ends_told = FALSE, lease_expires_ms = ",
                             db_now!(),
                             " + $2
                              WHERE id = $3 RETURNING lease_epoch"
@@ -609,21 +713,90 @@ impl PgStore {
         Ok(out)
     }
 
-    /// Queues messages for versions' lobbies, wherever they are open.
-    pub fn post_events(&self, events: &[(VersionId, Vec<u8>)]) -> Result<()> {
+    /// Queues messages for versions' lobbies, wherever they are open. The messages of a match's
+    /// end (`end_of`) are queued only by the first to mark the match told, in this transaction:
+    /// post all of one match's end messages in one call.
+    pub fn post_events(&self, events: &[Posted]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
         self.tx(|t| {
+            let mut ends: Vec<i64> = events
+                .iter()
+                .filter_map(|e| e.end_of)
+                .map(|m| m.0)
+                .collect();
+            ends.sort_unstable();
+            ends.dedup();
+            let first: Vec<i64> = if ends.is_empty() {
+                Vec::new()
+            } else {
+                t.query(
+                    "UPDATE matches SET ends_told = TRUE WHERE id = ANY($1) AND NOT ends_told
+                     RETURNING id",
+                    &[&ends],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect()
+            };
             let insert = t.prepare(concat!(
                 "INSERT INTO lobby_events (version_id, payload, created_ms) VALUES ($1, $2, ",
                 db_now!(),
                 ")"
             ))?;
-            for (v, payload) in events {
-                t.execute(&insert, &[&v.0, payload])?;
+            for e in events {
+                if e.end_of.is_some_and(|m| !first.contains(&m.0)) {
+                    continue;
+                }
+                t.execute(&insert, &[&e.version.0, &e.payload])?;
             }
+            notify(
+                t,
+                if first.is_empty() {
+                    "messages"
+                } else {
+                    "ended"
+                },
+            )?;
             Ok(())
+        })
+    }
+
+    /// Marks a match's end as told without a message (nobody was invited to it).
+    pub fn mark_told(&self, id: MatchId) -> Result<()> {
+        self.tx(|t| {
+            t.execute(
+                "UPDATE matches SET ends_told = TRUE WHERE id = $1",
+                &[&id.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The matches whose end was recorded by a node that is gone (stopped, or silent for
+    /// `silent_ms` by the database's clock) before it told their lobbies: whoever posts their
+    /// end messages now ([`PgStore::post_events`] with `end_of`) makes sure each reaches its bots.
+    pub fn untold_ends(&self, silent_ms: Millis) -> Result<Vec<(MatchRecord, Layout)>> {
+        self.tx(|t| {
+            let rows = t.query(
+                concat!(
+                    "SELECT m.id FROM matches m JOIN nodes n ON n.id = m.lease_owner
+                     WHERE NOT m.ends_told AND m.state IN ('finished', 'aborted', 'void')
+                       AND (n.stopped_ms IS NOT NULL OR n.heartbeat_ms < ",
+                    db_now!(),
+                    " - $1)
+                     ORDER BY m.id"
+                ),
+                &[&silent_ms],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                let record = load_match(&mut PgTx::new(t), MatchId(r.get(0)), false)?;
+                let (layout, _) = read_layout(t, &record)?;
+                out.push((record, layout));
+            }
+            Ok(out)
         })
     }
 

@@ -82,8 +82,13 @@ const MIGRATIONS: &[Migration] = &[
     ),
     (
         8,
-        "0008_tournament_events.sql",
-        include_str!("../../migrations/postgres/0008_tournament_events.sql"),
+        "0008_ends_told.sql",
+        include_str!("../../migrations/postgres/0008_ends_told.sql"),
+    ),
+    (
+        9,
+        "0009_tournament_events.sql",
+        include_str!("../../migrations/postgres/0009_tournament_events.sql"),
     ),
 ];
 
@@ -215,6 +220,8 @@ pub struct PgStore {
     pub(super) leader: Arc<Mutex<Option<Client>>>,
     /// The session holding this node's liveness lock, once it joined as a node.
     pub(super) alive: Arc<Mutex<Option<Client>>>,
+    /// Since when the matchmaker's session (`leader`) has held its lock.
+    pub(super) leading_since: Arc<Mutex<Option<std::time::Instant>>>,
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
     outage: Arc<Mutex<Outage>>,
@@ -292,6 +299,7 @@ impl PgStore {
             held: Arc::new(Mutex::new(HashMap::new())),
             leader: Arc::new(Mutex::new(None)),
             alive: Arc::new(Mutex::new(None)),
+            leading_since: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
             outage: Arc::new(Mutex::new(Outage::default())),
             event_statements: Arc::new([AtomicU64::new(0), AtomicU64::new(0)]),

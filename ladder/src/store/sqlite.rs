@@ -67,8 +67,13 @@ const MIGRATIONS: &[Migration] = &[
     ),
     (
         8,
-        "0008_tournament_events.sql",
-        include_str!("../../migrations/sqlite/0008_tournament_events.sql"),
+        "0008_ends_told.sql",
+        include_str!("../../migrations/sqlite/0008_ends_told.sql"),
+    ),
+    (
+        9,
+        "0009_tournament_events.sql",
+        include_str!("../../migrations/sqlite/0009_tournament_events.sql"),
     ),
 ];
 

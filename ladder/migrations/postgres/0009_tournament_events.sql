@@ -1,4 +1,4 @@
--- Step 8: tournaments played on several machines (`maumau tournament --store postgres://...` and
+-- Step 9: tournaments played on several machines (`maumau tournament --store postgres://...` and
 -- any number of `maumau worker --store postgres://...`). An event is one tournament: its
 -- description (entrants, rules, format, deals and the secret seed, as `tournament.json` holds it),
 -- whether replays are kept, and the version of maumau that started it (workers of another
