@@ -202,10 +202,18 @@ impl Shared {
             .map_err(|e| format!("the store: {e}"))?
             .ok_or_else(|| format!("event {event} is gone from the store"))?;
         let t = Arc::new(event_tournament(&info)?);
-        self.tournaments
+        let mut known = self
+            .tournaments
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(event, t.clone());
+            .unwrap_or_else(PoisonError::into_inner);
+        if known.insert(event, t.clone()).is_none() {
+            eprintln!(
+                "maumau worker: playing games of event {event}: {} entrants, {} at {} seats",
+                t.entrants.len(),
+                t.config.profile,
+                t.config.seats
+            );
+        }
         Ok(t)
     }
 

@@ -7,6 +7,7 @@
 //!   the results once, and the games the killed worker held were played again.
 //! - Swiss and single-elimination events, whose rounds are released one at a time, give the same
 //!   results across two workers as on one machine.
+//! - With no worker, the command plays its whole event itself, as without `--store`.
 //! - Bad input is refused with a message: a URL that is not PostgreSQL's, an event that does not
 //!   exist, an event started by another version.
 //!
@@ -326,18 +327,18 @@ fn bad_stores_events_and_versions_are_refused_with_a_message() {
     };
     let err = refused(&["worker", "--store", &url, "--event", "999"]);
     assert!(err.contains("there is no event 999"), "{err}");
-    // An event started by another version: refused by a worker given its id.
+    // With no worker, the command plays every game of its event itself, as without --store.
     let dir = tempfile::tempdir().unwrap();
+    let (alone, shared) = (dir.path().join("alone"), dir.path().join("shared"));
+    let args = ["--bots", "random,heuristic,random", "--deals", "2"];
+    succeeded(tournament(&args, &alone, "2", None).output().unwrap());
     succeeded(
-        tournament(
-            &["--bots", "random,heuristic", "--deals", "1"],
-            dir.path(),
-            "1",
-            Some(&url),
-        )
-        .output()
-        .unwrap(),
+        tournament(&args, &shared, "2", Some(&url))
+            .output()
+            .unwrap(),
     );
+    assert_eq!(assert_same_results(&alone, &shared), 2 * 3);
+    // An event started by another version: refused by a worker given its id.
     let id: i64 = db(&url)
         .query_one(
             "UPDATE tournament_events SET version = 'maumau 0.0.0-elsewhere' RETURNING id",
