@@ -166,11 +166,16 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // tournament cannot depend on where its games were played.
     let result = match &args.store {
         Some(url) => {
-            let venue = events::StoreVenue::create(events::open_store(url)?, &t)?;
+            let (venue, resumed) = events::StoreVenue::open(events::open_store(url)?, &t)?;
             eprintln!(
-                "maumau: event {} in the store; other machines play its games with: maumau \
+                "maumau: event {} in the store{}; other machines play its games with: maumau \
                  worker --store URL",
-                venue.event()
+                venue.event(),
+                if resumed {
+                    " (taken over from the run that stopped, with the games finished since)"
+                } else {
+                    ""
+                }
             );
             let result = progress::run_with_progress(&t, &venue, &out);
             if result.is_ok() {

@@ -7,6 +7,8 @@
 //!   the results once, and the games the killed worker held were played again.
 //! - Swiss and single-elimination events, whose rounds are released one at a time, give the same
 //!   results across two workers as on one machine.
+//! - A command killed mid-tournament and run again takes over its event (once its liveness ran
+//!   out), with the games finished meanwhile, and gives the same results.
 //! - With no worker, the command plays its whole event itself, as without `--store`.
 //! - Bad input is refused with a message: a URL that is not PostgreSQL's, an event that does not
 //!   exist, an event started by another version.
@@ -257,6 +259,72 @@ fn a_worker_killed_mid_game_changes_nothing_in_the_results() {
         .unwrap()
         .get(0);
     assert_eq!(finished, "finished");
+}
+
+#[test]
+fn a_command_killed_and_run_again_takes_over_its_event() {
+    let Some(url) = postgres_schema::fresh_store_url("tournament_workers_takeover") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (alone, shared) = (dir.path().join("alone"), dir.path().join("shared"));
+    let args = [
+        "--bots",
+        "random,heuristic,search:400",
+        "--seats",
+        "2",
+        "--deals",
+        "4",
+    ];
+    succeeded(tournament(&args, &alone, "2", None).output().unwrap());
+    let _worker = start_worker(&url);
+    let mut first = tournament(&args, &shared, "1", Some(&url))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once some games are in.
+    let done = || -> i64 {
+        db(&url)
+            .query_one(
+                "SELECT COUNT(*) FROM tournament_games WHERE state = 'done'",
+                &[],
+            )
+            .map_or(0, |r| r.get(0))
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while done() < 4 {
+        assert!(Instant::now() < deadline, "no games were played");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // Its event is taken over once its liveness ran out (10 s after its last renewal, by the
+    // database's clock; the worker plays on until then).
+    let expired = || -> bool {
+        db(&url)
+            .query_one(
+                "SELECT coordinator_until_ms <= (extract(epoch FROM clock_timestamp()) * 1000)::bigint \
+                 FROM tournament_events",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    while !expired() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = tournament(&args, &shared, "1", Some(&url))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&log.stderr).into_owned();
+    assert!(log.status.success(), "{stderr}");
+    assert!(stderr.contains("taken over"), "{stderr}");
+    assert_eq!(assert_same_results(&alone, &shared), 24);
+    let events: i64 = db(&url)
+        .query_one("SELECT COUNT(*) FROM tournament_events", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(events, 1, "the run again made a new event");
 }
 
 #[test]

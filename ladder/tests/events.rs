@@ -121,3 +121,38 @@ fn games_of_an_event_whose_coordinator_stopped_are_not_handed_out() {
     let (statements, transactions) = store.event_statements();
     assert!(statements >= transactions && transactions >= 5);
 }
+
+#[test]
+fn an_event_whose_coordinator_stopped_is_taken_over_by_the_same_tournament() {
+    let store = PgStore::open(&common::postgres::fresh_database()).unwrap();
+    let live = store
+        .create_event("{\"seed\":1}", true, "v1", 60_000)
+        .unwrap();
+    // Its coordinator is alive: nobody takes it over.
+    assert_eq!(
+        store.take_over_event("{\"seed\":1}", "v1", 60_000).unwrap(),
+        None
+    );
+    let stopped = store.create_event("{\"seed\":2}", true, "v1", 0).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    // Another tournament or another version does not take it.
+    assert_eq!(
+        store.take_over_event("{\"seed\":3}", "v1", 60_000).unwrap(),
+        None
+    );
+    assert_eq!(
+        store.take_over_event("{\"seed\":2}", "v2", 60_000).unwrap(),
+        None
+    );
+    assert_eq!(
+        store.take_over_event("{\"seed\":2}", "v1", 60_000).unwrap(),
+        Some(stopped)
+    );
+    assert!(store.event(stopped).unwrap().unwrap().coordinated);
+    // Taken: alive again, so not a second time.
+    assert_eq!(
+        store.take_over_event("{\"seed\":2}", "v1", 60_000).unwrap(),
+        None
+    );
+    assert_ne!(live, stopped);
+}

@@ -228,16 +228,24 @@ fn store_error(e: maumau_ladder::LadderError) -> TournamentError {
 }
 
 impl StoreVenue {
-    /// Records `t` as a new event in `store` (its description, secret seed included) and
-    /// starts renewing its liveness.
-    pub(crate) fn create(
+    /// Takes over the event of `t` whose command stopped (the same tournament, run again), with
+    /// the games finished meanwhile, or else records `t` as a new event in `store` (its
+    /// description, secret seed included); then renews its liveness. Returns the venue and
+    /// whether the event was taken over.
+    pub(crate) fn open(
         store: PgStore,
         t: &Tournament,
-    ) -> Result<StoreVenue, Box<dyn std::error::Error>> {
+    ) -> Result<(StoreVenue, bool), Box<dyn std::error::Error>> {
         let description = serde_json::to_string(&t.description())?;
-        let event = store.create_event(&description, t.record_replays, VERSION, lease_ms())?;
+        let (event, resumed) = match store.take_over_event(&description, VERSION, lease_ms())? {
+            Some(event) => (event, true),
+            None => (
+                store.create_event(&description, t.record_replays, VERSION, lease_ms())?,
+                false,
+            ),
+        };
         let owner = owner_id();
-        Ok(StoreVenue {
+        let venue = StoreVenue {
             _heartbeat: Heartbeat::start(store.clone(), owner, Some(event)),
             store,
             event,
@@ -246,7 +254,8 @@ impl StoreVenue {
             claims: Mutex::new(HashMap::new()),
             claiming: Backoff::new(),
             collecting: Backoff::new(),
-        })
+        };
+        Ok((venue, resumed))
     }
 
     /// The event's id.

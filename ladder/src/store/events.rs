@@ -5,7 +5,8 @@
 //!   tournament crate's `Description`, secret seed included), whether replays are kept, and the
 //!   version of the program that created it; workers of another version play none of its games.
 //!   Its coordinator renews its liveness ([`PgStore::renew_event_leases`]); games of an event
-//!   whose coordinator stopped renewing are not handed out.
+//!   whose coordinator stopped renewing are not handed out, until the same tournament started
+//!   again takes the event over ([`PgStore::take_over_event`]) with its finished games.
 //! - **Games** are added a round at a time as the coordinator releases them
 //!   ([`PgStore::add_event_games`]). Anyone claims the first unfinished one
 //!   ([`PgStore::claim_event_game`], `FOR UPDATE SKIP LOCKED`) under a lease: an owner (one
@@ -133,6 +134,35 @@ impl PgStore {
                 &[&description, &replays, &version, &lease_ms],
             )?;
             Ok(row.try_get(0)?)
+        })
+    }
+
+    /// Takes over the newest running event of `version` with this `description` whose
+    /// coordinator stopped renewing it (it died): its coordinator counts as alive again for
+    /// `lease_ms`, and its finished games are kept. `None` when there is no such event.
+    pub fn take_over_event(
+        &self,
+        description: &str,
+        version: &str,
+        lease_ms: i64,
+    ) -> Result<Option<i64>> {
+        self.counted(1);
+        self.tx(|t| {
+            let row = t.query_opt(
+                concat!(
+                    "UPDATE tournament_events SET coordinator_until_ms = ",
+                    db_now!(),
+                    " + $3 WHERE id = (
+                         SELECT id FROM tournament_events
+                         WHERE description = $1 AND version = $2 AND state = 'running'
+                           AND coordinator_until_ms <= ",
+                    db_now!(),
+                    "    ORDER BY id DESC LIMIT 1 FOR UPDATE SKIP LOCKED
+                     ) RETURNING id"
+                ),
+                &[&description, &version, &lease_ms],
+            )?;
+            row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
         })
     }
 
