@@ -19,6 +19,7 @@ mod sandbox;
 mod serve;
 mod show;
 mod tournament;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -57,6 +58,8 @@ enum Command {
     Bot(BotArgs),
     /// Run a bot-versus-bot tournament and print the standings.
     Tournament(tournament::TournamentArgs),
+    /// Play the games of tournaments started with `maumau tournament --store` on this machine.
+    Worker(worker::WorkerArgs),
     /// Put a bot, in any language, through a scripted gauntlet and print a report card.
     CheckBot(check_bot::CheckBotArgs),
     /// Ladder operations: operator calls on a running server, rerate on a stopped one's data.
@@ -184,6 +187,7 @@ fn main() -> ExitCode {
         }
         Command::Bot(args) => bot(&args),
         Command::Tournament(args) => tournament::tournament(&args),
+        Command::Worker(args) => worker::worker(&args),
         Command::CheckBot(args) => check_bot::check_bot(&args),
         Command::Ladder(args) => ladder::ladder(&args),
         Command::Replay(args) => replay::replay(&args),

@@ -6,6 +6,7 @@
 //! [`progress`](progress::run_with_progress), [`print_results`]; with `--watch`, the viewer of
 //! the server started here stays up until Ctrl-C ([`local::LocalServer::serve_until_signal`]).
 
+pub(crate) mod events;
 mod local;
 mod progress;
 
@@ -31,7 +32,8 @@ pub(crate) const DEFAULT_DEALS: u32 = 150;
 #[derive(clap::Parser)]
 pub(crate) struct TournamentArgs {
     /// Built-in entrants, comma-separated: random, heuristic, search, `search:N` (N samples per
-    /// decision), `heuristic~P` (a random action with probability P), optionally `name=spec`.
+    /// decision), `heuristic~P` (a random action with probability P), `random+20ms` (waits 20
+    /// ms before each decision), optionally `name=spec`.
     /// Empty ("") for none.
     #[arg(long, default_value = "random,heuristic,search")]
     bots: String,
@@ -119,6 +121,11 @@ pub(crate) struct TournamentArgs {
     grace_ms: u64,
     #[command(flatten)]
     sandbox: crate::sandbox::SandboxArgs,
+    /// Record the tournament in this PostgreSQL store (`postgres://user[:password]@host[:port]/db`)
+    /// and play its games there: here, and on every machine running `maumau worker --store` with
+    /// the same URL. Built-in entrants only.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "watch", "over_grpc"])]
+    store: Option<String>,
 }
 
 /// Runs the tournament the arguments describe, on a server when it has external programs (or
@@ -134,6 +141,13 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // No program may see the output folder: results, logs, the stored seed, the server's data.
     t.sandbox = args.sandbox.build(&[&out])?;
     let external = t.entrants.iter().any(Entrant::is_external);
+    if external && args.store.is_some() {
+        return Err(
+            "--store: a tournament on several machines plays built-in entrants only (its \
+                    external programs would have to run on every worker)"
+                .into(),
+        );
+    }
     // External programs (or --over-grpc, --watch) need a server: the given one, or one started
     // here.
     let local = if external || args.over_grpc || args.watch.is_some() {
@@ -147,7 +161,31 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
         stop_programs_on_interrupt(resume_hint(args, &out));
     }
     announce(&t, &seed_note, &out, local.as_ref(), args.watch.is_some());
-    let result = progress::run_with_progress(&t, &out);
+    // One code path whoever plays: the store's venue (games shared with workers) or this
+    // process's threads, both through `Tournament::run_on`, so that the files and results of a
+    // tournament cannot depend on where its games were played.
+    let result = match &args.store {
+        Some(url) => {
+            let (venue, resumed) = events::StoreVenue::open(events::open_store(url)?, &t)?;
+            eprintln!(
+                "maumau: event {} in the store{}; other machines play its games with: maumau \
+                 worker --store URL",
+                venue.event(),
+                if resumed {
+                    " (taken over from the run that stopped, with the games finished since)"
+                } else {
+                    ""
+                }
+            );
+            let result = progress::run_with_progress(&t, &venue, &out);
+            if result.is_ok() {
+                venue.finish()?;
+                eprintln!("maumau: {} by this command", venue.statements_line());
+            }
+            result
+        }
+        None => progress::run_with_progress(&t, &maumau_tournament::Here::default(), &out),
+    };
     let printed = result
         .map_err(Box::<dyn std::error::Error>::from)
         .and_then(|report| print_results(args, &t, &report, &out));

@@ -45,6 +45,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
+#[path = "common/postgres.rs"]
+mod postgres_schema;
+
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
 const BOTS: usize = 12;
 const NODES: usize = 3;
@@ -58,23 +61,7 @@ fn now_ms() -> i64 {
 
 /// A fresh schema on the test PostgreSQL, or `None` (with a message) when there is none.
 fn fresh_store_url() -> Option<String> {
-    let admin = std::env::var("MAUMAU_TEST_POSTGRES")
-        .ok()
-        .filter(|u| !u.is_empty());
-    let Some(admin) = admin else {
-        eprintln!(
-            "ladder_nodes: SKIPPED, MAUMAU_TEST_POSTGRES is not set (scripts/test.sh and CI set \
-             it; start a server with `scripts/postgres-temp.sh start`)"
-        );
-        return None;
-    };
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let name = format!("maumau_nodes_{}_{}_{n}", std::process::id(), now_ms());
-    let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
-    let sep = if admin.contains('?') { '&' } else { '?' };
-    Some(format!("{admin}{sep}options=-c%20search_path%3D{name}"))
+    postgres_schema::fresh_store_url("ladder_nodes")
 }
 
 /// A `maumau serve --ladder` process.

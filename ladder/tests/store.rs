@@ -923,9 +923,12 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
-/// Undoes schema steps 8 (ends told) and 7 (the server's match ids), as a database from before
-/// them is.
-const BEFORE_SERVER_MATCH_IDS: &str = "DROP INDEX IF EXISTS matches_untold;
+/// Undoes schema steps 9 (tournament events: PostgreSQL's tables, none on SQLite), 8 (ends told)
+/// and 7 (the server's match ids), as a database from before them is.
+const BEFORE_SERVER_MATCH_IDS: &str = "DROP TABLE IF EXISTS tournament_games;
+     DROP TABLE IF EXISTS tournament_events;
+     DELETE FROM schema_migrations WHERE step = 9;
+     DROP INDEX IF EXISTS matches_untold;
      ALTER TABLE matches DROP COLUMN ends_told;
      DELETE FROM schema_migrations WHERE step = 8;
      ALTER TABLE matches DROP COLUMN server_match_id;
@@ -945,7 +948,7 @@ fn a_database_from_before_rejections_migrates(h: &mut Harness) {
         let (s, season, vs) = setup(h, 2);
         (season, vs.clone(), play(s, season, &vs, &[1, 2], 10))
     };
-    // Back to step 4: no rejections column, steps 5 to 7 not applied.
+    // Back to step 4: no rejections column, steps 5 to 9 not applied.
     h.reopen_after(&format!(
         "{BEFORE_SERVER_MATCH_IDS}
          {BEFORE_NAME_KEYS}
@@ -1830,7 +1833,7 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         h.store().ratings(season).unwrap(),
         h.store().rating_events(season).unwrap(),
     );
-    // Back to step 6: no server_match_id column, step 7 not applied.
+    // Back to step 6: no server_match_id column, steps 7 to 9 not applied.
     h.reopen_after(BEFORE_SERVER_MATCH_IDS);
     let s = h.store();
     // Every row is still there, as it was; the old matches have no table id.
@@ -1862,5 +1865,5 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         }
     };
     assert_eq!(schema_step.0, schema_step.1);
-    assert_eq!(schema_step.0, 8);
+    assert_eq!(schema_step.0, 9);
 }

@@ -26,6 +26,10 @@
 //! `soak` plays 20,000 short matches against one server and prints its memory per finished
 //! match, then its restart time and memory on that history.
 //!
+//! `workers` plays one tournament with 1, 2, 3... machines (`maumau tournament --store` and
+//! `maumau worker`) and prints games per second and the store's statements per game
+//! (`workers.rs`).
+//!
 //! `--hold N` instead creates N matches that nobody joins and reports the server's memory per
 //! open match. `--abuse N` runs honest matches quietly and then beside N connections of which a
 //! quarter misbehave, and prints the p99 ratio and the server's memory (`abuse.rs`).
@@ -46,6 +50,7 @@ mod lean;
 mod procs;
 mod soak;
 mod stats;
+mod workers;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -83,6 +88,9 @@ enum Cmd {
     /// Many short matches against one server: its memory per finished match, then its restart
     /// time and memory on that history.
     Soak(soak::SoakArgs),
+    /// A tournament on several machines (`maumau tournament --store`, `maumau worker`): games
+    /// per second with 1, 2, 3... machines, and the store's statements per game.
+    Workers(workers::WorkersArgs),
     /// Open the `--abuse` crowd against a server and hold it until killed (started by the load
     /// generator itself, as a process of its own at the lowest priority).
     #[command(hide = true)]
@@ -1015,6 +1023,11 @@ fn main() -> ExitCode {
             interruptible(threads, |_| ladder::bench(args))
         }
         Some(Cmd::Soak(args)) => interruptible(None, |_| soak::soak(args)),
+        Some(Cmd::Workers(args)) => interruptible(Some(1), |_| async move {
+            tokio::task::spawn_blocking(move || workers::bench(&args))
+                .await
+                .map_err(|e| format!("the benchmark failed: {e}"))?
+        }),
         Some(Cmd::Crowd {
             url,
             connections,

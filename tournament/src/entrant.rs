@@ -7,6 +7,7 @@
 //! | `heuristic~0.2` | the heuristic bot that plays a random legal action with probability 0.2 |
 //! | `search` | the search bot at its default budget |
 //! | `search:100` | the search bot with 100 playouts per decision |
+//! | `random+20ms` | the random bot, waiting 20 ms before each decision (same actions): a stand-in for a slow program, to measure how a tournament's machinery copes with slow entrants |
 //! | `mybot=cmd:python3 bot.py` | an external program, launched once per match (see below) |
 //! | `mybot=lobby:python3 ladder_bot.py` | an external program, launched once for the whole tournament: it holds a lobby and plays every match it is invited to ([`crate::lobby`]) |
 //!
@@ -74,6 +75,8 @@ pub struct BuiltIn {
     pub noise: f64,
     /// Search playouts per decision (search only).
     pub iterations: Option<u32>,
+    /// Milliseconds it waits before each decision (0 = none); it plays the same actions.
+    pub think_ms: u32,
 }
 
 impl Entrant {
@@ -85,11 +88,13 @@ impl Entrant {
                 kind,
                 noise: 0.0,
                 iterations: None,
+                think_ms: 0,
             }),
         }
     }
 
-    /// Parses `[name=]kind[~noise][:iterations]`, `name=cmd:COMMAND` or `name=lobby:COMMAND`.
+    /// Parses `[name=]kind[~noise][:iterations][+Nms]`, `name=cmd:COMMAND` or
+    /// `name=lobby:COMMAND`.
     pub fn parse(spec: &str) -> Result<Entrant, String> {
         let bare = spec.trim_start();
         if bare.starts_with("cmd:") || bare.starts_with("lobby:") {
@@ -117,6 +122,16 @@ impl Entrant {
                 });
             }
         }
+        let (rest, think_ms) = match rest.split_once('+') {
+            Some((r, t)) => {
+                let ms = t.strip_suffix("ms").and_then(|n| n.parse::<u32>().ok());
+                let ms = ms.filter(|&n| n > 0).ok_or_else(|| {
+                    format!("`{spec}`: the wait before each decision is written `+20ms`")
+                })?;
+                (r, ms)
+            }
+            None => (rest, 0),
+        };
         let (rest, iterations) = match rest.split_once(':') {
             Some((r, n)) => {
                 let n: u32 = n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
@@ -155,6 +170,7 @@ impl Entrant {
                 kind,
                 noise,
                 iterations,
+                think_ms,
             }),
         })
     }
@@ -197,6 +213,9 @@ impl Entrant {
                 if let Some(n) = b.iterations {
                     s.push_str(&format!(":{n}"));
                 }
+                if b.think_ms > 0 {
+                    s.push_str(&format!("+{}ms", b.think_ms));
+                }
                 s
             }
         }
@@ -223,11 +242,19 @@ impl BuiltIn {
             (BotKind::Search, Some(n)) => Box::new(SearchBot::with_iterations(seed, n)),
             (kind, _) => kind.build(seed),
         };
-        if self.noise > 0.0 {
+        let inner: Box<dyn Bot> = if self.noise > 0.0 {
             Box::new(Noisy {
                 inner,
                 noise: self.noise,
                 rng: SplitMix::new(seed ^ 0x004E_015E),
+            })
+        } else {
+            inner
+        };
+        if self.think_ms > 0 {
+            Box::new(Thinking {
+                inner,
+                wait: std::time::Duration::from_millis(self.think_ms.into()),
             })
         } else {
             inner
@@ -238,7 +265,11 @@ impl BuiltIn {
 impl BuiltIn {
     /// The same bot as [`BuiltIn::bot`], unboxed where its type is known, for in-process games.
     pub(crate) fn seat_bot(&self, seed: u64) -> SeatBot {
-        match (self.kind, self.iterations, self.noise > 0.0) {
+        match (
+            self.kind,
+            self.iterations,
+            self.noise > 0.0 || self.think_ms > 0,
+        ) {
             (BotKind::Random, _, false) => SeatBot::Random(RandomBot::new(seed)),
             (BotKind::Heuristic, _, false) => SeatBot::Heuristic(HeuristicBot::new(seed)),
             _ => SeatBot::Boxed(self.bot(seed)),
@@ -385,6 +416,40 @@ impl Bot for Noisy {
     }
 }
 
+/// Waits before each decision, then asks the inner bot: the same actions, slower. Never answers
+/// from the legal actions alone ([`Bot::quick_decide`]), so every decision waits.
+struct Thinking {
+    inner: Box<dyn Bot>,
+    wait: std::time::Duration,
+}
+
+impl Bot for Thinking {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn decide(&mut self, obs: &Observation) -> Action {
+        std::thread::sleep(self.wait);
+        self.inner.decide(obs)
+    }
+
+    fn react(&mut self, obs: &Observation) -> Option<Action> {
+        self.inner.react(obs)
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        self.inner.on_event(event);
+    }
+
+    fn listens(&self) -> bool {
+        self.inner.listens()
+    }
+
+    fn on_match_end(&mut self, result: Option<&MatchResult>) {
+        self.inner.on_match_end(result);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,6 +489,16 @@ mod tests {
                 .unwrap_err()
                 .contains("probability")
         );
+        assert_eq!(
+            built_in(&Entrant::parse("random+20ms").unwrap()).think_ms,
+            20
+        );
+        for bad in ["random+20", "random+0ms", "random+ms"] {
+            assert!(
+                Entrant::parse(bad).unwrap_err().contains("`+20ms`"),
+                "{bad}"
+            );
+        }
         let list = Entrant::parse_list("heuristic,heuristic,random").unwrap();
         assert_eq!(list[1].name, "heuristic#2");
         assert!(Entrant::parse_list("random").is_err());
@@ -467,6 +542,8 @@ mod tests {
             "a=heuristic~0.2",
             "b=search:50",
             "c=random",
+            "e=heuristic~0.1+3ms",
+            "f=search:20+1ms",
             "d=lobby:./bot --fast",
         ] {
             assert_eq!(Entrant::parse(s).unwrap().spec(), s);

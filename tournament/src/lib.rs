@@ -23,12 +23,13 @@ pub mod lobby;
 mod net;
 pub mod schedule;
 mod stats;
+pub mod venue;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -48,6 +49,7 @@ pub use stats::{
     Interval, MIN_BLOCKS, PairResult, Standing, Tally, paired_interval, standings,
     strength_differences,
 };
+pub use venue::{Claim, Here, Venue};
 
 /// How entrants are brought together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,12 +106,16 @@ pub enum TournamentError {
     OtherTournament(PathBuf),
     /// The server could not be reached or refused to play (the message says why).
     Server(String),
+    /// The [`Venue`] playing the games failed (the message says why).
+    Venue(String),
 }
 
 impl std::fmt::Display for TournamentError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TournamentError::Invalid(why) | TournamentError::Server(why) => f.write_str(why),
+            TournamentError::Invalid(why)
+            | TournamentError::Server(why)
+            | TournamentError::Venue(why) => f.write_str(why),
             TournamentError::Io(p, e) => write!(f, "{}: {e}", p.display()),
             TournamentError::OtherTournament(p) => write!(
                 f,
@@ -210,10 +216,14 @@ struct Counts {
 }
 
 /// One game as played: its record, its replay line when recorded, and notices.
-pub(crate) struct Played {
-    pub(crate) record: GameRecord,
-    pub(crate) replay: Option<Vec<u8>>,
-    pub(crate) notices: Vec<String>,
+#[derive(Clone, Debug, PartialEq)]
+pub struct Played {
+    /// What `results.jsonl` keeps of it.
+    pub record: GameRecord,
+    /// Its line of `replays.jsonl` (without the newline), when replays are kept.
+    pub replay: Option<Vec<u8>>,
+    /// What went wrong with its entrants, one line each.
+    pub notices: Vec<String>,
 }
 
 impl Tournament {
@@ -261,6 +271,44 @@ impl Tournament {
             seed: self.seed,
             duplicate: self.duplicate,
         }
+    }
+
+    /// The tournament `d` describes (as [`Tournament::description`] gave it), with replays kept
+    /// when `record_replays`, every core and no server: what a worker on another machine plays
+    /// the games of an event with. Refused when the description does not parse or describes
+    /// a tournament that cannot be played.
+    pub fn from_description(
+        d: &Description,
+        record_replays: bool,
+    ) -> Result<Tournament, TournamentError> {
+        let invalid = |what: &str, e: String| TournamentError::Invalid(format!("{what}: {e}"));
+        let entrants = Entrant::parse_all(d.entrants.iter().map(String::as_str))
+            .map_err(|e| invalid("entrants", e))?;
+        let profile: ProfileId = d
+            .profile
+            .parse()
+            .map_err(|e| invalid("profile", format!("{e}")))?;
+        let config = MatchConfig {
+            options: Options::from_words(&d.options)
+                .map_err(|e| invalid("options", format!("{e}")))?,
+            calls: d
+                .calls
+                .parse::<CallsMode>()
+                .map_err(|e| invalid("calls", format!("{e}")))?,
+            max_turns_per_round: d.max_turns_per_round,
+            ..MatchConfig::new(profile, d.seats)
+        };
+        let mut t = Tournament::new(entrants, config);
+        t.config = config;
+        (t.format, t.deals, t.seed, t.duplicate) = (d.format, d.deals, d.seed, d.duplicate);
+        t.record_replays = record_replays;
+        t.validate()?;
+        if t.description() != *d {
+            return Err(TournamentError::Invalid(
+                "the description does not give back the same tournament".into(),
+            ));
+        }
+        Ok(t)
     }
 
     fn validate(&self) -> Result<(), TournamentError> {
@@ -321,6 +369,18 @@ impl Tournament {
     /// output to `out/logs/`.
     pub fn run(
         &self,
+        out: Option<&Path>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Report, TournamentError> {
+        self.run_on(&Here::default(), out, progress)
+    }
+
+    /// [`Tournament::run`] with the games played at `venue` (see [`venue`]): the schedule,
+    /// the next round's pairings, the ratings and the files are computed here as `run` does,
+    /// by the same code (so that results cannot depend on where the games were played).
+    pub fn run_on(
+        &self,
+        venue: &dyn Venue,
         out: Option<&Path>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Report, TournamentError> {
@@ -385,6 +445,8 @@ impl Tournament {
                 schedule::fixtures(round, &tables, self.deals, self.seed, self.duplicate);
             let total = games.len() + fixtures.len();
             let (records, now) = self.play_round(
+                venue,
+                round,
                 &fixtures,
                 store.as_mut(),
                 session.as_ref(),
@@ -431,11 +493,13 @@ impl Tournament {
         Ok(report)
     }
 
-    /// Plays the fixtures not already stored, in parallel; returns every record in fixture order
-    /// and how many were played now.
+    /// Plays the fixtures not already stored at `venue`, this process's share in parallel;
+    /// returns every record in fixture order and how many were played now.
     #[allow(clippy::too_many_arguments)]
     fn play_round(
         &self,
+        venue: &dyn Venue,
+        round: u32,
         fixtures: &[Fixture],
         mut store: Option<&mut Store>,
         session: Option<&net::Session>,
@@ -467,6 +531,7 @@ impl Tournament {
             total,
             notice: None,
         });
+        venue.open_round(round, fixtures, &todo)?;
         let logs = store.as_deref().map(|s| s.dir.join("logs"));
         let head = self.record_replays.then(|| ReplayHead::new(self));
         let replays = head.as_ref();
@@ -475,28 +540,47 @@ impl Tournament {
             None => net::Deals::default(),
         };
         let deals = &deals;
-        let next = AtomicUsize::new(0);
-        let (tx, rx) = mpsc::channel();
+        let poll = venue.poll_every();
+        // Set once every game is in (or one failed): the threads stop claiming.
+        let stop = AtomicBool::new(todo.is_empty());
+        let (tx, rx) = mpsc::channel::<Vec<Result<(usize, Played), TournamentError>>>();
         let mut result = Ok(());
+        let mut missing = todo.len();
         std::thread::scope(|scope| {
             for _ in 0..self.threads.max(1).min(todo.len().max(1)) {
                 let tx = tx.clone();
-                let (next, todo, logs) = (&next, &todo, logs.as_deref());
+                let (stop, logs) = (&stop, logs.as_deref());
                 scope.spawn(move || {
                     // Results go to the collecting thread in batches, so quick games do not
                     // pay a wake-up each.
                     let mut batch = Vec::new();
                     let mut since = Instant::now();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&i) = todo.get(i) else { break };
-                        let f = &fixtures[i];
-                        let played = match session {
-                            Some(s) if self.over_grpc(f) => s.play(self, f, deals, logs),
-                            _ => Ok(self.play_in_process(f, replays)),
+                    while !stop.load(Ordering::Relaxed) {
+                        let played = match venue.claim() {
+                            Ok(Claim::Play(i)) => {
+                                let f = &fixtures[i];
+                                let played = match session {
+                                    Some(s) if self.over_grpc(f) => s.play(self, f, deals, logs),
+                                    _ => Ok(self.play_in_process(f, replays)),
+                                };
+                                played.and_then(|p| {
+                                    // A game whose claim was lost comes from its new player.
+                                    Ok(venue.commit(i, &p)?.then_some((i, p)))
+                                })
+                            }
+                            Ok(Claim::Later) => {
+                                if !batch.is_empty() && tx.send(std::mem::take(&mut batch)).is_err()
+                                {
+                                    return;
+                                }
+                                std::thread::sleep(poll.unwrap_or(BATCH_TIME));
+                                continue;
+                            }
+                            Ok(Claim::Done) => break,
+                            Err(e) => Err(e),
                         };
                         let failed = played.is_err();
-                        batch.push((i, played));
+                        batch.extend(played.transpose());
                         if failed || batch.len() >= BATCH_GAMES || since.elapsed() >= BATCH_TIME {
                             if tx.send(std::mem::take(&mut batch)).is_err() {
                                 return;
@@ -508,25 +592,59 @@ impl Tournament {
                 });
             }
             drop(tx);
-            for batch in rx {
-                for (i, played) in batch {
-                    let played = match played {
-                        Ok(p) => p,
+            let mut collected = Instant::now();
+            loop {
+                if missing == 0 || result.is_err() {
+                    // Stop handing out work; the threads finish their current game.
+                    stop.store(true, Ordering::Relaxed);
+                }
+                let mut batch = match poll {
+                    None => match rx.recv() {
+                        Ok(b) => b,
+                        Err(_) => break,
+                    },
+                    Some(every) => match rx.recv_timeout(every) {
+                        Ok(b) => b,
+                        Err(mpsc::RecvTimeoutError::Timeout) => Vec::new(),
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    },
+                };
+                if let Some(every) = poll
+                    && missing > 0
+                    && result.is_ok()
+                    && collected.elapsed() >= every
+                {
+                    let wanted: Vec<usize> = todo
+                        .iter()
+                        .copied()
+                        .filter(|&i| records[i].is_none())
+                        .collect();
+                    match venue.collect(&wanted) {
+                        Ok(games) => batch.extend(games.into_iter().map(Ok)),
+                        Err(e) => batch.push(Err(e)),
+                    }
+                    collected = Instant::now();
+                }
+                for item in batch {
+                    let (i, played) = match item {
+                        Ok(game) => game,
                         Err(e) => {
                             result = Err(e);
-                            // Stop handing out work; the workers finish their current game.
-                            next.store(usize::MAX / 2, Ordering::Relaxed);
                             continue;
                         }
                     };
+                    if records[i].is_some() {
+                        // Already in (played twice after a lost claim: the same game).
+                        continue;
+                    }
                     if let Some(s) = store.as_deref_mut()
                         && let Err(e) = s.append(&played.record, played.replay.as_deref())
                     {
                         result = Err(e);
-                        next.store(usize::MAX / 2, Ordering::Relaxed);
                     }
                     records[i] = Some(played.record);
                     done += 1;
+                    missing -= 1;
                     for n in played.notices {
                         progress(Progress {
                             done,
@@ -546,10 +664,23 @@ impl Tournament {
         });
         rate(&records, tally);
         result?;
+        if missing > 0 {
+            return Err(TournamentError::Venue(format!(
+                "{missing} games of round {round} were never played"
+            )));
+        }
         if let Some(s) = store {
             s.flush()?;
         }
         Ok((records.into_iter().flatten().collect(), todo.len()))
+    }
+
+    /// Plays one fixture in-process (every entrant must be built in), keeping its replay line
+    /// when [`Tournament::record_replays`] is set: what a worker of another process does with
+    /// the fixtures it claims.
+    pub fn play_fixture(&self, f: &Fixture) -> Played {
+        let head = self.record_replays.then(|| ReplayHead::new(self));
+        self.play_in_process(f, head.as_ref())
     }
 
     /// Plays one fixture in-process (every entrant must be built in); with `replays`, keeps its

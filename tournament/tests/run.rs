@@ -399,3 +399,26 @@ fn untimed_rows(rows: &[maumau_tournament::Standing]) -> Vec<maumau_tournament::
         })
         .collect()
 }
+
+/// An entrant that waits before each decision plays the same actions: only slower.
+#[test]
+fn waiting_entrants_play_the_same_games() {
+    let quick = tournament("random,heuristic~0.2,search:10", ProfileId::Classic, 3);
+    let mut slow = tournament(
+        "random=random+1ms,heuristic~0.2=heuristic~0.2+1ms,search:10=search:10+1ms",
+        ProfileId::Classic,
+        3,
+    );
+    (slow.deals, slow.seed) = (1, 5);
+    let mut quick = quick;
+    (quick.deals, quick.seed) = (1, 5);
+    let a = quick.run(None, &mut |_| {}).unwrap();
+    let b = slow.run(None, &mut |_| {}).unwrap();
+    assert_eq!(untimed(&a.games), untimed(&b.games));
+    assert!(
+        b.games
+            .iter()
+            .all(|g| g.decision_ns.iter().all(|s| s[0] == 0 || s[1] >= 1_000_000)),
+        "every timed decision waited"
+    );
+}

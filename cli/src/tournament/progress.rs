@@ -14,23 +14,27 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use maumau_tournament::{Progress, Report, Tournament, TournamentError};
+use maumau_tournament::{Progress, Report, Tournament, TournamentError, Venue};
 
 /// Longest time between two plain progress lines while games finish.
 const EVERY: Duration = Duration::from_secs(5);
 
 /// Runs the tournament, telling how far it has come on standard error: a bar on a terminal,
 /// plain lines elsewhere; the notices either way.
-pub(super) fn run_with_progress(t: &Tournament, out: &Path) -> Result<Report, TournamentError> {
+pub(super) fn run_with_progress(
+    t: &Tournament,
+    venue: &dyn Venue,
+    out: &Path,
+) -> Result<Report, TournamentError> {
     if std::io::stderr().is_terminal() {
-        run_with_bar(t, out)
+        run_with_bar(t, venue, out)
     } else {
-        run_with_lines(t, out)
+        run_with_lines(t, venue, out)
     }
 }
 
 /// A progress bar, with the notices above it.
-fn run_with_bar(t: &Tournament, out: &Path) -> Result<Report, TournamentError> {
+fn run_with_bar(t: &Tournament, venue: &dyn Venue, out: &Path) -> Result<Report, TournamentError> {
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -45,13 +49,17 @@ fn run_with_bar(t: &Tournament, out: &Path) -> Result<Report, TournamentError> {
             bar.println(format!("maumau: {n}"));
         }
     };
-    let result = t.run(Some(out), &mut on_progress);
+    let result = t.run_on(venue, Some(out), &mut on_progress);
     bar.finish_and_clear();
     result
 }
 
 /// Plain progress lines (see [`Lines`]) and the notices, as they come.
-fn run_with_lines(t: &Tournament, out: &Path) -> Result<Report, TournamentError> {
+fn run_with_lines(
+    t: &Tournament,
+    venue: &dyn Venue,
+    out: &Path,
+) -> Result<Report, TournamentError> {
     let mut lines = Lines::new(Instant::now());
     let mut last = (0, 0);
     let mut on_progress = |p: Progress| {
@@ -63,7 +71,7 @@ fn run_with_lines(t: &Tournament, out: &Path) -> Result<Report, TournamentError>
             eprintln!("maumau: {line}");
         }
     };
-    let result = t.run(Some(out), &mut on_progress);
+    let result = t.run_on(venue, Some(out), &mut on_progress);
     if result.is_ok() {
         eprintln!("maumau: {}", lines.finish(last.0, last.1, Instant::now()));
     }

@@ -14,12 +14,22 @@
 //! written once too, in `sql.rs`: one implementation of [`Store`] for every store that offers the
 //! transaction handle of `backend.rs` (typed queries, an insert that returns the new id, the
 //! PostgreSQL-only locks, empty on SQLite). `sqlite.rs` and `postgres.rs` hold only their
-//! connections, their migrations and that handle; `nodes.rs` adds PostgreSQL's work queue.
+//! connections, their migrations and that handle; `nodes.rs` adds PostgreSQL's work queue, and
+//! `events.rs` the queue of a tournament's games shared by workers on several machines.
 //!
 //! Schema changes are numbered steps in `migrations/sqlite/` and the same steps in
 //! `migrations/postgres/`, applied in order at open and recorded in `schema_migrations`.
 
+/// The database's clock in milliseconds since the Unix epoch, as SQL (spliced with `concat!`):
+/// every time that decides liveness (`nodes.rs`, `events.rs`) is the database's.
+macro_rules! db_now {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    };
+}
+
 mod backend;
+mod events;
 mod nodes;
 mod pg_tls;
 mod postgres;
@@ -27,6 +37,7 @@ mod rules;
 mod sql;
 mod sqlite;
 
+pub use events::{DoneGame, EventGame, EventInfo, EventState, NewEventGame};
 pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Posted, Reaped, STALE_MS};
 pub use postgres::{Availability, PgStore, PoolLimits};
 pub use rules::{HOUSE_MARK, check_not_reserved, name_key};

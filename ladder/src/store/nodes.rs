@@ -45,13 +45,6 @@ use crate::health::SeatOutcome;
 use crate::ids::{MatchId, Millis, VersionId};
 use crate::matchmaking::Lobby;
 
-/// The database's clock in milliseconds since the Unix epoch, as SQL (spliced with `concat!`).
-macro_rules! db_now {
-    () => {
-        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
-    };
-}
-
 /// The first key of a node's liveness lock (the second is the node's id): one per schema, apart
 /// from the matchmaker's.
 macro_rules! node_lock_space {

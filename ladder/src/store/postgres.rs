@@ -27,7 +27,7 @@
 //! `backend.rs`); every store method is written once in `sql.rs`, over this handle and SQLite's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -84,6 +84,11 @@ const MIGRATIONS: &[Migration] = &[
         8,
         "0008_ends_told.sql",
         include_str!("../../migrations/postgres/0008_ends_told.sql"),
+    ),
+    (
+        9,
+        "0009_tournament_events.sql",
+        include_str!("../../migrations/postgres/0009_tournament_events.sql"),
     ),
 ];
 
@@ -220,6 +225,9 @@ pub struct PgStore {
     /// Set by [`PgStore::close`]: connections are no longer kept.
     pub(super) closed: Arc<AtomicBool>,
     outage: Arc<Mutex<Outage>>,
+    /// Statements sent by the tournament events' methods (`events.rs`), and their
+    /// transactions, for their benchmark.
+    pub(super) event_statements: Arc<[AtomicU64; 2]>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -294,6 +302,7 @@ impl PgStore {
             leading_since: Arc::new(Mutex::new(None)),
             closed: Arc::new(AtomicBool::new(false)),
             outage: Arc::new(Mutex::new(Outage::default())),
+            event_statements: Arc::new([AtomicU64::new(0), AtomicU64::new(0)]),
         };
         let mut conn = store.take()?;
         if let Some(client) = conn.client.as_mut() {

@@ -70,6 +70,11 @@ const MIGRATIONS: &[Migration] = &[
         "0008_ends_told.sql",
         include_str!("../../migrations/sqlite/0008_ends_told.sql"),
     ),
+    (
+        9,
+        "0009_tournament_events.sql",
+        include_str!("../../migrations/sqlite/0009_tournament_events.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.
