@@ -210,8 +210,36 @@ struct Tally {
     reconnects: AtomicU64,
 }
 
+/// How a test lobby plays.
+#[derive(Clone)]
+struct LobbyStyle {
+    /// Its hello: matches at once and table sizes.
+    max_matches: u32,
+    seats: Vec<u32>,
+    /// The heuristic bot for even seeds (else always the random bot).
+    heuristic_on_even_seeds: bool,
+    /// Where it records what it hears.
+    heard: Option<Arc<std::sync::Mutex<Vec<Heard>>>>,
+    /// Whether it opens the lobby on the next node when its node goes away (else that fails the
+    /// test).
+    roam: bool,
+}
+
+impl LobbyStyle {
+    /// Two matches at once at 2 or 4 seats, heuristic or random, moving on when its node goes.
+    fn roaming() -> LobbyStyle {
+        LobbyStyle {
+            max_matches: 2,
+            seats: vec![2, 4],
+            heuristic_on_even_seeds: true,
+            heard: None,
+            roam: true,
+        }
+    }
+}
+
 /// One version's lobby: plays its invitations; when its node goes away it opens the lobby on the
-/// next node; when told to stop it drains.
+/// next node (if it roams); when told to stop it drains.
 async fn lobby(
     nodes: Arc<Vec<String>>,
     home: usize,
@@ -219,6 +247,7 @@ async fn lobby(
     seed: u64,
     tally: Arc<Tally>,
     mut stop: watch::Receiver<bool>,
+    style: LobbyStyle,
 ) {
     let mut at = home;
     let mut plays = tokio::task::JoinSet::new();
@@ -235,9 +264,9 @@ async fn lobby(
         tx.send(pb::LobbyRequest {
             kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
                 version_key: String::new(),
-                max_matches: 2,
+                max_matches: style.max_matches,
                 profiles: vec!["classic".into()],
-                seats: vec![2, 4],
+                seats: style.seats.clone(),
             })),
         })
         .await
@@ -277,6 +306,11 @@ async fn lobby(
                     kind: Some(K::Invitation(inv)),
                 })) => {
                     tally.invitations.fetch_add(1, Ordering::Relaxed);
+                    if let Some(h) = &style.heard {
+                        h.lock()
+                            .unwrap()
+                            .push(Heard::Invited(Instant::now(), inv.ladder_match_id));
+                    }
                     n += 1;
                     let server = if inv.node_address.is_empty() {
                         url.clone()
@@ -284,7 +318,7 @@ async fn lobby(
                         inv.node_address.clone()
                     };
                     let bot_seed = seed ^ n.wrapping_mul(maumau_engine::seed::GAMMA);
-                    let heuristic = seed.is_multiple_of(2);
+                    let heuristic = style.heuristic_on_even_seeds && seed.is_multiple_of(2);
                     plays.spawn(async move {
                         let inner: Box<dyn Bot> = if heuristic {
                             Box::new(HeuristicBot::new(bot_seed))
@@ -301,9 +335,16 @@ async fn lobby(
                     });
                 }
                 Ok(Some(pb::LobbyResponse {
-                    kind: Some(K::MatchEnded(_)),
+                    kind: Some(K::MatchEnded(e)),
                 })) => {
                     tally.ended.fetch_add(1, Ordering::Relaxed);
+                    if let Some(h) = &style.heard {
+                        h.lock().unwrap().push(Heard::Ended(
+                            Instant::now(),
+                            e.ladder_match_id,
+                            e.finished,
+                        ));
+                    }
                 }
                 Ok(Some(pb::LobbyResponse {
                     kind: Some(K::Drained(_)),
@@ -311,6 +352,7 @@ async fn lobby(
                 Ok(Some(_)) => {}
                 Ok(None) if draining => break 'nodes,
                 Ok(None) | Err(_) => {
+                    assert!(style.roam, "a lobby that stays closed: {message:?}");
                     // The node went away (or refused): open the lobby on the next one.
                     at += 1;
                     tally.reconnects.fetch_add(1, Ordering::Relaxed);
@@ -398,6 +440,7 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
             i as u64 + 1,
             tally.clone(),
             stop_rx.clone(),
+            LobbyStyle::roaming(),
         ));
     }
 
@@ -752,86 +795,23 @@ enum Heard {
 }
 
 /// One version's lobby on one node, for good: it records what it hears and plays its invitations
-/// until `stop` (then drains).
+/// (one at a time, 2 seats, the random bot) until `stop` (then drains).
 async fn recorded_lobby(
     addr: String,
     key: String,
     seed: u64,
     heard: Arc<std::sync::Mutex<Vec<Heard>>>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
-    let mut client = LadderServiceClient::connect(addr.clone()).await.unwrap();
-    let (tx, rx) = mpsc::channel(4);
-    tx.send(pb::LobbyRequest {
-        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
-            version_key: String::new(),
-            max_matches: 1,
-            profiles: vec!["classic".into()],
-            seats: vec![2],
-        })),
-    })
-    .await
-    .unwrap();
-    let mut inbound = client
-        .lobby(with_bearer(ReceiverStream::new(rx), &key))
-        .await
-        .unwrap()
-        .into_inner();
-    let mut plays = tokio::task::JoinSet::new();
-    let mut draining = false;
-    let mut n = 0u64;
-    loop {
-        let message = tokio::select! {
-            m = inbound.message() => m,
-            _ = stop.changed(), if !draining => {
-                draining = true;
-                let _ = tx.send(pb::LobbyRequest {
-                    kind: Some(pb::lobby_request::Kind::Drain(pb::LobbyDrain {})),
-                }).await;
-                continue;
-            }
-            Some(_) = plays.join_next(), if !plays.is_empty() => continue,
-        };
-        use pb::lobby_response::Kind as K;
-        match message {
-            Ok(Some(pb::LobbyResponse {
-                kind: Some(K::Invitation(inv)),
-            })) => {
-                heard
-                    .lock()
-                    .unwrap()
-                    .push(Heard::Invited(Instant::now(), inv.ladder_match_id));
-                n += 1;
-                let server = if inv.node_address.is_empty() {
-                    addr.clone()
-                } else {
-                    inv.node_address.clone()
-                };
-                let bot_seed = seed ^ n.wrapping_mul(maumau_engine::seed::GAMMA);
-                plays.spawn(async move {
-                    let mut bot = Slow(Box::new(RandomBot::new(bot_seed)));
-                    let mut options = RunOptions::new(server, inv.seat_token);
-                    options.max_reconnects = 2;
-                    // A seat at the killed node's table fails; that is expected.
-                    let _ = tokio::time::timeout(Duration::from_secs(60), run(&mut bot, &options))
-                        .await;
-                });
-            }
-            Ok(Some(pb::LobbyResponse {
-                kind: Some(K::MatchEnded(e)),
-            })) => heard.lock().unwrap().push(Heard::Ended(
-                Instant::now(),
-                e.ladder_match_id,
-                e.finished,
-            )),
-            Ok(Some(pb::LobbyResponse {
-                kind: Some(K::Drained(_)),
-            })) => break,
-            Ok(Some(_)) => {}
-            Ok(None) | Err(_) => panic!("a survivor's lobby closed: {message:?}"),
-        }
-    }
-    while plays.join_next().await.is_some() {}
+    let style = LobbyStyle {
+        max_matches: 1,
+        seats: vec![2],
+        heuristic_on_even_seeds: false,
+        heard: Some(heard),
+        roam: false,
+    };
+    let tally = Arc::new(Tally::default());
+    lobby(Arc::new(vec![addr]), 0, key, seed, tally, stop, style).await;
 }
 
 /// When a survivor was free after the kill (the kill, or the end of the match it was in then),
@@ -916,6 +896,7 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
                 i as u64 + 1,
                 tally.clone(),
                 stop_rx.clone(),
+                LobbyStyle::roaming(),
             ));
         } else {
             let h = Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -1188,12 +1188,7 @@ fn postgres_nodes_claim_under_a_lease_and_orphans_are_retried_then_voided() {
     // Another node: its own connections and leases.
     let b = PgStore::open(&url).unwrap();
     let season = a.open_season("s1", 0).unwrap();
-    let mut vs = Vec::new();
-    for i in 0..4u8 {
-        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
-        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
-        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
-    }
+    let vs = versions(&a, 4);
     let na = a.join_node("http://a").unwrap();
     let nb = b.join_node("http://b").unwrap();
     let four = Layout {
@@ -1344,12 +1339,7 @@ fn postgres_a_dead_node_is_buried_at_once_and_a_slow_one_is_not() {
     let a = PgStore::open(&url).unwrap();
     let c = PgStore::open(&url).unwrap();
     let season = a.open_season("s1", 0).unwrap();
-    let mut vs = Vec::new();
-    for i in 0..2u8 {
-        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
-        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
-        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
-    }
+    let vs = versions(&a, 2);
     let na = a.join_node("http://a").unwrap();
     let nc = c.join_node("http://c").unwrap();
     assert!(a.try_lead().unwrap());
@@ -1422,12 +1412,7 @@ fn postgres_an_end_recorded_by_a_node_that_died_is_told_once() {
     let a = PgStore::open(&url).unwrap();
     let c = PgStore::open(&url).unwrap();
     let season = a.open_season("s1", 0).unwrap();
-    let mut vs = Vec::new();
-    for i in 0..2u8 {
-        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
-        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
-        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
-    }
+    let vs = versions(&a, 2);
     let na = a.join_node("http://a").unwrap();
     let nc = c.join_node("http://c").unwrap();
     assert!(a.try_lead().unwrap());
@@ -1503,12 +1488,7 @@ fn postgres_nodes_hear_what_the_others_notify() {
     })
     .unwrap();
     let season = a.open_season("s1", 0).unwrap();
-    let mut vs = Vec::new();
-    for i in 0..2u8 {
-        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
-        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
-        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
-    }
+    let vs = versions(&a, 2);
     let heard = |want: &str| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
@@ -1552,6 +1532,17 @@ fn postgres_nodes_hear_what_the_others_notify() {
     a.close();
 }
 
+/// `n` owners with a bot and a version each; their versions.
+fn versions(store: &PgStore, n: u8) -> Vec<VersionId> {
+    (0..n)
+        .map(|i| {
+            let o = store.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
+            let bot = store.create_bot(o, &format!("b{i}"), 0).unwrap();
+            store.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0
+        })
+        .collect()
+}
+
 /// Lets the database's clock pass a lease of a millisecond or two.
 fn pg_clock_moves_on() {
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -1567,12 +1558,7 @@ fn postgres_leases_follow_the_database_clock_not_the_nodes() {
     let a = PgStore::open(&url).unwrap();
     let b = PgStore::open(&url).unwrap();
     let season = a.open_season("s1", 0).unwrap();
-    let mut vs = Vec::new();
-    for i in 0..2u8 {
-        let o = a.create_owner(&format!("o{i}"), &hash(i), 0).unwrap();
-        let bot = a.create_bot(o, &format!("b{i}"), 0).unwrap();
-        vs.push(a.create_version(bot, "v1", &vhash(i), 2, 0).unwrap().0);
-    }
+    let vs = versions(&a, 2);
     let two = Layout {
         table_seats: 2,
         copies: 2,
