@@ -9,7 +9,7 @@ use maumau_engine::{
     Action, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat, Suit,
 };
 
-use super::{HeuristicBot, Scorer, SplitMix, reactions};
+use super::{CardScores, HeuristicBot, Scorer, SplitMix, reactions};
 use crate::Bot;
 
 /// At most this many groups of cards are tracked per seat (older groups merge beyond it).
@@ -480,6 +480,7 @@ impl Bot for SearchBot {
         let mut view = *obs;
         view.config.max_rounds = obs.round;
         let mut sampler = Sampler::new(obs, &rules, &self.inference);
+        let cards = CardScores::new(&rules);
         let k = cands.len();
         // Successive halving: ceil(log2 k) rounds, each with an equal share of the budget.
         let rounds = (usize::BITS - (k - 1).leading_zeros()) as usize;
@@ -514,7 +515,7 @@ impl Bot for SearchBot {
                     let mut game = sample;
                     values[a] = if game.apply_with(me, cands[a], &mut ()).is_ok() {
                         let rng = &mut SplitMix::new(playout_seed);
-                        playout(&mut game, rng, self.checked_playouts);
+                        playout(&mut game, &cards, rng, self.checked_playouts);
                         match_value(&rules, me, obs.round, &obs.totals, &game)
                     } else {
                         0.0
@@ -569,35 +570,42 @@ const MAX_PLAYOUT_STEPS: u32 = 500;
 /// so it plays its best-scored playable card, with the call the rules want, or draws. The same
 /// choice as [`Scorer::choose`] over the legal actions, ties broken alike. `None` when the
 /// match is over.
-fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action> {
+fn heuristic_move(
+    game: &Game,
+    seat: Seat,
+    cards: &CardScores,
+    rng: &mut SplitMix,
+) -> Option<Action> {
     let phase = game.phase();
     if phase == Phase::Over {
         return None;
     }
-    let scorer = Scorer::from_game(game, seat);
     let mut best = None;
     let mut best_score = i32::MIN;
-    let mut consider = |a: Action| {
-        let score = scorer.score(&a) * 4 + rng.below(4) as i32;
+    let mut consider = |a: Action, score: i32| {
+        let score = score * 4 + rng.below(4) as i32;
         if score > best_score {
             best = Some(a);
             best_score = score;
         }
     };
     if phase == Phase::AwaitSuit {
+        let scorer = Scorer::from_game(game, seat, cards);
         for suit in Suit::ALL {
-            consider(Action::DeclareSuit(suit));
+            consider(Action::DeclareSuit(suit), scorer.declare(suit));
         }
         return best;
     }
     let playable = game.playable();
     if playable == 0 {
+        // Nothing to score: the reading of the position is not even built.
         return Some(if phase == Phase::AfterDraw {
             Action::Pass
         } else {
             Action::Draw
         });
     }
+    let scorer = Scorer::from_game(game, seat, cards);
     let calls = game.calls_for_play();
     let mut set = playable;
     while set != 0 {
@@ -607,18 +615,21 @@ fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action>
         for &call in calls {
             if card.rank() == Rank::Jack {
                 for suit in Suit::ALL {
-                    consider(Action::Play {
-                        card,
-                        suit: Some(suit),
-                        call,
-                    });
+                    let suit = Some(suit);
+                    consider(
+                        Action::Play { card, suit, call },
+                        scorer.play(card, suit, call),
+                    );
                 }
             } else {
-                consider(Action::Play {
-                    card,
-                    suit: None,
-                    call,
-                });
+                consider(
+                    Action::Play {
+                        card,
+                        suit: None,
+                        call,
+                    },
+                    scorer.play(card, None, call),
+                );
             }
         }
     }
@@ -631,14 +642,14 @@ fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action>
 /// applied with the engine's trusted [`Game::apply_unchecked`]; with `checked`, with
 /// [`Game::apply_with`], which checks it again (the same games, slower; see
 /// [`SearchBot::with_checked_playouts`]).
-fn playout(game: &mut Game, rng: &mut SplitMix, checked: bool) {
+fn playout(game: &mut Game, cards: &CardScores, rng: &mut SplitMix, checked: bool) {
     let round = game.round();
     for _ in 0..MAX_PLAYOUT_STEPS {
         if game.round() != round {
             return;
         }
         let Some(seat) = game.to_act() else { return };
-        let Some(action) = heuristic_move(game, seat, rng) else {
+        let Some(action) = heuristic_move(game, seat, cards, rng) else {
             return;
         };
         if checked {
@@ -803,13 +814,14 @@ mod tests {
         let mut rng = SplitMix::new(1);
         heuristic_games(|game, seat, _| {
             let legal = game.legal_actions(seat);
-            let fast = heuristic_move(game, seat, &mut rng).expect("a move");
+            let cards = CardScores::new(game.rules());
+            let fast = heuristic_move(game, seat, &cards, &mut rng).expect("a move");
             assert!(legal.contains(&fast), "{fast} is not legal");
-            let scorer = Scorer::from_game(game, seat);
+            let scorer = Scorer::from_game(game, seat, &cards);
             let top = legal.iter().map(|a| scorer.score(a)).max();
             assert_eq!(Some(scorer.score(&fast)), top, "{fast} is not a best move");
             let obs = game.observation(seat);
-            let from_obs = Scorer::from_observation(&obs, game.rules()).expect("a seat");
+            let from_obs = Scorer::from_observation(&obs, &cards).expect("a seat");
             for a in legal.iter() {
                 assert_eq!(from_obs.score(a), scorer.score(a));
             }
