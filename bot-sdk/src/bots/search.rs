@@ -251,18 +251,19 @@ impl Inference {
 }
 
 /// Deals the cards a seat cannot see, for one decision's samples: each other seat gets a hand
-/// of its size that honours what was inferred about it.
+/// of its size that honours what was inferred about it, and the stock the rest, in random order.
 struct Sampler<'a> {
     inference: &'a Inference,
     /// The other seats and their card counts.
     seats: Vec<(Seat, u8)>,
     /// Every card the viewer cannot see (copies repeated).
     unseen: Vec<Card>,
-    /// The cards not dealt yet, in random order.
+    /// The cards not dealt yet: what is left once the hands are dealt is the stock.
     pool: Vec<Card>,
-    /// Hands dealt for the current sample.
-    hands: Vec<(Seat, Hand)>,
 }
+
+/// Random picks that [`Sampler::take`] tries before it lists the cards a group may take.
+const PICK_TRIES: usize = 4;
 
 impl<'a> Sampler<'a> {
     fn new(obs: &Observation, rules: &Rules, inference: &'a Inference) -> Sampler<'a> {
@@ -290,57 +291,82 @@ impl<'a> Sampler<'a> {
             seats,
             pool: Vec::with_capacity(unseen.len()),
             unseen,
-            hands: Vec::with_capacity(MAX_SEATS),
         }
     }
 
-    /// Moves up to `n` cards outside `avoid` from the pool into `hand`.
-    fn take(&mut self, hand: &mut Hand, mut n: u8, avoid: u64) {
-        let mut i = self.pool.len();
-        while n > 0 && i > 0 {
-            i -= 1;
-            if self.pool[i].bit() & avoid == 0 {
+    /// Moves up to `n` cards outside `avoid` from the pool into `hand`, each drawn uniformly
+    /// from the pool's cards outside `avoid`: a few random picks first, then (if they all
+    /// missed) one among those listed.
+    fn take(&mut self, hand: &mut Hand, n: u8, avoid: u64, rng: &mut SplitMix) {
+        for _ in 0..n {
+            let len = self.pool.len();
+            if len == 0 {
+                return;
+            }
+            let fits = |c: &Card| c.bit() & avoid == 0;
+            let mut pick = (0..PICK_TRIES)
+                .map(|_| rng.below(len))
+                .find(|&i| fits(&self.pool[i]));
+            if pick.is_none() {
+                let count = self.pool.iter().filter(|c| fits(c)).count();
+                if count == 0 {
+                    return;
+                }
+                let k = rng.below(count);
+                pick = self
+                    .pool
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| fits(c))
+                    .nth(k)
+                    .map(|(i, _)| i);
+            }
+            if let Some(i) = pick {
                 hand.insert(self.pool.swap_remove(i));
-                n -= 1;
             }
         }
     }
 
     /// One sample: a full game consistent with `view` and the inferences. Every seat's
     /// constrained groups are dealt first, most restrictive first, so that free cards cannot
-    /// use up what they need; then every hand is filled up to its size.
+    /// use up what they need; then every hand is filled up to its size, and what is left is
+    /// shuffled into the stock. Each card dealt is drawn uniformly from the cards left that
+    /// its group allows.
     fn sample(&mut self, view: &Observation, rng: &mut SplitMix) -> Game {
         self.pool.clone_from(&self.unseen);
-        for i in (1..self.pool.len()).rev() {
-            self.pool.swap(i, rng.below(i + 1));
-        }
-        self.hands.clear();
-        self.hands
-            .extend(self.seats.iter().map(|&(s, _)| (s, Hand::EMPTY)));
+        let mut hands = [Hand::EMPTY; MAX_SEATS];
         let mut constrained = [(0, Group::default()); MAX_SEATS * MAX_GROUPS];
         let mut count = 0;
-        for (k, &(seat, _)) in self.seats.iter().enumerate() {
+        for &(seat, _) in &self.seats {
             for g in self.inference.seats[seat as usize].groups() {
                 if g.avoid != 0 && g.cards > 0 {
-                    constrained[count] = (k, *g);
+                    constrained[count] = (seat as usize, *g);
                     count += 1;
                 }
             }
         }
         let constrained = &mut constrained[..count];
         constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
-        for &(k, g) in constrained.iter() {
-            let mut hand = self.hands[k].1;
-            self.take(&mut hand, g.cards, g.avoid);
-            self.hands[k].1 = hand;
+        for &(s, g) in constrained.iter() {
+            let mut hand = hands[s];
+            self.take(&mut hand, g.cards, g.avoid, rng);
+            hands[s] = hand;
         }
         for k in 0..self.seats.len() {
-            let mut hand = self.hands[k].1;
-            let missing = (self.seats[k].1 as usize).saturating_sub(hand.len()) as u8;
-            self.take(&mut hand, missing, 0);
-            self.hands[k].1 = hand;
+            let (seat, size) = self.seats[k];
+            let mut hand = hands[seat as usize];
+            let missing = (size as usize).saturating_sub(hand.len()) as u8;
+            self.take(&mut hand, missing, 0, rng);
+            hands[seat as usize] = hand;
         }
-        view.determinize_with_hands(rng.next_u64(), &self.hands)
+        for i in (1..self.pool.len()).rev() {
+            self.pool.swap(i, rng.below(i + 1));
+        }
+        let seed = rng.next_u64();
+        // The deal is always complete (the unseen cards are the other hands and the stock); a
+        // view whose counts disagree with its cards is sampled without the inferences.
+        view.determinize_dealt(seed, &hands, &self.pool)
+            .unwrap_or_else(|| view.determinize(seed))
     }
 }
 
@@ -828,45 +854,106 @@ mod tests {
         });
     }
 
+    /// Whether every group of `cards` can be matched to distinct cards of `hand` that it
+    /// allows (searched exhaustively, most constrained group first).
+    fn honours(cards: &SeatCards, hand: &Hand) -> bool {
+        fn fit(groups: &[(u64, u8)], left: &mut Vec<Card>) -> bool {
+            let Some((&(avoid, n), rest)) = groups.split_first() else {
+                return true;
+            };
+            if n == 0 {
+                return fit(rest, left);
+            }
+            let mut tried = 0u64;
+            for i in 0..left.len() {
+                let c = left[i];
+                if c.bit() & (avoid | tried) != 0 {
+                    continue;
+                }
+                tried |= c.bit();
+                left.swap_remove(i);
+                let mut next = groups.to_vec();
+                next[0].1 -= 1;
+                let ok = fit(&next, left);
+                left.push(c);
+                let last = left.len() - 1;
+                left.swap(i, last);
+                if ok {
+                    return true;
+                }
+            }
+            false
+        }
+        let mut groups: Vec<(u64, u8)> =
+            cards.groups().iter().map(|g| (g.avoid, g.cards)).collect();
+        groups.sort_by_key(|&(avoid, _)| std::cmp::Reverse(avoid.count_ones()));
+        hand.len() == cards.total() && fit(&groups, &mut hand.iter().collect())
+    }
+
+    /// What seat 0 infers from the events of a heuristic game so far.
+    fn inferred(game: &Game, events: &[Event]) -> Inference {
+        let me = 0;
+        let mut inference = Inference {
+            rules: Some(*game.rules()),
+            me: Some(me),
+            ..Inference::default()
+        };
+        for e in events {
+            inference.observe(&maumau_engine::event_for(e, Some(me)));
+        }
+        inference
+    }
+
     #[test]
     fn inferences_hold_for_the_real_hands() {
         // The heuristic always answers a 7 when it can, so every inference must be true.
         let mut constrained = 0;
         heuristic_games(|game, _, events| {
-            let me = 0;
-            let mut inference = Inference {
-                rules: Some(*game.rules()),
-                me: Some(me),
-                ..Inference::default()
-            };
-            for e in events {
-                inference.observe(&maumau_engine::event_for(e, Some(me)));
-            }
+            let inference = inferred(game, events);
             for s in 1..game.seats() {
                 let cards = &inference.seats[s as usize];
                 let hand = game.hand(s);
-                assert_eq!(cards.total(), hand.len(), "seat {s}");
-                // Every group can be matched to distinct cards of the hand that it allows
-                // (checked greedily, most constrained group first, as the sampler deals).
-                let mut left: Vec<Card> = hand.iter().collect();
-                let mut groups = cards.groups().to_vec();
-                groups.sort_by_key(|g| std::cmp::Reverse(g.avoid.count_ones()));
-                for g in &groups {
-                    for _ in 0..g.cards {
-                        let i = left.iter().position(|c| c.bit() & g.avoid == 0);
-                        let i = i.unwrap_or_else(|| {
-                            panic!(
-                                "seat {s}: {g:?} but holds {hand:?} in {}\n{cards:?}",
-                                game.position()
-                            )
-                        });
-                        left.swap_remove(i);
-                    }
-                    constrained += usize::from(g.avoid != 0);
-                }
+                assert!(
+                    honours(cards, hand),
+                    "seat {s}: holds {hand:?} in {}\n{cards:?}",
+                    game.position()
+                );
+                constrained += cards.groups().iter().filter(|g| g.avoid != 0).count();
             }
         });
         assert!(constrained > 100, "only {constrained} constrained groups");
+    }
+
+    #[test]
+    fn samples_respect_every_inference_in_real_games() {
+        let mut rng = SplitMix::new(9);
+        let (mut samples, mut missed) = (0, 0);
+        heuristic_games(|game, seat, events| {
+            if seat != 0 {
+                return;
+            }
+            let mut inference = inferred(game, events);
+            let obs = game.observation(0);
+            inference.sync(&obs, game.rules());
+            let mut sampler = Sampler::new(&obs, game.rules(), &inference);
+            for _ in 0..3 {
+                let sample = sampler.sample(&obs, &mut rng);
+                // The sample shows seat 0 exactly what it sees, and its hidden cards are the
+                // deck's less what seat 0 sees (the engine checks the deal).
+                assert_eq!(sample.observation(0), obs);
+                samples += 1;
+                for s in 1..game.seats() {
+                    missed += usize::from(!honours(&inference.seats[s as usize], sample.hand(s)));
+                }
+            }
+        });
+        // Dealing groups one after another can in principle paint itself into a corner; it
+        // must be rare.
+        assert!(samples > 300, "only {samples} samples");
+        assert!(
+            missed * 200 <= samples,
+            "{missed} of {samples} samples miss an inference"
+        );
     }
 
     #[test]
