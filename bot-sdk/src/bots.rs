@@ -211,6 +211,7 @@ impl CardScores {
 
 /// The non-jack cards of `hand` per suit (copies counted), by [`Suit::index`]: the per-suit
 /// population counts of its two card sets, added lane by lane (no `popcnt` needed).
+#[inline]
 fn suit_counts(hand: &Hand) -> [i32; 4] {
     const M1: u64 = 0x5555_5555_5555_5555;
     const M2: u64 = 0x3333_3333_3333_3333;
@@ -223,7 +224,10 @@ fn suit_counts(hand: &Hand) -> [i32; 4] {
         (x + (x >> 4)) & M4
     };
     let not_jack = !Rank::Jack.mask();
-    let b = bytes(hand.distinct() & not_jack) + bytes(hand.twice() & not_jack);
+    let mut b = bytes(hand.distinct() & not_jack);
+    if hand.twice() != 0 {
+        b += bytes(hand.twice() & not_jack);
+    }
     // Each suit's 16 bits: its count (at most 2 × 13).
     let lanes = (b + (b >> 8)) & M8;
     [0, 1, 2, 3].map(|s| ((lanes >> (16 * s)) & 0xFF) as i32)
@@ -259,19 +263,22 @@ struct Scorer<'c> {
     hand: Hand,
     /// Non-jack cards held, per suit.
     suits: [i32; 4],
-    /// The bonus for a 7 or a skip (see [`pressure`]); worked out only when the hand holds one,
-    /// since only a card of the hand is ever scored.
+    /// The bonus for a 7 or a skip (see [`pressure`]); worked out only when one of the cards
+    /// that may be scored is one.
     pressure: Option<i32>,
 }
 
 impl<'c> Scorer<'c> {
-    /// The reading for seat `me`, given the seat to act and `me`'s hand; `pressure` gives the
-    /// bonus for a 7 or a skip, asked only when the hand holds one.
+    /// The reading for seat `me`, given the seat to act and `me`'s hand, for scoring plays of
+    /// the cards in `scored` (the hand, or what of it is playable now); `pressure` gives the
+    /// bonus for a 7 or a skip, asked only when `scored` holds one.
+    #[inline]
     fn new(
         cards: &'c CardScores,
         me: Seat,
         to_act: Option<Seat>,
         hand: Hand,
+        scored: u64,
         pressure: impl FnOnce() -> Option<i32>,
     ) -> Scorer<'c> {
         Scorer {
@@ -279,7 +286,7 @@ impl<'c> Scorer<'c> {
             on_turn: to_act == Some(me),
             hand,
             suits: suit_counts(&hand),
-            pressure: if hand.distinct() & cards.pressing != 0 {
+            pressure: if scored & cards.pressing != 0 {
                 pressure()
             } else {
                 None
@@ -290,14 +297,22 @@ impl<'c> Scorer<'c> {
     /// The reading for the observing seat.
     fn from_observation(obs: &Observation, cards: &'c CardScores) -> Option<Scorer<'c>> {
         let me = obs.viewer?;
-        Some(Scorer::new(cards, me, obs.to_act, obs.hand, || {
-            pressure(obs.config.seats, me, obs.clockwise, |s| obs.hand_sizes[s])
-        }))
+        let hand = obs.hand;
+        Some(Scorer::new(
+            cards,
+            me,
+            obs.to_act,
+            hand,
+            hand.distinct(),
+            || pressure(obs.config.seats, me, obs.clockwise, |s| obs.hand_sizes[s]),
+        ))
     }
 
-    /// The reading for `seat` in a full game (a playout), as its observation would give it.
-    fn from_game(game: &Game, seat: Seat, cards: &'c CardScores) -> Scorer<'c> {
-        Scorer::new(cards, seat, game.to_act(), *game.hand(seat), || {
+    /// The reading for `seat` in a full game (a playout), as its observation would give it,
+    /// for scoring plays of the cards in `scored`.
+    #[inline]
+    fn from_game(game: &Game, seat: Seat, cards: &'c CardScores, scored: u64) -> Scorer<'c> {
+        Scorer::new(cards, seat, game.to_act(), *game.hand(seat), scored, || {
             pressure(game.seats(), seat, game.clockwise(), |s| {
                 game.hand(s as Seat).len() as u8
             })

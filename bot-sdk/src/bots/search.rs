@@ -252,10 +252,12 @@ impl Inference {
 
 /// Deals the cards a seat cannot see, for one decision's samples: each other seat gets a hand
 /// of its size that honours what was inferred about it, and the stock the rest, in random order.
-struct Sampler<'a> {
-    inference: &'a Inference,
+struct Sampler {
     /// The other seats and their card counts.
     seats: Vec<(Seat, u8)>,
+    /// The groups of cards inferred to avoid some cards, with their seats, most restrictive
+    /// first: the same for every sample of the decision.
+    constrained: Vec<(Seat, Group)>,
     /// Every card the viewer cannot see (copies repeated).
     unseen: Vec<Card>,
     /// The cards not dealt yet: what is left once the hands are dealt is the stock.
@@ -265,8 +267,8 @@ struct Sampler<'a> {
 /// Random picks that [`Sampler::take`] tries before it lists the cards a group may take.
 const PICK_TRIES: usize = 4;
 
-impl<'a> Sampler<'a> {
-    fn new(obs: &Observation, rules: &Rules, inference: &'a Inference) -> Sampler<'a> {
+impl Sampler {
+    fn new(obs: &Observation, rules: &Rules, inference: &Inference) -> Sampler {
         let mut seen = obs.hand;
         for &c in obs.discard.as_slice() {
             seen.insert(c);
@@ -282,13 +284,24 @@ impl<'a> Sampler<'a> {
                 }
             }
         }
-        let seats = (0..rules.seats)
+        let seats: Vec<(Seat, u8)> = (0..rules.seats)
             .filter(|&s| Some(s) != obs.viewer)
             .map(|s| (s, obs.hand_sizes[s as usize]))
             .collect();
+        let mut constrained: Vec<(Seat, Group)> = seats
+            .iter()
+            .flat_map(|&(seat, _)| {
+                inference.seats[seat as usize]
+                    .groups()
+                    .iter()
+                    .filter(|g| g.avoid != 0 && g.cards > 0)
+                    .map(move |g| (seat, *g))
+            })
+            .collect();
+        constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
         Sampler {
-            inference,
             seats,
+            constrained,
             pool: Vec::with_capacity(unseen.len()),
             unseen,
         }
@@ -335,22 +348,11 @@ impl<'a> Sampler<'a> {
     fn sample(&mut self, view: &Observation, rng: &mut SplitMix) -> Game {
         self.pool.clone_from(&self.unseen);
         let mut hands = [Hand::EMPTY; MAX_SEATS];
-        let mut constrained = [(0, Group::default()); MAX_SEATS * MAX_GROUPS];
-        let mut count = 0;
-        for &(seat, _) in &self.seats {
-            for g in self.inference.seats[seat as usize].groups() {
-                if g.avoid != 0 && g.cards > 0 {
-                    constrained[count] = (seat as usize, *g);
-                    count += 1;
-                }
-            }
-        }
-        let constrained = &mut constrained[..count];
-        constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
-        for &(s, g) in constrained.iter() {
-            let mut hand = hands[s];
+        for k in 0..self.constrained.len() {
+            let (seat, g) = self.constrained[k];
+            let mut hand = hands[seat as usize];
             self.take(&mut hand, g.cards, g.avoid, rng);
-            hands[s] = hand;
+            hands[seat as usize] = hand;
         }
         for k in 0..self.seats.len() {
             let (seat, size) = self.seats[k];
@@ -650,7 +652,7 @@ fn heuristic_move(
         }
     };
     if phase == Phase::AwaitSuit {
-        let scorer = Scorer::from_game(game, seat, cards);
+        let scorer = Scorer::from_game(game, seat, cards, 0);
         for suit in Suit::ALL {
             consider(Action::DeclareSuit(suit), scorer.declare(suit));
         }
@@ -665,7 +667,7 @@ fn heuristic_move(
             Action::Draw
         });
     }
-    let scorer = Scorer::from_game(game, seat, cards);
+    let scorer = Scorer::from_game(game, seat, cards, playable);
     let calls = game.calls_for_play();
     let mut set = playable;
     while set != 0 {
@@ -877,7 +879,7 @@ mod tests {
             let cards = CardScores::new(game.rules());
             let fast = heuristic_move(game, seat, &cards, &mut rng).expect("a move");
             assert!(legal.contains(&fast), "{fast} is not legal");
-            let scorer = Scorer::from_game(game, seat, &cards);
+            let scorer = Scorer::from_game(game, seat, &cards, game.hand(seat).distinct());
             let top = legal.iter().map(|a| scorer.score(a)).max();
             assert_eq!(Some(scorer.score(&fast)), top, "{fast} is not a best move");
             let obs = game.observation(seat);
