@@ -19,7 +19,9 @@ cd "$(dirname "$0")/../.."
 
 POSITIONS=${POSITIONS:-20}
 ITERATIONS=${ITERATIONS:-2000}
-CASES=${CASES:-"classic/2 classic/4 penalty-points/4 brazilian/6 romanian-32/3"}
+# classic/3 is the table of `maumau tournament` with no arguments; the others are the strength
+# bench's cases.
+CASES=${CASES:-"classic/3 classic/2 classic/4 penalty-points/4 brazilian/6 romanian-32/3"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
