@@ -23,7 +23,8 @@
 //!   playouts each, the same decisions on both paths) are timed for each path in turn, this many
 //!   rounds; printed: playouts per second of each path (medians) and the median of the per-round
 //!   ratios, i.e. how many more playouts the trusted path fits in a fixed time.
-//! - `STRENGTH_CASES`: only these cases, comma-separated (`classic/2,romanian-32/3`).
+//! - `STRENGTH_CASES`: these cases instead, comma-separated (`classic/2,romanian-32/3`; any
+//!   profile and seat count, `classic/3` for the table of `maumau tournament` with no arguments).
 //! - `STRENGTH_PAIRS`: only the pairs whose first bot is named (`heuristic`, `search`).
 //! - `STRENGTH_THREADS` (default: the available cores): deals are shared out between threads;
 //!   the results do not depend on it.
@@ -565,13 +566,28 @@ fn main() {
     let timed_deals: u64 = env("STRENGTH_TIMED_DEALS").unwrap_or(4);
     let only = std::env::var("STRENGTH_CASES").unwrap_or_default();
     let pairs = std::env::var("STRENGTH_PAIRS").unwrap_or_default();
-    let cases = [
-        (ProfileId::Classic, 2),
-        (ProfileId::Classic, 4),
-        (ProfileId::PenaltyPoints, 4),
-        (ProfileId::Brazilian, 6),
-        (ProfileId::Romanian32, 3),
-    ];
+    // The usual cases, or exactly those named.
+    let cases: Vec<(ProfileId, u8)> = if only.is_empty() {
+        vec![
+            (ProfileId::Classic, 2),
+            (ProfileId::Classic, 4),
+            (ProfileId::PenaltyPoints, 4),
+            (ProfileId::Brazilian, 6),
+            (ProfileId::Romanian32, 3),
+        ]
+    } else {
+        only.split(',')
+            .map(|case| {
+                let (profile, seats) = case
+                    .split_once('/')
+                    .expect("STRENGTH_CASES: cases like classic/3");
+                (
+                    profile.parse().expect("STRENGTH_CASES: a profile"),
+                    seats.parse().expect("STRENGTH_CASES: a seat count"),
+                )
+            })
+            .collect()
+    };
     let budget = match ms {
         Some(ms) => format!("{ms} ms per decision"),
         None => format!("{iterations} playouts per decision"),
@@ -581,9 +597,6 @@ fn main() {
          each distinct rotation of the seating and with the kinds swapped; search budget \
          {budget}; playouts applied by: {paths}; intervals are 95% over deals\n"
     );
-    let selected = |profile: ProfileId, seats: u8| {
-        only.is_empty() || only.split(',').any(|c| c == format!("{profile}/{seats}"))
-    };
     if checked_paths.len() > 1 && speed_rounds > 0 {
         println!(
             "search playouts per second, {speed_rounds} rounds, each path in turn (medians): \
@@ -593,10 +606,7 @@ fn main() {
             "{:<17} {:>12} {:>12} {:>16} {:>22}",
             "case", "trusted", "checked", "trusted/checked", "playouts in 10 ms t/c"
         );
-        for (profile, seats) in cases {
-            if !selected(profile, seats) {
-                continue;
-            }
+        for &(profile, seats) in &cases {
             let config = MatchConfig {
                 calls: CallsMode::Enforce,
                 ..MatchConfig::new(profile, seats)
@@ -618,9 +628,6 @@ fn main() {
         "case", "A vs B", "games", "A win share", "A score adv.", "A ms/decision p50/p99/max"
     );
     for (profile, seats) in cases {
-        if !selected(profile, seats) {
-            continue;
-        }
         for (a, b) in [
             (BotKind::Heuristic, BotKind::Random),
             (BotKind::Search, BotKind::Heuristic),
