@@ -23,7 +23,8 @@
 //!   playouts each, the same decisions on both paths) are timed for each path in turn, this many
 //!   rounds; printed: playouts per second of each path (medians) and the median of the per-round
 //!   ratios, i.e. how many more playouts the trusted path fits in a fixed time.
-//! - `STRENGTH_CASES`: only these cases, comma-separated (`classic/2,romanian-32/3`).
+//! - `STRENGTH_CASES`: these cases instead, comma-separated (`classic/2,romanian-32/3`; any
+//!   profile and seat count, `classic/3` for the table of `maumau tournament` with no arguments).
 //! - `STRENGTH_PAIRS`: only the pairs whose first bot is named (`heuristic`, `search`).
 //! - `STRENGTH_THREADS` (default: the available cores): deals are shared out between threads;
 //!   the results do not depend on it.
@@ -33,7 +34,8 @@
 //!   real choice.
 //!
 //! - `SEARCH_INSTRUCTIONS=classic/4:trusted`: only counts a few search decisions for callgrind
-//!   (see `instructions_mode`).
+//!   (see `instructions_mode`; `SEARCH_POSITIONS` and `SEARCH_ITERATIONS` set how many and how
+//!   large; `bot-sdk/benches/search_instructions.sh` compares two builds with it).
 //! - `STRENGTH_DEALS_OUT=FILE`: also writes every deal's result to FILE, one tab-separated line
 //!   per deal and path (case, pair, path, deal, A's win share, A's score advantage).
 //! - `STRENGTH_COMPARE=BEFORE,AFTER`: plays nothing; reads two such files (of two builds run side
@@ -86,7 +88,7 @@ use std::time::{Duration, Instant};
 use maumau_bot_sdk::bots::{BotKind, SearchBot};
 use maumau_bot_sdk::engine::profile::Scoring;
 use maumau_bot_sdk::engine::{
-    Action, CallsMode, Event, Game, MatchConfig, MatchResult, Observation, ProfileId,
+    Action, CallsMode, Event, Game, MatchConfig, MatchResult, Observation, ProfileId, event_for,
 };
 use maumau_bot_sdk::{Bot, play_match};
 
@@ -311,8 +313,8 @@ fn playout_speed(config: MatchConfig, rounds: usize) -> (f64, f64, f64) {
             checked,
         };
         let started = Instant::now();
-        for (i, obs) in positions.iter().enumerate() {
-            std::hint::black_box(search.build(i as u64).decide(obs));
+        for (i, position) in positions.iter().enumerate() {
+            std::hint::black_box(position.decide(search, i as u64));
         }
         (positions.len() as f64 * f64::from(ITERATIONS)) / started.elapsed().as_secs_f64()
     };
@@ -333,9 +335,28 @@ fn playout_speed(config: MatchConfig, rounds: usize) -> (f64, f64, f64) {
     (median(trusted), median(checked), median(ratios))
 }
 
+/// A position with a real choice, as its seat sees it, and the events that seat saw up to it
+/// (which the search bot reads to infer hidden hands).
+struct Position {
+    obs: Observation,
+    events: Vec<Event>,
+}
+
+impl Position {
+    /// A new search bot's decision here, after it has been shown the events.
+    fn decide(&self, search: Search, seed: u64) -> Action {
+        let mut bot = search.build(seed);
+        for e in &self.events {
+            bot.on_event(e);
+        }
+        bot.decide(&self.obs)
+    }
+}
+
 /// Up to `n` positions with a real choice, from one heuristic game, as their seats see them.
-fn positions(config: MatchConfig, n: usize) -> Vec<Observation> {
-    let mut game = Game::new(config, 0x5EED).expect("valid");
+fn positions(config: MatchConfig, n: usize) -> Vec<Position> {
+    let mut events = Vec::new();
+    let mut game = Game::new_with(config, 0x5EED, &mut events).expect("valid");
     let mut heuristic: Vec<Box<dyn Bot>> = (0..config.seats)
         .map(|s| BotKind::Heuristic.build(u64::from(s)))
         .collect();
@@ -344,24 +365,30 @@ fn positions(config: MatchConfig, n: usize) -> Vec<Observation> {
         let Some(seat) = game.to_act() else { break };
         let obs = game.observation(seat);
         if obs.legal.len() > 1 {
-            positions.push(obs);
+            positions.push(Position {
+                obs,
+                events: events.iter().map(|e| event_for(e, Some(seat))).collect(),
+            });
         }
         let action = heuristic[seat as usize].decide(&obs);
-        game.apply(seat, action).expect("legal");
+        game.apply_with(seat, action, &mut events).expect("legal");
     }
     positions
 }
 
-/// `SEARCH_INSTRUCTIONS=classic/4:trusted` (a case, then `trusted` or `checked`): decides 10
-/// positions of that case with 500 playouts each, inside [`measured_search`], and prints the
-/// playouts, so that callgrind counts the instructions of exactly those decisions:
+/// `SEARCH_INSTRUCTIONS=classic/4:trusted` (a case, then `trusted` or `checked`): decides
+/// `SEARCH_POSITIONS` (default 10) positions of that case with `SEARCH_ITERATIONS` (default 500)
+/// playouts each, inside [`measured_search`], and prints the decisions, the playouts and the
+/// chosen actions, so that callgrind counts the instructions of exactly those decisions:
 ///
 /// ```sh
 /// SEARCH_INSTRUCTIONS=classic/4:trusted valgrind --tool=callgrind \
 ///     --toggle-collect='*measured_search*' target/release/deps/strength-<hash>
 /// ```
 ///
-/// Instructions divided by playouts: the cost of a playout (sampling included), load-free.
+/// Instructions divided by decisions: the cost of a decision, load-free. Two builds given the
+/// same settings decide the same positions; `bot-sdk/benches/search_instructions.sh` counts both
+/// and compares their choices.
 fn instructions_mode(spec: &str) {
     let (case, path) = spec.split_once(':').unwrap_or((spec, "trusted"));
     let (profile, seats) = case.split_once('/').expect("a case like classic/4");
@@ -372,28 +399,32 @@ fn instructions_mode(spec: &str) {
             seats.parse().expect("seats"),
         )
     };
+    let iterations: u32 = env("SEARCH_ITERATIONS").unwrap_or(500);
     let search = Search {
-        iterations: 500,
+        iterations,
         ms: None,
         checked: path == "checked",
     };
-    let positions = positions(config, 10);
+    let positions = positions(config, env("SEARCH_POSITIONS").unwrap_or(10));
     let chosen = measured_search(search, &positions);
+    let listed: Vec<String> = chosen.iter().map(ToString::to_string).collect();
     println!(
-        "{case} {}: {} playouts, {chosen} choices differ from the first action",
+        "{case} {}: {} decisions, {} playouts each; chosen: {}",
         path_name(search),
-        positions.len() * 500
+        positions.len(),
+        iterations,
+        listed.join(", ")
     );
 }
 
-/// The decisions callgrind counts in [`instructions_mode`].
+/// The decisions callgrind counts in [`instructions_mode`]: each position's chosen action.
 #[inline(never)]
-fn measured_search(search: Search, positions: &[Observation]) -> usize {
+fn measured_search(search: Search, positions: &[Position]) -> Vec<Action> {
     positions
         .iter()
         .enumerate()
-        .filter(|(i, obs)| search.build(*i as u64).decide(obs) != obs.legal[0])
-        .count()
+        .map(|(i, position)| position.decide(search, i as u64))
+        .collect()
 }
 
 /// `trusted` or `checked`: how the search's playouts apply their moves.
@@ -535,13 +566,28 @@ fn main() {
     let timed_deals: u64 = env("STRENGTH_TIMED_DEALS").unwrap_or(4);
     let only = std::env::var("STRENGTH_CASES").unwrap_or_default();
     let pairs = std::env::var("STRENGTH_PAIRS").unwrap_or_default();
-    let cases = [
-        (ProfileId::Classic, 2),
-        (ProfileId::Classic, 4),
-        (ProfileId::PenaltyPoints, 4),
-        (ProfileId::Brazilian, 6),
-        (ProfileId::Romanian32, 3),
-    ];
+    // The usual cases, or exactly those named.
+    let cases: Vec<(ProfileId, u8)> = if only.is_empty() {
+        vec![
+            (ProfileId::Classic, 2),
+            (ProfileId::Classic, 4),
+            (ProfileId::PenaltyPoints, 4),
+            (ProfileId::Brazilian, 6),
+            (ProfileId::Romanian32, 3),
+        ]
+    } else {
+        only.split(',')
+            .map(|case| {
+                let (profile, seats) = case
+                    .split_once('/')
+                    .expect("STRENGTH_CASES: cases like classic/3");
+                (
+                    profile.parse().expect("STRENGTH_CASES: a profile"),
+                    seats.parse().expect("STRENGTH_CASES: a seat count"),
+                )
+            })
+            .collect()
+    };
     let budget = match ms {
         Some(ms) => format!("{ms} ms per decision"),
         None => format!("{iterations} playouts per decision"),
@@ -551,9 +597,6 @@ fn main() {
          each distinct rotation of the seating and with the kinds swapped; search budget \
          {budget}; playouts applied by: {paths}; intervals are 95% over deals\n"
     );
-    let selected = |profile: ProfileId, seats: u8| {
-        only.is_empty() || only.split(',').any(|c| c == format!("{profile}/{seats}"))
-    };
     if checked_paths.len() > 1 && speed_rounds > 0 {
         println!(
             "search playouts per second, {speed_rounds} rounds, each path in turn (medians): \
@@ -563,10 +606,7 @@ fn main() {
             "{:<17} {:>12} {:>12} {:>16} {:>22}",
             "case", "trusted", "checked", "trusted/checked", "playouts in 10 ms t/c"
         );
-        for (profile, seats) in cases {
-            if !selected(profile, seats) {
-                continue;
-            }
+        for &(profile, seats) in &cases {
             let config = MatchConfig {
                 calls: CallsMode::Enforce,
                 ..MatchConfig::new(profile, seats)
@@ -588,9 +628,6 @@ fn main() {
         "case", "A vs B", "games", "A win share", "A score adv.", "A ms/decision p50/p99/max"
     );
     for (profile, seats) in cases {
-        if !selected(profile, seats) {
-            continue;
-        }
         for (a, b) in [
             (BotKind::Heuristic, BotKind::Random),
             (BotKind::Search, BotKind::Heuristic),

@@ -4,10 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use maumau_engine::outcome::MAX_SEATS;
 use maumau_engine::profile::{Effect, Rules};
 use maumau_engine::seed::SplitMix64;
-use maumau_engine::{Action, Call, Game, Hand, Observation, ProfileId, Rank, Seat, Suit};
+use maumau_engine::{Action, Call, Card, Game, Hand, Observation, ProfileId, Rank, Seat, Suit};
 
 use crate::Bot;
 
@@ -172,124 +171,192 @@ impl HeuristicBot {
     }
 }
 
+/// The part of the heuristic's score of a play that depends on the rules and the card alone,
+/// for every card, worked out once per set of rules: the heuristic bot builds it per decision,
+/// the search bot once per decision for all its playouts.
+#[derive(Clone, Debug)]
+struct CardScores {
+    /// By a card's bit position (suit × 16 + rank): 100 plus twice the card's value, less 70
+    /// for a J.
+    base: [i32; 64],
+    /// The cards that press the next seat: 7s and skips (their bonus is [`Scorer`]'s pressure).
+    pressing: u64,
+    /// The profile is romanian-32, whose call depends on the card kept.
+    romanian: bool,
+}
+
+impl CardScores {
+    fn new(rules: &Rules) -> CardScores {
+        let mut base = [0; 64];
+        let mut pressing = 0;
+        for suit in Suit::ALL {
+            for rank in Rank::ALL {
+                let card = Card::new(rank, suit);
+                let jack = rank == Rank::Jack;
+                // Keep jacks for when they are needed.
+                base[card.bit().trailing_zeros() as usize] =
+                    100 + 2 * i32::from(rules.value(rank)) - if jack { 70 } else { 0 };
+                if matches!(rules.effect(rank), Effect::DrawTwo | Effect::Skip) {
+                    pressing |= card.bit();
+                }
+            }
+        }
+        CardScores {
+            base,
+            pressing,
+            romanian: rules.profile == ProfileId::Romanian32,
+        }
+    }
+}
+
+/// The non-jack cards of `hand` per suit (copies counted), by [`Suit::index`]: the per-suit
+/// population counts of its two card sets, added lane by lane (no `popcnt` needed).
+#[inline]
+fn suit_counts(hand: &Hand) -> [i32; 4] {
+    const M1: u64 = 0x5555_5555_5555_5555;
+    const M2: u64 = 0x3333_3333_3333_3333;
+    const M4: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+    const M8: u64 = 0x00FF_00FF_00FF_00FF;
+    // Each byte of the result: how many of that byte's bits are set (at most 8).
+    let bytes = |x: u64| {
+        let x = x - ((x >> 1) & M1);
+        let x = (x & M2) + ((x >> 2) & M2);
+        (x + (x >> 4)) & M4
+    };
+    let not_jack = !Rank::Jack.mask();
+    let mut b = bytes(hand.distinct() & not_jack);
+    if hand.twice() != 0 {
+        b += bytes(hand.twice() & not_jack);
+    }
+    // Each suit's 16 bits: its count (at most 2 × 13).
+    let lanes = (b + (b >> 8)) & M8;
+    [0, 1, 2, 3].map(|s| ((lanes >> (16 * s)) & 0xFF) as i32)
+}
+
+/// The bonus for a 7 or a skip played by `me` when the next seat holds the fewest cards of the
+/// others (more the fewer it holds); `size(s)` is seat `s`'s card count.
+fn pressure(seats: u8, me: Seat, clockwise: bool, size: impl Fn(usize) -> u8) -> Option<i32> {
+    let n = seats as usize;
+    let me = me as usize;
+    let next = match (clockwise, me) {
+        (true, _) if me + 1 >= n => 0,
+        (true, _) => me + 1,
+        (false, 0) => n - 1,
+        (false, _) => me - 1,
+    };
+    let fewest = (0..n)
+        .filter(|&s| s != me)
+        .map(&size)
+        .min()
+        .unwrap_or(u8::MAX);
+    (size(next) == fewest).then(|| 40 + 10 * (5 - fewest.min(5) as i32))
+}
+
 /// The heuristic's reading of one seat's position, computed once so that scoring each legal
 /// action is cheap. It is built from an observation (the heuristic bot) or straight from a game
 /// (the search bot's playouts, which need no observation); both give the same scores.
-struct Scorer<'r> {
-    rules: &'r Rules,
+struct Scorer<'c> {
+    cards: &'c CardScores,
     /// True when the advised seat is the seat to act (otherwise it is offered out-of-turn
     /// actions only).
     on_turn: bool,
     hand: Hand,
     /// Non-jack cards held, per suit.
     suits: [i32; 4],
-    /// The bonus for a 7 or a skip, when the next seat holds the fewest cards.
+    /// The bonus for a 7 or a skip (see [`pressure`]); worked out only when one of the cards
+    /// that may be scored is one.
     pressure: Option<i32>,
 }
 
-impl<'r> Scorer<'r> {
-    /// The reading for seat `me`, given the seat to act, `me`'s hand, the direction of play and
-    /// every seat's card count.
+impl<'c> Scorer<'c> {
+    /// The reading for seat `me`, given the seat to act and `me`'s hand, for scoring plays of
+    /// the cards in `scored` (the hand, or what of it is playable now); `pressure` gives the
+    /// bonus for a 7 or a skip, asked only when `scored` holds one.
+    #[inline]
     fn new(
-        rules: &'r Rules,
+        cards: &'c CardScores,
         me: Seat,
         to_act: Option<Seat>,
         hand: Hand,
-        clockwise: bool,
-        sizes: &[u8; MAX_SEATS],
-    ) -> Scorer<'r> {
-        let mut suits = [0; 4];
-        let distinct = hand.distinct();
-        if hand.len() == distinct.count_ones() as usize {
-            // No card twice: count with masks.
-            for (n, suit) in suits.iter_mut().zip(Suit::ALL) {
-                *n = (distinct & suit.mask() & !Rank::Jack.mask()).count_ones() as i32;
-            }
-        } else {
-            for c in hand.iter().filter(|c| c.rank() != Rank::Jack) {
-                suits[c.suit().index() as usize] += 1;
-            }
-        }
-        let n = rules.seats as usize;
-        let me = me as usize;
-        let next = if clockwise { me + 1 } else { me + n - 1 } % n;
-        let fewest = (0..n)
-            .filter(|&s| s != me)
-            .map(|s| sizes[s])
-            .min()
-            .unwrap_or(u8::MAX);
+        scored: u64,
+        pressure: impl FnOnce() -> Option<i32>,
+    ) -> Scorer<'c> {
         Scorer {
-            rules,
-            on_turn: to_act == Some(me as Seat),
+            cards,
+            on_turn: to_act == Some(me),
             hand,
-            suits,
-            pressure: (sizes[next] == fewest).then(|| 40 + 10 * (5 - fewest.min(5) as i32)),
+            suits: suit_counts(&hand),
+            pressure: if scored & cards.pressing != 0 {
+                pressure()
+            } else {
+                None
+            },
         }
     }
 
     /// The reading for the observing seat.
-    fn from_observation(obs: &Observation, rules: &'r Rules) -> Option<Scorer<'r>> {
+    fn from_observation(obs: &Observation, cards: &'c CardScores) -> Option<Scorer<'c>> {
         let me = obs.viewer?;
+        let hand = obs.hand;
         Some(Scorer::new(
-            rules,
+            cards,
             me,
             obs.to_act,
-            obs.hand,
-            obs.clockwise,
-            &obs.hand_sizes,
+            hand,
+            hand.distinct(),
+            || pressure(obs.config.seats, me, obs.clockwise, |s| obs.hand_sizes[s]),
         ))
     }
 
-    /// The reading for `seat` in a full game (a playout), as its observation would give it.
-    fn from_game(game: &Game, seat: Seat) -> Scorer<'_> {
-        let mut sizes = [0; MAX_SEATS];
-        for (s, size) in sizes.iter_mut().enumerate().take(game.seats() as usize) {
-            *size = game.hand(s as Seat).len() as u8;
+    /// The reading for `seat` in a full game (a playout), as its observation would give it,
+    /// for scoring plays of the cards in `scored`.
+    #[inline]
+    fn from_game(game: &Game, seat: Seat, cards: &'c CardScores, scored: u64) -> Scorer<'c> {
+        Scorer::new(cards, seat, game.to_act(), *game.hand(seat), scored, || {
+            pressure(game.seats(), seat, game.clockwise(), |s| {
+                game.hand(s as Seat).len() as u8
+            })
+        })
+    }
+
+    /// How much the heuristic likes playing `card` (naming `suit` for a J) with `call`.
+    fn play(&self, card: Card, suit: Option<Suit>, call: Call) -> i32 {
+        let bit = card.bit();
+        let jack = card.rank() == Rank::Jack;
+        let mut s = self.cards.base[bit.trailing_zeros() as usize];
+        // Against the seat closest to going out: 7s and skips.
+        if self.cards.pressing & bit != 0 {
+            s += self.pressure.unwrap_or(0);
         }
-        Scorer::new(
-            game.rules(),
-            seat,
-            game.to_act(),
-            *game.hand(seat),
-            game.clockwise(),
-            &sizes,
-        )
+        // Keep a hand that follows: prefer leaving cards of the suit we hold most.
+        let kept =
+            |su: Suit| self.suits[su.index() as usize] - i32::from(!jack && card.suit() == su);
+        s += match suit {
+            Some(named) => 5 * kept(named),
+            None => 2 * kept(card.suit()),
+        };
+        // romanian-32: MAU_MAU exactly when the card kept is a J.
+        if self.hand.len() == 2 && self.cards.romanian {
+            let kept_jack = self.hand.distinct() & !bit & !Rank::Jack.mask() == 0;
+            s += match (call, kept_jack) {
+                (Call::MauMau, true) | (Call::Mau, false) => 5,
+                _ => -5,
+            };
+        }
+        s
+    }
+
+    /// How much the heuristic likes declaring `suit` after a J.
+    fn declare(&self, suit: Suit) -> i32 {
+        self.suits[suit.index() as usize]
     }
 
     /// How much the heuristic likes an action (higher is better).
     fn score(&self, action: &Action) -> i32 {
-        let rules = self.rules;
         match *action {
             Action::Challenge | Action::Announce(_) if !self.on_turn => 1000,
-            Action::Play { card, suit, call } => {
-                let jack = card.rank() == Rank::Jack;
-                let mut s = 100 + 2 * rules.value(card.rank()) as i32;
-                if jack {
-                    s -= 70; // keep jacks for when they are needed
-                }
-                // Against the seat closest to going out: 7s and skips.
-                if matches!(rules.effect(card.rank()), Effect::DrawTwo | Effect::Skip) {
-                    s += self.pressure.unwrap_or(0);
-                }
-                // Keep a hand that follows: prefer leaving cards of the suit we hold most.
-                let kept = |su: Suit| {
-                    self.suits[su.index() as usize] - i32::from(!jack && card.suit() == su)
-                };
-                s += match suit {
-                    Some(named) => 5 * kept(named),
-                    None => 2 * kept(card.suit()),
-                };
-                // romanian-32: MAU_MAU exactly when the card kept is a J.
-                if self.hand.len() == 2 && rules.profile == ProfileId::Romanian32 {
-                    let kept_jack = self.hand.distinct() & !card.bit() & !Rank::Jack.mask() == 0;
-                    s += match (call, kept_jack) {
-                        (Call::MauMau, true) | (Call::Mau, false) => 5,
-                        _ => -5,
-                    };
-                }
-                s
-            }
-            Action::DeclareSuit(su) => self.suits[su.index() as usize],
+            Action::Play { card, suit, call } => self.play(card, suit, call),
+            Action::DeclareSuit(su) => self.declare(su),
             Action::Draw => 0,
             Action::Pass => -5,
             Action::Announce(_) => -1, // PLAY with the MAU-MAU call is listed too
@@ -317,7 +384,8 @@ fn best(obs: &Observation, rng: &mut SplitMix) -> Action {
     let Ok(rules) = obs.config.rules() else {
         return obs.legal[0];
     };
-    match Scorer::from_observation(obs, &rules) {
+    let cards = CardScores::new(&rules);
+    match Scorer::from_observation(obs, &cards) {
         Some(scorer) => scorer.choose(&obs.legal, rng),
         // A spectator has nothing to prefer: every action scores the same, ties broken at random.
         None => {
@@ -426,6 +494,21 @@ mod tests {
             heuristic_first > games / 2,
             "heuristic won {heuristic_first} of {games}"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn suit_counts_count_the_non_jacks_of_each_suit(cards in proptest::collection::vec(0u8..52, 0..40)) {
+            let mut hand = Hand::EMPTY;
+            for &i in &cards {
+                hand.insert(Card::from_index(i));
+            }
+            let mut want = [0; 4];
+            for c in hand.iter().filter(|c| c.rank() != Rank::Jack) {
+                want[c.suit().index() as usize] += 1;
+            }
+            proptest::prop_assert_eq!(suit_counts(&hand), want);
+        }
     }
 
     #[test]

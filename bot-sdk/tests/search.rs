@@ -304,16 +304,18 @@ fn search_finds_the_known_best_move() {
 #[test]
 fn search_overrules_the_heuristic_where_it_pays() {
     // brazilian: the previous seat (S3) holds one card. The heuristic sheds its K; the 9
-    // makes S3 draw a card at once, which the search finds on most seeds.
+    // makes S3 draw a card at once, which the search finds on most seeds (about three in
+    // four: 86 of seeds 0..120 at the default budget; a close call, so a handful of seeds
+    // can fall either way).
     let position = "mm1 brazilian seats=4 turn=0 \
                     hands=9H,KH,4C,5C,6C/2S,3S,4S,5S,6S/2D,3D,4D,5D,6D/QS discard=3H stock=*";
     let obs = game(position).observation(0);
     let mut nines = 0;
-    for seed in 0..6 {
+    for seed in 0..12 {
         assert_eq!(played(HeuristicBot::new(seed).decide(&obs)), card("KH"));
         let choice = played(SearchBot::new(seed).decide(&obs));
         assert!(choice == card("9H") || choice == card("KH"), "{choice}");
         nines += usize::from(choice == card("9H"));
     }
-    assert!(nines >= 4, "the 9 on {nines} seeds of 6");
+    assert!(nines >= 7, "the 9 on {nines} seeds of 12");
 }

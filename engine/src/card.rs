@@ -337,6 +337,18 @@ impl Hand {
         (self.once & !other.once) | (self.twice & !other.twice)
     }
 
+    /// Adds every card of `other` (copies counted). Returns false (and changes nothing) if a
+    /// card would then be held more than twice.
+    pub(crate) fn add_all(&mut self, other: &Hand) -> bool {
+        if (self.twice & other.once) | (self.once & other.twice) != 0 {
+            return false;
+        }
+        self.twice |= other.twice | (self.once & other.once);
+        self.once |= other.once;
+        self.len += other.len;
+        true
+    }
+
     /// Every card with its copies, lowest first.
     pub fn iter(&self) -> impl Iterator<Item = Card> + '_ {
         cards_of(self.once).flat_map(move |c| std::iter::repeat_n(c, self.count(c) as usize))

@@ -210,11 +210,7 @@ impl Observation {
     pub fn determinize_with_hands(&self, seed: u64, hands: &[(Seat, Hand)]) -> Game {
         use rand::SeedableRng;
 
-        #[allow(
-            clippy::expect_used,
-            reason = "an observation comes from a game, whose config was checked"
-        )]
-        let mut g = Game::blank(self.config, seed).expect("an observation has a valid config");
+        let mut g = self.public_game(seed);
         let rules = g.rules;
         let n = rules.seats as usize;
         // The unseen multiset: the deck minus what the viewer sees.
@@ -263,6 +259,70 @@ impl Observation {
                 g.stock.push(c);
             }
         }
+        self.finish_deal(&mut g);
+        g
+    }
+
+    /// As [`Observation::determinize`], for a search bot that deals every hidden card itself:
+    /// `hands` holds every other seat's whole hand (the viewer's entry is ignored: it keeps its
+    /// own hand) and `stock` the stock, its top last; `seed` seeds the game's generator (its
+    /// later stock rebuilds). `None` unless they are exactly the cards the viewer cannot see,
+    /// each hand of its seat's size and the stock of its size. Costs a fraction of
+    /// [`Observation::determinize_with_hands`] (no list of unseen cards is built, searched or
+    /// shuffled). Never allocates.
+    pub fn determinize_dealt(
+        &self,
+        seed: u64,
+        hands: &[Hand; MAX_SEATS],
+        stock: &[Card],
+    ) -> Option<Game> {
+        let mut g = self.public_game(seed);
+        let rules = g.rules;
+        if stock.len() != self.stock_size as usize {
+            return None;
+        }
+        // Every card of the deck must be dealt as many times as the deck holds it: count what
+        // the viewer sees, every other hand and the stock together.
+        let mut dealt = self.hand;
+        for &c in self.discard.as_slice() {
+            if !dealt.insert(c) {
+                return None;
+            }
+        }
+        let n = rules.seats as usize;
+        for (s, (hand, size)) in hands.iter().zip(self.hand_sizes).enumerate().take(n) {
+            if Some(s as Seat) == self.viewer {
+                g.hands[s] = self.hand;
+                continue;
+            }
+            if hand.len() != size as usize || !dealt.add_all(hand) {
+                return None;
+            }
+            g.hands[s] = *hand;
+        }
+        for &c in stock {
+            if !dealt.insert(c) {
+                return None;
+            }
+            g.stock.push(c);
+        }
+        let deck = rules.deck_mask();
+        let twice = if rules.copies == 2 { deck } else { 0 };
+        if dealt.distinct() != deck || dealt.twice() != twice {
+            return None;
+        }
+        self.finish_deal(&mut g);
+        Some(g)
+    }
+
+    /// A game with this observation's public state and no card in any hand or the stock, its
+    /// generator seeded with `seed`: what every determinization starts from.
+    fn public_game(&self, seed: u64) -> Game {
+        #[allow(
+            clippy::expect_used,
+            reason = "an observation comes from a game, whose config was checked"
+        )]
+        let mut g = Game::blank(self.config, seed).expect("an observation has a valid config");
         g.discard = self.discard;
         g.clockwise = self.clockwise;
         g.current = self.to_act.unwrap_or(0);
@@ -277,6 +337,13 @@ impl Observation {
         g.round = self.round;
         g.totals = self.totals;
         g.rounds_won = self.rounds_won;
+        g
+    }
+
+    /// Completes a determinization once the hands are dealt: what the viewer knows of the
+    /// mover's turn, or a guess at it (another seat's drawn card: one of its cards; its penalty
+    /// cards: none), and the matching mask.
+    fn finish_deal(&self, g: &mut Game) {
         let mover = g.current as usize;
         if Some(g.current) == self.viewer {
             g.drawn = self.drawn_card;
@@ -285,7 +352,6 @@ impl Observation {
             g.drawn = g.hands[mover].iter().next();
         }
         g.refresh_matching();
-        g
     }
 }
 
@@ -324,6 +390,49 @@ mod tests {
             assert!(!sample.hand(2).contains("5S".parse().expect("a card")));
             let dealt = sample.hand(1).len() + sample.hand(2).len() + sample.stock().len();
             assert_eq!(dealt + 3 + 1, 52);
+        }
+    }
+
+    #[test]
+    fn a_dealt_game_is_the_game_of_its_deal() {
+        use crate::profile::{MatchConfig, ProfileId};
+        for (profile, seats) in [(ProfileId::Classic, 4), (ProfileId::Brazilian, 6)] {
+            let mut game = Game::new(MatchConfig::new(profile, seats), 11).expect("valid");
+            for step in 0..60 {
+                let Some(seat) = game.to_act() else { break };
+                let obs = game.observation(seat);
+                let sample = obs.determinize(step);
+                let mut hands = [Hand::EMPTY; crate::outcome::MAX_SEATS];
+                for (s, hand) in hands.iter_mut().enumerate().take(seats as usize) {
+                    *hand = *sample.hand(s as u8);
+                }
+                let stock = sample.stock().as_slice();
+                assert_eq!(obs.determinize_dealt(step, &hands, stock), Some(sample));
+                // The viewer's entry is ignored.
+                let mut other = hands;
+                other[seat as usize] = Hand::EMPTY;
+                assert_eq!(obs.determinize_dealt(step, &other, stock), Some(sample));
+                // A stock one card short, a hand of the wrong size, a card dealt twice: refused.
+                if let Some((_, short)) = stock.split_last() {
+                    assert_eq!(obs.determinize_dealt(step, &hands, short), None);
+                }
+                let next = (seat as usize + 1) % seats as usize;
+                let mut wrong = hands;
+                let first = wrong[next].iter().next();
+                if let Some(c) = first {
+                    wrong[next].remove(c);
+                    assert_eq!(obs.determinize_dealt(step, &wrong, stock), None);
+                    if let Some(&top) = stock.last() {
+                        // The hand's size is right again, but `top` is dealt twice.
+                        wrong[next].insert(top);
+                        if wrong[next].len() == hands[next].len() {
+                            assert_eq!(obs.determinize_dealt(step, &wrong, stock), None);
+                        }
+                    }
+                }
+                let action = game.legal_actions(seat)[0];
+                game.apply(seat, action).expect("legal");
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use maumau_engine::{
     Action, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat, Suit,
 };
 
-use super::{HeuristicBot, Scorer, SplitMix, reactions};
+use super::{CardScores, HeuristicBot, Scorer, SplitMix, reactions};
 use crate::Bot;
 
 /// At most this many groups of cards are tracked per seat (older groups merge beyond it).
@@ -251,21 +251,24 @@ impl Inference {
 }
 
 /// Deals the cards a seat cannot see, for one decision's samples: each other seat gets a hand
-/// of its size that honours what was inferred about it.
-struct Sampler<'a> {
-    inference: &'a Inference,
+/// of its size that honours what was inferred about it, and the stock the rest, in random order.
+struct Sampler {
     /// The other seats and their card counts.
     seats: Vec<(Seat, u8)>,
+    /// The groups of cards inferred to avoid some cards, with their seats, most restrictive
+    /// first: the same for every sample of the decision.
+    constrained: Vec<(Seat, Group)>,
     /// Every card the viewer cannot see (copies repeated).
     unseen: Vec<Card>,
-    /// The cards not dealt yet, in random order.
+    /// The cards not dealt yet: what is left once the hands are dealt is the stock.
     pool: Vec<Card>,
-    /// Hands dealt for the current sample.
-    hands: Vec<(Seat, Hand)>,
 }
 
-impl<'a> Sampler<'a> {
-    fn new(obs: &Observation, rules: &Rules, inference: &'a Inference) -> Sampler<'a> {
+/// Random picks that [`Sampler::take`] tries before it lists the cards a group may take.
+const PICK_TRIES: usize = 4;
+
+impl Sampler {
+    fn new(obs: &Observation, rules: &Rules, inference: &Inference) -> Sampler {
         let mut seen = obs.hand;
         for &c in obs.discard.as_slice() {
             seen.insert(c);
@@ -281,66 +284,91 @@ impl<'a> Sampler<'a> {
                 }
             }
         }
-        let seats = (0..rules.seats)
+        let seats: Vec<(Seat, u8)> = (0..rules.seats)
             .filter(|&s| Some(s) != obs.viewer)
             .map(|s| (s, obs.hand_sizes[s as usize]))
             .collect();
+        let mut constrained: Vec<(Seat, Group)> = seats
+            .iter()
+            .flat_map(|&(seat, _)| {
+                inference.seats[seat as usize]
+                    .groups()
+                    .iter()
+                    .filter(|g| g.avoid != 0 && g.cards > 0)
+                    .map(move |g| (seat, *g))
+            })
+            .collect();
+        constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
         Sampler {
-            inference,
             seats,
+            constrained,
             pool: Vec::with_capacity(unseen.len()),
             unseen,
-            hands: Vec::with_capacity(MAX_SEATS),
         }
     }
 
-    /// Moves up to `n` cards outside `avoid` from the pool into `hand`.
-    fn take(&mut self, hand: &mut Hand, mut n: u8, avoid: u64) {
-        let mut i = self.pool.len();
-        while n > 0 && i > 0 {
-            i -= 1;
-            if self.pool[i].bit() & avoid == 0 {
+    /// Moves up to `n` cards outside `avoid` from the pool into `hand`, each drawn uniformly
+    /// from the pool's cards outside `avoid`: a few random picks first, then (if they all
+    /// missed) one among those listed.
+    fn take(&mut self, hand: &mut Hand, n: u8, avoid: u64, rng: &mut SplitMix) {
+        for _ in 0..n {
+            let len = self.pool.len();
+            if len == 0 {
+                return;
+            }
+            let fits = |c: &Card| c.bit() & avoid == 0;
+            let mut pick = (0..PICK_TRIES)
+                .map(|_| rng.below(len))
+                .find(|&i| fits(&self.pool[i]));
+            if pick.is_none() {
+                let count = self.pool.iter().filter(|c| fits(c)).count();
+                if count == 0 {
+                    return;
+                }
+                let k = rng.below(count);
+                pick = self
+                    .pool
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| fits(c))
+                    .nth(k)
+                    .map(|(i, _)| i);
+            }
+            if let Some(i) = pick {
                 hand.insert(self.pool.swap_remove(i));
-                n -= 1;
             }
         }
     }
 
     /// One sample: a full game consistent with `view` and the inferences. Every seat's
     /// constrained groups are dealt first, most restrictive first, so that free cards cannot
-    /// use up what they need; then every hand is filled up to its size.
+    /// use up what they need; then every hand is filled up to its size, and what is left is
+    /// shuffled into the stock. Each card dealt is drawn uniformly from the cards left that
+    /// its group allows.
     fn sample(&mut self, view: &Observation, rng: &mut SplitMix) -> Game {
         self.pool.clone_from(&self.unseen);
+        let mut hands = [Hand::EMPTY; MAX_SEATS];
+        for k in 0..self.constrained.len() {
+            let (seat, g) = self.constrained[k];
+            let mut hand = hands[seat as usize];
+            self.take(&mut hand, g.cards, g.avoid, rng);
+            hands[seat as usize] = hand;
+        }
+        for k in 0..self.seats.len() {
+            let (seat, size) = self.seats[k];
+            let mut hand = hands[seat as usize];
+            let missing = (size as usize).saturating_sub(hand.len()) as u8;
+            self.take(&mut hand, missing, 0, rng);
+            hands[seat as usize] = hand;
+        }
         for i in (1..self.pool.len()).rev() {
             self.pool.swap(i, rng.below(i + 1));
         }
-        self.hands.clear();
-        self.hands
-            .extend(self.seats.iter().map(|&(s, _)| (s, Hand::EMPTY)));
-        let mut constrained = [(0, Group::default()); MAX_SEATS * MAX_GROUPS];
-        let mut count = 0;
-        for (k, &(seat, _)) in self.seats.iter().enumerate() {
-            for g in self.inference.seats[seat as usize].groups() {
-                if g.avoid != 0 && g.cards > 0 {
-                    constrained[count] = (k, *g);
-                    count += 1;
-                }
-            }
-        }
-        let constrained = &mut constrained[..count];
-        constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
-        for &(k, g) in constrained.iter() {
-            let mut hand = self.hands[k].1;
-            self.take(&mut hand, g.cards, g.avoid);
-            self.hands[k].1 = hand;
-        }
-        for k in 0..self.seats.len() {
-            let mut hand = self.hands[k].1;
-            let missing = (self.seats[k].1 as usize).saturating_sub(hand.len()) as u8;
-            self.take(&mut hand, missing, 0);
-            self.hands[k].1 = hand;
-        }
-        view.determinize_with_hands(rng.next_u64(), &self.hands)
+        let seed = rng.next_u64();
+        // The deal is always complete (the unseen cards are the other hands and the stock); a
+        // view whose counts disagree with its cards is sampled without the inferences.
+        view.determinize_dealt(seed, &hands, &self.pool)
+            .unwrap_or_else(|| view.determinize(seed))
     }
 }
 
@@ -378,7 +406,11 @@ impl<'a> Sampler<'a> {
 /// action (`k` candidates), on average: every candidate meets the same samples and the same
 /// playout generators (common random numbers), so candidates are compared on equal terms, and
 /// successive halving drops the worse half of the candidates in rounds and gives their share of
-/// the budget to the rest. The choice of a [`HeuristicBot`] with the same seed is never dropped,
+/// the budget to the rest. Racing drops a candidate sooner, unplayed for the rest of the
+/// decision, once it is clearly no better than the heuristic's choice on the samples so far (a
+/// mean paired difference three standard errors below zero, from 32 samples on); when only the
+/// heuristic's choice is left the decision ends there, with part of its budget unspent. The
+/// choice of a [`HeuristicBot`] with the same seed is never dropped,
 /// and the bot keeps it unless the best candidate beats it on the same samples by a clear margin
 /// (a mean paired difference of one standard error): the search only ever overrules its
 /// playout policy where the evidence says so. Deterministic for a fixed seed and budget, as
@@ -456,6 +488,24 @@ impl SearchBot {
 /// must reach for the search to overrule the heuristic.
 const CLEAR_MARGIN: f64 = 1.0;
 
+/// Racing starts after this many samples (fewer give no usable standard error)...
+const RACE_FROM: u64 = 32;
+/// ... and looks again every this many samples ...
+const RACE_EVERY: u64 = 16;
+/// ... for candidates whose mean paired gain over the heuristic's choice lies this many standard
+/// errors below zero (or that played exactly like it in every sample so far): such a candidate
+/// could hardly end one standard error above it, as overruling the heuristic needs.
+const RACE_MARGIN: f64 = 3.0;
+
+/// The mean and the standard error of a candidate's paired gain over the heuristic's choice, from
+/// the sums of the gains and of their squares over `n` samples (at least 2).
+fn paired_gain((sum, squares): (f64, f64), n: u64) -> (f64, f64) {
+    let n = n as f64;
+    let mean = sum / n;
+    let var = (squares / n - mean * mean).max(0.0);
+    (mean, (var / (n - 1.0)).sqrt())
+}
+
 impl Bot for SearchBot {
     fn name(&self) -> &str {
         "search"
@@ -480,6 +530,7 @@ impl Bot for SearchBot {
         let mut view = *obs;
         view.config.max_rounds = obs.round;
         let mut sampler = Sampler::new(obs, &rules, &self.inference);
+        let cards = CardScores::new(&rules);
         let k = cands.len();
         // Successive halving: ceil(log2 k) rounds, each with an equal share of the budget.
         let rounds = (usize::BITS - (k - 1).leading_zeros()) as usize;
@@ -499,8 +550,11 @@ impl Bot for SearchBot {
         let mut gain = vec![(0f64, 0f64); k];
         let mut values = vec![0f64; k];
         let mut samples = 0u64;
-        for round in 0..rounds {
-            let per = (budget / (rounds * alive.len())).max(1) as u64;
+        // How many candidates successive halving alone would keep alive this round: the round's
+        // budget is shared out as if racing had dropped none, so what racing drops is saved.
+        let mut scheduled = k;
+        'rounds: for round in 0..rounds {
+            let per = (budget / (rounds * scheduled)).max(1) as u64;
             let first = samples;
             let end = round_end(round);
             for j in first..first + per {
@@ -514,7 +568,7 @@ impl Bot for SearchBot {
                     let mut game = sample;
                     values[a] = if game.apply_with(me, cands[a], &mut ()).is_ok() {
                         let rng = &mut SplitMix::new(playout_seed);
-                        playout(&mut game, rng, self.checked_playouts);
+                        playout(&mut game, &cards, rng, self.checked_playouts);
                         match_value(&rules, me, obs.round, &obs.totals, &game)
                     } else {
                         0.0
@@ -527,6 +581,16 @@ impl Bot for SearchBot {
                     gain[a].1 += d * d;
                 }
                 samples = j + 1;
+                if samples >= RACE_FROM && samples.is_multiple_of(RACE_EVERY) {
+                    // Racing: drop the candidates clearly no better than the heuristic's choice.
+                    alive.retain(|&a| {
+                        let (mean, error) = paired_gain(gain[a], samples);
+                        a == h || mean + RACE_MARGIN * error > 0.0
+                    });
+                    if alive.len() == 1 {
+                        break 'rounds;
+                    }
+                }
             }
             // Every live candidate has met the same samples: compare sums, keep the better
             // half and the heuristic's choice.
@@ -536,16 +600,15 @@ impl Bot for SearchBot {
                 if !alive.contains(&h) {
                     alive.push(h);
                 }
+                scheduled = alive.len().max(scheduled.div_ceil(2));
             }
         }
         let top = alive[0];
         if top == h || samples < 2 {
             return heuristic;
         }
-        let n = samples as f64;
-        let mean = gain[top].0 / n;
-        let var = (gain[top].1 / n - mean * mean).max(0.0);
-        if mean > CLEAR_MARGIN * (var / (n - 1.0)).sqrt() {
+        let (mean, error) = paired_gain(gain[top], samples);
+        if mean > CLEAR_MARGIN * error {
             cands[top]
         } else {
             heuristic
@@ -569,35 +632,42 @@ const MAX_PLAYOUT_STEPS: u32 = 500;
 /// so it plays its best-scored playable card, with the call the rules want, or draws. The same
 /// choice as [`Scorer::choose`] over the legal actions, ties broken alike. `None` when the
 /// match is over.
-fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action> {
+fn heuristic_move(
+    game: &Game,
+    seat: Seat,
+    cards: &CardScores,
+    rng: &mut SplitMix,
+) -> Option<Action> {
     let phase = game.phase();
     if phase == Phase::Over {
         return None;
     }
-    let scorer = Scorer::from_game(game, seat);
     let mut best = None;
     let mut best_score = i32::MIN;
-    let mut consider = |a: Action| {
-        let score = scorer.score(&a) * 4 + rng.below(4) as i32;
+    let mut consider = |a: Action, score: i32| {
+        let score = score * 4 + rng.below(4) as i32;
         if score > best_score {
             best = Some(a);
             best_score = score;
         }
     };
     if phase == Phase::AwaitSuit {
+        let scorer = Scorer::from_game(game, seat, cards, 0);
         for suit in Suit::ALL {
-            consider(Action::DeclareSuit(suit));
+            consider(Action::DeclareSuit(suit), scorer.declare(suit));
         }
         return best;
     }
     let playable = game.playable();
     if playable == 0 {
+        // Nothing to score: the reading of the position is not even built.
         return Some(if phase == Phase::AfterDraw {
             Action::Pass
         } else {
             Action::Draw
         });
     }
+    let scorer = Scorer::from_game(game, seat, cards, playable);
     let calls = game.calls_for_play();
     let mut set = playable;
     while set != 0 {
@@ -607,18 +677,21 @@ fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action>
         for &call in calls {
             if card.rank() == Rank::Jack {
                 for suit in Suit::ALL {
-                    consider(Action::Play {
-                        card,
-                        suit: Some(suit),
-                        call,
-                    });
+                    let suit = Some(suit);
+                    consider(
+                        Action::Play { card, suit, call },
+                        scorer.play(card, suit, call),
+                    );
                 }
             } else {
-                consider(Action::Play {
-                    card,
-                    suit: None,
-                    call,
-                });
+                consider(
+                    Action::Play {
+                        card,
+                        suit: None,
+                        call,
+                    },
+                    scorer.play(card, None, call),
+                );
             }
         }
     }
@@ -631,14 +704,14 @@ fn heuristic_move(game: &Game, seat: Seat, rng: &mut SplitMix) -> Option<Action>
 /// applied with the engine's trusted [`Game::apply_unchecked`]; with `checked`, with
 /// [`Game::apply_with`], which checks it again (the same games, slower; see
 /// [`SearchBot::with_checked_playouts`]).
-fn playout(game: &mut Game, rng: &mut SplitMix, checked: bool) {
+fn playout(game: &mut Game, cards: &CardScores, rng: &mut SplitMix, checked: bool) {
     let round = game.round();
     for _ in 0..MAX_PLAYOUT_STEPS {
         if game.round() != round {
             return;
         }
         let Some(seat) = game.to_act() else { return };
-        let Some(action) = heuristic_move(game, seat, rng) else {
+        let Some(action) = heuristic_move(game, seat, cards, rng) else {
             return;
         };
         if checked {
@@ -803,17 +876,68 @@ mod tests {
         let mut rng = SplitMix::new(1);
         heuristic_games(|game, seat, _| {
             let legal = game.legal_actions(seat);
-            let fast = heuristic_move(game, seat, &mut rng).expect("a move");
+            let cards = CardScores::new(game.rules());
+            let fast = heuristic_move(game, seat, &cards, &mut rng).expect("a move");
             assert!(legal.contains(&fast), "{fast} is not legal");
-            let scorer = Scorer::from_game(game, seat);
+            let scorer = Scorer::from_game(game, seat, &cards, game.hand(seat).distinct());
             let top = legal.iter().map(|a| scorer.score(a)).max();
             assert_eq!(Some(scorer.score(&fast)), top, "{fast} is not a best move");
             let obs = game.observation(seat);
-            let from_obs = Scorer::from_observation(&obs, game.rules()).expect("a seat");
+            let from_obs = Scorer::from_observation(&obs, &cards).expect("a seat");
             for a in legal.iter() {
                 assert_eq!(from_obs.score(a), scorer.score(a));
             }
         });
+    }
+
+    /// Whether every group of `cards` can be matched to distinct cards of `hand` that it
+    /// allows (searched exhaustively, most constrained group first).
+    fn honours(cards: &SeatCards, hand: &Hand) -> bool {
+        fn fit(groups: &[(u64, u8)], left: &mut Vec<Card>) -> bool {
+            let Some((&(avoid, n), rest)) = groups.split_first() else {
+                return true;
+            };
+            if n == 0 {
+                return fit(rest, left);
+            }
+            let mut tried = 0u64;
+            for i in 0..left.len() {
+                let c = left[i];
+                if c.bit() & (avoid | tried) != 0 {
+                    continue;
+                }
+                tried |= c.bit();
+                left.swap_remove(i);
+                let mut next = groups.to_vec();
+                next[0].1 -= 1;
+                let ok = fit(&next, left);
+                left.push(c);
+                let last = left.len() - 1;
+                left.swap(i, last);
+                if ok {
+                    return true;
+                }
+            }
+            false
+        }
+        let mut groups: Vec<(u64, u8)> =
+            cards.groups().iter().map(|g| (g.avoid, g.cards)).collect();
+        groups.sort_by_key(|&(avoid, _)| std::cmp::Reverse(avoid.count_ones()));
+        hand.len() == cards.total() && fit(&groups, &mut hand.iter().collect())
+    }
+
+    /// What seat 0 infers from the events of a heuristic game so far.
+    fn inferred(game: &Game, events: &[Event]) -> Inference {
+        let me = 0;
+        let mut inference = Inference {
+            rules: Some(*game.rules()),
+            me: Some(me),
+            ..Inference::default()
+        };
+        for e in events {
+            inference.observe(&maumau_engine::event_for(e, Some(me)));
+        }
+        inference
     }
 
     #[test]
@@ -821,40 +945,51 @@ mod tests {
         // The heuristic always answers a 7 when it can, so every inference must be true.
         let mut constrained = 0;
         heuristic_games(|game, _, events| {
-            let me = 0;
-            let mut inference = Inference {
-                rules: Some(*game.rules()),
-                me: Some(me),
-                ..Inference::default()
-            };
-            for e in events {
-                inference.observe(&maumau_engine::event_for(e, Some(me)));
-            }
+            let inference = inferred(game, events);
             for s in 1..game.seats() {
                 let cards = &inference.seats[s as usize];
                 let hand = game.hand(s);
-                assert_eq!(cards.total(), hand.len(), "seat {s}");
-                // Every group can be matched to distinct cards of the hand that it allows
-                // (checked greedily, most constrained group first, as the sampler deals).
-                let mut left: Vec<Card> = hand.iter().collect();
-                let mut groups = cards.groups().to_vec();
-                groups.sort_by_key(|g| std::cmp::Reverse(g.avoid.count_ones()));
-                for g in &groups {
-                    for _ in 0..g.cards {
-                        let i = left.iter().position(|c| c.bit() & g.avoid == 0);
-                        let i = i.unwrap_or_else(|| {
-                            panic!(
-                                "seat {s}: {g:?} but holds {hand:?} in {}\n{cards:?}",
-                                game.position()
-                            )
-                        });
-                        left.swap_remove(i);
-                    }
-                    constrained += usize::from(g.avoid != 0);
-                }
+                assert!(
+                    honours(cards, hand),
+                    "seat {s}: holds {hand:?} in {}\n{cards:?}",
+                    game.position()
+                );
+                constrained += cards.groups().iter().filter(|g| g.avoid != 0).count();
             }
         });
         assert!(constrained > 100, "only {constrained} constrained groups");
+    }
+
+    #[test]
+    fn samples_respect_every_inference_in_real_games() {
+        let mut rng = SplitMix::new(9);
+        let (mut samples, mut missed) = (0, 0);
+        heuristic_games(|game, seat, events| {
+            if seat != 0 {
+                return;
+            }
+            let mut inference = inferred(game, events);
+            let obs = game.observation(0);
+            inference.sync(&obs, game.rules());
+            let mut sampler = Sampler::new(&obs, game.rules(), &inference);
+            for _ in 0..3 {
+                let sample = sampler.sample(&obs, &mut rng);
+                // The sample shows seat 0 exactly what it sees, and its hidden cards are the
+                // deck's less what seat 0 sees (the engine checks the deal).
+                assert_eq!(sample.observation(0), obs);
+                samples += 1;
+                for s in 1..game.seats() {
+                    missed += usize::from(!honours(&inference.seats[s as usize], sample.hand(s)));
+                }
+            }
+        });
+        // Dealing groups one after another can in principle paint itself into a corner; it
+        // must be rare.
+        assert!(samples > 300, "only {samples} samples");
+        assert!(
+            missed * 200 <= samples,
+            "{missed} of {samples} samples miss an inference"
+        );
     }
 
     #[test]
@@ -899,6 +1034,18 @@ mod tests {
         cards.remove(Card::new(Rank::Seven, Suit::Hearts));
         assert_eq!(cards.total(), 4);
         assert!(cards.groups().iter().all(|g| g.avoid == 0));
+    }
+
+    #[test]
+    fn paired_gains_give_mean_and_standard_error() {
+        // Gains 1, 0, 1, 0: mean 0.5, variance 0.25, standard error sqrt(0.25 / 3).
+        let (mean, error) = paired_gain((2.0, 2.0), 4);
+        assert!((mean - 0.5).abs() < 1e-12);
+        assert!((error - (0.25f64 / 3.0).sqrt()).abs() < 1e-12);
+        // A candidate that played exactly like the heuristic's choice: no gain, no error, and
+        // racing drops it.
+        let (mean, error) = paired_gain((0.0, 0.0), RACE_FROM);
+        assert!(mean + RACE_MARGIN * error <= 0.0);
     }
 
     #[test]
