@@ -23,7 +23,8 @@
 //! ```
 //!
 //! Measured so on 6 December 2026 (8 000 games, instructions, ratio to the bare loop): bare
-//! 722.4 M; SDK loop with boxed bots 758.2 M (0.953); tournament in memory 854.6 M (0.845);
+//! 722.4 M; SDK loop with boxed bots 758.2 M (0.953); tournament in memory 854.6 M (0.845; 858.3 M,
+//! 0.842, once games were handed out by a venue under a lock);
 //! writing results 868.3 M (0.832); writing results and replays 1 001.5 M (0.721). Before the
 //! strength model's bootstrap refitted from class weights the tournament in memory was at 0.32
 //! (2 268.6 M, 62% of it in the refits). What the tournament adds in memory, 16.5 k instructions
