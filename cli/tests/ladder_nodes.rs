@@ -390,6 +390,64 @@ fn open_matches(pg: &PgStore) -> usize {
         .sum()
 }
 
+/// Waits (at most 30 s) until no match is scheduled or running.
+async fn await_no_open_matches(pg: &PgStore) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while db(pg, open_matches).await > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "matches still scheduled or running"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits (at most 60 s) for every lobby task of a set to end after its drain.
+async fn drain(lobbies: &mut tokio::task::JoinSet<()>, what: &str) {
+    let drained = tokio::time::timeout(Duration::from_secs(60), async {
+        while lobbies.join_next().await.is_some() {}
+    })
+    .await;
+    assert!(drained.is_ok(), "{what}");
+}
+
+/// Every ended match (finished, aborted or void), by id.
+fn ended_matches(pg: &PgStore) -> Vec<maumau_ladder::store::MatchRecord> {
+    let mut all = Vec::new();
+    for state in [MatchState::Finished, MatchState::Aborted, MatchState::Void] {
+        all.extend(pg.matches_in_state(state).unwrap());
+    }
+    all.sort_by_key(|m| m.id.0);
+    all
+}
+
+/// No seat of any match was charged a no-show.
+fn assert_no_no_show(records: &[maumau_ladder::store::MatchRecord]) {
+    for m in records {
+        assert!(
+            m.seats.iter().all(|s| s.outcome.is_none_or(|o| o.joined)),
+            "a no-show was charged in match {}: {m:?}",
+            m.id
+        );
+    }
+}
+
+/// `maumau ladder rerate --store URL` (a full recompute must equal the stored ratings); its
+/// output.
+fn rerate(url: &str) -> String {
+    let out = Command::new(BIN)
+        .args(["ladder", "rerate", "--store", url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "rerate: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.trim().to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn a_killed_node_loses_no_match_and_rates_none_twice() {
     let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
@@ -542,19 +600,8 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
     // Play on a little (the retries among them), then drain every lobby.
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop_tx.send(true).unwrap();
-    let drained = tokio::time::timeout(Duration::from_secs(60), async {
-        while lobbies.join_next().await.is_some() {}
-    })
-    .await;
-    assert!(drained.is_ok(), "the lobbies did not drain");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while db(&pg, open_matches).await > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "matches still scheduled or running"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    drain(&mut lobbies, "the lobbies did not drain").await;
+    await_no_open_matches(&pg).await;
     for node in &mut nodes {
         drop(node.take());
     }
@@ -608,17 +655,7 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
     })
     .await;
     // `maumau ladder rerate --store`: a full recompute equals the stored ratings.
-    let out = Command::new(BIN)
-        .args(["ladder", "rerate", "--store", &url])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "rerate: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    println!("maumau ladder rerate --store: {}", text.trim());
+    println!("maumau ladder rerate --store: {}", rerate(&url));
     println!(
         "after the run: {finished} finished, {aborted} aborted ({retried} retried after the \
          kill), {void} void; lobbies got {} invitations and {} match ends, reconnected {} times",
@@ -956,30 +993,11 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
         }
     }
     stop_tx.send(true).unwrap();
-    let drained = tokio::time::timeout(Duration::from_secs(60), async {
-        while survivors.join_next().await.is_some() {}
-    })
-    .await;
-    assert!(drained.is_ok(), "the survivors' lobbies did not drain");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while db(&pg, open_matches).await > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "matches still scheduled or running"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    drain(&mut survivors, "the survivors' lobbies did not drain").await;
+    await_no_open_matches(&pg).await;
     drop(survivor_node);
 
-    let records = db(&pg, |pg| {
-        let mut all = Vec::new();
-        for state in [MatchState::Finished, MatchState::Aborted, MatchState::Void] {
-            all.extend(pg.matches_in_state(state).unwrap());
-        }
-        all.sort_by_key(|m| m.id.0);
-        all
-    })
-    .await;
+    let records = db(&pg, ended_matches).await;
     let ledger = || {
         records
             .iter()
@@ -1034,15 +1052,7 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
         assert_eq!(ends.len(), all, "survivor {i} heard an end twice: {h:?}");
     }
     // No bot is charged a no-show; every finished match of a survivor reached it.
-    for m in &records {
-        for s in &m.seats {
-            assert!(
-                s.outcome.is_none_or(|o| o.joined),
-                "a no-show was charged in match {}: {m:?}",
-                m.id
-            );
-        }
-    }
+    assert_no_no_show(&records);
     let survivor_versions: Vec<_> = {
         let all: Vec<_> = records
             .iter()
@@ -1073,20 +1083,7 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
         );
     }
     // Ratings equal a full recompute.
-    let out = Command::new(BIN)
-        .args(["ladder", "rerate", "--store", &url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "rerate: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    println!(
-        "maumau ladder rerate --store: {}",
-        String::from_utf8_lossy(&out.stdout).trim()
-    );
+    println!("maumau ladder rerate --store: {}", rerate(&url));
     drop(store);
 }
 
@@ -1298,11 +1295,7 @@ async fn a_fifteen_second_database_outage_under_play_loses_nothing() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     stop_tx.send(true).unwrap();
-    let drained = tokio::time::timeout(Duration::from_secs(60), async {
-        while lobbies.join_next().await.is_some() {}
-    })
-    .await;
-    assert!(drained.is_ok(), "the lobbies did not drain");
+    drain(&mut lobbies, "the lobbies did not drain").await;
     let store = Db(Some(
         tokio::task::spawn_blocking({
             let url = url.clone();
@@ -1312,30 +1305,11 @@ async fn a_fifteen_second_database_outage_under_play_loses_nothing() {
         .unwrap(),
     ));
     let pg = store.0.clone().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while db(&pg, open_matches).await > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "matches still scheduled or running"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    await_no_open_matches(&pg).await;
     // Nothing lost: every match ended; nobody was charged a no-show; every finished match
     // reached every one of its bots; the ratings equal a recompute.
-    let records = db(&pg, |pg| {
-        let mut all = Vec::new();
-        for state in [MatchState::Finished, MatchState::Aborted, MatchState::Void] {
-            all.extend(pg.matches_in_state(state).unwrap());
-        }
-        all
-    })
-    .await;
-    for m in &records {
-        assert!(
-            m.seats.iter().all(|s| s.outcome.is_none_or(|o| o.joined)),
-            "a no-show was charged: {m:?}"
-        );
-    }
+    let records = db(&pg, ended_matches).await;
+    assert_no_no_show(&records);
     for m in records.iter().filter(|m| m.state == MatchState::Finished) {
         let told = heard
             .iter()
@@ -1354,20 +1328,10 @@ async fn a_fifteen_second_database_outage_under_play_loses_nothing() {
         );
     }
     drop(nodes);
-    let out = Command::new(BIN)
-        .args(["ladder", "rerate", "--store", &url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "rerate: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     println!(
         "{} matches; maumau ladder rerate --store: {}",
         records.len(),
-        String::from_utf8_lossy(&out.stdout).trim()
+        rerate(&url)
     );
     drop(store);
     postgres_temp("stop", &pg_dir);

@@ -1371,14 +1371,7 @@ fn postgres_a_dead_node_is_buried_at_once_and_a_slow_one_is_not() {
     assert!(a.reap(20, |s, n| s + n as u64).unwrap().is_empty());
     // c's process dies: its session ends and the lock is free.
     c.close();
-    let mut buried = Vec::new();
-    for _ in 0..100 {
-        buried = a.bury_dead_nodes(1).unwrap();
-        if !buried.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let buried = await_burial(&a);
     assert_eq!(buried, vec![nc]);
     assert!(a.bury_dead_nodes(1).unwrap().is_empty(), "buried once");
     assert_eq!(a.shared_lobbies(60_000).unwrap(), vec![lobby(vs[1])]);
@@ -1442,14 +1435,7 @@ fn postgres_an_end_recorded_by_a_node_that_died_is_told_once() {
         .unwrap();
     assert!(a.untold_ends(60_000).unwrap().is_empty(), "c is alive");
     c.close();
-    let mut buried = Vec::new();
-    for _ in 0..100 {
-        buried = a.bury_dead_nodes(1).unwrap();
-        if !buried.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let buried = await_burial(&a);
     assert_eq!(buried, vec![nc]);
     let found = a.untold_ends(60_000).unwrap();
     assert_eq!(found.len(), 1);
@@ -1530,6 +1516,19 @@ fn postgres_nodes_hear_what_the_others_notify() {
     heard("ended");
     b.close();
     a.close();
+}
+
+/// The nodes `a` buries once a dead node's session has ended (PostgreSQL notices at once, or
+/// nearly: tried for up to 2 s).
+fn await_burial(a: &PgStore) -> Vec<maumau_ladder::store::NodeId> {
+    for _ in 0..100 {
+        let buried = a.bury_dead_nodes(1).unwrap();
+        if !buried.is_empty() {
+            return buried;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Vec::new()
 }
 
 /// `n` owners with a bot and a version each; their versions.
