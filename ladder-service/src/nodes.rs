@@ -348,15 +348,18 @@ pub(super) async fn run(hub: Arc<Hub>) {
     let Some(c) = &hub.cluster else {
         return;
     };
-    // What other nodes notify wakes this one at once: matches scheduled or lobby messages queued
-    // (this node's loop), a match ended (the matchmaker, if it runs here).
+    // What other nodes notify wakes this one at once: matches scheduled or messages for lobbies
+    // open here (this node's loop), a match ended (the matchmaker, if it runs here). Messages
+    // for other nodes' lobbies wake only those.
     let weak = Arc::downgrade(&hub);
-    let listening = c.pg.listen(move |what| {
+    let listening = c.pg.listen(move |notice| {
         if let Some(hub) = weak.upgrade() {
-            if let Some(c) = &hub.cluster {
+            if let Some(c) = &hub.cluster
+                && notice.concerns(c.node)
+            {
                 c.kick.notify_one();
             }
-            if what == "ended" {
+            if notice.wakes_matchmaker() {
                 hub.wake.notify_one();
             }
         }

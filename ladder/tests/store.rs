@@ -1460,27 +1460,28 @@ fn postgres_an_end_recorded_by_a_node_that_died_is_told_once() {
 }
 
 /// What one node does is heard by the others at once: a match scheduled, lobby messages queued,
-/// a match's end told.
+/// a match's end told; messages name the nodes whose lobbies they are for.
 #[test]
 fn postgres_nodes_hear_what_the_others_notify() {
-    use maumau_ladder::store::{Layout, Posted};
+    use maumau_ladder::matchmaking::Lobby;
+    use maumau_ladder::store::{Layout, Notice, Posted};
     let url = common::postgres::fresh_database();
     let a = PgStore::open(&url).unwrap();
     let b = PgStore::open(&url).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let tx = std::sync::Mutex::new(tx);
-    b.listen(move |what| {
-        let _ = tx.lock().unwrap().send(what.to_string());
+    b.listen(move |notice| {
+        let _ = tx.lock().unwrap().send(notice);
     })
     .unwrap();
     let season = a.open_season("s1", 0).unwrap();
-    let vs = versions(&a, 2);
-    let heard = |want: &str| {
+    let vs = versions(&a, 3);
+    let heard = |want: Notice| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match rx.recv_timeout(left) {
-                Ok(what) if what == want => return,
+                Ok(notice) if notice == want => return,
                 Ok(_) => continue,
                 Err(e) => panic!("never heard {want:?}: {e}"),
             }
@@ -1491,31 +1492,78 @@ fn postgres_nodes_hear_what_the_others_notify() {
         table_seats: 2,
         copies: 2,
     };
+    let pair = [vs[0], vs[1]];
     let mut id = a
-        .schedule_laid_out(&new_match(season, &vs), layout, 10)
+        .schedule_laid_out(&new_match(season, &pair), layout, 10)
         .unwrap();
     for _ in 0..50 {
-        if let Ok(what) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
-            assert_eq!(what, "scheduled");
+        if let Ok(notice) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            assert_eq!(notice, Notice::Scheduled);
             break;
         }
         id = a
-            .schedule_laid_out(&new_match(season, &vs), layout, 10)
+            .schedule_laid_out(&new_match(season, &pair), layout, 10)
             .unwrap();
     }
-    let message = |end_of| Posted {
-        version: vs[0],
+    let message = |version, end_of| Posted {
+        version,
         payload: b"hello".to_vec(),
         end_of,
     };
-    a.post_events(&[message(None)]).unwrap();
-    heard("messages");
+    // No node holds these lobbies yet: every node is told.
+    a.post_events(&[message(vs[0], None)]).unwrap();
+    heard(Notice::Messages(vec![]));
+    // vs[0]'s lobby is on node `na`, vs[1]'s on `nb`, vs[2]'s nowhere.
+    let lobby = |version| Lobby {
+        version,
+        max_matches: 1,
+        profiles: vec!["classic".into()],
+        seats: vec![2],
+    };
     let na = a.join_node("http://a").unwrap();
+    let nb = a.join_node("http://b").unwrap();
+    a.heartbeat(na, &[lobby(vs[0])], 60_000).unwrap();
+    a.heartbeat(nb, &[lobby(vs[1])], 60_000).unwrap();
+    a.post_events(&[message(vs[0], None), message(vs[2], None)])
+        .unwrap();
+    heard(Notice::Messages(vec![na]));
+    assert!(Notice::Messages(vec![na]).concerns(na));
+    assert!(!Notice::Messages(vec![na]).concerns(nb));
+    // A match's end, for both seats: both nodes, and the matchmaker.
     assert!(!a.claim(na, 10, 60_000).unwrap().is_empty());
-    a.post_events(&[message(Some(id))]).unwrap();
-    heard("ended");
+    a.post_events(&[message(vs[0], Some(id)), message(vs[1], Some(id))])
+        .unwrap();
+    heard(Notice::Ended(vec![na, nb]));
+    // The messages are taken in the order they were queued, whatever the node.
+    let taken = a.take_events(&[vs[0], vs[1], vs[2]]).unwrap();
+    let order: Vec<VersionId> = taken.iter().map(|(v, _)| *v).collect();
+    assert_eq!(order, vec![vs[0], vs[0], vs[2], vs[0], vs[1]]);
     b.close();
     a.close();
+}
+
+/// A notice's payload reads back as itself; one this build does not know concerns every node and
+/// wakes the matchmaker.
+#[test]
+fn notices_read_back_and_unknown_ones_wake_everybody() {
+    use maumau_ladder::store::{NodeId, Notice};
+    for n in [
+        Notice::Scheduled,
+        Notice::Messages(vec![]),
+        Notice::Messages(vec![NodeId(3)]),
+        Notice::Ended(vec![NodeId(1), NodeId(12)]),
+        Notice::Ended(vec![]),
+    ] {
+        assert_eq!(Notice::parse(&n.payload()), n, "{}", n.payload());
+    }
+    assert_eq!(Notice::parse("ended:1,12").payload(), "ended:1,12");
+    for unknown in ["claimed", "messages:x", "scheduled:2", ""] {
+        let n = Notice::parse(unknown);
+        assert_eq!(n, Notice::Other(unknown.to_string()));
+        assert!(n.concerns(NodeId(7)) && n.wakes_matchmaker());
+    }
+    assert!(!Notice::Scheduled.wakes_matchmaker());
+    assert!(Notice::Scheduled.concerns(NodeId(7)));
 }
 
 /// The nodes `a` buries once a dead node's session has ended (PostgreSQL notices at once, or

@@ -67,12 +67,79 @@ pub const MAX_RETRIES: i32 = 2;
 /// are not offered, and a match is not retried for a version whose only lobby was there.
 pub const STALE_MS: Millis = 3_000;
 
-/// Tells every listening node (at commit) that there is something to do: `scheduled` (matches to
-/// claim), `messages` (lobby messages to take) or `ended` (also: a match ended, plan again).
-fn notify(t: &mut Transaction<'_>, what: &str) -> Result<()> {
+/// What a node tells the others through PostgreSQL's notifications (see [`PgStore::listen`]).
+///
+/// On the wire (the notification's payload): `scheduled`, `messages` or `ended`, the last two
+/// followed by `:` and the ids of the nodes whose lobbies the messages are for (`messages:1,3`),
+/// so that only those nodes look for them. A payload this build does not know (a newer node's)
+/// reads as [`Notice::Other`], which every node acts on: a node never misses work it cannot
+/// read about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// Matches were scheduled: any node may claim them.
+    Scheduled,
+    /// Lobby messages were queued for lobbies on these nodes (none named: wherever they are).
+    Messages(Vec<NodeId>),
+    /// As `Messages`, and they tell of a match's end: the matchmaker plans again.
+    Ended(Vec<NodeId>),
+    /// A payload this build does not know.
+    Other(String),
+}
+
+impl Notice {
+    /// Reads a notification's payload.
+    pub fn parse(payload: &str) -> Notice {
+        let (what, to) = payload.split_once(':').unwrap_or((payload, ""));
+        let nodes: Option<Vec<NodeId>> = to
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse().ok().map(NodeId))
+            .collect();
+        match (what, nodes) {
+            ("scheduled", Some(n)) if n.is_empty() => Notice::Scheduled,
+            ("messages", Some(n)) => Notice::Messages(n),
+            ("ended", Some(n)) => Notice::Ended(n),
+            _ => Notice::Other(payload.to_string()),
+        }
+    }
+
+    /// The payload [`Notice::parse`] reads back.
+    pub fn payload(&self) -> String {
+        let to = |what: &str, nodes: &[NodeId]| {
+            let ids: Vec<String> = nodes.iter().map(|n| n.0.to_string()).collect();
+            if ids.is_empty() {
+                what.to_string()
+            } else {
+                format!("{what}:{}", ids.join(","))
+            }
+        };
+        match self {
+            Notice::Scheduled => "scheduled".into(),
+            Notice::Messages(n) => to("messages", n),
+            Notice::Ended(n) => to("ended", n),
+            Notice::Other(p) => p.clone(),
+        }
+    }
+
+    /// Whether `node` has something to take: matches to claim or messages for its lobbies.
+    pub fn concerns(&self, node: NodeId) -> bool {
+        match self {
+            Notice::Messages(n) | Notice::Ended(n) => n.is_empty() || n.contains(&node),
+            Notice::Scheduled | Notice::Other(_) => true,
+        }
+    }
+
+    /// Whether the matchmaker should plan again (a match ended, or a notice it cannot read).
+    pub fn wakes_matchmaker(&self) -> bool {
+        matches!(self, Notice::Ended(_) | Notice::Other(_))
+    }
+}
+
+/// Tells every listening node (at commit) that there is something to do.
+fn notify(t: &mut Transaction<'_>, notice: &Notice) -> Result<()> {
     t.execute(
         concat!("SELECT pg_notify(", notify_channel!(), ", $1)"),
-        &[&what],
+        &[&notice.payload()],
     )?;
     Ok(())
 }
@@ -379,7 +446,7 @@ impl PgStore {
     /// (matches scheduled, lobby messages queued, matches ended) and calls `heard` with it, so
     /// that a node acts at once instead of at its next poll. Reconnects after a lost session;
     /// ends once the store is closed. Polling still does everything this only hastens.
-    pub fn listen(&self, heard: impl Fn(&str) + Send + 'static) -> std::io::Result<()> {
+    pub fn listen(&self, heard: impl Fn(Notice) + Send + 'static) -> std::io::Result<()> {
         let store = self.clone();
         std::thread::Builder::new()
             .name("ladder-listen".into())
@@ -394,7 +461,7 @@ impl PgStore {
     }
 
     /// One listening session, until it fails or the store closes.
-    fn listen_once(&self, heard: &impl Fn(&str)) -> Result<()> {
+    fn listen_once(&self, heard: &impl Fn(Notice)) -> Result<()> {
         use postgres::fallible_iterator::FallibleIterator as _;
         let mut c = self.connect()?;
         let channel: String = c
@@ -405,7 +472,7 @@ impl PgStore {
             let mut notifications = c.notifications();
             let mut waiting = notifications.timeout_iter(std::time::Duration::from_millis(500));
             while let Some(n) = waiting.next()? {
-                heard(n.payload());
+                heard(Notice::parse(n.payload()));
             }
         }
         Ok(())
@@ -514,7 +581,7 @@ impl PgStore {
                     &id.0,
                 ],
             )?;
-            notify(t, "scheduled")?;
+            notify(t, &Notice::Scheduled)?;
             Ok(id)
         })
     }
@@ -740,23 +807,41 @@ impl PgStore {
                 .map(|r| r.get(0))
                 .collect()
             };
-            let insert = t.prepare(concat!(
-                "INSERT INTO lobby_events (version_id, payload, created_ms) VALUES ($1, $2, ",
-                db_now!(),
-                ")"
-            ))?;
-            for e in events {
-                if e.end_of.is_some_and(|m| !first.contains(&m.0)) {
-                    continue;
-                }
-                t.execute(&insert, &[&e.version.0, &e.payload])?;
+            let (versions, payloads): (Vec<i64>, Vec<&[u8]>) = events
+                .iter()
+                .filter(|e| e.end_of.is_none_or(|m| first.contains(&m.0)))
+                .map(|e| (e.version.0, e.payload.as_slice()))
+                .unzip();
+            if versions.is_empty() {
+                return Ok(());
             }
+            // One statement queues them all, in order, and names the nodes whose lobbies they
+            // are for (as of those nodes' last heartbeat), so only those look for them.
+            let nodes: Vec<NodeId> = t
+                .query(
+                    concat!(
+                        "WITH queued AS (
+                             INSERT INTO lobby_events (version_id, payload, created_ms)
+                             SELECT v, p, ",
+                        db_now!(),
+                        " FROM UNNEST($1::BIGINT[], $2::BYTEA[]) WITH ORDINALITY AS u(v, p, n)
+                             ORDER BY n
+                             RETURNING version_id)
+                         SELECT DISTINCT node_id FROM node_lobbies
+                         WHERE version_id IN (SELECT version_id FROM queued)
+                         ORDER BY node_id"
+                    ),
+                    &[&versions, &payloads],
+                )?
+                .iter()
+                .map(|r| NodeId(r.get(0)))
+                .collect();
             notify(
                 t,
-                if first.is_empty() {
-                    "messages"
+                &if first.is_empty() {
+                    Notice::Messages(nodes)
                 } else {
-                    "ended"
+                    Notice::Ended(nodes)
                 },
             )?;
             Ok(())
