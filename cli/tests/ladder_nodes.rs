@@ -735,7 +735,7 @@ async fn await_health(addr: &str, want: ServingStatus) -> Duration {
     panic!("health never became {want:?}");
 }
 
-/// A plain `GET` of a page: its status line and body.
+/// A plain `GET` of a page: its status line, headers and body (binary bytes replaced).
 fn get_page(addr: &str, path: &str) -> String {
     use std::io::Read;
     let host = addr.trim_start_matches("http://");
@@ -746,9 +746,10 @@ fn get_page(addr: &str, path: &str) -> String {
         "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
+    // Bytes, not text: a replay is binary.
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1335,4 +1336,156 @@ async fn a_fifteen_second_database_outage_under_play_loses_nothing() {
     );
     drop(store);
     postgres_temp("stop", &pg_dir);
+}
+
+/// Each node keeps the tables it hosted: another node's pages link to the hosting node's viewer
+/// and replay (its address), its replay address redirects there, and once the hosting node has
+/// stopped they name it instead of linking to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_nodes_match_links_to_the_node_that_hosted_it() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
+    let config = "ladder_house_bots = [\"heuristic\"]\n\
+                  [[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
+    let mut nodes: Vec<Node> = std::thread::scope(|s| {
+        let started: Vec<_> = (0..2)
+            .map(|i| {
+                let (url, dir, log) = (&url, tmp.path(), &log);
+                s.spawn(move || start_node_configured(url, dir, i, log, config))
+            })
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let store = Db(Some(
+        tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || PgStore::open(&url).unwrap()
+        })
+        .await
+        .unwrap(),
+    ));
+    let pg = store.0.clone().unwrap();
+    // One real bot against the house bot, until a finished match was hosted by each node.
+    let key = register(&nodes[1].addr, 0).await;
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let lobby = tokio::spawn(recorded_lobby(
+        nodes[1].addr.clone(),
+        key,
+        1,
+        heard.clone(),
+        stop_rx,
+    ));
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let hosted = loop {
+        let hosted = db(&pg, |pg| {
+            let mut by_node: Vec<(MatchId, maumau_ladder::store::Host)> = Vec::new();
+            for m in pg.matches_in_state(MatchState::Finished).unwrap() {
+                let host = pg
+                    .host_of(m.id)
+                    .unwrap()
+                    .expect("a finished match had a node");
+                if !by_node.iter().any(|(_, h)| h.node == host.node) {
+                    by_node.push((m.id, host));
+                }
+            }
+            by_node
+        })
+        .await;
+        if hosted.len() == 2 {
+            break hosted;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no finished match on each node: {hosted:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    stop_tx.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(60), lobby)
+        .await
+        .expect("the lobby drains")
+        .unwrap();
+    let index = |host: &maumau_ladder::store::Host| {
+        nodes
+            .iter()
+            .position(|n| n.addr == host.address)
+            .unwrap_or_else(|| panic!("no node at {}", host.address))
+    };
+    for (id, host) in &hosted {
+        let (at, other) = (index(host), 1 - index(host));
+        let record = db(&pg, {
+            let id = *id;
+            move |pg| pg.match_record(id).unwrap()
+        })
+        .await;
+        let server_id = record.server_match_id.clone().unwrap();
+        // On its own node: the viewer embedded, the replay served.
+        let own = get_page(&nodes[at].addr, &format!("/ladder/matches/{id}"));
+        assert!(own.starts_with("HTTP/1.1 200"), "{own}");
+        assert!(!own.contains("hosted by node"), "{own}");
+        assert!(own.contains("<iframe"), "{own}");
+        // On the other node: where it was hosted, and links there.
+        let page = get_page(&nodes[other].addr, &format!("/ladder/matches/{id}"));
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+        assert!(
+            page.contains(&format!("hosted by node {}", host.node.0)),
+            "{page}"
+        );
+        let there = &host.address;
+        for link in [
+            format!("href=\"{there}/ladder/matches/{id}\""),
+            format!("href=\"{there}/ladder/replays/{id}\""),
+            format!("href=\"{there}/matches/{server_id}/view\""),
+        ] {
+            assert!(page.contains(&link), "{link} missing from {page}");
+        }
+        assert!(
+            !page.contains("<iframe"),
+            "another origin is not framed: {page}"
+        );
+        let replay = get_page(&nodes[other].addr, &format!("/ladder/replays/{id}"));
+        assert!(replay.starts_with("HTTP/1.1 307"), "{replay}");
+        assert!(
+            replay
+                .to_ascii_lowercase()
+                .contains(&format!("location: {there}/ladder/replays/{id}\r\n")),
+            "{replay}"
+        );
+        let file = get_page(&nodes[at].addr, &format!("/ladder/replays/{id}"));
+        assert!(
+            file.starts_with("HTTP/1.1 200"),
+            "{}",
+            &file[..200.min(file.len())]
+        );
+        assert!(file.contains(&format!("ladder-match-{id}.replay")));
+    }
+    // The host of the first match stops for good: named, no longer linked.
+    let (id, host) = &hosted[0];
+    let (at, other) = (index(host), 1 - index(host));
+    nodes[at].child.kill().unwrap();
+    nodes[at].child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let page = loop {
+        let page = get_page(&nodes[other].addr, &format!("/ladder/matches/{id}"));
+        if page.contains("which stopped") {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "still linked: {page}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        !page.contains(&format!("href=\"{}", host.address)),
+        "{page}"
+    );
+    let replay = get_page(&nodes[other].addr, &format!("/ladder/replays/{id}"));
+    assert!(replay.starts_with("HTTP/1.1 404"), "{replay}");
+    assert!(
+        replay.contains(&format!("hosted by node {}, which stopped", host.node.0)),
+        "{replay}"
+    );
+    drop(store);
 }

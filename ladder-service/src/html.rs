@@ -23,6 +23,11 @@
 //!   (`ladder-match-{id}.replay`): the protobuf encoding of `maumau.v1.Replay`, exactly what
 //!   `MatchService.GetReplay` returns and `VerifyReplay` (or `maumau replay FILE`) checks.
 //!
+//! On a ladder of several nodes each node keeps the tables it hosted: for a match another node
+//! hosted, the links to its viewer and replay lead to that node's address (its
+//! `ladder_node_address`), `/ladder/replays/{id}` redirects there (307), and the match page says
+//! where its rounds are ([`TableAt`]). A node that stopped is named, not linked.
+//!
 //! House bots (the server's built-in bots kept on the ladder) carry a "house" badge wherever
 //! their name appears.
 //!
@@ -40,7 +45,7 @@ use bytes::Bytes;
 use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 use maumau_engine::ProfileId;
 use maumau_ladder::store::{
-    MatchRecord, MatchState, PlacingStats, RatingEvent, Season, SeatHistory, Validation,
+    Host, MatchRecord, MatchState, PlacingStats, RatingEvent, Season, SeatHistory, Validation,
 };
 use maumau_ladder::{
     BotId, HOUSE_OWNER, Ladder, LadderError, Leaderboard, MatchId, Millis, OwnerId, Standing,
@@ -108,6 +113,8 @@ enum Page {
     HtmlWithViewer(String),
     /// A replay file (200).
     File { name: String, bytes: Vec<u8> },
+    /// What is asked for is at this address, on another node (307).
+    Elsewhere(String),
     /// An error page with its status.
     Error(StatusCode, String),
 }
@@ -179,6 +186,10 @@ async fn respond(
         Err(page) => page,
     };
     let took = started.elapsed();
+    let location = match &page {
+        Page::Elsewhere(url) => HeaderValue::from_str(url).ok(),
+        _ => None,
+    };
     let (status, content_type, body, disposition, csp) = match page {
         Page::Html(html) => (
             StatusCode::OK,
@@ -208,7 +219,15 @@ async fn respond(
             None,
             CSP,
         ),
+        Page::Elsewhere(url) => (
+            StatusCode::TEMPORARY_REDIRECT,
+            "text/html; charset=utf-8",
+            error_page(StatusCode::TEMPORARY_REDIRECT, &format!("it is at {url}")).into(),
+            None,
+            CSP,
+        ),
     };
+
     let body = if head {
         tonic::body::Body::empty()
     } else {
@@ -233,6 +252,9 @@ async fn respond(
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
         h.insert(header::CONTENT_DISPOSITION, d);
+    }
+    if let Some(l) = location {
+        h.insert(header::LOCATION, l);
     }
     if let Ok(v) = HeaderValue::from_str(&format!("render;dur={:.3}", took.as_secs_f64() * 1e3)) {
         h.insert("server-timing", v);
@@ -975,9 +997,11 @@ fn validations_table(hub: &Hub, validations: &[Validation]) -> Markup {
                         td { @if x.passed { "passed" } @else { "rejected" } }
                         td {
                             @if x.reasons.is_empty() { "–" } @else { (x.reasons.join("; ")) }
-                            @let table = hub.table_here(x.server_match_id.as_deref());
-                            @if let Some(server_id) = table.filter(|_| !x.passed) {
-                                " " a.watch href=(viewer_url(server_id)) { "watch it" }
+                            @if !x.passed {
+                                @let at = TableAt::of(hub, x.match_id, x.server_match_id.as_deref());
+                                @if let Some(url) = at.viewer() {
+                                    " " a.watch href=(url) { "watch it" }
+                                }
                             }
                         }
                     }
@@ -1091,12 +1115,78 @@ fn rating_plot(version: VersionId, profile: &str, events: &[&RatingEvent]) -> Ma
     }
 }
 
-/// A link to the server's match viewer for a match it hosted, else a dash.
+/// Where the table of a ladder match is kept, for its viewer and replay links.
+enum TableAt<'a> {
+    /// On this server, under this id.
+    Here(&'a str),
+    /// On another node of a shared ladder, under this id there.
+    Node(Host, &'a str),
+    /// Nowhere: the match never got a table (or its node is unknown).
+    Nowhere,
+}
+
+impl<'a> TableAt<'a> {
+    /// Where the table of ladder match `id` (the server's id `server_match_id`) is. Blocking:
+    /// on a shared ladder it may read the store.
+    fn of(hub: &Hub, id: MatchId, server_match_id: Option<&'a str>) -> TableAt<'a> {
+        if let Some(here) = hub.table_here(server_match_id) {
+            return TableAt::Here(here);
+        }
+        match (
+            server_match_id.filter(|s| !s.is_empty()),
+            hub.host_elsewhere(id),
+        ) {
+            (Some(there), Some(host)) => TableAt::Node(host, there),
+            _ => TableAt::Nowhere,
+        }
+    }
+
+    /// The address of `path` where the table is: this server's path itself, or the same path
+    /// on the other node's address (`None` when that node stopped).
+    fn url(&self, path: &str) -> Option<String> {
+        match self {
+            TableAt::Here(_) => Some(path.to_string()),
+            TableAt::Node(host, _) if host.up => Some(on_node(&host.address, path)),
+            TableAt::Node(..) | TableAt::Nowhere => None,
+        }
+    }
+
+    /// The match viewer's address for the table, if it can be reached.
+    fn viewer(&self) -> Option<String> {
+        match self {
+            TableAt::Here(id) | TableAt::Node(_, id) => self.url(&viewer_url(id)),
+            TableAt::Nowhere => None,
+        }
+    }
+
+    /// "(node N)" for a table on another node, "(node N, stopped)" when it cannot be reached.
+    fn note(&self) -> Option<String> {
+        match self {
+            TableAt::Node(h, _) if h.up => Some(format!(" (node {})", h.node.0)),
+            TableAt::Node(h, _) => Some(format!(" (on node {}, which stopped)", h.node.0)),
+            TableAt::Here(_) | TableAt::Nowhere => None,
+        }
+    }
+}
+
+/// `path` at another node's address (`ladder_node_address`: a URL, `http://` when it names no
+/// scheme).
+fn on_node(address: &str, path: &str) -> String {
+    let base = address.trim_end_matches('/');
+    if base.contains("://") {
+        format!("{base}{path}")
+    } else {
+        format!("http://{base}{path}")
+    }
+}
+
+/// A link to the match viewer of a match's table, here or on its node, else a dash.
 fn viewer_link(hub: &Hub, m: &MatchRecord) -> Markup {
+    let at = TableAt::of(hub, m.id, m.server_match_id.as_deref());
     html! {
-        @match hub.table_here(m.server_match_id.as_deref()) {
-            Some(server_id) => { a.watch href=(viewer_url(server_id)) { "view" } }
-            None => { "–" }
+        @match at.viewer() {
+            Some(url) => { a.watch href=(url) { "view" } @if let Some(n) = at.note() { (n) } }
+            None => { "–" @if let Some(n) = at.note() { (n) } }
         }
     }
 }
@@ -1114,17 +1204,22 @@ fn table_over(hub: &Hub, m: &MatchRecord) -> bool {
     }
 }
 
-/// A replay link for an ended match whose table this server keeps, else a dash.
+/// A replay link for an ended match whose table is kept here or on a running node, else a dash.
 fn replay_link(hub: &Hub, m: &MatchRecord) -> Markup {
     let ended = matches!(m.state, MatchState::Finished | MatchState::Aborted);
-    let table = hub.table_here(m.server_match_id.as_deref());
+    let at = TableAt::of(hub, m.id, m.server_match_id.as_deref());
+    let here = match at {
+        TableAt::Here(id) => Some(id),
+        _ => None,
+    };
+    let url = at.url(&format!("/ladder/replays/{}", m.id));
     html! {
-        @if ended && hub.replay_pruned(table) {
+        @if ended && hub.replay_pruned(here) {
             "pruned"
-        } @else if ended && table.is_some() {
-            a.replay href={ "/ladder/replays/" (m.id) } download { "replay" }
+        } @else if let Some(url) = url.filter(|_| ended) {
+            a.replay href=(url) download { "replay" } @if let Some(n) = at.note() { (n) }
         } @else {
-            "–"
+            "–" @if let Some(n) = at.note().filter(|_| ended) { (n) }
         }
     }
 }
@@ -1152,7 +1247,11 @@ fn match_page(
         .map(|s| names.get(store, s.version))
         .collect::<Result<Vec<Name>, LadderError>>()?;
     let over = table_over(hub, &m);
-    let table = hub.table_here(m.server_match_id.as_deref());
+    let at = TableAt::of(hub, m.id, m.server_match_id.as_deref());
+    let table = match at {
+        TableAt::Here(id) => Some(id),
+        TableAt::Node(..) | TableAt::Nowhere => None,
+    };
     let server_id = table.unwrap_or_default();
     // Rounds, scores and totals: from the server's record of the match, once it has ended.
     let report = if over {
@@ -1197,11 +1296,24 @@ fn match_page(
                 }
                 @if !server_id.is_empty() { dt { "Server match" } dd { code { (Text(server_id)) } } }
             }
+            // Another node's table: its rounds are on its own page.
+            @if let TableAt::Node(h, _) = &at {
+                dt { "Table" }
+                dd.node {
+                    @if h.up {
+                        "hosted by node " (h.node.0) ": its rounds are on "
+                        a href=(on_node(&h.address, &format!("/ladder/matches/{}", m.id))) { "its page there" }
+                    } @else {
+                        "hosted by node " (h.node.0) ", which stopped: its rounds, viewer and replay \
+                         are kept in that node's data directory"
+                    }
+                }
+            }
             dt { "Replay" } dd { (replay_link(hub, &m)) }
             // The server's match viewer: public information while the match is played, every
             // hand and any seat's view once it has ended.
-            @if !server_id.is_empty() {
-                dt { "Watch" } dd { a.watch href=(viewer_url(server_id)) { "the match viewer" } }
+            @if let Some(url) = at.viewer() {
+                dt { "Watch" } dd { a.watch href=(url) { "the match viewer" } @if let Some(n) = at.note() { (n) } }
             }
         }
         table.seats {
@@ -1324,10 +1436,21 @@ fn replay_file(hub: &Hub, ladder: &Ladder<dyn Store>, id: MatchId) -> Result<Pag
             m.state.as_str()
         )));
     }
-    let replay = hub
-        .table_here(m.server_match_id.as_deref())
-        .and_then(|id| hub.host.find_blocking(id))
-        .and_then(|e| e.replay());
+    let at = TableAt::of(hub, id, m.server_match_id.as_deref());
+    if let TableAt::Node(h, _) = &at {
+        return Ok(match at.url(&format!("/ladder/replays/{id}")) {
+            Some(url) => Page::Elsewhere(url),
+            None => Page::not_found(format!(
+                "ladder match {id} was hosted by node {}, which stopped: its replay is kept in \
+                 that node's data directory",
+                h.node.0
+            )),
+        });
+    }
+    let replay = match at {
+        TableAt::Here(table) => hub.host.find_blocking(table).and_then(|e| e.replay()),
+        TableAt::Node(..) | TableAt::Nowhere => None,
+    };
     match replay {
         Some(r) => Ok(Page::File {
             name: format!("ladder-match-{id}.replay"),

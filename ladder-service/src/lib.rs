@@ -944,6 +944,23 @@ impl Hub {
         (!elsewhere).then_some(id)
     }
 
+    /// The other node of a shared ladder that hosted ladder match `id` (`None` on a ladder of
+    /// one server, for a match this node hosted, or one no node claimed). Blocking: reads the
+    /// store.
+    pub(crate) fn host_elsewhere(
+        &self,
+        id: maumau_ladder::MatchId,
+    ) -> Option<maumau_ladder::store::Host> {
+        let c = self.cluster.as_ref()?;
+        match c.pg.host_of(id) {
+            Ok(host) => host.filter(|h| h.node != c.node()),
+            Err(e) => {
+                tracing::debug!(error = %e, ladder_match = %id, "could not read a match's node");
+                None
+            }
+        }
+    }
+
     /// Drains the version's open lobby, whichever form it has (the unary DrainLobby). Returns
     /// whether one was open and how many of the version's matches are in flight.
     fn drain_open(&self, version: VersionId) -> (bool, u32) {

@@ -114,6 +114,11 @@ impl Cluster {
         }
     }
 
+    /// This node's id.
+    pub(super) fn node(&self) -> NodeId {
+        self.node
+    }
+
     /// Queues a message for a version's lobby, wherever it is open.
     pub(super) fn post(&self, version: VersionId, kind: pb::lobby_response::Kind) {
         self.post_all(None, vec![(version, kind)]);

@@ -38,7 +38,9 @@ mod sql;
 mod sqlite;
 
 pub use events::{DoneGame, EventGame, EventInfo, EventState, NewEventGame};
-pub use nodes::{Claimed, Layout, MAX_RETRIES, NodeId, NodeInfo, Notice, Posted, Reaped, STALE_MS};
+pub use nodes::{
+    Claimed, Host, Layout, MAX_RETRIES, NodeId, NodeInfo, Notice, Posted, Reaped, STALE_MS,
+};
 pub use postgres::{Availability, PgStore, PoolLimits};
 pub use rules::{HOUSE_MARK, check_not_reserved, name_key};
 pub use sqlite::{DATABASE_FILE, LOCK_FILE, SqliteStore};

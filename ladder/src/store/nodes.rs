@@ -216,6 +216,17 @@ pub struct NodeInfo {
     pub stopped_ms: Option<Millis>,
 }
 
+/// The node hosting a match's table ([`PgStore::host_of`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Host {
+    /// Its id.
+    pub node: NodeId,
+    /// Where bots reach it: its web pages are there too.
+    pub address: String,
+    /// Whether it is running (a stopped or silent node's pages cannot be reached).
+    pub up: bool,
+}
+
 fn join_list<T: ToString>(items: &[T]) -> String {
     items
         .iter()
@@ -939,6 +950,29 @@ impl PgStore {
                 stopped_ms: r.get(4),
             })
             .collect())
+        })
+    }
+
+    /// The node that hosted (or hosts) a match's table, with its address and whether it is up
+    /// (not stopped, heartbeat within [`STALE_MS`] by the database's clock); `None` for a match
+    /// no node claimed.
+    pub fn host_of(&self, id: MatchId) -> Result<Option<Host>> {
+        self.tx(|t| {
+            Ok(t.query_opt(
+                concat!(
+                    "SELECT n.id, n.address,
+                        n.stopped_ms IS NULL AND n.heartbeat_ms >= ",
+                    db_now!(),
+                    " - $2
+                     FROM matches m JOIN nodes n ON n.id = m.lease_owner WHERE m.id = $1"
+                ),
+                &[&id.0, &STALE_MS],
+            )?
+            .map(|r| Host {
+                node: NodeId(r.get(0)),
+                address: r.get(1),
+                up: r.get(2),
+            }))
         })
     }
 
