@@ -1,7 +1,9 @@
 //! One node of a ladder shared by several server processes on one PostgreSQL store.
 //!
-//! Every node runs [`run`]: every [`POLL`] (or at once when kicked) it sends the lobby messages
-//! it queued, takes the ones queued for the lobbies open here and delivers them, claims up to
+//! Every node runs [`run`]: at once when kicked (its own messages or matches, or another node's
+//! notification naming it), else every [`POLL`] if a one-statement question finds anything, it
+//! sends the lobby messages it queued, takes the ones queued for the lobbies open here and
+//! delivers them, claims up to
 //! [`CLAIM_BATCH`] scheduled matches and hosts them (a match on its game server, invitations to the
 //! seats' lobbies wherever they are, a watcher that records the end), and every [`HEARTBEAT`]
 //! publishes its open lobbies and renews the leases of the matches it hosts. A match whose lease
@@ -373,14 +375,29 @@ pub(super) async fn run(hub: Arc<Hub>) {
         tracing::warn!(error = %e, "cannot listen to the other ladder nodes; polling only");
     }
     let mut last_beat: Option<Instant> = None;
+    // Whether this round was asked for (a notification, this node's own messages or matches, a
+    // busy round before) rather than due to the poll.
+    let mut asked = true;
     loop {
         if c.left.load(Ordering::SeqCst) {
             return;
         }
-        let outbox = std::mem::take(&mut *lock(&c.outbox));
         let versions = hub.local_versions();
         let claim = if hub.is_closed() { 0 } else { CLAIM_BATCH };
         let beat = last_beat.is_none_or(|t| t.elapsed() >= HEARTBEAT);
+        // A poll first asks whether there is anything at all (one statement): the notifications
+        // bring nearly all work, and three idle nodes polling would otherwise spend more of the
+        // store than the matches do.
+        if !asked && !beat && lock(&c.outbox).is_empty() {
+            let pg = c.pg.clone();
+            let probe = versions.clone();
+            let work = tokio::task::spawn_blocking(move || pg.has_work(&probe, claim > 0)).await;
+            if matches!(work, Ok(Ok(false))) {
+                asked = next_wake(c).await;
+                continue;
+            }
+        }
+        let outbox = std::mem::take(&mut *lock(&c.outbox));
         let lobbies = beat.then(|| hub.open_lobbies());
         let pg = c.pg.clone();
         let node = c.node;
@@ -442,12 +459,18 @@ pub(super) async fn run(hub: Arc<Hub>) {
         if busy {
             // More may be waiting.
             tokio::task::yield_now().await;
+            asked = true;
             continue;
         }
-        tokio::select! {
-            () = c.kick.notified() => {}
-            () = tokio::time::sleep(POLL) => {}
-        }
+        asked = next_wake(c).await;
+    }
+}
+
+/// Waits for a kick (true: work was asked for) or the next poll (false).
+async fn next_wake(c: &Cluster) -> bool {
+    tokio::select! {
+        () = c.kick.notified() => true,
+        () = tokio::time::sleep(POLL) => false,
     }
 }
 

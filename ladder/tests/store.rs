@@ -1534,10 +1534,18 @@ fn postgres_nodes_hear_what_the_others_notify() {
     a.post_events(&[message(vs[0], Some(id)), message(vs[1], Some(id))])
         .unwrap();
     heard(Notice::Ended(vec![na, nb]));
+    // A poll's question: messages for these lobbies, or (when claiming) a match to claim.
+    assert!(a.has_work(&[vs[1]], false).unwrap());
+    assert!(!a.has_work(&[], false).unwrap());
     // The messages are taken in the order they were queued, whatever the node.
     let taken = a.take_events(&[vs[0], vs[1], vs[2]]).unwrap();
     let order: Vec<VersionId> = taken.iter().map(|(v, _)| *v).collect();
     assert_eq!(order, vec![vs[0], vs[0], vs[2], vs[0], vs[1]]);
+    assert!(!a.has_work(&[vs[0], vs[1], vs[2]], true).unwrap());
+    a.schedule_laid_out(&new_match(season, &pair), layout, 10)
+        .unwrap();
+    assert!(a.has_work(&[], true).unwrap());
+    assert!(!a.has_work(&[vs[0]], false).unwrap());
     b.close();
     a.close();
 }

@@ -919,6 +919,24 @@ impl PgStore {
         })
     }
 
+    /// Whether a node's round would find anything: messages for `versions`, or (with `claim`) a
+    /// scheduled match to claim. One statement: what a node asks at a poll, between the
+    /// notifications that tell it of work, before it runs a whole round.
+    pub fn has_work(&self, versions: &[VersionId], claim: bool) -> Result<bool> {
+        let ids: Vec<i64> = versions.iter().map(|v| v.0).collect();
+        self.tx(|t| {
+            Ok(t.query_one(
+                "SELECT EXISTS (SELECT 1 FROM lobby_events WHERE version_id = ANY($1))
+                     OR ($2 AND EXISTS (
+                         SELECT 1 FROM matches
+                         WHERE state = 'scheduled' AND lease_owner IS NULL
+                           AND table_seats IS NOT NULL))",
+                &[&ids, &claim],
+            )?
+            .get(0))
+        })
+    }
+
     /// Deletes lobby messages older than `ttl_ms` by the database's clock (for versions whose
     /// lobby never came back).
     pub fn purge_events(&self, ttl_ms: Millis) -> Result<u64> {
