@@ -21,7 +21,8 @@
 //! ```
 //!
 //! Each seat of a table is a one-player team ranked by its placing (1 is best, equal placings
-//! tie), rated with `skillratings`' `weng_lin_multi_team`. The ladder keeps ratings per season,
+//! tie), rated as `skillratings`' `weng_lin_multi_team` rates it (on the stack, bit for bit the
+//! same: [`update_table`]). The ladder keeps ratings per season,
 //! profile and version. The shown score is μ − 3σ, the 95% interval μ ± 1.96σ; a version is
 //! provisional until it has [`RatingConfig::provisional_matches`] rated matches or σ falls below
 //! [`RatingConfig::provisional_sigma`].
@@ -211,7 +212,7 @@ pub fn rate_table(
     Ok(after)
 }
 
-/// Tables up to this many seats are rated without allocating the update's input (the engine's
+/// Tables up to this many seats are rated on the stack ([`weng_lin_seats`]; the engine's
 /// largest table has 8).
 const STACK_SEATS: usize = 8;
 
@@ -230,35 +231,90 @@ fn from_weng_lin(r: &WengLinRating) -> Rating {
 }
 
 /// The Weng-Lin update of one table, in place: each seat a one-player team ranked by its
-/// placing (`placings[i]` for `ratings[i]`; 1 is best, equal placings tie), rated with
-/// skillratings' `weng_lin_multi_team`. Seats past the shorter of the two slices are left as
-/// they are. Placings are not checked here ([`check_placings`] does that).
+/// placing (`placings[i]` for `ratings[i]`; 1 is best, equal placings tie), as skillratings'
+/// `weng_lin_multi_team` rates them. Seats past the shorter of the two slices are left as they
+/// are. Placings are not checked here ([`check_placings`] does that).
 ///
-/// The one wrapper of skillratings' Weng-Lin in the workspace: the ladder ([`rate_table`]) and
-/// the tournament's standings both rate through it (and [`update_two`]), each with its own β.
+/// The one Weng-Lin update of a table in the workspace: the ladder ([`rate_table`]) and the
+/// tournament's standings both rate through it (and [`update_two`]), each with its own β. Up to
+/// [`STACK_SEATS`] seats it is [`weng_lin_seats`], which performs skillratings' floating-point
+/// operations in skillratings' order without its allocations (a property test checks the two
+/// agree to the last bit); larger tables go to skillratings itself.
 pub fn update_table(config: &WengLinConfig, ratings: &mut [Rating], placings: &[u8]) {
     let n = ratings.len().min(placings.len());
-    let place = |i: usize| placings.get(i).map_or(usize::MAX, |&p| usize::from(p));
-    let updated = if n <= STACK_SEATS {
-        let teams: [[WengLinRating; 1]; STACK_SEATS] =
-            std::array::from_fn(|i| [ratings.get(i).map_or(WengLinRating::new(), to_weng_lin)]);
-        let input: [(&[WengLinRating], MultiTeamOutcome); STACK_SEATS] =
-            std::array::from_fn(|i| (&teams[i][..], MultiTeamOutcome::new(place(i))));
-        weng_lin_multi_team(&input[..n], config)
-    } else {
-        let teams: Vec<[WengLinRating; 1]> =
-            ratings[..n].iter().map(|r| [to_weng_lin(r)]).collect();
-        let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (&t[..], MultiTeamOutcome::new(place(i))))
-            .collect();
-        weng_lin_multi_team(&input, config)
-    };
+    if n <= STACK_SEATS {
+        weng_lin_seats(config, &mut ratings[..n], &placings[..n]);
+        return;
+    }
+    let teams: Vec<[WengLinRating; 1]> = ratings[..n].iter().map(|r| [to_weng_lin(r)]).collect();
+    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+        .iter()
+        .zip(placings)
+        .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(usize::from(p))))
+        .collect();
+    let updated = weng_lin_multi_team(&input, config);
     for (r, team) in ratings.iter_mut().zip(&updated) {
         if let Some(after) = team.first() {
             *r = from_weng_lin(after);
         }
+    }
+}
+
+/// skillratings' `weng_lin_multi_team` (0.29) for a table of at most [`STACK_SEATS`] one-player
+/// teams, in place and on the stack. For each seat `i` against each other seat `q`, in order:
+/// `c = sqrt(2β² + σᵢ² + σ_q²)`, `p = e^(μᵢ/c) / (e^(μᵢ/c) + e^(μ_q/c))`, the score 1, ½ or 0,
+/// `Ω += σᵢ²/c · (score − p)` and `Δ += (σᵢ/c) · σᵢ²/c² · p(1 − p)`; then
+/// `μᵢ += (σᵢ²/σᵢ²)·Ω` and `σᵢ = sqrt(σᵢ² · max(1 − (σᵢ²/σᵢ²)·Δ, κ))`, each written exactly
+/// as skillratings writes it (a team's σ² is its one player's). `c` and the two exponentials
+/// are the same for `(i, q)` and `(q, i)` (IEEE addition commutes), so each pair's are computed
+/// once.
+fn weng_lin_seats(config: &WengLinConfig, ratings: &mut [Rating], placings: &[u8]) {
+    let n = ratings.len();
+    let mut mu = [0.0; STACK_SEATS];
+    let mut var = [0.0; STACK_SEATS];
+    for (i, r) in ratings.iter().enumerate() {
+        mu[i] = r.mu;
+        var[i] = r.sigma.powi(2);
+    }
+    let beta_sq = config.beta.powi(2);
+    // Per pair (i < q): c, e^(μᵢ/c) and e^(μ_q/c).
+    let mut pair = [[(0.0, 0.0, 0.0); STACK_SEATS]; STACK_SEATS];
+    for i in 0..n {
+        for q in i + 1..n {
+            let c = 2.0f64.mul_add(beta_sq, var[i] + var[q]).sqrt();
+            pair[i][q] = (c, (mu[i] / c).exp(), (mu[q] / c).exp());
+        }
+    }
+    for i in 0..n {
+        let (mut omega, mut large_delta) = (0.0, 0.0);
+        for q in (0..n).filter(|&q| q != i) {
+            let (c, p) = if i < q {
+                let (c, ei, eq) = pair[i][q];
+                (c, ei / (ei + eq))
+            } else {
+                let (c, eq, ei) = pair[q][i];
+                (c, ei / (ei + eq))
+            };
+            let score = match placings[q].cmp(&placings[i]) {
+                std::cmp::Ordering::Greater => 1.0,
+                std::cmp::Ordering::Equal => 0.5,
+                std::cmp::Ordering::Less => 0.0,
+            };
+            let gamma = var[i].sqrt() / c;
+            omega += (var[i] / c) * (score - p);
+            large_delta += gamma * var[i] / c.powi(2) * p * (1.0 - p);
+        }
+        // The player's share of its team's σ²: 1 for a one-player team (NaN for σ = 0),
+        // computed as skillratings computes it.
+        let (player_sq, team_sq) = (var[i], var[i]);
+        let share = player_sq / team_sq;
+        let shrink = share
+            .mul_add(-large_delta, 1.0)
+            .max(config.uncertainty_tolerance);
+        ratings[i] = Rating {
+            mu: share.mul_add(omega, mu[i]),
+            sigma: (var[i] * shrink).sqrt(),
+        };
     }
 }
 
@@ -351,6 +407,34 @@ mod tests {
             update_table(&config, &mut multi, &placings);
             assert!(x.close_to(&multi[0], 1e-9), "{placings:?}");
             assert!(y.close_to(&multi[1], 1e-9), "{placings:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The stack update performs skillratings' operations in skillratings' order: every
+        /// table of up to 8 seats, any ratings, β and placings (ties, gaps), to the last bit.
+        #[test]
+        fn the_stack_update_is_skillratings_bit_for_bit(
+            seats in proptest::collection::vec((-60.0f64..120.0, 0.001f64..30.0, 1u8..=8), 1..=8),
+            beta in 0.1f64..20.0,
+            tolerance in 0.0f64..0.01,
+        ) {
+            let config = WengLinConfig { beta, uncertainty_tolerance: tolerance };
+            let mut ours: Vec<Rating> =
+                seats.iter().map(|&(mu, sigma, _)| Rating { mu, sigma }).collect();
+            let placings: Vec<u8> = seats.iter().map(|s| s.2).collect();
+            let teams: Vec<[WengLinRating; 1]> = ours.iter().map(|r| [to_weng_lin(r)]).collect();
+            let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+                .iter()
+                .zip(&placings)
+                .map(|(t, &p)| (&t[..], MultiTeamOutcome::new(usize::from(p))))
+                .collect();
+            let theirs = weng_lin_multi_team(&input, &config);
+            update_table(&config, &mut ours, &placings);
+            for (a, b) in ours.iter().zip(&theirs) {
+                proptest::prop_assert_eq!(a.mu.to_bits(), b[0].rating.to_bits());
+                proptest::prop_assert_eq!(a.sigma.to_bits(), b[0].uncertainty.to_bits());
+            }
         }
     }
 
