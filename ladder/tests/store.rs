@@ -1908,3 +1908,41 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
     assert_eq!(schema_step.0, schema_step.1);
     assert_eq!(schema_step.0, 9);
 }
+
+/// The store's queries are prepared once per connection, not once per transaction: the same
+/// calls again prepare nothing new, and a failed transaction leaves the prepared ones usable.
+#[test]
+fn postgres_prepares_each_query_once_per_connection() {
+    use maumau_ladder::store::PoolLimits;
+    let url = common::postgres::fresh_database();
+    let s = PgStore::open_with(
+        &url,
+        PoolLimits {
+            max_connections: 1,
+            ..PoolLimits::default()
+        },
+    )
+    .unwrap();
+    let season = s.open_season("s1", 0).unwrap();
+    let vs = versions(&s, 2);
+    s.schedule_match(&new_match(season, &vs), 10).unwrap();
+    let prepared = s.prepared_statements();
+    assert!(prepared > 0, "nothing kept prepared");
+    for _ in 0..3 {
+        s.schedule_match(&new_match(season, &vs), 10).unwrap();
+        s.seasons().unwrap();
+    }
+    let again = s.prepared_statements();
+    // The season list is one more query; scheduling again prepares nothing.
+    assert!(again <= prepared + 1, "{prepared} then {again}");
+    // A transaction that fails half-way (a finish without results, refused after the match
+    // was read) leaves them usable.
+    let id = s.schedule_match(&new_match(season, &vs), 10).unwrap();
+    assert!(
+        s.finish_match(id, &[], &RatingConfig::default(), 20)
+            .is_err()
+    );
+    assert_eq!(s.match_record(id).unwrap().seats.len(), 2);
+    assert_eq!(s.match_record(id).unwrap().state, MatchState::Scheduled);
+    s.close();
+}
