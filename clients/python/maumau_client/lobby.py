@@ -222,6 +222,7 @@ def hold_lobby(
     max_backoff: float = 30.0,
     first_backoff: float = 0.25,
     stats: Optional[LobbyStats] = None,
+    transport: Optional[str] = None,
 ) -> LobbyStats:
     """Holds the version's lobby and plays its invitations until ``drain`` is set (then drains and
     returns once every running match is over); raises :class:`LobbyError` when the ladder refuses
@@ -233,10 +234,25 @@ def hold_lobby(
     ``on_event(kind, message)`` hears ``welcome``, ``waiting`` (a ``LobbyWaiting``),
     ``invitation``, ``match_ended``, ``notice``, ``played`` (``(invitation, error or None)``),
     ``dropped`` (the error), ``draining`` and ``drained``; :func:`describe` turns each into a line.
+
+    ``transport`` is :func:`maumau_client.run`'s: by default the lobby and its matches are played
+    by the Rust SDK's lobby and runner when ``maumau_engine`` is installed with them (the same
+    events, the same ``stats``; the first reconnection delay is then a quarter of a second
+    whatever ``first_backoff`` says), else on grpcio. A bot's exception fails its match either
+    way: reported in ``played`` and ``stats.failures``, and the seat given up.
     """
+    from . import native
+
     drain = drain if drain is not None else threading.Event()
     stats = stats if stats is not None else LobbyStats()
     make_bot: Callable[[], Bot] = (lambda: bot) if isinstance(bot, Bot) else bot  # type: ignore[assignment]
+    if native.use_native(transport):
+        native.hold_lobby(
+            make_bot, address, key, name=getattr(bot, "name", Bot.name), max_matches=max_matches,
+            profiles=profiles, seats=seats, drain=drain, on_event=on_event, max_backoff=max_backoff,
+            stats=stats,
+        )
+        return stats
     hello = ladder_pb2.LobbyHello(version_key=key, max_matches=max_matches, profiles=list(profiles), seats=list(seats))
     lock = threading.Lock()
 
