@@ -14,11 +14,15 @@ Ladder bots: :func:`register` a version, then :func:`hold_lobby` plays its invit
 ``maumau_client.deals`` recomputes a finished match's deals from its revealed seed and checks
 them against what a seat saw (``DealRecorder``, ``check_deals``).
 
+``maumau_client.native`` chooses the transport: with ``maumau_engine`` installed, ``run`` and
+``hold_lobby`` play on the Rust SDK's runner (about twice as fast), else on grpcio;
+``transport="grpcio"`` or ``MAUMAU_PYTHON_TRANSPORT=grpcio`` keeps grpcio.
+
 ``maumau_client.serve.LocalServer`` runs a real ``maumau serve`` on a free loopback port, for a
 bot's own tests.
 """
 
-from . import deals
+from . import deals, native
 from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
 from .lobby import (
     LobbyError, LobbyStats, Registration, describe, hold_lobby, lobby_from_env, register,
@@ -26,6 +30,6 @@ from .lobby import (
 
 __all__ = [
     "Bot", "LobbyError", "LobbyStats", "MatchError", "Registration", "RunStats", "deals",
-    "describe", "hold_lobby", "lobby_from_env", "register", "run", "seed_commitment", "verify_seed",
+    "describe", "hold_lobby", "lobby_from_env", "native", "register", "run", "seed_commitment", "verify_seed",
 ]
 __version__ = "0.1.0"
