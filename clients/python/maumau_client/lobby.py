@@ -18,18 +18,17 @@ A tournament's ``lobby:`` entrant gets its lobby in the environment (:func:`lobb
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
-import grpc
+from .bot import Bot, channel_options
+from .pb.maumau.v1 import ladder_pb2
 
-from .bot import Bot, _AioChannel, _Outbox, _play, channel_options
-from .pb.maumau.v1 import ladder_pb2, ladder_pb2_grpc
+if TYPE_CHECKING:  # grpc is imported when used: a bot on the native transport never needs it
+    import grpc
 
 __all__ = [
     "LOBBY_ADDR_VAR", "LOBBY_KEY_VAR", "LobbyError", "LobbyStats", "Registration", "describe",
@@ -58,16 +57,20 @@ def lobby_from_env() -> Optional[tuple]:
         return None
     return addr.split("://", 1)[-1].rstrip("/"), key
 
-# Refusals after which opening the lobby again cannot help.
-_FATAL_CODES = {
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.ABORTED,  # superseded: a newer lobby of the same version took over
-}
+
+def _fatal_codes() -> set:
+    """Refusals after which opening the lobby again cannot help."""
+    import grpc
+
+    return {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.ABORTED,  # superseded: a newer lobby of the same version took over
+    }
 
 
 class LobbyError(Exception):
@@ -118,6 +121,10 @@ def register(
 
     Raises :class:`LobbyError` when the ladder refuses (a taken name, a missing invitation code).
     """
+    import grpc
+
+    from .pb.maumau.v1 import ladder_pb2_grpc
+
     ch = channel if channel is not None else grpc.insecure_channel(
         address, options=channel_options(address)
     )
@@ -200,6 +207,10 @@ async def _withdraw(channel: grpc.aio.Channel, key: str, invitation: ladder_pb2.
     """Gives up the seat of a match whose player failed (``LadderService.WithdrawSeat``), so that a
     match it never joined is aborted now rather than at its join deadline; the server leaves a
     match that started alone. Best effort: a failed call leaves the deadline to do it."""
+    import grpc.aio
+
+    from .pb.maumau.v1 import ladder_pb2_grpc
+
     request = ladder_pb2.WithdrawSeatRequest(ladder_match_id=invitation.ladder_match_id, seat=invitation.seat)
     try:
         await ladder_pb2_grpc.LadderServiceStub(channel).WithdrawSeat(
@@ -253,6 +264,15 @@ def hold_lobby(
             stats=stats,
         )
         return stats
+
+    import asyncio
+    import concurrent.futures
+
+    import grpc
+    import grpc.aio
+
+    from ._grpcio import _AioChannel, _Outbox, _play
+    from .pb.maumau.v1 import ladder_pb2_grpc
     hello = ladder_pb2.LobbyHello(version_key=key, max_matches=max_matches, profiles=list(profiles), seats=list(seats))
     lock = threading.Lock()
 
@@ -337,7 +357,7 @@ def hold_lobby(
                         stats.invitations += 1
                         playing.append(asyncio.run_coroutine_threadsafe(play(message), loop))
             except grpc.RpcError as e:
-                if e.code() in _FATAL_CODES:
+                if e.code() in _fatal_codes():
                     refused = _refused("the ladder refused the lobby", e)
                     break
                 error = e

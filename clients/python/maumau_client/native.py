@@ -22,12 +22,13 @@ import importlib.util
 import os
 import sys
 import threading
-from typing import Callable, Optional
-
-import grpc
+from typing import TYPE_CHECKING, Callable, Optional
 
 from .bot import Bot, MatchError
 from .pb.maumau.v1 import ladder_pb2, play_pb2, record_pb2
+
+if TYPE_CHECKING:
+    import grpc
 
 __all__ = ["TRANSPORT_VAR", "TRANSPORTS", "available", "use_native"]
 
@@ -140,6 +141,8 @@ def _player(bot: Bot) -> tuple:
 
 
 def _status(code: int) -> Optional[grpc.StatusCode]:
+    import grpc
+
     return next((c for c in grpc.StatusCode if c.value[0] == code), None) if code else None
 
 
