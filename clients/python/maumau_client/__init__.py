@@ -22,11 +22,30 @@ them against what a seat saw (``DealRecorder``, ``check_deals``).
 bot's own tests.
 """
 
-from . import deals, native
+from . import native
 from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
-from .lobby import (
-    LobbyError, LobbyStats, Registration, describe, hold_lobby, lobby_from_env, register,
-)
+
+# Imported on first use (PEP 562), so that a bot launched once per match imports only what it plays
+# with: ``from maumau_client import hold_lobby`` and ``maumau_client.deals`` work as ever.
+_LAZY = {
+    "deals": "deals",
+    "LobbyError": "lobby", "LobbyStats": "lobby", "Registration": "lobby", "describe": "lobby",
+    "hold_lobby": "lobby", "lobby_from_env": "lobby", "register": "lobby",
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = importlib.import_module(f".{module}", __name__)
+    return loaded if name == module else getattr(loaded, name)
+
+
+def __dir__() -> list:
+    return sorted(__all__)
 
 __all__ = [
     "Bot", "LobbyError", "LobbyStats", "MatchError", "Registration", "RunStats", "deals",

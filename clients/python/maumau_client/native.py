@@ -25,7 +25,7 @@ import threading
 from typing import TYPE_CHECKING, Callable, Optional
 
 from .bot import Bot, MatchError
-from .pb.maumau.v1 import ladder_pb2, play_pb2, record_pb2
+from .pb.maumau.v1 import play_pb2, record_pb2
 
 if TYPE_CHECKING:
     import grpc
@@ -157,28 +157,27 @@ def run(bot: Bot, address: str, token: str, name: str, max_reconnects: int, batc
     return record_pb2.MatchReport.FromString(report)
 
 
-# Lobby events whose payload is a message's bytes.
-_LOBBY_MESSAGES = {
-    "welcome": ladder_pb2.LobbyWelcome,
-    "waiting": ladder_pb2.LobbyWaiting,
-    "invitation": ladder_pb2.Invitation,
-    "match_ended": ladder_pb2.LadderMatchEnded,
-    "notice": ladder_pb2.LobbyNotice,
-}
-
-
 def hold_lobby(make_bot: Callable[[], Bot], address: str, key: str, *, name: str, max_matches: int,
                profiles: tuple, seats: tuple, drain: threading.Event, on_event: Callable[[str, object], None],
                max_backoff: float, stats) -> None:
     """:func:`maumau_client.hold_lobby` on the native runner; fills ``stats`` as grpcio does."""
     from .lobby import LobbyError  # lobby imports this module
+    from .pb.maumau.v1 import ladder_pb2
 
     core = _core()
+    # Lobby events whose payload is a message's bytes.
+    messages = {
+        "welcome": ladder_pb2.LobbyWelcome,
+        "waiting": ladder_pb2.LobbyWaiting,
+        "invitation": ladder_pb2.Invitation,
+        "match_ended": ladder_pb2.LadderMatchEnded,
+        "notice": ladder_pb2.LobbyNotice,
+    }
 
     def event(kind: str, payload) -> None:
         message = payload
-        if kind in _LOBBY_MESSAGES:
-            message = _LOBBY_MESSAGES[kind].FromString(payload)
+        if kind in messages:
+            message = messages[kind].FromString(payload)
             if kind == "welcome":
                 stats.lobbies += 1
             elif kind == "waiting":
