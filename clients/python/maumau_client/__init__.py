@@ -23,12 +23,12 @@ bot's own tests.
 """
 
 from . import native
-from .bot import Bot, MatchError, RunStats, run, seed_commitment, verify_seed
+from .bot import Bot, MatchError, run, seed_commitment, verify_seed
 
 # Imported on first use (PEP 562), so that a bot launched once per match imports only what it plays
 # with: ``from maumau_client import hold_lobby`` and ``maumau_client.deals`` work as ever.
 _LAZY = {
-    "deals": "deals",
+    "deals": "deals", "RunStats": "_grpcio",
     "LobbyError": "lobby", "LobbyStats": "lobby", "Registration": "lobby", "describe": "lobby",
     "hold_lobby": "lobby", "lobby_from_env": "lobby", "register": "lobby",
 }

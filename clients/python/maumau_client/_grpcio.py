@@ -8,15 +8,33 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
+from dataclasses import dataclass, field
 from typing import Iterator, Optional, Union
 
 import grpc
 import grpc.aio
 
-from .bot import Bot, MatchError, RunStats, channel_options
+from .bot import Bot, MatchError, channel_options
 from .pb.maumau.v1 import errors_pb2, match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc, record_pb2
 
 log = logging.getLogger("maumau_client")
+
+
+@dataclass
+class RunStats:
+    """What happened on the wire during :func:`run` (pass one in to read it afterwards)."""
+
+    streams: int = 0  #: Play streams opened (1 + reconnects)
+    resumed_from: list = field(default_factory=list)  #: last_event_number sent in each resume
+    events: int = 0  #: events handed to the bot
+    duplicates: int = 0  #: events dropped because their number was already seen
+    gaps: int = 0  #: times a gap in the numbers made the helper ask for a Resume
+    prompts: int = 0  #: required prompts answered
+    resent: int = 0  #: answers re-sent after a reconnect
+    rejected: int = 0  #: ActionRejected received
+    batches: int = 0  #: EventBatch messages received
+    accepted: int = 0  #: ActionAccepted received, on their own or in batches
+    last_event_number: int = 0
 
 # Refusals after which reconnecting cannot help (the `maumau-reason` trailer of a failed stream).
 _FATAL_REASONS = {

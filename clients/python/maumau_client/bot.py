@@ -18,8 +18,6 @@ bot launched once per match does not pay for importing grpc.
 from __future__ import annotations
 
 import hashlib
-import logging
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from .pb.maumau.v1 import play_pb2, record_pb2
@@ -27,10 +25,9 @@ from .pb.maumau.v1 import play_pb2, record_pb2
 if TYPE_CHECKING:
     import grpc
 
+    from ._grpcio import RunStats
+
 __all__ = ["Bot", "MatchError", "RunStats", "run", "seed_commitment", "verify_seed"]
-
-log = logging.getLogger("maumau_client")
-
 
 def seed_commitment(seed: int, salt: bytes = b"") -> bytes:
     """SHA-256(salt ‖ seed as 8 big-endian bytes), as sent in Welcome and CreateMatchResponse.
@@ -110,23 +107,6 @@ class Bot:
         """The match is over."""
 
 
-@dataclass
-class RunStats:
-    """What happened on the wire during :func:`run` (pass one in to read it afterwards)."""
-
-    streams: int = 0  #: Play streams opened (1 + reconnects)
-    resumed_from: list = field(default_factory=list)  #: last_event_number sent in each resume
-    events: int = 0  #: events handed to the bot
-    duplicates: int = 0  #: events dropped because their number was already seen
-    gaps: int = 0  #: times a gap in the numbers made the helper ask for a Resume
-    prompts: int = 0  #: required prompts answered
-    resent: int = 0  #: answers re-sent after a reconnect
-    rejected: int = 0  #: ActionRejected received
-    batches: int = 0  #: EventBatch messages received
-    accepted: int = 0  #: ActionAccepted received, on their own or in batches
-    last_event_number: int = 0
-
-
 def run(
     bot: Bot,
     address: str,
@@ -196,8 +176,9 @@ def run(
         return pool.submit(asyncio.run, coroutine).result()
 
 
-# The grpcio transport's internals, at their old address (``from maumau_client.bot import _Session``).
-_MOVED = {"_Session", "_Outbox", "_AioChannel", "_AioStream", "_SyncChannel", "_SyncStream", "_play",
+# The grpcio transport's parts, at their old address (``from maumau_client.bot import RunStats``):
+# RunStats counts what happened on grpcio's wire, so it lives there too.
+_MOVED = {"RunStats", "_Session", "_Outbox", "_AioChannel", "_AioStream", "_SyncChannel", "_SyncStream", "_play",
           "_reason", "_result_after_end", "_FATAL_REASONS", "_RETRYABLE_CODES"}
 
 

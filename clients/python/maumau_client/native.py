@@ -18,7 +18,6 @@ never needs ``maumau_engine``: without it, everything plays on grpcio.
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.util
 import os
 import sys
 import threading
@@ -47,26 +46,30 @@ def _find_core():
     a bot launched once per match should not pay for."""
     module = sys.modules.get("maumau_engine._core")
     if module is None:
-        try:
-            spec = importlib.util.find_spec("maumau_engine")
-        except (ImportError, ValueError):
-            return None
+        spec = importlib.machinery.PathFinder.find_spec("maumau_engine")
+        if spec is None:  # installed where only a finder of its own knows (an editable install)
+            from importlib.util import find_spec
+
+            try:
+                spec = find_spec("maumau_engine")
+            except (ImportError, ValueError):
+                return None
         if spec is None or not spec.submodule_search_locations:
             return None
         for folder in spec.submodule_search_locations:
             for suffix in importlib.machinery.EXTENSION_SUFFIXES:
                 path = os.path.join(folder, "_core" + suffix)
-                if os.path.isfile(path):
-                    core_spec = importlib.util.spec_from_file_location("maumau_engine._core", path)
-                    if core_spec is None:
-                        continue
-                    try:
-                        module = importlib.util.module_from_spec(core_spec)
-                        core_spec.loader.exec_module(module)  # type: ignore[union-attr]
-                    except ImportError:
-                        return None
-                    sys.modules["maumau_engine._core"] = module
-                    break
+                if not os.path.isfile(path):
+                    continue
+                loader = importlib.machinery.ExtensionFileLoader("maumau_engine._core", path)
+                core_spec = importlib.machinery.ModuleSpec("maumau_engine._core", loader, origin=path)
+                try:
+                    module = loader.create_module(core_spec)
+                    loader.exec_module(module)
+                except ImportError:
+                    return None
+                sys.modules["maumau_engine._core"] = module
+                break
             if module is not None:
                 break
     if module is None or not hasattr(module, "play_seat"):
