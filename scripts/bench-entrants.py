@@ -12,7 +12,10 @@ server `maumau tournament` starts (`--deals N` duplicate deals, so 2N games), wi
 
   py-cmd    `python3 clients/python/examples/random_bot.py`, launched once per match
   py-lobby  `python3 clients/python/examples/ladder_bot.py`, launched once, invited to each match
-  rust      the built-in random bot over gRPC (`--over-grpc`), the Rust SDK's runner
+  rust      the built-in random bot over gRPC (`--over-grpc`), the Rust SDK's runner: both seats
+            play over gRPC here, the entrant's and its opponent's
+  rust-lobby  `maumau bot --kind random --max-matches 2` as a `lobby:` entrant: the Rust SDK's lobby
+            and runner on the entrant's seat alone, as in the Python cases
 
 py-cmd and py-lobby play on grpcio (MAUMAU_PYTHON_TRANSPORT=grpcio); py-cmd-native and
 py-lobby-native are the same programs on the native transport (MAUMAU_PYTHON_TRANSPORT=native:
@@ -20,7 +23,8 @@ the Python bot's `decide` called by the Rust SDK's runner, which needs maumau_en
 beside maumau_client, in the release profile for a fair figure).
 
 It prints each case's games per second (from the tournament's own "N games ... in S s" line) and
-the ratios py-lobby / py-cmd, rust / py-lobby, native / grpcio and py-lobby-native / rust, and each
+the ratios py-lobby / py-cmd, rust / py-lobby, native / grpcio, py-lobby-native / rust and
+py-lobby-native / rust-lobby, and each
 case's decisions per second beside its games (the Python bot draws its own random numbers, so its
 games vary in length from run to run). check-bot and check-bot-native run `maumau check-bot
 --seed 1 -- PYTHON clients/python/examples/random_bot.py` (its whole gauntlet) on each transport
@@ -86,7 +90,8 @@ def main() -> int:
     p.add_argument("--bin", default=str(ROOT / "target" / "release" / "maumau"))
     p.add_argument("--python", default=str(ROOT / "clients" / "python" / ".venv" / "bin" / "python"))
     p.add_argument("--deals", type=int, default=30)
-    p.add_argument("--cases", default="py-cmd,py-lobby,py-cmd-native,py-lobby-native,rust,check-bot,check-bot-native",
+    p.add_argument("--cases", default="py-cmd,py-lobby,py-cmd-native,py-lobby-native,rust,rust-lobby,check-bot,"
+                                      "check-bot-native",
                    help="which of the cases to run, in order")
     a = p.parse_args()
     py = a.python
@@ -98,6 +103,8 @@ def main() -> int:
         "py-cmd-native": (cmd, "native"),
         "py-lobby-native": (lobby, "native"),
         "rust": (["--bots", "random,rs=random", "--over-grpc"], "grpcio"),
+        "rust-lobby": (["--bots", "random", "--entrant", f"rs=lobby:{a.bin} bot --kind random --max-matches 2"],
+                       "grpcio"),
     }
     rates = {}
     checks = {}
@@ -123,6 +130,8 @@ def main() -> int:
             print(f"py-{kind}-native / py-{kind}: {rates[f'py-{kind}-native'] / rates[f'py-{kind}']:.2f}x")
     if "rust" in rates and "py-lobby-native" in rates:
         print(f"py-lobby-native / rust: {rates['py-lobby-native'] / rates['rust']:.2f}x (goal: at least 0.67x)")
+    if "rust-lobby" in rates and "py-lobby-native" in rates:
+        print(f"py-lobby-native / rust-lobby: {rates['py-lobby-native'] / rates['rust-lobby']:.2f}x")
     if "grpcio" in checks and "native" in checks:
         (wall_g, cpu_g), (wall_n, cpu_n) = checks["grpcio"], checks["native"]
         print(f"check-bot grpcio / native: {wall_g / wall_n:.2f}x wall, {cpu_g / cpu_n:.2f}x CPU (goal: at least 2x)")
