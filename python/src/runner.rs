@@ -13,7 +13,7 @@
 //! The GIL is released while the runner waits on the network and taken only to call Python;
 //! every call runs on the caller's thread (a current-thread tokio runtime), so a bot's hooks are
 //! never called at once from two matches, as on the grpcio transport. Signals are checked every
-//! [`SIGNAL_CHECK`]: a `KeyboardInterrupt` (or what a handler raises) stops a match, and drains a
+//! tenth of a second: a `KeyboardInterrupt` (or what a handler raises) stops a match, and drains a
 //! lobby.
 //!
 //! The player a Python caller hands over is a tuple, `(decide, decide_optional, prompt_parser,
