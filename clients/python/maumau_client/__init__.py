@@ -22,8 +22,15 @@ them against what a seat saw (``DealRecorder``, ``check_deals``).
 bot's own tests.
 """
 
+from typing import TYPE_CHECKING
+
 from . import native
 from .bot import Bot, MatchError, run, seed_commitment, verify_seed
+
+if TYPE_CHECKING:  # what __getattr__ below imports on first use, for type checkers
+    from . import deals
+    from ._grpcio import RunStats
+    from .lobby import LobbyError, LobbyStats, Registration, describe, hold_lobby, lobby_from_env, register
 
 # Imported on first use (PEP 562), so that a bot launched once per match imports only what it plays
 # with: ``from maumau_client import hold_lobby`` and ``maumau_client.deals`` work as ever.
@@ -46,6 +53,7 @@ def __getattr__(name: str):
 
 def __dir__() -> list:
     return sorted(__all__)
+
 
 __all__ = [
     "Bot", "LobbyError", "LobbyStats", "MatchError", "Registration", "RunStats", "deals",
