@@ -41,6 +41,8 @@ class SeededBot(Bot):
         self.events: list[int] = []
         self.welcomes = 0
         self.finished: list[record_pb2.MatchReport] = []
+        self.messages: list[str] = []  # each part's kind, as on_message saw it
+        self.optional: list[int] = []  # state ids of the optional prompts let pass
 
     def decide(self, prompt):
         assert isinstance(prompt, play_pb2.DecisionPrompt)
@@ -48,6 +50,15 @@ class SeededBot(Bot):
         choice = self.rng.choice(prompt.legal_actions).index
         self.choices.append(choice)
         return choice
+
+    def decide_optional(self, prompt):
+        assert isinstance(prompt, play_pb2.DecisionPrompt) and not prompt.required
+        self.optional.append(len(prompt.legal_actions))
+        return None
+
+    def on_message(self, message):
+        assert isinstance(message, play_pb2.ServerMessage)
+        self.messages.append(message.WhichOneof("kind"))
 
     def on_event(self, event):
         self.events.append(event.number)
@@ -97,6 +108,10 @@ def test_the_same_seeded_match_gives_the_same_result_on_both_transports(server):
     assert nr.result == gr.result
     assert [r.totals for r in nr.rounds] == [r.totals for r in gr.rounds]
     assert nr.actions == gr.actions
+    # Every hook saw the same: the parts of each batch, the optional prompts (heartbeats keep time).
+    steady = [[k for k in b.messages if k not in ("heartbeat", "pong")] for b in (nb, gb)]
+    assert steady[0] == steady[1] and "prompt" in steady[0] and "event" in steady[0]
+    assert nb.optional == gb.optional
 
 
 def test_a_decide_that_raises_is_raised_by_run_with_its_traceback(server):
