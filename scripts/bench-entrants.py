@@ -24,11 +24,13 @@ beside maumau_client, in the release profile for a fair figure).
 
 It prints each case's games per second (from the tournament's own "N games ... in S s" line) and
 the ratios py-lobby / py-cmd, rust / py-lobby, native / grpcio, py-lobby-native / rust and
-py-lobby-native / rust-lobby, and each
-case's decisions per second beside its games (the Python bot draws its own random numbers, so its
-games vary in length from run to run). check-bot and check-bot-native run `maumau check-bot
---seed 1 -- PYTHON clients/python/examples/random_bot.py` (its whole gauntlet) on each transport
-and print the wall time and the CPU time of check-bot and everything it launched. The Python must
+py-lobby-native / rust-lobby, and each case's decisions per second beside its games (the Python
+bot draws its own random numbers, so its games vary in length from run to run), and the CPU time
+of the tournament with everything it ran (server, bots, the entrant's processes), in all and per
+decision of both seats, which the machine's load moves less than the wall clock. check-bot and
+check-bot-native run `maumau check-bot --seed 1 -- PYTHON clients/python/examples/random_bot.py`
+(its whole gauntlet) on each transport and print the wall time and the CPU time of check-bot and
+everything it launched. The Python must
 have maumau_client installed (clients/python/.venv does: scripts/test-clients.sh makes it), and
 maumau_engine for the native cases.
 """
@@ -53,7 +55,10 @@ def transport_env(transport: str) -> dict:
     return {**os.environ, "MAUMAU_PYTHON_TRANSPORT": transport}
 
 
-def run(binary: str, out: Path, deals: int, args: list[str], transport: str) -> tuple[int, float, int]:
+def run(binary: str, out: Path, deals: int, args: list[str], transport: str) -> tuple[int, float, int, float]:
+    """Games, seconds and decisions from the tournament's summary line, and the CPU seconds of the
+    tournament with everything it ran (its server, its bots, the entrant's processes)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [binary, "tournament", "--seats", "2", "--deals", str(deals), "--seed", "20",
          "--threads", "2", "--out", str(out), *args],
@@ -66,7 +71,9 @@ def run(binary: str, out: Path, deals: int, args: list[str], transport: str) -> 
         sys.exit(f"no summary line in:\n{done.stdout}")
     if "forfeited" in done.stdout:
         sys.exit(f"an entrant forfeited:\n{done.stdout}")
-    return int(m.group(1)), float(m.group(2)), int(m.group(3))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return int(m.group(1)), float(m.group(2)), int(m.group(3)), cpu
 
 
 def check_bot(binary: str, python: str, transport: str) -> tuple[float, float]:
@@ -117,10 +124,11 @@ def main() -> int:
                 print(f"{name:<16} check-bot's gauntlet on {transport}: {wall:6.2f} s wall, {cpu:6.2f} s CPU", flush=True)
                 continue
             args, transport = cases[name]
-            games, seconds, decisions = run(a.bin, Path(tmp) / name, a.deals, args, transport)
+            games, seconds, decisions, cpu = run(a.bin, Path(tmp) / name, a.deals, args, transport)
             rates[name] = games / seconds
             print(f"{name:<16} {games} games in {seconds:6.2f} s: {rates[name]:7.2f} games/s "
-                  f"({decisions / seconds:6.0f} decisions/s of both seats)", flush=True)
+                  f"({decisions / seconds:6.0f} decisions/s of both seats; {cpu:5.2f} s CPU in all, "
+                  f"{cpu / decisions * 1000:.3f} ms a decision)", flush=True)
     if "py-cmd" in rates and "py-lobby" in rates:
         print(f"py-lobby / py-cmd: {rates['py-lobby'] / rates['py-cmd']:.2f}x (goal: at least 5x)")
     if "rust" in rates and "py-lobby" in rates:
