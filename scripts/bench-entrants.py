@@ -114,6 +114,7 @@ def main() -> int:
                        "grpcio"),
     }
     rates = {}
+    cpu_per_game = {}
     checks = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.cases.split(","):
@@ -126,6 +127,7 @@ def main() -> int:
             args, transport = cases[name]
             games, seconds, decisions, cpu = run(a.bin, Path(tmp) / name, a.deals, args, transport)
             rates[name] = games / seconds
+            cpu_per_game[name] = cpu / games
             print(f"{name:<16} {games} games in {seconds:6.2f} s: {rates[name]:7.2f} games/s "
                   f"({decisions / seconds:6.0f} decisions/s of both seats; {cpu:5.2f} s CPU in all, "
                   f"{cpu / decisions * 1000:.3f} ms a decision)", flush=True)
@@ -139,7 +141,9 @@ def main() -> int:
     if "rust" in rates and "py-lobby-native" in rates:
         print(f"py-lobby-native / rust: {rates['py-lobby-native'] / rates['rust']:.2f}x (goal: at least 0.67x)")
     if "rust-lobby" in rates and "py-lobby-native" in rates:
-        print(f"py-lobby-native / rust-lobby: {rates['py-lobby-native'] / rates['rust-lobby']:.2f}x")
+        print(f"py-lobby-native / rust-lobby: {rates['py-lobby-native'] / rates['rust-lobby']:.2f}x; "
+              f"by games per CPU second of the whole tournament "
+              f"{cpu_per_game['rust-lobby'] / cpu_per_game['py-lobby-native']:.2f}x")
     if "grpcio" in checks and "native" in checks:
         (wall_g, cpu_g), (wall_n, cpu_n) = checks["grpcio"], checks["native"]
         print(f"check-bot grpcio / native: {wall_g / wall_n:.2f}x wall, {cpu_g / cpu_n:.2f}x CPU (goal: at least 2x)")
