@@ -15,8 +15,8 @@ Ladder bots: :func:`register` a version, then :func:`hold_lobby` plays its invit
 them against what a seat saw (``DealRecorder``, ``check_deals``).
 
 ``maumau_client.native`` chooses the transport: with ``maumau_engine`` installed, ``run`` and
-``hold_lobby`` play on the Rust SDK's runner (a quarter of grpcio's CPU time a decision in a lobby), else on grpcio;
-``transport="grpcio"`` or ``MAUMAU_PYTHON_TRANSPORT=grpcio`` keeps grpcio.
+``hold_lobby`` play on the Rust SDK's runner (a quarter of grpcio's CPU time a decision in a
+lobby), else on grpcio; ``transport="grpcio"`` or ``MAUMAU_PYTHON_TRANSPORT=grpcio`` keeps grpcio.
 
 ``maumau_client.serve.LocalServer`` runs a real ``maumau serve`` on a free loopback port, for a
 bot's own tests.
