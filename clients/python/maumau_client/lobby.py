@@ -273,6 +273,7 @@ def hold_lobby(
 
     from ._grpcio import _AioChannel, _Outbox, _play
     from .pb.maumau.v1 import ladder_pb2_grpc
+
     hello = ladder_pb2.LobbyHello(version_key=key, max_matches=max_matches, profiles=list(profiles), seats=list(seats))
     lock = threading.Lock()
 
