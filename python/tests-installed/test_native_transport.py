@@ -309,3 +309,29 @@ def test_the_ladder_example_on_the_native_transport_drains_on_a_signal(ladder_se
     drain.set()
     thread.join(timeout=120)
     assert "error" not in outcome, outcome
+
+
+def test_ctrl_c_drains_a_native_lobby_held_on_the_main_thread(ladder_server, tmp_path):
+    key = register(ladder_server.address, owner="py-native-ctrl-c", bot="py-native-ctrl-c-bot", version="1")
+    script = tmp_path / "lobby_on_main.py"
+    script.write_text(
+        "import os\n"
+        "from maumau_client import Bot, describe, hold_lobby\n"
+        "class First(Bot):\n"
+        "    def decide(self, prompt):\n"
+        "        return prompt.legal_actions[0].index\n"
+        "hold_lobby(First, os.environ['MAUMAU_LOBBY_ADDR'], os.environ['MAUMAU_LOBBY_KEY'], transport='native',\n"
+        "           on_event=lambda kind, message: print(describe(kind, message), flush=True))\n"
+    )
+    env = {**os.environ, "MAUMAU_LOBBY_ADDR": ladder_server.address, "MAUMAU_LOBBY_KEY": key.version_key}
+    lobby = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        assert lobby.stdout.readline().startswith("lobby open: version")
+        lobby.send_signal(signal.SIGINT)
+        out, err = lobby.communicate(timeout=30)
+    finally:
+        if lobby.poll() is None:
+            lobby.kill()
+    assert "drained" in out.splitlines(), out
+    assert lobby.returncode != 0 and "KeyboardInterrupt" in err, err
