@@ -5,7 +5,10 @@
 # on PATH, runs `maumau check-bot` on the Python example bot, a short `maumau tournament` with it,
 # and the tests that need the binary and the client (python/tests-installed: the engine's
 # observation against what `maumau serve` sends over gRPC; the reinforcement-learning example
-# trained briefly and entered in a tournament).
+# trained briefly and entered in a tournament; the client's native transport, a Python bot played
+# by the Rust runner in maumau_engine, beside grpcio). With both packages installed the example
+# bot plays check-bot and the tournament below on the native transport (scripts/test-clients.sh
+# plays it on grpcio, in a venv without maumau_engine).
 #
 #   scripts/test-wheels.sh
 #
@@ -74,7 +77,7 @@ maumau tournament --bots random,heuristic --deals 2 --seed 7 --out "$WORK/tourna
   --entrant 'py=cmd:python "'"$ROOT"'/clients/python/examples/random_bot.py"'
 test -s "$WORK/tournament/standings.json"
 
-step "pytest python/tests-installed (gRPC observation, the RL example)"
+step "pytest python/tests-installed (gRPC observation, the RL example, the native transport)"
 # Exit code 5 (no tests collected) is a failure here too.
 MAUMAU_ROOT="$ROOT" python -m pytest -q -p no:cacheprovider "$ROOT/python/tests-installed"
 step "done"

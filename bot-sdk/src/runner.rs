@@ -12,12 +12,18 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [`run`] plays a Rust [`Bot`], shown each prompt as an engine [`maumau_engine::Observation`].
+//! [`run_wire`] plays a [`WirePlayer`] instead, which is shown the wire messages themselves and
+//! answers with an action's dense index: what a binding to another language plugs in (the
+//! Python client's native transport), so that the connection, the resume and the retries stay
+//! here.
 
 use std::fmt;
 use std::time::Duration;
 
 use maumau::{pb, wire};
-use maumau_engine::{Action, Event, MatchResult};
+use maumau_engine::{Event, MatchResult};
 use tokio::sync::mpsc;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
@@ -92,6 +98,9 @@ pub enum RunError {
     GaveUp(String),
     /// The server sent something the SDK could not read.
     Protocol(String),
+    /// The player failed ([`WirePlayer`] returned an error): the run stops at once, and the
+    /// seat is left to the server's deadline.
+    Player(String),
 }
 
 impl fmt::Display for RunError {
@@ -109,6 +118,7 @@ impl fmt::Display for RunError {
             ),
             RunError::GaveUp(why) => write!(f, "lost the connection and could not resume: {why}"),
             RunError::Protocol(why) => write!(f, "unexpected message from the server: {why}"),
+            RunError::Player(why) => write!(f, "the player failed: {why}"),
         }
     }
 }
@@ -121,8 +131,86 @@ enum Outcome {
     Dropped(String),
 }
 
+/// A player shown the wire messages themselves, for [`run_wire`].
+///
+/// Only [`WirePlayer::prompt`] is required. Every method may fail, usually with
+/// [`RunError::Player`] (a binding keeps its own error beside it to hand back): the run then stops
+/// with that error.
+pub trait WirePlayer: Send {
+    /// Answers a prompt with the dense index of one of `prompt.legal_actions` (never empty here).
+    /// A required prompt (`prompt.required`) must be answered; an optional one (a challenge or a
+    /// late cure is open) may be let pass with `None`.
+    fn prompt(&mut self, prompt: &pb::DecisionPrompt) -> Result<Option<u32>, RunError>;
+
+    /// Every other part of what the server sends, in order, each part of an `EventBatch` on its
+    /// own (its answers, its events, then its prompt, which goes to [`WirePlayer::prompt`]).
+    /// The default ignores them.
+    fn observe(&mut self, _part: &pb::server_message::Kind) -> Result<(), RunError> {
+        Ok(())
+    }
+
+    /// The stream dropped (`attempt` failures in a row, counting this one); the runner
+    /// reconnects and resumes after this returns, unless it gives up. The default ignores it.
+    fn disconnected(&mut self, _why: &str, _attempt: u32) -> Result<(), RunError> {
+        Ok(())
+    }
+}
+
 /// Plays the seat until the match ends and returns the final report.
 pub async fn run(bot: &mut dyn Bot, options: &RunOptions) -> Result<pb::MatchReport, RunError> {
+    let report = run_wire(&mut BotPlayer { bot }, options).await?;
+    let result = report
+        .result
+        .as_ref()
+        .and_then(|r| MatchResult::try_from(r).ok());
+    bot.on_match_end(result.as_ref());
+    Ok(report)
+}
+
+/// A [`Bot`] as a [`WirePlayer`]: each prompt read into an engine observation, each event into
+/// an engine event.
+struct BotPlayer<'a> {
+    bot: &'a mut dyn Bot,
+}
+
+impl WirePlayer for BotPlayer<'_> {
+    fn prompt(&mut self, p: &pb::DecisionPrompt) -> Result<Option<u32>, RunError> {
+        let observation = p
+            .observation
+            .as_ref()
+            .ok_or_else(|| RunError::Protocol("a prompt without an observation".into()))?;
+        let obs = wire::observation_from_wire(observation, &p.legal_actions)
+            .map_err(|e| RunError::Protocol(e.to_string()))?;
+        if obs.legal.is_empty() {
+            return Ok(None);
+        }
+        let action = if p.required {
+            self.bot.decide(&obs)
+        } else {
+            match self.bot.react(&obs) {
+                Some(a) => a,
+                None => return Ok(None),
+            }
+        };
+        Ok(Some(action.index() as u32))
+    }
+
+    fn observe(&mut self, part: &pb::server_message::Kind) -> Result<(), RunError> {
+        if let pb::server_message::Kind::Event(e) = part
+            && let Some(event) = e.event.as_ref().and_then(|ev| Event::try_from(ev).ok())
+        {
+            self.bot.on_event(&event);
+        }
+        Ok(())
+    }
+}
+
+/// Plays the seat with a [`WirePlayer`] until the match ends and returns the final report: the
+/// same connection, resume and retries as [`run`].
+pub async fn run_wire(
+    player: &mut dyn WirePlayer,
+    options: &RunOptions,
+) -> Result<pb::MatchReport, RunError> {
     let endpoint = tonic::transport::Endpoint::from_shared(options.server.clone())
         .map_err(|_| RunError::BadAddress(options.server.clone()))?
         .tcp_nodelay(true);
@@ -130,20 +218,14 @@ pub async fn run(bot: &mut dyn Bot, options: &RunOptions) -> Result<pb::MatchRep
     let mut failures = 0;
     loop {
         let outcome = match endpoint.connect().await {
-            Ok(channel) => play_once(bot, options, channel, &mut last_event).await?,
+            Ok(channel) => play_once(player, options, channel, &mut last_event).await?,
             Err(e) => Outcome::Dropped(e.to_string()),
         };
         match outcome {
-            Outcome::Finished(report) => {
-                let result = report
-                    .result
-                    .as_ref()
-                    .and_then(|r| MatchResult::try_from(r).ok());
-                bot.on_match_end(result.as_ref());
-                return Ok(report);
-            }
+            Outcome::Finished(report) => return Ok(report),
             Outcome::Dropped(why) => {
                 failures += 1;
+                player.disconnected(&why, failures)?;
                 if failures > options.max_reconnects {
                     return Err(RunError::GaveUp(why));
                 }
@@ -157,7 +239,7 @@ pub async fn run(bot: &mut dyn Bot, options: &RunOptions) -> Result<pb::MatchRep
 }
 
 async fn play_once(
-    bot: &mut dyn Bot,
+    player: &mut dyn WirePlayer,
     options: &RunOptions,
     channel: tonic::transport::Channel,
     last_event: &mut Option<u64>,
@@ -189,7 +271,7 @@ async fn play_once(
     };
     let mut request_id = 0u64;
     // The prompt we answered last and the fallback to send if the answer is refused.
-    let mut pending: Option<(u64, u64, Action)> = None;
+    let mut pending: Option<(u64, u64, u32)> = None;
     while let Some(message) = inbound.next().await {
         let message = match message {
             Ok(m) => m.message,
@@ -212,91 +294,78 @@ async fn play_once(
             kind => vec![kind],
         };
         for kind in kinds {
-            match kind {
-                pb::server_message::Kind::Event(e) => {
-                    *last_event = Some(e.number);
-                    if let Some(event) = e.event.as_ref().and_then(|ev| Event::try_from(ev).ok()) {
-                        bot.on_event(&event);
+            let pb::server_message::Kind::Prompt(p) = kind else {
+                match &kind {
+                    pb::server_message::Kind::Event(e) => *last_event = Some(e.number),
+                    pb::server_message::Kind::Snapshot(s) => {
+                        *last_event = Some(s.last_event_number)
                     }
+                    _ => {}
                 }
-                pb::server_message::Kind::Snapshot(s) => *last_event = Some(s.last_event_number),
-                pb::server_message::Kind::Prompt(p) => {
-                    let observation = p.observation.as_ref().ok_or_else(|| {
-                        RunError::Protocol("a prompt without an observation".into())
-                    })?;
-                    let obs = wire::observation_from_wire(observation, &p.legal_actions)
-                        .map_err(|e| RunError::Protocol(e.to_string()))?;
-                    if obs.legal.is_empty() {
-                        continue;
-                    }
-                    let (state_id, action) = if p.required {
-                        (p.state_id, bot.decide(&obs))
-                    } else {
-                        match bot.react(&obs) {
-                            Some(a) => (0, a),
-                            None => continue,
-                        }
-                    };
-                    // Should the bot answer with something unlisted, the first listed action is the
-                    // fallback for a refusal.
-                    let fallback = if obs.legal.contains(&action) {
-                        action
-                    } else {
-                        obs.legal[0]
-                    };
-                    request_id += 1;
-                    if p.required {
-                        pending = Some((request_id, state_id, fallback));
-                    }
-                    let submission = submission(state_id, action, request_id);
-                    if tx
-                        .send(send(pb::play_request::Kind::Action(submission)))
-                        .await
-                        .is_err()
-                    {
-                        return Ok(Outcome::Dropped("the stream closed".into()));
-                    }
-                }
-                pb::server_message::Kind::Rejected(r) => {
-                    // A stale state means the match moved on: the next prompt comes by itself.
-                    // Anything else: send the fallback once.
-                    if let Some((id, state_id, fallback)) = pending.take()
-                        && id == r.request_id
-                        && r.reason() != pb::ErrorReason::StaleState
-                    {
-                        request_id += 1;
-                        let retry = submission(state_id, fallback, request_id);
-                        if tx
-                            .send(send(pb::play_request::Kind::Action(retry)))
-                            .await
-                            .is_err()
+                player.observe(&kind)?;
+                match kind {
+                    pb::server_message::Kind::Rejected(r) => {
+                        // A stale state means the match moved on: the next prompt comes by
+                        // itself. Anything else: send the fallback once.
+                        if let Some((id, state_id, fallback)) = pending.take()
+                            && id == r.request_id
+                            && r.reason() != pb::ErrorReason::StaleState
                         {
-                            return Ok(Outcome::Dropped("the stream closed".into()));
+                            request_id += 1;
+                            let retry = submission(state_id, fallback, request_id);
+                            if tx
+                                .send(send(pb::play_request::Kind::Action(retry)))
+                                .await
+                                .is_err()
+                            {
+                                return Ok(Outcome::Dropped("the stream closed".into()));
+                            }
                         }
                     }
+                    pb::server_message::Kind::Finished(f) => {
+                        return f.report.map(Outcome::Finished).ok_or_else(|| {
+                            RunError::Protocol("MatchFinished without a report".into())
+                        });
+                    }
+                    _ => {}
                 }
-                pb::server_message::Kind::Finished(f) => {
-                    return f.report.map(Outcome::Finished).ok_or_else(|| {
-                        RunError::Protocol("MatchFinished without a report".into())
-                    });
-                }
-                pb::server_message::Kind::Welcome(_)
-                | pb::server_message::Kind::Accepted(_)
-                | pb::server_message::Kind::Pong(_)
-                | pb::server_message::Kind::Heartbeat(_)
-                | pb::server_message::Kind::Batch(_) => {}
+                continue;
+            };
+            if p.legal_actions.is_empty() {
+                continue;
+            }
+            let Some(index) = player.prompt(&p)? else {
+                continue;
+            };
+            let state_id = if p.required { p.state_id } else { 0 };
+            // Should the player answer with something unlisted, the first listed action is the
+            // fallback for a refusal.
+            let fallback = if p.legal_actions.iter().any(|a| a.index == index) {
+                index
+            } else {
+                p.legal_actions[0].index
+            };
+            request_id += 1;
+            if p.required {
+                pending = Some((request_id, state_id, fallback));
+            }
+            let submission = submission(state_id, index, request_id);
+            if tx
+                .send(send(pb::play_request::Kind::Action(submission)))
+                .await
+                .is_err()
+            {
+                return Ok(Outcome::Dropped("the stream closed".into()));
             }
         }
     }
     Ok(Outcome::Dropped("the server closed the stream".into()))
 }
 
-fn submission(state_id: u64, action: Action, request_id: u64) -> pb::ActionSubmission {
+fn submission(state_id: u64, index: u32, request_id: u64) -> pb::ActionSubmission {
     pb::ActionSubmission {
         state_id,
-        choice: Some(pb::action_submission::Choice::ActionIndex(
-            action.index() as u32
-        )),
+        choice: Some(pb::action_submission::Choice::ActionIndex(index)),
         request_id,
     }
 }

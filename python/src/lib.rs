@@ -4,6 +4,8 @@
 //! `VecEnv`, the exceptions and the observation layout, and adds the PettingZoo environment (a
 //! Python subclass of [`aec`]'s `AecBase`, which holds the PettingZoo protocol), and the built-in
 //! bots as `Bot` and `Table` ([`bots`]), on which its Gymnasium environment and `evaluate` run.
+//! With the `runner` feature (the default) it also carries [`runner`], the Python client's
+//! native transport: a `maumau_client.Bot` played by the Rust SDK's runner.
 //! The pure half, the observation vector, the rewards and the stepping of N games, is [`core`],
 //! and a match with bots at some seats is [`table`]; this file only converts between Python
 //! values and engine values.
@@ -16,6 +18,8 @@
 pub mod aec;
 pub mod bots;
 pub mod core;
+#[cfg(feature = "runner")]
+pub mod runner;
 pub mod table;
 
 use maumau_engine::{
@@ -934,5 +938,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|a| a.to_string())
         .collect();
     m.add("ACTION_TEXTS", texts)?;
+    #[cfg(feature = "runner")]
+    runner::register(m)?;
     Ok(())
 }

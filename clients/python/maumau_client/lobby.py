@@ -18,18 +18,17 @@ A tournament's ``lobby:`` entrant gets its lobby in the environment (:func:`lobb
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
-import grpc
+from .bot import Bot, channel_options
+from .pb.maumau.v1 import ladder_pb2
 
-from .bot import Bot, _AioChannel, _Outbox, _play, channel_options
-from .pb.maumau.v1 import ladder_pb2, ladder_pb2_grpc
+if TYPE_CHECKING:  # grpc is imported when used: a bot on the native transport never needs it
+    import grpc
 
 __all__ = [
     "LOBBY_ADDR_VAR", "LOBBY_KEY_VAR", "LobbyError", "LobbyStats", "Registration", "describe",
@@ -58,16 +57,20 @@ def lobby_from_env() -> Optional[tuple]:
         return None
     return addr.split("://", 1)[-1].rstrip("/"), key
 
-# Refusals after which opening the lobby again cannot help.
-_FATAL_CODES = {
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.ABORTED,  # superseded: a newer lobby of the same version took over
-}
+
+def _fatal_codes() -> set:
+    """Refusals after which opening the lobby again cannot help."""
+    import grpc
+
+    return {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.ABORTED,  # superseded: a newer lobby of the same version took over
+    }
 
 
 class LobbyError(Exception):
@@ -118,6 +121,10 @@ def register(
 
     Raises :class:`LobbyError` when the ladder refuses (a taken name, a missing invitation code).
     """
+    import grpc
+
+    from .pb.maumau.v1 import ladder_pb2_grpc
+
     ch = channel if channel is not None else grpc.insecure_channel(
         address, options=channel_options(address)
     )
@@ -200,6 +207,10 @@ async def _withdraw(channel: grpc.aio.Channel, key: str, invitation: ladder_pb2.
     """Gives up the seat of a match whose player failed (``LadderService.WithdrawSeat``), so that a
     match it never joined is aborted now rather than at its join deadline; the server leaves a
     match that started alone. Best effort: a failed call leaves the deadline to do it."""
+    import grpc.aio
+
+    from .pb.maumau.v1 import ladder_pb2_grpc
+
     request = ladder_pb2.WithdrawSeatRequest(ladder_match_id=invitation.ladder_match_id, seat=invitation.seat)
     try:
         await ladder_pb2_grpc.LadderServiceStub(channel).WithdrawSeat(
@@ -222,6 +233,7 @@ def hold_lobby(
     max_backoff: float = 30.0,
     first_backoff: float = 0.25,
     stats: Optional[LobbyStats] = None,
+    transport: Optional[str] = None,
 ) -> LobbyStats:
     """Holds the version's lobby and plays its invitations until ``drain`` is set (then drains and
     returns once every running match is over); raises :class:`LobbyError` when the ladder refuses
@@ -233,10 +245,35 @@ def hold_lobby(
     ``on_event(kind, message)`` hears ``welcome``, ``waiting`` (a ``LobbyWaiting``),
     ``invitation``, ``match_ended``, ``notice``, ``played`` (``(invitation, error or None)``),
     ``dropped`` (the error), ``draining`` and ``drained``; :func:`describe` turns each into a line.
+
+    ``transport`` is :func:`maumau_client.run`'s: by default the lobby and its matches are played
+    by the Rust SDK's lobby and runner when ``maumau_engine`` is installed with them (the same
+    events, the same ``stats``; the first reconnection delay is then a quarter of a second
+    whatever ``first_backoff`` says), else on grpcio. A bot's exception fails its match either
+    way: reported in ``played`` and ``stats.failures``, and the seat given up.
     """
+    from . import native
+
     drain = drain if drain is not None else threading.Event()
     stats = stats if stats is not None else LobbyStats()
     make_bot: Callable[[], Bot] = (lambda: bot) if isinstance(bot, Bot) else bot  # type: ignore[assignment]
+    if native.use_native(transport):
+        native.hold_lobby(
+            make_bot, address, key, name=getattr(bot, "name", Bot.name), max_matches=max_matches,
+            profiles=profiles, seats=seats, drain=drain, on_event=on_event, max_backoff=max_backoff,
+            stats=stats,
+        )
+        return stats
+
+    import asyncio
+    import concurrent.futures
+
+    import grpc
+    import grpc.aio
+
+    from ._grpcio import _AioChannel, _Outbox, _play
+    from .pb.maumau.v1 import ladder_pb2_grpc
+
     hello = ladder_pb2.LobbyHello(version_key=key, max_matches=max_matches, profiles=list(profiles), seats=list(seats))
     lock = threading.Lock()
 
@@ -321,7 +358,7 @@ def hold_lobby(
                         stats.invitations += 1
                         playing.append(asyncio.run_coroutine_threadsafe(play(message), loop))
             except grpc.RpcError as e:
-                if e.code() in _FATAL_CODES:
+                if e.code() in _fatal_codes():
                     refused = _refused("the ladder refused the lobby", e)
                     break
                 error = e
