@@ -237,9 +237,9 @@ fn from_weng_lin(r: &WengLinRating) -> Rating {
 ///
 /// The one Weng-Lin update of a table in the workspace: the ladder ([`rate_table`]) and the
 /// tournament's standings both rate through it (and [`update_two`]), each with its own β. Up to
-/// [`STACK_SEATS`] seats it is [`weng_lin_seats`], which performs skillratings' floating-point
-/// operations in skillratings' order without its allocations (a property test checks the two
-/// agree to the last bit); larger tables go to skillratings itself.
+/// 8 seats it performs skillratings' floating-point operations in skillratings' order on the
+/// stack, without its allocations (a property test checks the two agree to the last bit);
+/// larger tables go to skillratings itself.
 pub fn update_table(config: &WengLinConfig, ratings: &mut [Rating], placings: &[u8]) {
     let n = ratings.len().min(placings.len());
     if n <= STACK_SEATS {

@@ -451,7 +451,7 @@ impl PgStore {
         self.pool.lock().open
     }
 
-    /// Statements the idle connections keep prepared (see [`Session`]): for tests and
+    /// Statements the idle connections keep prepared (each once per connection): for tests and
     /// operators.
     pub fn prepared_statements(&self) -> usize {
         self.pool
