@@ -19,6 +19,7 @@
 //! results either way).
 
 pub mod entrant;
+mod guard;
 pub mod lobby;
 mod net;
 pub mod schedule;
@@ -620,7 +621,17 @@ impl Tournament {
                         .filter(|&i| records[i].is_none())
                         .collect();
                     match venue.collect(&wanted) {
-                        Ok(games) => batch.extend(games.into_iter().map(Ok)),
+                        Ok(games) => {
+                            // A deal whose last game was played elsewhere: this process's
+                            // matches of it may be revealed now.
+                            if let Some(s) = session {
+                                for (i, _) in &games {
+                                    let reveal = deals.ended(&fixtures[*i], None);
+                                    notices.extend(s.reveal_now(reveal));
+                                }
+                            }
+                            batch.extend(games.into_iter().map(Ok));
+                        }
                         Err(e) => batch.push(Err(e)),
                     }
                     collected = Instant::now();
@@ -760,6 +771,80 @@ impl Tournament {
             line.push(seat, index as usize);
         }
         line.finish()
+    }
+}
+
+/// Plays single games of a tournament whose other games are played elsewhere: what a `maumau
+/// worker` does with each game it claims of a tournament on several machines.
+///
+/// Built-in entrants play in-process ([`Tournament::play_fixture`]); a game with an external
+/// program is played on the tournament's server ([`Tournament::server`]) as
+/// [`Tournament::run`] plays it: `cmd:` programs launched for the match (in
+/// [`Tournament::sandbox`] when set) with the same environment, `lobby:` programs, launched
+/// once by [`FixturePlayer::start`], invited to it. With duplicate deals every such game is
+/// sealed: its seats learn its seed only when [`FixturePlayer::reveal`] is told that every
+/// game of its deal has ended, wherever it was played.
+pub struct FixturePlayer {
+    /// The connection to the server, with the lobby programs; `None` without external
+    /// entrants.
+    session: Option<net::Session>,
+    /// This process's sealed matches, by deal.
+    deals: net::Deals,
+    /// Where the programs' output goes.
+    logs: Option<PathBuf>,
+}
+
+impl FixturePlayer {
+    /// Ready to play games of `t`: with external entrants, connected to its server, and with its
+    /// `lobby:` programs launched (output to `logs`, like every program's).
+    pub fn start(t: &Tournament, logs: Option<&Path>) -> Result<FixturePlayer, TournamentError> {
+        t.validate()?;
+        let session = match &t.server {
+            Some(remote) if t.entrants.iter().any(Entrant::is_external) || remote.every_game => {
+                Some(net::Session::connect(
+                    remote,
+                    t.threads,
+                    &t.entrants,
+                    logs,
+                    t.sandbox.clone(),
+                )?)
+            }
+            _ => None,
+        };
+        Ok(FixturePlayer {
+            session,
+            deals: net::Deals::elsewhere(t.duplicate),
+            logs: logs.map(Path::to_path_buf),
+        })
+    }
+
+    /// Plays fixture `f` of `t` (the tournament it was started with): in-process, or on the
+    /// server when an entrant is an external program.
+    pub fn play(&self, t: &Tournament, f: &Fixture) -> Result<Played, TournamentError> {
+        match &self.session {
+            Some(s) if t.over_grpc(f) => s.play(t, f, &self.deals, self.logs.as_deref()),
+            _ => Ok(t.play_fixture(f)),
+        }
+    }
+
+    /// The seeds of the deals whose sealed matches were played here and are not revealed yet.
+    pub fn sealed_deals(&self) -> Vec<u64> {
+        self.deals.sealed_seeds()
+    }
+
+    /// Reveals the matches played here of the deals of `seeds`, every game of which has ended
+    /// (wherever it was played); returns a notice per match the server would not reveal.
+    pub fn reveal(&self, seeds: &[u64]) -> Vec<String> {
+        match &self.session {
+            Some(s) => s.reveal_now(self.deals.reveal(seeds)),
+            None => Vec::new(),
+        }
+    }
+
+    /// Closes the lobbies and waits for their programs to exit; returns a notice per program
+    /// that ended badly.
+    pub fn finish(self) -> Vec<String> {
+        self.session.map(net::Session::finish).unwrap_or_default()
     }
 }
 
