@@ -189,7 +189,18 @@ fn deals_are_over_when_all_their_games_are_and_events_can_be_left_alone() {
         .unwrap()
         .unwrap();
     assert_eq!(g.event, other, "the event left alone is skipped");
-    assert!(store.commit_event_game(&g, 1, "{}", None).unwrap());
+    // Given back, it is claimed again at once (by the next claim, of a new epoch).
+    assert!(store.release_event_game(&g, 1).unwrap());
+    assert!(
+        !store.release_event_game(&g, 1).unwrap(),
+        "released already"
+    );
+    let g = store
+        .claim_event_game_except(2, "v1", None, &[event], 60_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!((g.event, g.index), (other, 0));
+    assert!(store.commit_event_game(&g, 2, "{}", None).unwrap());
     assert!(
         store
             .claim_event_game_except(1, "v1", None, &[event], 60_000)

@@ -275,9 +275,10 @@ impl Tournament {
     }
 
     /// The tournament `d` describes (as [`Tournament::description`] gave it), with replays kept
-    /// when `record_replays`, every core and no server: what a worker on another machine plays
-    /// the games of an event with. Refused when the description does not parse or describes
-    /// a tournament that cannot be played.
+    /// when `record_replays`, every core and no server (a tournament with external programs
+    /// needs one given before it is played): what a worker on another machine plays the games
+    /// of an event with. Refused when the description does not parse or describes a tournament
+    /// that cannot be played.
     pub fn from_description(
         d: &Description,
         record_replays: bool,
@@ -303,7 +304,8 @@ impl Tournament {
         t.config = config;
         (t.format, t.deals, t.seed, t.duplicate) = (d.format, d.deals, d.seed, d.duplicate);
         t.record_replays = record_replays;
-        t.validate()?;
+        // The server (for external programs) is the player's to give.
+        t.validate_plan()?;
         if t.description() != *d {
             return Err(TournamentError::Invalid(
                 "the description does not give back the same tournament".into(),
@@ -313,6 +315,21 @@ impl Tournament {
     }
 
     fn validate(&self) -> Result<(), TournamentError> {
+        self.validate_plan()?;
+        for e in &self.entrants {
+            if e.is_external() && self.server.is_none() {
+                return Err(TournamentError::Invalid(format!(
+                    "`{}` is an external program and plays over gRPC: the tournament needs a \
+                     server (`maumau tournament` starts one, or give --server)",
+                    e.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Tournament::validate`] but for the server: the rules, the seats, the format, the names.
+    fn validate_plan(&self) -> Result<(), TournamentError> {
         let invalid = |m: String| Err(TournamentError::Invalid(m));
         if let Err(e) = self.config.rules() {
             return invalid(format!("the table cannot be played: {e}"));
@@ -343,13 +360,6 @@ impl Tournament {
             if e.name.is_empty() || !names.insert(e.name.as_str()) {
                 return invalid(format!(
                     "entrant names must be unique and not empty: `{}`",
-                    e.name
-                ));
-            }
-            if e.is_external() && self.server.is_none() {
-                return invalid(format!(
-                    "`{}` is an external program and plays over gRPC: the tournament needs a \
-                     server (`maumau tournament` starts one, or give --server)",
                     e.name
                 ));
             }

@@ -319,6 +319,22 @@ impl PgStore {
         })
     }
 
+    /// Gives back a game `owner` claimed (its claim of `epoch`) and will not play (this process
+    /// cannot, or playing it failed here): it is open to the next claim at once, instead of once
+    /// its lease runs out. `false` when the claim was lost already.
+    pub fn release_event_game(&self, game: &EventGame, owner: i64) -> Result<bool> {
+        self.counted(1);
+        self.tx(|t| {
+            let n = t.execute(
+                "UPDATE tournament_games SET state = 'open', lease_owner = NULL,
+                     lease_until_ms = NULL
+                 WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 AND state = 'claimed'",
+                &[&game.id, &owner, &game.epoch],
+            )?;
+            Ok(n == 1)
+        })
+    }
+
     /// Renews for `lease_ms` the leases of the games `owner` holds, and the liveness of the
     /// event it coordinates, if any. Returns how many games it holds.
     pub fn renew_event_leases(
