@@ -198,6 +198,7 @@ impl EventPlay {
     fn open(event: &EventInfo, threads: usize, logs: Option<&Path>) -> Result<EventPlay, String> {
         let (mut t, programs) = event_tournament(event)?;
         t.threads = threads;
+        let logs_root = logs;
         let logs = logs.map(|d| d.join(format!("event-{}", event.id)));
         let (mut server, mut data) = (None, None);
         if let Some(programs) = programs.filter(|_| t.entrants.iter().any(Entrant::is_external)) {
@@ -207,9 +208,10 @@ impl EventPlay {
                 .prefix("maumau-worker-")
                 .tempdir()
                 .map_err(|e| why("cannot make a folder for its server", &e))?;
-            // No program may see the server's records (every game's seed) or the logs.
+            // No program may see the server's records (every game's seed) or the logs (of any
+            // event).
             let mut hidden = vec![dir.path()];
-            hidden.extend(logs.as_deref());
+            hidden.extend(logs_root);
             t.sandbox = match &programs.sandbox {
                 Some(settings) => Some(settings.build(&hidden).map_err(|e| {
                     why(
