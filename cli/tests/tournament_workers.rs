@@ -549,7 +549,7 @@ impl EventWorker {
 }
 
 /// Starts `command` (a `maumau tournament --store`) and reads its event's id from its standard
-/// error (the rest is collected).
+/// error (all of which is collected, the event's line but).
 fn start_event(mut command: Command) -> (Child, i64, std::thread::JoinHandle<Vec<String>>) {
     let mut child = command.stderr(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
@@ -565,7 +565,11 @@ fn start_event(mut command: Command) -> (Child, i64, std::thread::JoinHandle<Vec
         }
         seen.push(line);
     };
-    let log = std::thread::spawn(move || lines.map_while(Result::ok).collect());
+    let log = std::thread::spawn(move || {
+        seen.into_iter()
+            .chain(lines.map_while(Result::ok))
+            .collect()
+    });
     (child, event, log)
 }
 
@@ -931,4 +935,118 @@ fn a_worker_killed_while_a_program_plays_leaves_no_program_behind() {
             .get(0);
         assert_eq!(plays, 2, "{fixture} was not played again");
     }
+}
+
+/// With duplicate deals the games a worker plays are sealed as on one machine: a program is told
+/// no seed at its game's end (`maumau bot` prints its final report), and an earlier match of its
+/// server shows every hand (`/matches/ID/frames?view=omniscient`, 200 rather than 403) only once
+/// every game of that match's deal has started, wherever it was played; and workers do reveal
+/// their matches once the store has every game of the deal.
+#[test]
+fn workers_keep_deals_sealed_until_every_game_of_the_deal_is_in() {
+    let Some(url) = postgres_schema::fresh_store_url("tournament_workers_sealed") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("peek.sh");
+    std::fs::write(
+        &script,
+        "# Before playing: which earlier matches of its server show every hand; then plays.\n\
+         d=\"$1\"; list=\"$d/on-$(printf %s \"$MAUMAU_URL\" | tr -c 'a-z0-9' _)\"\n\
+         touch \"$list\"\n\
+         for m in $(cat \"$list\"); do\n\
+             code=$(curl -s -o /dev/null -w '%{http_code}' \"$MAUMAU_URL/matches/$m/frames?view=omniscient\")\n\
+             echo \"check $m $code $MAUMAU_URL\" >> \"$d/log\"\n\
+         done\n\
+         echo \"start $MAUMAU_MATCH_ID\" >> \"$d/log\"\n\
+         echo \"$MAUMAU_MATCH_ID\" >> \"$list\"\n\
+         \"$2\" bot --kind heuristic --server \"$MAUMAU_URL\" --seed \"$MAUMAU_SEED\" >> \"$d/reports\"\n",
+    )
+    .unwrap();
+    let entrant = format!(
+        "peek=cmd:sleep 0.2; sh '{}' '{}' '{BIN}'",
+        script.display(),
+        dir.path().display()
+    );
+    let args = [
+        "--bots",
+        "heuristic",
+        "--entrant",
+        &entrant,
+        "--seats",
+        "2",
+        "--deals",
+        "10",
+    ];
+    let shared = dir.path().join("shared");
+    let (mut coordinator, event, log) = start_event(tournament(&args, &shared, "1", Some(&url)));
+    let workers: Vec<EventWorker> = (0..2)
+        .map(|_| EventWorker::start(&url, event, &[], &[]))
+        .collect();
+    let status = coordinator.wait().unwrap();
+    let log = log.join().unwrap();
+    assert!(status.success(), "{log:#?}");
+    for w in workers {
+        w.finish();
+    }
+    // The coordinator's own server, to tell the workers' apart.
+    let own = log
+        .iter()
+        .find_map(|l| l.split("over gRPC on ").nth(1))
+        .map(|rest| rest.split_whitespace().next().unwrap().to_string());
+    // Each game's match and seed (games() leaves the random match ids out).
+    let seeds = std::fs::read_to_string(shared.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let g: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                g["match_id"].as_str().unwrap().to_string(),
+                g["seed"].as_u64().unwrap(),
+            )
+        })
+        .collect::<std::collections::HashMap<String, u64>>();
+    assert_eq!(seeds.len(), 20);
+    let reports = std::fs::read_to_string(dir.path().join("reports")).unwrap();
+    assert_eq!(
+        reports
+            .matches("seed sealed until the operator reveals the match")
+            .count(),
+        20,
+        "{reports}"
+    );
+    let lines = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    let mut started: Vec<&str> = Vec::new();
+    let mut revealed_by_workers = 0;
+    for line in lines.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words[..] {
+            ["start", id] => started.push(id),
+            ["check", id, code, server] => {
+                let seed = seeds[id];
+                if code == "200" {
+                    let unstarted: Vec<&String> = seeds
+                        .iter()
+                        .filter(|(m, s)| **s == seed && !started.contains(&m.as_str()))
+                        .map(|(m, _)| m)
+                        .collect();
+                    assert!(
+                        unstarted.is_empty(),
+                        "{id} was revealed before {unstarted:?} of its deal started"
+                    );
+                    if own.as_deref() != Some(server) {
+                        revealed_by_workers += 1;
+                    }
+                } else {
+                    assert_eq!(code, "403", "{line}");
+                }
+            }
+            _ => panic!("{line}"),
+        }
+    }
+    assert!(own.is_some(), "{log:#?}");
+    assert!(
+        revealed_by_workers > 0,
+        "no worker revealed a match of a finished deal:\n{lines}\n{log:#?}"
+    );
 }
