@@ -20,6 +20,13 @@
 //! results.jsonl). The seal holds only on a server with an operator token (without one every
 //! caller is the operator): the server `maumau tournament` starts always has one, and a server
 //! given with `--server` should.
+//!
+//! On several machines (`maumau tournament --store` and `maumau worker`) a deal's games may be
+//! played on different machines, each on its own server. The coordinator counts a game
+//! collected from the store as ended (without a match of its own), so its matches of a deal are
+//! revealed once the whole deal is in; a worker, which sees only its own games
+//! ([`crate::FixturePlayer`]), seals every game of a duplicate deal and reveals its matches of a
+//! deal when the store says that every game of it is done.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

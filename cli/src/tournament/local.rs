@@ -1,6 +1,7 @@
 //! The game server `maumau tournament` starts for its games over gRPC (external programs,
-//! `--over-grpc`, `--watch`): `maumau_server` in this process, whose port also serves the match
-//! viewer (`/matches`, `/matches/{id}/view`). It stops with the tournament, or, with `--watch`,
+//! `--over-grpc`, `--watch`), and `maumau worker` for each event with external programs:
+//! `maumau_server` in this process, whose port also serves the match viewer (`/matches`,
+//! `/matches/{id}/view`). It stops with the tournament, or, with `--watch`,
 //! once the games are over and SIGINT (Ctrl-C) or SIGTERM comes.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
