@@ -713,7 +713,7 @@ fn spied(logs: &Path) -> Vec<Spied> {
 /// worker's own environment holds the URL in `MAUMAU_STORE`, a `PGPASSWORD` and an operator
 /// token), and its `MAUMAU_*` variables are exactly the documented ones. Sandboxed (an event
 /// setting, which the workers apply), it sees no other process: neither the worker's command
-/// line nor its /proc.
+/// line nor its /proc; and a worker that cannot sandbox refuses the event, saying why.
 #[test]
 fn programs_launched_by_workers_see_neither_the_store_nor_the_seed() {
     let Some(url) = postgres_schema::fresh_store_url("tournament_workers_secrets") else {
@@ -752,6 +752,22 @@ fn programs_launched_by_workers_see_neither_the_store_nor_the_seed() {
             coordinator.arg("--sandbox");
         }
         let (mut coordinator, event, log) = start_event(coordinator);
+        if sandboxed {
+            // A worker that cannot sandbox plays none of the event's games: with --event, it
+            // stops at once and says why.
+            let out = Command::new(BIN)
+                .args(["worker", "--event", &event.to_string()])
+                .env("MAUMAU_STORE", &url)
+                .env("MAUMAU_BWRAP", dir.path().join("no-bwrap-here"))
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{err}");
+            assert!(
+                err.contains("its programs run in a sandbox, which this machine cannot make"),
+                "{err}"
+            );
+        }
         let worker_logs = dir.path().join("worker-logs");
         let workers: Vec<EventWorker> = (0..2)
             .map(|i| {
