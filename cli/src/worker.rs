@@ -346,22 +346,32 @@ impl Shared {
                 eprintln!("maumau worker: event {}: {notice}", game.event);
             }
             // A claim lost meanwhile (this worker stalled past its lease) keeps nothing: the
-            // game's new player commits it. A result the store did not take is played again
-            // once its lease runs out.
-            let committed = self.store.commit_event_game(
-                &game,
-                self.owner,
-                &record_text(&game_played.record),
-                game_played.replay.as_deref(),
-            );
-            match committed {
-                Ok(kept) => played += u64::from(kept),
-                Err(e) if transient(&e) => eprintln!(
-                    "maumau worker: the store did not take the result of {} ({e}); it will \
-                     be played again",
-                    game.fixture
-                ),
-                Err(e) => return Err(format!("the store: {e}")),
+            // game's new player commits it. A store that does not answer is waited out (the
+            // heartbeat, which renews this worker's claims, cannot reach it either, so the game
+            // is played again elsewhere if the wait outlasts the lease: the commit then keeps
+            // nothing).
+            let record = record_text(&game_played.record);
+            loop {
+                let committed = self.store.commit_event_game(
+                    &game,
+                    self.owner,
+                    &record,
+                    game_played.replay.as_deref(),
+                );
+                match committed {
+                    Ok(kept) => played += u64::from(kept),
+                    Err(e) if transient(&e) && !self.stop.load(Ordering::Relaxed) => {
+                        eprintln!(
+                            "maumau worker: the store did not take the result of {} ({e}); \
+                             trying again",
+                            game.fixture
+                        );
+                        std::thread::sleep(OUTAGE_RETRY);
+                        continue;
+                    }
+                    Err(e) => return Err(format!("the store: {e}")),
+                }
+                break;
             }
         }
         Ok(played)
