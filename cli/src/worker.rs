@@ -44,7 +44,8 @@ use crate::tournament::local::LocalServer;
 pub(crate) struct WorkerArgs {
     /// The PostgreSQL store the tournament was started with
     /// (`postgres://user[:password]@host[:port]/db`; TLS with `?sslmode=require` or
-    /// `verify-full`).
+    /// `verify-full`). In MAUMAU_STORE it stays off the command line, which every user of the
+    /// machine can read; no program this worker launches gets it.
     #[arg(long, value_name = "URL", env = "MAUMAU_STORE", hide_env_values = true)]
     store: String,
     /// Play only the games of this event (its id, printed by `maumau tournament --store`), and
@@ -69,20 +70,19 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<(), Box<dyn std::error::Error>
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .max(1);
-    let mut ready = HashMap::new();
-    if let Some(id) = args.event {
-        let event = store
-            .event(id)?
-            .ok_or_else(|| format!("--event {id}: there is no event {id} in the store"))?;
-        if let Some(refusal) = version_refusal(&event) {
-            return Err(refusal.into());
+    let event = match args.event {
+        Some(id) => {
+            let event = store
+                .event(id)?
+                .ok_or_else(|| format!("--event {id}: there is no event {id} in the store"))?;
+            if let Some(refusal) = version_refusal(&event) {
+                return Err(refusal.into());
+            }
+            Some(event)
         }
-        // Refused at once when this machine cannot play it (no sandbox, say).
-        ready.insert(
-            id,
-            Arc::new(EventPlay::open(&event, threads, args.logs.as_deref())?),
-        );
-    }
+        None => None,
+    };
+    // The first line, which says who this worker is (its owner id in the store).
     eprintln!(
         "maumau worker: worker {owner} ({VERSION}) plays {} on {threads} threads; stop it any \
          time",
@@ -91,6 +91,12 @@ pub(crate) fn worker(args: &WorkerArgs) -> Result<(), Box<dyn std::error::Error>
             None => "the games of every running event".to_string(),
         }
     );
+    let mut ready = HashMap::new();
+    if let Some(event) = event {
+        // Refused at once when this machine cannot play it (no sandbox, say).
+        let play = EventPlay::open(&event, threads, args.logs.as_deref())?;
+        ready.insert(event.id, Arc::new(play));
+    }
     let _heartbeat = Heartbeat::start(store.clone(), owner, None);
     let shared = Shared {
         store,
