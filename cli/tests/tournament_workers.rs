@@ -856,7 +856,7 @@ fn a_worker_killed_while_a_program_plays_leaves_no_program_behind() {
     std::fs::write(
         &script,
         "# Hangs once for launcher $1 (pids to $2/hung), else plays with $3.\n\
-         launcher=$(ps -o ppid= -p \"$PPID\" | tr -d ' ')\n\
+         read -r _ _ _ launcher _ < \"/proc/$PPID/stat\"\n\
          if { [ \"$PPID\" = \"$1\" ] || [ \"$launcher\" = \"$1\" ]; } && mkdir \"$2/hung\" 2>/dev/null; then\n\
              sleep 600 &\n\
              echo \"$$ $!\" > \"$2/hung/pids.tmp\"; mv \"$2/hung/pids.tmp\" \"$2/hung/pids\"\n\
