@@ -171,10 +171,15 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
                 events::StoreVenue::open(events::open_store(url)?, &t, programs)?;
             eprintln!(
                 "maumau: event {} in the store{}; other machines play its games with: maumau \
-                 worker --store URL",
+                 worker (the store's URL in MAUMAU_STORE, or --store URL){}",
                 venue.event(),
                 if resumed {
                     " (taken over from the run that stopped, with the games finished since)"
+                } else {
+                    ""
+                },
+                if external {
+                    "; each needs the programs at the same paths"
                 } else {
                     ""
                 }
