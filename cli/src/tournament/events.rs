@@ -491,7 +491,7 @@ mod tests {
         };
         assert!(event_tournament(&event(text)).unwrap().1.is_none());
         t.entrants
-            .extend(maumau_tournament::Entrant::parse_list("mine=cmd:./bot").unwrap());
+            .push(maumau_tournament::Entrant::parse("mine=cmd:./bot").unwrap());
         let programs = Programs {
             decision_ms: 2000,
             grace_ms: 300,
