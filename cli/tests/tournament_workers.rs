@@ -39,6 +39,8 @@ struct Worker {
     child: Child,
     /// Its owner id, from its first line.
     owner: i64,
+    /// Its standard error so far (after the first line).
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Drop for Worker {
@@ -68,8 +70,18 @@ fn spawn_worker(mut command: Command) -> Worker {
         .and_then(|w| w.parse().ok())
         .unwrap_or_else(|| panic!("no owner id in {line:?}"));
     // Keep reading, so the worker never blocks on a full pipe.
-    std::thread::spawn(move || for _ in stderr.lines() {});
-    Worker { child, owner }
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = lines.clone();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            kept.lock().unwrap().push(line);
+        }
+    });
+    Worker {
+        child,
+        owner,
+        lines,
+    }
 }
 
 /// The commands of docs/TOURNAMENTS.md's "A tournament on several machines" block: a worker,
@@ -585,8 +597,9 @@ fn running(pid: u32) -> bool {
 }
 
 /// A `lobby:` entrant is launched once by the command and once by each worker that plays its
-/// event (`--event`), plays every game it is invited to, and is closed when the event is over:
-/// each worker then stops by itself, and no lobby program is left running.
+/// event, plays every game it is invited to, and is closed when the event is over: each worker
+/// of `--event` then stops by itself, a worker of every event closes it when it finds the event
+/// over, and no lobby program is left running.
 #[test]
 fn lobby_programs_are_launched_once_per_worker_and_closed_with_the_event() {
     let Some(url) = postgres_schema::fresh_store_url("tournament_workers_lobby") else {
@@ -609,6 +622,8 @@ fn lobby_programs_are_launched_once_per_worker_and_closed_with_the_event() {
         "6",
     ];
     let shared = dir.path().join("shared");
+    // A worker of every event, which stays up.
+    let lasting = start_worker(&url);
     let (mut coordinator, event, log) = start_event(tournament(&args, &shared, "1", Some(&url)));
     let workers: Vec<EventWorker> = (0..2)
         .map(|_| EventWorker::start(&url, event, &[], &[]))
@@ -625,21 +640,29 @@ fn lobby_programs_are_launched_once_per_worker_and_closed_with_the_event() {
         );
         assert!(!l.iter().any(|x| x.contains("forfeited")), "{l:#?}");
     }
-    // Every worker opened the event (--event) and launched the program once; the command too.
+    // Every worker of --event opened the event and launched the program once; the command
+    // too; and the lasting worker if it played a game of the event.
     let pids: Vec<u32> = std::fs::read_to_string(&launches)
         .unwrap()
         .lines()
         .map(|l| l.trim().parse().unwrap())
         .collect();
-    assert_eq!(pids.len(), 3, "{pids:?}");
+    let opened = lasting
+        .lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains(&format!("playing games of event {event}")));
+    assert_eq!(pids.len(), 3 + usize::from(opened), "{pids:?}");
     let games = games(&shared);
     assert_eq!(games.len(), 3 * 6 * 2);
     assert!(
         !games.iter().any(|g| g.get("forfeits").is_some()),
         "{games:#?}"
     );
-    // Closed with the event: the lobby programs exited (the command's, at its end).
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // Closed with the event: the lobby programs exited (the command's at its end, the lasting
+    // worker's once it found the event over, the lasting worker still running).
+    let deadline = Instant::now() + Duration::from_secs(15);
     while pids.iter().any(|&p| running(p)) {
         assert!(
             Instant::now() < deadline,
@@ -647,6 +670,7 @@ fn lobby_programs_are_launched_once_per_worker_and_closed_with_the_event() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(running(lasting.child.id()));
 }
 
 /// What the spy program (see `spy_script`) found, from one game's log: its environment, its
