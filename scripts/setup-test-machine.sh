@@ -17,6 +17,8 @@
 #   systemd-analyze                systemd         cli/tests/deploy.rs verifies deploy/maumau.service
 #   sqlite3                        sqlite3         cli/tests/deploy.rs backs up a node's archive as
 #                                                  docs/LADDER.md says
+#   curl                           curl            cli/tests/tournament_workers.rs: a program asks
+#                                                  its worker's server which matches it reveals
 #
 # Nothing is installed when every program is there. Otherwise the missing packages are installed
 # with apt-get when this script may: as root, or through sudo without a password (`sudo -n`).
@@ -79,6 +81,12 @@ if command -v sqlite3 >/dev/null 2>&1; then
   echo "setup: sqlite3: $(command -v sqlite3)"
 else
   need sqlite3 "sqlite3"
+fi
+
+if command -v curl >/dev/null 2>&1; then
+  echo "setup: curl: $(command -v curl)"
+else
+  need curl "curl"
 fi
 
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -71,7 +71,9 @@ enum Command {
 
 #[derive(clap::Args)]
 struct BotArgs {
-    /// The reference bot: random, heuristic or search.
+    /// The reference bot: random, heuristic or search; for a single match (not with --ladder)
+    /// also any built-in tournament entrant, such as `random+20ms` (waits 20 ms before each
+    /// decision, a stand-in for a slow program) or `heuristic~0.2`.
     #[arg(long, default_value = "heuristic")]
     kind: String,
     /// The seat token from CreateMatch (not with --ladder).
@@ -210,19 +212,29 @@ fn main() -> ExitCode {
 
 fn bot(args: &BotArgs) -> Result<(), Box<dyn std::error::Error>> {
     use maumau_bot_sdk::bots::{BotKind, SearchBot};
-    let kind: BotKind = args.kind.parse()?;
+    use maumau_tournament::{Entrant, Player};
+    let kind = args.kind.parse::<BotKind>();
     if let Some(server) = &args.join.ladder {
-        let player = bot_ladder::Player::BuiltIn(kind, args.seed, args.iterations);
+        let player = bot_ladder::Player::BuiltIn(kind?, args.seed, args.iterations);
         return bot_ladder::run(server, &args.join, player);
     }
     let token = args
         .token
         .clone()
         .ok_or("--token (or MAUMAU_TOKEN) is needed")?;
-    let mut bot = match (kind, args.iterations) {
-        (BotKind::Search, Some(n)) => Box::new(SearchBot::with_iterations(args.seed, n)),
-        _ => kind.build(args.seed),
+    let mut bot: Box<dyn maumau_bot_sdk::Bot> = match (kind, args.iterations) {
+        (Ok(BotKind::Search), Some(n)) => Box::new(SearchBot::with_iterations(args.seed, n)),
+        (Ok(kind), _) => kind.build(args.seed),
+        // A tournament's built-in entrant (`random+20ms`), which plays the same here.
+        (Err(e), _) => match Entrant::parse(&args.kind) {
+            Ok(Entrant {
+                player: Player::BuiltIn(b),
+                ..
+            }) => b.bot(args.seed),
+            _ => return Err(e.into()),
+        },
     };
+    let kind = &args.kind;
     let server = bot_ladder::url(&args.server);
     let mut options = maumau_bot_sdk::runner::RunOptions::new(server, token);
     options.name = args

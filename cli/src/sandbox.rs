@@ -44,19 +44,62 @@ impl SandboxArgs {
         &self,
         hidden: &[&Path],
     ) -> Result<Option<Arc<Sandbox>>, Box<dyn std::error::Error>> {
-        if !self.sandbox {
-            return Ok(None);
+        match self.settings() {
+            Some(settings) => Ok(Some(settings.build(hidden)?)),
+            None => Ok(None),
         }
+    }
+
+    /// What `--sandbox` and its limits ask for, as an event on several machines records it for
+    /// its workers; `None` without `--sandbox`.
+    pub(crate) fn settings(&self) -> Option<SandboxSettings> {
+        self.sandbox.then(|| SandboxSettings {
+            memory_mb: self.sandbox_memory_mb.max(1),
+            pids: self.sandbox_pids.max(1),
+            open_files: self.sandbox_open_files.max(16),
+            cpu_secs: self.sandbox_cpu_secs.max(1),
+            tmp_mb: self.sandbox_tmp_mb.max(1),
+            bind: self.sandbox_bind.clone(),
+        })
+    }
+}
+
+/// The sandbox's limits and extra folders: what `--sandbox` and its flags give, and what a
+/// tournament on several machines records in its event so that every worker runs the programs
+/// in the same sandbox (`--sandbox-bind` folders as given: relative ones are found from each
+/// worker's folder, as the programs' commands are).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct SandboxSettings {
+    /// Memory of each program, MiB.
+    pub(crate) memory_mb: u64,
+    /// Processes and threads of each program at once.
+    pub(crate) pids: u32,
+    /// Open files per process.
+    pub(crate) open_files: u32,
+    /// CPU seconds per process.
+    pub(crate) cpu_secs: u64,
+    /// Size of each program's private /tmp, MiB.
+    pub(crate) tmp_mb: u64,
+    /// Folders every program sees read-only.
+    pub(crate) bind: Vec<PathBuf>,
+}
+
+impl SandboxSettings {
+    /// The sandbox (see [`SandboxArgs::build`]), or why this machine cannot make it.
+    pub(crate) fn build(
+        &self,
+        hidden: &[&Path],
+    ) -> Result<Arc<Sandbox>, Box<dyn std::error::Error>> {
         let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let options = Options {
             limits: Limits {
-                memory_mb: self.sandbox_memory_mb.max(1),
-                pids: self.sandbox_pids.max(1),
-                open_files: self.sandbox_open_files.max(16),
-                cpu_secs: self.sandbox_cpu_secs.max(1),
-                tmp_mb: self.sandbox_tmp_mb.max(1),
+                memory_mb: self.memory_mb.max(1),
+                pids: self.pids.max(1),
+                open_files: self.open_files.max(16),
+                cpu_secs: self.cpu_secs.max(1),
+                tmp_mb: self.tmp_mb.max(1),
             },
-            read_only: self.sandbox_bind.iter().map(|p| absolute(p)).collect(),
+            read_only: self.bind.iter().map(|p| absolute(p)).collect(),
             hidden: hidden.iter().map(|p| absolute(p)).collect(),
         };
         let sandbox = Sandbox::new(options)?;
@@ -71,6 +114,6 @@ impl SandboxArgs {
             l.tmp_mb,
             sandbox.control()
         );
-        Ok(Some(Arc::new(sandbox)))
+        Ok(Arc::new(sandbox))
     }
 }

@@ -7,7 +7,7 @@
 //! the server started here stays up until Ctrl-C ([`local::LocalServer::serve_until_signal`]).
 
 pub(crate) mod events;
-mod local;
+pub(crate) mod local;
 mod progress;
 
 use std::net::SocketAddr;
@@ -124,7 +124,8 @@ pub(crate) struct TournamentArgs {
     sandbox: crate::sandbox::SandboxArgs,
     /// Record the tournament in this PostgreSQL store (`postgres://user[:password]@host[:port]/db`)
     /// and play its games there: here, and on every machine running `maumau worker --store` with
-    /// the same URL. Built-in entrants only.
+    /// the same URL. External programs (`cmd:`, `lobby:`) run on the machine that plays their
+    /// game, with this command's clock and --sandbox: each machine needs them at the same paths.
     #[arg(long, value_name = "URL", conflicts_with_all = ["server", "watch", "over_grpc"])]
     store: Option<String>,
 }
@@ -142,13 +143,6 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // No program may see the output folder: results, logs, the stored seed, the server's data.
     t.sandbox = args.sandbox.build(&[&out])?;
     let external = t.entrants.iter().any(Entrant::is_external);
-    if external && args.store.is_some() {
-        return Err(
-            "--store: a tournament on several machines plays built-in entrants only (its \
-                    external programs would have to run on every worker)"
-                .into(),
-        );
-    }
     // External programs (or --over-grpc, --watch) need a server: the given one, or one started
     // here.
     let local = if external || args.over_grpc || args.watch.is_some() {
@@ -167,13 +161,25 @@ pub(crate) fn tournament(args: &TournamentArgs) -> Result<(), Box<dyn std::error
     // tournament cannot depend on where its games were played.
     let result = match &args.store {
         Some(url) => {
-            let (venue, resumed) = events::StoreVenue::open(events::open_store(url)?, &t)?;
+            // Every worker runs the programs as this command does: the event records how.
+            let programs = external.then(|| events::Programs {
+                decision_ms: args.decision_ms,
+                grace_ms: args.grace_ms,
+                sandbox: args.sandbox.settings(),
+            });
+            let (venue, resumed) =
+                events::StoreVenue::open(events::open_store(url)?, &t, programs)?;
             eprintln!(
                 "maumau: event {} in the store{}; other machines play its games with: maumau \
-                 worker --store URL",
+                 worker (the store's URL in MAUMAU_STORE, or --store URL){}",
                 venue.event(),
                 if resumed {
                     " (taken over from the run that stopped, with the games finished since)"
+                } else {
+                    ""
+                },
+                if external {
+                    "; each needs the programs at the same paths"
                 } else {
                     ""
                 }

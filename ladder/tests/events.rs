@@ -156,3 +156,67 @@ fn an_event_whose_coordinator_stopped_is_taken_over_by_the_same_tournament() {
     );
     assert_ne!(live, stopped);
 }
+
+/// A deal (the games with one seed) is over once every game of it is done; a worker that cannot
+/// play an event claims none of its games, and still those of the others.
+#[test]
+fn deals_are_over_when_all_their_games_are_and_events_can_be_left_alone() {
+    let store = PgStore::open(&common::postgres::fresh_database()).unwrap();
+    let event = store.create_event("{}", true, "v1", 60_000).unwrap();
+    let other = store.create_event("{\"x\":1}", true, "v1", 60_000).unwrap();
+    store
+        .add_event_games(
+            event,
+            0,
+            &[
+                (0, "r0-t0-d0-s0", u64::MAX, &[0, 1]),
+                (1, "r0-t0-d0-s1", u64::MAX, &[1, 0]),
+                (2, "r0-t0-d1-s0", 5, &[0, 1]),
+            ],
+        )
+        .unwrap();
+    store
+        .add_event_games(other, 0, &[(0, "r0-t0-d0-s0", 9, &[0, 1])])
+        .unwrap();
+    assert!(
+        store
+            .finished_event_deals(event, &[u64::MAX, 5])
+            .unwrap()
+            .is_empty()
+    );
+    let g = store
+        .claim_event_game_except(1, "v1", None, &[event], 60_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!(g.event, other, "the event left alone is skipped");
+    // Given back, it is claimed again at once (by the next claim, of a new epoch).
+    assert!(store.release_event_game(&g, 1).unwrap());
+    assert!(
+        !store.release_event_game(&g, 1).unwrap(),
+        "released already"
+    );
+    let g = store
+        .claim_event_game_except(2, "v1", None, &[event], 60_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!((g.event, g.index), (other, 0));
+    assert!(store.commit_event_game(&g, 2, "{}", None).unwrap());
+    assert!(
+        store
+            .claim_event_game_except(1, "v1", None, &[event], 60_000)
+            .unwrap()
+            .is_none()
+    );
+    for _ in 0..2 {
+        let g = store
+            .claim_event_game(1, "v1", Some(event), 60_000)
+            .unwrap()
+            .unwrap();
+        assert!(store.commit_event_game(&g, 1, "{}", None).unwrap());
+    }
+    // The deal of u64::MAX is over; that of 5 has a game left.
+    assert_eq!(
+        store.finished_event_deals(event, &[u64::MAX, 5]).unwrap(),
+        vec![u64::MAX]
+    );
+}

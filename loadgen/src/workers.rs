@@ -10,6 +10,11 @@
 //! statements are those each process reports at its end (`the store: S statements in T
 //! transactions`). All processes run on this machine: the waits, not the CPU, are what the
 //! machines share out, which is what a tournament of slow entrants spread over machines does.
+//!
+//! With `--programs` the entrants are external programs instead: `cmd:maumau bot --kind
+//! random+Nms`, the same bot launched per match, so every machine (the command and each worker)
+//! plays on a game server of its own and launches two programs per game, as a tournament of
+//! real programs does.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -43,6 +48,10 @@ pub(crate) struct WorkersArgs {
     /// The `maumau` binary [default: `maumau` next to this executable].
     #[arg(long)]
     server_bin: Option<PathBuf>,
+    /// Entrants that are external programs (`cmd:maumau bot --kind random+Nms`, launched per
+    /// match) rather than built-in bots.
+    #[arg(long)]
+    programs: bool,
 }
 
 /// One side's figures.
@@ -144,9 +153,21 @@ fn side(args: &WorkersArgs, bin: &PathBuf, machines: usize) -> Result<Side, Stri
     let bot = format!("random+{}ms", args.think_ms);
     let threads = args.threads.to_string();
     let mut command = Command::new(bin);
+    command.args(["tournament", "--store", &args.store]);
+    if args.programs {
+        let program = format!(
+            "cmd:'{}' bot --kind {bot} --server \"$MAUMAU_URL\" --seed \"$MAUMAU_SEED\"",
+            bin.display()
+        );
+        command
+            .args(["--bots", "", "--entrant"])
+            .arg(format!("a={program}"))
+            .arg("--entrant")
+            .arg(format!("b={program}"));
+    } else {
+        command.arg("--bots").arg(format!("a={bot},b={bot}"));
+    }
     command
-        .args(["tournament", "--store", &args.store, "--bots"])
-        .arg(format!("a={bot},b={bot}"))
         .args(["--seats", "2", "--deals", &args.deals.to_string()])
         .args([
             "--threads",
@@ -202,9 +223,14 @@ pub(crate) fn bench(args: &WorkersArgs) -> Result<(), String> {
     let bin = crate::server_bin(args.server_bin.as_ref())?;
     let machines = args.machines.max(1);
     eprintln!(
-        "loadgen: workers: {} games per side (2 entrants waiting {} ms per decision), {} at once \
-         per machine, 1 to {machines} machines",
+        "loadgen: workers: {} games per side (2 {} waiting {} ms per decision), {} at once per \
+         machine, 1 to {machines} machines",
         2 * args.deals,
+        if args.programs {
+            "programs launched per match"
+        } else {
+            "built-in entrants"
+        },
         args.think_ms,
         args.threads
     );

@@ -1,5 +1,6 @@
 //! docs/PERFORMANCE.md's benchmark of a tournament on several machines runs as written (shortened
-//! through its environment: 2 deals, entrants waiting 1 ms) and prints its table.
+//! through its environment: 2 deals, entrants waiting 1 ms) and prints its table, with built-in
+//! entrants and with external programs (`--programs`).
 //!
 //! Needs the `maumau` binary next to this package's (`cargo test --workspace` builds both) and
 //! `MAUMAU_TEST_POSTGRES`; without either the test says so and passes without running.
@@ -14,8 +15,18 @@ const BIN: &str = env!("CARGO_BIN_EXE_maumau-loadgen");
 
 #[test]
 fn the_documented_workers_benchmark_runs() {
+    run_documented("maumau-loadgen workers --store \"$MAUMAU_STORE\"");
+}
+
+/// The same with external programs (`cmd:maumau bot --kind random+1ms` per match).
+#[test]
+fn the_documented_workers_benchmark_of_programs_runs() {
+    run_documented("maumau-loadgen workers --store \"$MAUMAU_STORE\" --programs");
+}
+
+/// Runs a command of docs/PERFORMANCE.md as written, shortened through its environment.
+fn run_documented(line: &str) {
     let docs = include_str!("../../docs/PERFORMANCE.md");
-    let line = "maumau-loadgen workers --store \"$MAUMAU_STORE\"";
     assert!(
         docs.contains(&format!("\n{line}\n")),
         "the documented command"

@@ -32,7 +32,13 @@
 //!
 //! With `--sandbox` ([`crate::Tournament::sandbox`]) each launch runs in a sandbox of its own
 //! ([`maumau_sandbox`]): `MAUMAU_ADDR` and `MAUMAU_URL` are then `unix:/run/maumau/maumau.sock`,
-//! a socket forwarded to the server, and the environment holds these variables only.
+//! a socket forwarded to the server, and the environment holds these variables only. Without
+//! it a program inherits its launcher's environment but the launcher's own settings: no
+//! `MAUMAU_*` variable (an operator token, a worker's `MAUMAU_STORE`) but `MAUMAU_BWRAP` and the
+//! ones above, set afresh, and no `PG*` or `DATABASE_URL` (a database's credentials).
+//!
+//! A program runs in a process group of its own, killed at the end of its match (after a grace)
+//! and, by a guard process, when its launcher dies, even by SIGKILL (see `guard.rs`).
 //!
 //! Nothing a program is given (nor the match's label, which anyone may read through `GetMatch`)
 //! is derived from the tournament seed or the game's place in the schedule in a way that gives

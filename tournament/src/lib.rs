@@ -19,6 +19,7 @@
 //! results either way).
 
 pub mod entrant;
+mod guard;
 pub mod lobby;
 mod net;
 pub mod schedule;
@@ -274,9 +275,10 @@ impl Tournament {
     }
 
     /// The tournament `d` describes (as [`Tournament::description`] gave it), with replays kept
-    /// when `record_replays`, every core and no server: what a worker on another machine plays
-    /// the games of an event with. Refused when the description does not parse or describes
-    /// a tournament that cannot be played.
+    /// when `record_replays`, every core and no server (a tournament with external programs
+    /// needs one given before it is played): what a worker on another machine plays the games
+    /// of an event with. Refused when the description does not parse or describes a tournament
+    /// that cannot be played.
     pub fn from_description(
         d: &Description,
         record_replays: bool,
@@ -302,7 +304,8 @@ impl Tournament {
         t.config = config;
         (t.format, t.deals, t.seed, t.duplicate) = (d.format, d.deals, d.seed, d.duplicate);
         t.record_replays = record_replays;
-        t.validate()?;
+        // The server (for external programs) is the player's to give.
+        t.validate_plan()?;
         if t.description() != *d {
             return Err(TournamentError::Invalid(
                 "the description does not give back the same tournament".into(),
@@ -312,6 +315,21 @@ impl Tournament {
     }
 
     fn validate(&self) -> Result<(), TournamentError> {
+        self.validate_plan()?;
+        for e in &self.entrants {
+            if e.is_external() && self.server.is_none() {
+                return Err(TournamentError::Invalid(format!(
+                    "`{}` is an external program and plays over gRPC: the tournament needs a \
+                     server (`maumau tournament` starts one, or give --server)",
+                    e.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Tournament::validate`] but for the server: the rules, the seats, the format, the names.
+    fn validate_plan(&self) -> Result<(), TournamentError> {
         let invalid = |m: String| Err(TournamentError::Invalid(m));
         if let Err(e) = self.config.rules() {
             return invalid(format!("the table cannot be played: {e}"));
@@ -342,13 +360,6 @@ impl Tournament {
             if e.name.is_empty() || !names.insert(e.name.as_str()) {
                 return invalid(format!(
                     "entrant names must be unique and not empty: `{}`",
-                    e.name
-                ));
-            }
-            if e.is_external() && self.server.is_none() {
-                return invalid(format!(
-                    "`{}` is an external program and plays over gRPC: the tournament needs a \
-                     server (`maumau tournament` starts one, or give --server)",
                     e.name
                 ));
             }
@@ -620,7 +631,17 @@ impl Tournament {
                         .filter(|&i| records[i].is_none())
                         .collect();
                     match venue.collect(&wanted) {
-                        Ok(games) => batch.extend(games.into_iter().map(Ok)),
+                        Ok(games) => {
+                            // A deal whose last game was played elsewhere: this process's
+                            // matches of it may be revealed now.
+                            if let Some(s) = session {
+                                for (i, _) in &games {
+                                    let reveal = deals.ended(&fixtures[*i], None);
+                                    notices.extend(s.reveal_now(reveal));
+                                }
+                            }
+                            batch.extend(games.into_iter().map(Ok));
+                        }
                         Err(e) => batch.push(Err(e)),
                     }
                     collected = Instant::now();
@@ -760,6 +781,80 @@ impl Tournament {
             line.push(seat, index as usize);
         }
         line.finish()
+    }
+}
+
+/// Plays single games of a tournament whose other games are played elsewhere: what a `maumau
+/// worker` does with each game it claims of a tournament on several machines.
+///
+/// Built-in entrants play in-process ([`Tournament::play_fixture`]); a game with an external
+/// program is played on the tournament's server ([`Tournament::server`]) as
+/// [`Tournament::run`] plays it: `cmd:` programs launched for the match (in
+/// [`Tournament::sandbox`] when set) with the same environment, `lobby:` programs, launched
+/// once by [`FixturePlayer::start`], invited to it. With duplicate deals every such game is
+/// sealed: its seats learn its seed only when [`FixturePlayer::reveal`] is told that every
+/// game of its deal has ended, wherever it was played.
+pub struct FixturePlayer {
+    /// The connection to the server, with the lobby programs; `None` without external
+    /// entrants.
+    session: Option<net::Session>,
+    /// This process's sealed matches, by deal.
+    deals: net::Deals,
+    /// Where the programs' output goes.
+    logs: Option<PathBuf>,
+}
+
+impl FixturePlayer {
+    /// Ready to play games of `t`: with external entrants, connected to its server, and with its
+    /// `lobby:` programs launched (output to `logs`, like every program's).
+    pub fn start(t: &Tournament, logs: Option<&Path>) -> Result<FixturePlayer, TournamentError> {
+        t.validate()?;
+        let session = match &t.server {
+            Some(remote) if t.entrants.iter().any(Entrant::is_external) || remote.every_game => {
+                Some(net::Session::connect(
+                    remote,
+                    t.threads,
+                    &t.entrants,
+                    logs,
+                    t.sandbox.clone(),
+                )?)
+            }
+            _ => None,
+        };
+        Ok(FixturePlayer {
+            session,
+            deals: net::Deals::elsewhere(t.duplicate),
+            logs: logs.map(Path::to_path_buf),
+        })
+    }
+
+    /// Plays fixture `f` of `t` (the tournament it was started with): in-process, or on the
+    /// server when an entrant is an external program.
+    pub fn play(&self, t: &Tournament, f: &Fixture) -> Result<Played, TournamentError> {
+        match &self.session {
+            Some(s) if t.over_grpc(f) => s.play(t, f, &self.deals, self.logs.as_deref()),
+            _ => Ok(t.play_fixture(f)),
+        }
+    }
+
+    /// The seeds of the deals whose sealed matches were played here and are not revealed yet.
+    pub fn sealed_deals(&self) -> Vec<u64> {
+        self.deals.sealed_seeds()
+    }
+
+    /// Reveals the matches played here of the deals of `seeds`, every game of which has ended
+    /// (wherever it was played); returns a notice per match the server would not reveal.
+    pub fn reveal(&self, seeds: &[u64]) -> Vec<String> {
+        match &self.session {
+            Some(s) => s.reveal_now(self.deals.reveal(seeds)),
+            None => Vec::new(),
+        }
+    }
+
+    /// Closes the lobbies and waits for their programs to exit; returns a notice per program
+    /// that ended badly.
+    pub fn finish(self) -> Vec<String> {
+        self.session.map(net::Session::finish).unwrap_or_default()
     }
 }
 

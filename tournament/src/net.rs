@@ -20,8 +20,15 @@
 //! results.jsonl). The seal holds only on a server with an operator token (without one every
 //! caller is the operator): the server `maumau tournament` starts always has one, and a server
 //! given with `--server` should.
+//!
+//! On several machines (`maumau tournament --store` and `maumau worker`) a deal's games may be
+//! played on different machines, each on its own server. The coordinator counts a game
+//! collected from the store as ended (without a match of its own), so its matches of a deal are
+//! revealed once the whole deal is in; a worker, which sees only its own games
+//! ([`crate::FixturePlayer`]), seals every game of a duplicate deal and reveals its matches of a
+//! deal when the store says that every game of it is done.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -133,19 +140,31 @@ impl Remote {
 /// A deal is the set of games with one seed (the seatings of a duplicate deal; without
 /// duplicate deals every game has a deal of its own, which needs no seal). Its games are sealed
 /// when it has more than one, and all revealed once the last has ended.
+///
+/// A game counts as ended once, by its fixture id, whoever played it: this process (its
+/// match is then revealed with the deal) or another one of a tournament on several machines
+/// (collected from the store, [`Deals::ended`] without a match). A game played twice (a claim
+/// lost and the game played again elsewhere) cannot end its deal early.
 #[derive(Debug, Default)]
 pub(crate) struct Deals {
     by_seed: Mutex<HashMap<u64, Deal>>,
+    /// Sealed deals revealed already: a match of one that ends later (a game played again after
+    /// its claim was lost) is revealed at once.
+    revealed: Mutex<HashSet<u64>>,
+    /// Set for a worker of a tournament on several machines ([`Deals::elsewhere`]), which sees
+    /// only the games it plays: every game of a duplicate deal is sealed, and a deal is revealed
+    /// when the store says all its games are in ([`Deals::reveal`]).
+    elsewhere: bool,
 }
 
 /// One deal's games on the server.
 #[derive(Debug, Default)]
 struct Deal {
-    /// Games still to finish in this run.
-    left: usize,
+    /// Fixture ids of the games still to finish in this run.
+    left: HashSet<String>,
     /// Games of the deal in the whole round (finished in an earlier run included).
     games: usize,
-    /// Matches played for it (this run's, and those recorded by a run that stopped early).
+    /// Matches played for it here (this run's, and those recorded by a run that stopped early).
     matches: Vec<String>,
 }
 
@@ -159,6 +178,7 @@ impl Deals {
         remote: impl Fn(&Fixture) -> bool,
     ) -> Deals {
         let mut by_seed: HashMap<u64, Deal> = HashMap::new();
+        let todo: HashSet<usize> = todo.iter().copied().collect();
         for (i, f) in fixtures.iter().enumerate() {
             if !remote(f) {
                 continue;
@@ -166,39 +186,85 @@ impl Deals {
             let deal = by_seed.entry(f.seed).or_default();
             deal.games += 1;
             if todo.contains(&i) {
-                deal.left += 1;
+                deal.left.insert(f.id.clone());
             } else if let Some(Some(g)) = done.get(i)
                 && !g.match_id.is_empty()
             {
                 deal.matches.push(g.match_id.clone());
             }
         }
-        by_seed.retain(|_, d| d.left > 0);
+        by_seed.retain(|_, d| !d.left.is_empty());
         Deals {
             by_seed: Mutex::new(by_seed),
+            revealed: Mutex::default(),
+            elsewhere: false,
+        }
+    }
+
+    /// The deals of a worker that plays single games of a tournament whose other games are
+    /// played elsewhere: with `duplicate` deals every game is sealed (its deal has a game per
+    /// seating), and kept sealed until [`Deals::reveal`].
+    pub(crate) fn elsewhere(duplicate: bool) -> Deals {
+        Deals {
+            by_seed: Mutex::default(),
+            revealed: Mutex::default(),
+            elsewhere: duplicate,
         }
     }
 
     /// Whether a game of this seed is created sealed: its deal has other games.
     fn sealed(&self, seed: u64) -> bool {
-        lock(&self.by_seed).get(&seed).is_some_and(|d| d.games > 1)
+        self.elsewhere || lock(&self.by_seed).get(&seed).is_some_and(|d| d.games > 1)
     }
 
-    /// A game of this seed has ended as `match_id`; returns the deal's matches to reveal when it
-    /// was the deal's last (empty otherwise, or when the deal was never sealed).
-    fn ended(&self, seed: u64, match_id: &str) -> Vec<String> {
+    /// The game `f` has ended, here as `match_id` or elsewhere (`None`); returns the deal's
+    /// matches to reveal when it was the deal's last (empty otherwise, or when the deal was
+    /// never sealed). A game that ended before (played twice) changes nothing.
+    pub(crate) fn ended(&self, f: &Fixture, match_id: Option<&str>) -> Vec<String> {
         let mut by_seed = lock(&self.by_seed);
-        let Some(deal) = by_seed.get_mut(&seed) else {
+        if self.elsewhere {
+            // Revealed when the store says the deal is over.
+            if let Some(id) = match_id {
+                let deal = by_seed.entry(f.seed).or_default();
+                deal.matches.push(id.to_string());
+            }
             return Vec::new();
+        }
+        let Some(deal) = by_seed.get_mut(&f.seed) else {
+            // Its deal was revealed already (this game ended elsewhere first): so is this match.
+            return match match_id {
+                Some(id) if lock(&self.revealed).contains(&f.seed) => vec![id.to_string()],
+                _ => Vec::new(),
+            };
         };
-        deal.matches.push(match_id.to_string());
-        deal.left = deal.left.saturating_sub(1);
-        if deal.left > 0 {
+        deal.matches.extend(match_id.map(str::to_string));
+        if !deal.left.remove(&f.id) || !deal.left.is_empty() {
             return Vec::new();
         }
         let sealed = deal.games > 1;
-        let deal = by_seed.remove(&seed).unwrap_or_default();
-        if sealed { deal.matches } else { Vec::new() }
+        let deal = by_seed.remove(&f.seed).unwrap_or_default();
+        if sealed {
+            lock(&self.revealed).insert(f.seed);
+            deal.matches
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The seeds of the deals with sealed matches here that are not revealed yet (a worker's).
+    pub(crate) fn sealed_seeds(&self) -> Vec<u64> {
+        lock(&self.by_seed).keys().copied().collect()
+    }
+
+    /// The matches of the deals of `seeds` (all their games have ended, wherever they were
+    /// played), to reveal now; forgets them.
+    pub(crate) fn reveal(&self, seeds: &[u64]) -> Vec<String> {
+        let mut by_seed = lock(&self.by_seed);
+        seeds
+            .iter()
+            .filter_map(|s| by_seed.remove(s))
+            .flat_map(|d| d.matches)
+            .collect()
     }
 }
 
@@ -304,6 +370,14 @@ impl Session {
             request.metadata_mut().insert("authorization", value);
         }
         Ok(request)
+    }
+
+    /// [`Session::reveal`] from outside the session's runtime.
+    pub(crate) fn reveal_now(&self, ids: Vec<String>) -> Vec<String> {
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        self.runtime.block_on(self.reveal(ids))
     }
 
     /// Reveals the sealed matches of a deal whose games have all ended; returns a notice per
@@ -616,7 +690,7 @@ impl Session {
             None
         };
         // The deal's last game: no entrant has a game of it left, so its seeds may be told.
-        let reveal = deals.ended(f.seed, match_id);
+        let reveal = deals.ended(f, Some(match_id));
         notices.extend(self.reveal(reveal).await);
         Ok(Played {
             record: g.record(&report, &result, forfeits),
@@ -804,6 +878,14 @@ pub(crate) async fn launch(
         }
         None => {
             let mut cmd = shell(&command);
+            // The arena's own settings stay its own: a variable the program inherits may hold
+            // the operator token (MAUMAU_OPERATOR_TOKEN), a store's URL and password
+            // (MAUMAU_STORE, PG*), none of which a program may read.
+            for (key, _) in std::env::vars_os() {
+                if arena_only(&key.to_string_lossy()) {
+                    cmd.env_remove(key);
+                }
+            }
             cmd.envs(env);
             (cmd, None)
         }
@@ -813,7 +895,11 @@ pub(crate) async fn launch(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     #[cfg(unix)]
-    cmd.process_group(0);
+    {
+        cmd.process_group(0);
+        // Killed with this process, even by SIGKILL (see `crate::guard`).
+        crate::guard::guard(&mut cmd);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return Some(format!("its program could not be started: {e}")),
@@ -892,6 +978,17 @@ pub(crate) async fn launch(
         Some(_) if !limits.is_empty() => Some(format!("its program ended{limits}{where_}")),
         Some(_) => None,
     }
+}
+
+/// Whether an inherited environment variable is the arena's alone, never passed to a program
+/// launched without the sandbox (a sandboxed one gets only its own variables): the `MAUMAU_*`
+/// settings of the command (operator tokens, `MAUMAU_STORE`, ...; the program's own are set
+/// afresh) but `MAUMAU_BWRAP` (a program may sandbox its own children), and a database's
+/// (`PG*`, `DATABASE_URL`).
+fn arena_only(name: &str) -> bool {
+    (name.starts_with("MAUMAU_") && name != maumau_sandbox::BWRAP_VAR)
+        || name.starts_with("PG")
+        || name == "DATABASE_URL"
 }
 
 /// Process groups of the programs running now.
@@ -993,23 +1090,62 @@ mod tests {
         let (first, second) = (&fixtures[1], &fixtures[2]);
         assert_eq!(first.seed, fixtures[0].seed, "seatings of one deal");
         assert!(deals.sealed(first.seed) && deals.sealed(second.seed));
-        assert_eq!(deals.ended(first.seed, "m-1"), vec!["m-earlier", "m-1"]);
+        assert_eq!(deals.ended(first, Some("m-1")), vec!["m-earlier", "m-1"]);
         // The second deal: nothing until both seatings have ended.
-        assert!(deals.ended(second.seed, "m-2").is_empty());
+        assert!(deals.ended(second, Some("m-2")).is_empty());
         assert_eq!(
-            deals.ended(fixtures[3].seed, "m-3"),
+            deals.ended(&fixtures[3], Some("m-3")),
             vec!["m-2".to_string(), "m-3".to_string()]
         );
         // In-process games are none of the deals' business.
         assert!(!deals.sealed(fixtures[4].seed));
-        assert!(deals.ended(fixtures[4].seed, "m-4").is_empty());
+        assert!(deals.ended(&fixtures[4], Some("m-4")).is_empty());
 
         let single = crate::schedule::fixtures(0, &tables[..1], 2, 7, false);
         let todo: Vec<usize> = (0..single.len()).collect();
         let deals = Deals::plan(&single, &todo, &vec![None; single.len()], |_| true);
         for (i, f) in single.iter().enumerate() {
             assert!(!deals.sealed(f.seed));
-            assert!(deals.ended(f.seed, &format!("m-{i}")).is_empty());
+            assert!(deals.ended(f, Some(&format!("m-{i}"))).is_empty());
         }
+    }
+
+    /// On several machines: a game played here and collected again from the machine that kept
+    /// it (its claim lost) ends its deal once, so the deal's matches wait for its other game; a
+    /// game collected from elsewhere ends the deal and reveals this process's matches only; a
+    /// match of a deal revealed already is revealed at once.
+    #[test]
+    fn a_game_played_twice_does_not_reveal_its_deal_early() {
+        let fixtures = crate::schedule::fixtures(0, &[vec![0, 1]], 2, 7, true);
+        let todo: Vec<usize> = (0..fixtures.len()).collect();
+        let deals = Deals::plan(&fixtures, &todo, &vec![None; 4], |_| true);
+        assert!(deals.ended(&fixtures[0], Some("m-here")).is_empty());
+        assert!(deals.ended(&fixtures[0], None).is_empty(), "collected too");
+        assert_eq!(deals.ended(&fixtures[1], None), vec!["m-here"]);
+        // The second deal: collected before this process's own result of the same game.
+        assert!(deals.ended(&fixtures[2], None).is_empty());
+        assert!(deals.ended(&fixtures[2], Some("m-late")).is_empty());
+        assert_eq!(deals.ended(&fixtures[3], None), vec!["m-late"]);
+        assert_eq!(deals.ended(&fixtures[3], Some("m-later")), vec!["m-later"]);
+    }
+
+    /// A worker seals every game of a duplicate deal and reveals a deal's matches only when
+    /// told that all its games are in; without duplicate deals nothing is sealed.
+    #[test]
+    fn a_worker_keeps_its_matches_sealed_until_the_deal_is_over() {
+        let fixtures = crate::schedule::fixtures(0, &[vec![0, 1]], 2, 7, true);
+        let deals = Deals::elsewhere(true);
+        assert!(deals.sealed(fixtures[0].seed));
+        assert!(deals.ended(&fixtures[0], Some("m-0")).is_empty());
+        assert!(deals.ended(&fixtures[1], Some("m-1")).is_empty());
+        assert!(deals.ended(&fixtures[2], Some("m-2")).is_empty());
+        let mut seeds = deals.sealed_seeds();
+        seeds.sort_unstable();
+        let mut expected = vec![fixtures[0].seed, fixtures[2].seed];
+        expected.sort_unstable();
+        assert_eq!(seeds, expected);
+        assert_eq!(deals.reveal(&[fixtures[0].seed]), vec!["m-0", "m-1"]);
+        assert_eq!(deals.sealed_seeds(), vec![fixtures[2].seed]);
+        assert!(!Deals::elsewhere(false).sealed(fixtures[0].seed));
     }
 }

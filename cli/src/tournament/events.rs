@@ -72,11 +72,65 @@ pub(crate) fn version_refusal(event: &EventInfo) -> Option<String> {
     })
 }
 
-/// The tournament of `event`, as its coordinator described it.
-pub(crate) fn event_tournament(event: &EventInfo) -> Result<Tournament, String> {
-    let d: Description = serde_json::from_str(&event.description)
+/// What an event records in the store: the tournament's description (its `tournament.json`,
+/// secret seed included) and, when it has external programs, how every machine runs them.
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct EventDescription {
+    /// The tournament.
+    #[serde(flatten)]
+    pub(crate) tournament: Description,
+    /// How its `cmd:` and `lobby:` programs are run; absent for built-in entrants only (the
+    /// description is then the tournament's alone, as before workers played programs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) programs: Option<Programs>,
+}
+
+/// How the external programs of an event are run, the same on every machine: the clock of
+/// their games and the sandbox (`--decision-ms`, `--grace-ms`, `--sandbox` and its limits of
+/// the command that started the event). A worker that cannot make the sandbox plays none of the
+/// event's games.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Programs {
+    /// Milliseconds per decision.
+    pub(crate) decision_ms: u64,
+    /// Milliseconds a program may be missing when it must act (and the server waits for the
+    /// seats to join).
+    pub(crate) grace_ms: u64,
+    /// The sandbox every program runs in; `None`: unsandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sandbox: Option<crate::sandbox::SandboxSettings>,
+}
+
+impl Programs {
+    /// The clock of the games with programs.
+    pub(crate) fn clock(&self) -> maumau_tournament::Clock {
+        maumau_tournament::Clock {
+            decision: Duration::from_millis(self.decision_ms.max(1)),
+            disconnect_grace: Duration::from_millis(self.grace_ms.max(1)),
+            ..maumau_tournament::Clock::default()
+        }
+    }
+}
+
+/// The tournament of `event`, as its coordinator described it, and how its programs run.
+pub(crate) fn event_tournament(
+    event: &EventInfo,
+) -> Result<(Tournament, Option<Programs>), String> {
+    let d: EventDescription = serde_json::from_str(&event.description)
         .map_err(|e| format!("event {}: its description does not parse: {e}", event.id))?;
-    Tournament::from_description(&d, event.replays).map_err(|e| format!("event {}: {e}", event.id))
+    let t = Tournament::from_description(&d.tournament, event.replays)
+        .map_err(|e| format!("event {}: {e}", event.id))?;
+    if t.entrants
+        .iter()
+        .any(maumau_tournament::Entrant::is_external)
+        && d.programs.is_none()
+    {
+        return Err(format!(
+            "event {}: it has external programs but does not say how to run them",
+            event.id
+        ));
+    }
+    Ok((t, d.programs))
 }
 
 /// The fixture a claimed game plays.
@@ -235,8 +289,12 @@ impl StoreVenue {
     pub(crate) fn open(
         store: PgStore,
         t: &Tournament,
+        programs: Option<Programs>,
     ) -> Result<(StoreVenue, bool), Box<dyn std::error::Error>> {
-        let description = serde_json::to_string(&t.description())?;
+        let description = serde_json::to_string(&EventDescription {
+            tournament: t.description(),
+            programs,
+        })?;
         let (event, resumed) = match store.take_over_event(&description, VERSION, lease_ms())? {
             Some(event) => (event, true),
             None => (
@@ -380,6 +438,7 @@ impl Venue for StoreVenue {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     /// Idle callers take turns, one per period that doubles up to the most; a hit frees them all.
@@ -405,6 +464,58 @@ mod tests {
         b.hit();
         assert!(b.take_turn() && b.take_turn() && b.take_turn());
         assert_eq!(period(&b), POLL_EVERY);
+    }
+
+    /// An event of built-in entrants records the tournament's description alone (as before
+    /// workers played programs); one with programs adds how they run, and both read back.
+    #[test]
+    fn an_event_description_records_how_its_programs_run() {
+        let mut t = Tournament::new(
+            maumau_tournament::Entrant::parse_list("random,heuristic").unwrap(),
+            maumau_engine::MatchConfig::new(maumau_engine::ProfileId::Classic, 2),
+        );
+        t.seed = 11;
+        let plain = EventDescription {
+            tournament: t.description(),
+            programs: None,
+        };
+        let text = serde_json::to_string(&plain).unwrap();
+        assert_eq!(text, serde_json::to_string(&t.description()).unwrap());
+        let event = |description: String| EventInfo {
+            id: 1,
+            description,
+            replays: true,
+            version: VERSION.into(),
+            state: maumau_ladder::store::EventState::Running,
+            coordinated: true,
+        };
+        assert!(event_tournament(&event(text)).unwrap().1.is_none());
+        t.entrants
+            .push(maumau_tournament::Entrant::parse("mine=cmd:./bot").unwrap());
+        let programs = Programs {
+            decision_ms: 2000,
+            grace_ms: 300,
+            sandbox: Some(crate::sandbox::SandboxSettings {
+                memory_mb: 256,
+                pids: 64,
+                open_files: 256,
+                cpu_secs: 600,
+                tmp_mb: 64,
+                bind: vec!["bots".into()],
+            }),
+        };
+        let with = EventDescription {
+            tournament: t.description(),
+            programs: Some(programs.clone()),
+        };
+        let text = serde_json::to_string(&with).unwrap();
+        let (back, read) = event_tournament(&event(text)).unwrap();
+        assert_eq!(back.description(), t.description());
+        assert_eq!(read, Some(programs));
+        // Programs without their settings are refused.
+        let bare = serde_json::to_string(&t.description()).unwrap();
+        let err = event_tournament(&event(bare)).unwrap_err();
+        assert!(err.contains("does not say how to run them"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The game server `maumau tournament` starts for its games over gRPC (external programs,
-//! `--over-grpc`, `--watch`): `maumau_server` in this process, whose port also serves the match
-//! viewer (`/matches`, `/matches/{id}/view`). It stops with the tournament, or, with `--watch`,
+//! `--over-grpc`, `--watch`), and `maumau worker` for each event with external programs:
+//! `maumau_server` in this process, whose port also serves the match viewer (`/matches`,
+//! `/matches/{id}/view`). It stops with the tournament, or, with `--watch`,
 //! once the games are over and SIGINT (Ctrl-C) or SIGTERM comes.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -19,7 +20,7 @@ pub(super) fn viewer_only() -> bool {
 }
 
 /// A server in this process for the tournament's games.
-pub(super) struct LocalServer {
+pub(crate) struct LocalServer {
     /// Where it listens.
     listening: SocketAddr,
     runtime: tokio::runtime::Runtime,
@@ -31,7 +32,7 @@ impl LocalServer {
     /// Starts a server listening on `listen` (port 0: a free one), with its data in `data_dir`.
     /// A match starts without the seats that have not joined after `join_timeout`; operator
     /// calls need `operator_token`.
-    pub(super) fn start(
+    pub(crate) fn start(
         listen: SocketAddr,
         data_dir: PathBuf,
         join_timeout: Duration,
@@ -68,7 +69,7 @@ impl LocalServer {
 
     /// The address to reach it at, `host:port`: where it listens, or loopback for a server
     /// listening on every interface (`0.0.0.0`, `::`), which is no address to connect to.
-    pub(super) fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         let ip = match self.listening.ip() {
             IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
             IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
@@ -83,7 +84,7 @@ impl LocalServer {
     }
 
     /// Stops it: no new connections, the open ones closed (within the server's grace).
-    pub(super) fn stop(self) {
+    pub(crate) fn stop(self) {
         let _ = self.stop.send(());
         if let Ok(Err(e)) = self.runtime.block_on(self.task) {
             eprintln!("maumau: the tournament's server stopped with an error: {e}");

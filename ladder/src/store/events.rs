@@ -236,6 +236,20 @@ impl PgStore {
         event: Option<i64>,
         lease_ms: i64,
     ) -> Result<Option<EventGame>> {
+        self.claim_event_game_except(owner, version, event, &[], lease_ms)
+    }
+
+    /// [`PgStore::claim_event_game`], but never of the events `except` (events this process
+    /// cannot play: a worker that cannot sandbox leaves the games of an event whose programs
+    /// run sandboxed to others).
+    pub fn claim_event_game_except(
+        &self,
+        owner: i64,
+        version: &str,
+        event: Option<i64>,
+        except: &[i64],
+        lease_ms: i64,
+    ) -> Result<Option<EventGame>> {
         self.counted(1);
         self.tx(|t| {
             let row = t.query_opt(
@@ -247,6 +261,7 @@ impl PgStore {
                            AND e.coordinator_until_ms > ",
                     db_now!(),
                     "     AND ($3::BIGINT IS NULL OR g.event_id = $3)
+                           AND NOT (g.event_id = ANY($5::BIGINT[]))
                            AND (g.state = 'open' OR (g.state = 'claimed' AND g.lease_until_ms < ",
                     db_now!(),
                     "))
@@ -263,7 +278,7 @@ impl PgStore {
                      RETURNING g.id, g.event_id, g.round, g.idx, g.fixture, g.seed, g.seats,
                          g.lease_epoch"
                 ),
-                &[&owner, &version, &event, &lease_ms],
+                &[&owner, &version, &event, &lease_ms, &except],
             )?;
             let Some(r) = row else { return Ok(None) };
             let round: i32 = r.try_get(2)?;
@@ -299,6 +314,22 @@ impl PgStore {
                      lease_until_ms = NULL
                  WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 AND state = 'claimed'",
                 &[&game.id, &owner, &game.epoch, &record, &replay],
+            )?;
+            Ok(n == 1)
+        })
+    }
+
+    /// Gives back a game `owner` claimed (its claim of `epoch`) and will not play (this process
+    /// cannot, or playing it failed here): it is open to the next claim at once, instead of once
+    /// its lease runs out. `false` when the claim was lost already.
+    pub fn release_event_game(&self, game: &EventGame, owner: i64) -> Result<bool> {
+        self.counted(1);
+        self.tx(|t| {
+            let n = t.execute(
+                "UPDATE tournament_games SET state = 'open', lease_owner = NULL,
+                     lease_until_ms = NULL
+                 WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 AND state = 'claimed'",
+                &[&game.id, &owner, &game.epoch],
             )?;
             Ok(n == 1)
         })
@@ -361,6 +392,24 @@ impl PgStore {
                     let index: i32 = r.try_get(0)?;
                     Ok((index as usize, r.try_get(1)?, r.try_get(2)?))
                 })
+                .collect()
+        })
+    }
+
+    /// Which of the deals `seeds` of `event` are over: every game of the seed is done (a deal
+    /// is the games with one seed, the seatings of a duplicate deal). A worker reveals its
+    /// sealed matches of a deal once it is over, wherever its other games were played.
+    pub fn finished_event_deals(&self, event: i64, seeds: &[u64]) -> Result<Vec<u64>> {
+        self.counted(1);
+        let seeds: Vec<i64> = seeds.iter().map(|&s| s as i64).collect();
+        self.tx(|t| {
+            let rows = t.query(
+                "SELECT seed FROM tournament_games WHERE event_id = $1 AND seed = ANY($2)
+                 GROUP BY seed HAVING bool_and(state = 'done')",
+                &[&event, &seeds],
+            )?;
+            rows.iter()
+                .map(|r| Ok(r.try_get::<_, i64>(0)? as u64))
                 .collect()
         })
     }

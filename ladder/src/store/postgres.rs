@@ -90,6 +90,11 @@ const MIGRATIONS: &[Migration] = &[
         "0009_tournament_events.sql",
         include_str!("../../migrations/postgres/0009_tournament_events.sql"),
     ),
+    (
+        10,
+        "0010_tournament_deals.sql",
+        include_str!("../../migrations/postgres/0010_tournament_deals.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).

@@ -75,6 +75,11 @@ const MIGRATIONS: &[Migration] = &[
         "0009_tournament_events.sql",
         include_str!("../../migrations/sqlite/0009_tournament_events.sql"),
     ),
+    (
+        10,
+        "0010_tournament_deals.sql",
+        include_str!("../../migrations/sqlite/0010_tournament_deals.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.
