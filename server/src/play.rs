@@ -128,7 +128,7 @@ async fn attach(entry: &Handle, a: Attach) -> Option<Box<Streaming<pb::PlayReque
             },
         )));
     }
-    let frames = batch.into_iter().map(|m| Staged::Message(m).encode());
+    let frames = batch.into_iter().map(|m| Staged::message(m).encode());
     outbox.send(Out::Frames(frames.collect()));
     inbound
 }

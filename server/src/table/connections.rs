@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
+use bytes::Bytes;
 use maumau::{pb, wire};
 use maumau_engine::Seat;
 use tokio::time::Instant;
@@ -16,7 +17,7 @@ use tonic::{Status, Streaming};
 
 use super::delivery::{Delivery, FeedOptions, message};
 use super::{Command, Reply, Role, Table};
-use crate::frames::{Staged, numbered_event};
+use crate::frames::{HeldEvents, Staged};
 use crate::limit::RateLimit;
 use crate::outbox::{Out, Outbox};
 
@@ -303,24 +304,29 @@ impl Table {
             .as_ref()
             .filter(|r| !r.snapshot)
             .map(|r| r.last_event_number);
-        // Events to send after Welcome; held for the next prompt under `WithPrompt`.
-        let mut events = Vec::new();
-        match from {
-            Some(n) if (n as usize) <= self.log.len() => {
-                for (i, e) in self.log.iter().enumerate().skip(n as usize) {
-                    events.push(numbered_event(&self.numbered_event(i, e, viewer)));
-                }
-            }
-            _ => batch.push(Staged::Message(message(
-                pb::server_message::Kind::Snapshot(self.snapshot(viewer)),
-            ))),
-        }
         let delivery = match role {
             Role::Seat(_) => options.delivery,
             Role::Spectator => Delivery::AsTheyHappen,
         };
-        if delivery == Delivery::AsTheyHappen {
-            batch.extend(events.drain(..).map(Staged::Event));
+        // Events to send after Welcome, each a message of its own; held for the next batch
+        // under a batching delivery.
+        let mut held = HeldEvents::default();
+        match from {
+            Some(n) if (n as usize) <= self.log.len() => {
+                let mut buf = Vec::new();
+                for i in n as usize..self.log.len() {
+                    buf.clear();
+                    self.put_event(&mut buf, i, viewer);
+                    if delivery.batches() {
+                        held.push(&buf);
+                    } else {
+                        batch.push(Staged::Event(Bytes::copy_from_slice(&buf)));
+                    }
+                }
+            }
+            _ => batch.push(Staged::message(message(
+                pb::server_message::Kind::Snapshot(self.snapshot(viewer)),
+            ))),
         }
         match role {
             Role::Seat(s) => {
@@ -354,7 +360,7 @@ impl Table {
                 seat.feed.delivery = delivery;
                 seat.feed.snapshots = options.snapshots;
                 seat.feed.stepped = false;
-                seat.feed.held = events;
+                seat.feed.held = held;
                 seat.away_since = None;
                 seat.joined = true;
                 seat.optional_prompted = 0;
@@ -390,7 +396,7 @@ impl Table {
     fn welcome(&self, viewer: Option<Seat>) -> Staged {
         let mut welcome = self.entry.welcome(viewer);
         welcome.players = self.players();
-        Staged::Message(message(pb::server_message::Kind::Welcome(welcome)))
+        Staged::message(message(pb::server_message::Kind::Welcome(welcome)))
     }
 
     /// A seat's connection went away (or was ended): the seat is away from now on.
