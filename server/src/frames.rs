@@ -171,10 +171,76 @@ pub(crate) struct Frame {
 /// Appends the encoded `NumberedEvent` number `number` showing `event` (already redacted for its
 /// viewer, see `maumau_engine::event_for`); `seats` sizes a round result's per-seat lists.
 pub(crate) fn put_numbered_event(buf: &mut Vec<u8>, number: u64, event: &Event, seats: u8) {
-    let e = wire::event_to_wire(event, seats);
     put_scalar(buf, NUMBERED_NUMBER, number);
-    put_header(buf, NUMBERED_EVENT, e.encoded_len());
-    e.encode_raw(buf);
+    if !put_frequent_event(buf, event) {
+        let e = wire::event_to_wire(event, seats);
+        put_header(buf, NUMBERED_EVENT, e.encoded_len());
+        e.encode_raw(buf);
+    }
+}
+
+/// `Event`'s fields (its `kind`) for the events a match logs most.
+mod event {
+    pub(super) const CARD_DRAWN: u32 = 2;
+    pub(super) const TURN_STARTED: u32 = 5;
+    pub(super) const CARD_PLAYED: u32 = 6;
+    pub(super) const PASSED: u32 = 8;
+}
+
+/// Writes `NumberedEvent.event` for the four kinds of event that make most of a match (a turn,
+/// a play, a draw, a pass) as [`wire::event_to_wire`] maps them, without the `maumau.v1` types
+/// and prost's length passes; false for any other event, left to prost.
+fn put_frequent_event(buf: &mut Vec<u8>, event: &Event) -> bool {
+    let kind = |buf: &mut Vec<u8>, tag: u32, fields: &dyn Fn(&mut Vec<u8>)| {
+        put_small(buf, NUMBERED_EVENT, |b| put_small(b, tag, fields));
+    };
+    match *event {
+        Event::TurnStarted { seat } => kind(buf, event::TURN_STARTED, &|b| {
+            put_scalar(b, 1, seat.into());
+        }),
+        Event::Played {
+            seat,
+            card,
+            suit,
+            call,
+        } => kind(buf, event::CARD_PLAYED, &|b| {
+            put_scalar(b, 1, seat.into());
+            put_card(b, 2, card);
+            let suit = suit.map_or(0, |s| pb::Suit::from(s) as i32);
+            put_scalar(b, 3, enum_value(suit));
+            put_scalar(b, 4, enum_value(pb::Call::from(call) as i32));
+        }),
+        Event::Drew { seat, card, cause } => kind(buf, event::CARD_DRAWN, &|b| {
+            put_scalar(b, 1, seat.into());
+            if let Some(card) = card {
+                put_card(b, 2, card);
+            }
+            put_scalar(b, 3, enum_value(pb::DrawCause::from(cause) as i32));
+        }),
+        Event::Passed { seat, automatic } => kind(buf, event::PASSED, &|b| {
+            put_scalar(b, 1, seat.into());
+            put_scalar(b, 2, u64::from(automatic));
+        }),
+        _ => return false,
+    }
+    true
+}
+
+/// A message field whose content `fields` writes: its length is written after it, in the one
+/// byte left for it (content this short always fits; longer content is moved to make room).
+fn put_small(buf: &mut Vec<u8>, tag: u32, fields: impl FnOnce(&mut Vec<u8>)) {
+    put_key(buf, tag, LEN);
+    let at = buf.len();
+    buf.push(0);
+    fields(buf);
+    let len = buf.len() - at - 1;
+    if len < 0x80 {
+        buf[at] = len as u8;
+    } else {
+        let mut varint = Vec::new();
+        put_varint(&mut varint, len as u64);
+        buf.splice(at..=at, varint);
+    }
 }
 
 /// Events held for an `EventBatch`, already encoded as its `events` fields, in order.
@@ -663,6 +729,18 @@ mod tests {
                 log.iter().any(|e| matches!(e, Event::RoundEnded(_))),
                 "{profile:?}: a round ended"
             );
+        }
+    }
+
+    #[test]
+    fn a_small_field_longer_than_its_length_byte_is_still_right() {
+        for n in [0usize, 1, 127, 128, 300] {
+            let content = vec![7u8; n];
+            let mut got = vec![1u8];
+            put_small(&mut got, 9, |b| b.extend_from_slice(&content));
+            let mut want = vec![1u8];
+            put_field(&mut want, 9, &content);
+            assert_eq!(got, want, "{n} bytes");
         }
     }
 }

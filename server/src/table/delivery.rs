@@ -189,21 +189,39 @@ fn recycle<T>(mut v: Vec<T>, to: &mut Vec<T>) {
 pub(super) struct EventViews {
     seen: Vec<(Event, Range<usize>, Option<Bytes>)>,
     buf: Vec<u8>,
+    /// Whether a spectator sees the event whole, and so every viewer does (a seat sees at
+    /// least what a spectator sees): then its one view is the first.
+    public: bool,
 }
 
 impl EventViews {
-    /// Forgets the last event's views.
-    fn clear(&mut self) {
+    /// Starts on event `i` of the log, `e`: forgets the last event's views, and encodes this
+    /// one's only view if it hides nothing from anyone (most events), so that no viewer's
+    /// view has to be made and compared.
+    fn start(&mut self, i: usize, e: &Event, seats: u8) {
         self.seen.clear();
         self.buf.clear();
+        let spectator = event_for(e, None);
+        self.public = spectator == *e;
+        if self.public {
+            self.push(i, spectator, seats);
+        }
     }
 
     /// Which view of `e`, event `i` of the log, `viewer` has: encoded if no viewer had it yet.
     fn view(&mut self, i: usize, e: &Event, viewer: Option<Seat>, seats: u8) -> usize {
-        let view = event_for(e, viewer);
-        if let Some(k) = self.seen.iter().position(|(v, _, _)| *v == view) {
-            return k;
+        if self.public {
+            return 0;
         }
+        let view = event_for(e, viewer);
+        match self.seen.iter().position(|(v, _, _)| *v == view) {
+            Some(k) => k,
+            None => self.push(i, view, seats),
+        }
+    }
+
+    /// Encodes `view` of event `i` as a new view; returns its number.
+    fn push(&mut self, i: usize, view: Event, seats: u8) -> usize {
         let start = self.buf.len();
         put_numbered_event(&mut self.buf, i as u64 + 1, &view, seats);
         self.seen.push((view, start..self.buf.len(), None));
@@ -481,7 +499,7 @@ impl Table {
         let views = &mut self.views;
         for i in from..self.log.len() {
             let e = &self.log[i];
-            views.clear();
+            views.start(i, e, seats);
             for s in 0..seats {
                 let feed = &mut self.seats[s as usize].feed;
                 if feed.conn.is_some() {
@@ -708,5 +726,39 @@ mod tests {
         );
         assert!(feed.conn.is_none());
         assert!(feed.staged.is_empty() && feed.held.is_empty() && feed.held_accepted.is_empty());
+    }
+
+    /// What [`EventViews`] relies on to encode an event once for everyone: an event a
+    /// spectator sees whole, every seat sees whole (through whole matches of every profile).
+    #[test]
+    fn an_event_a_spectator_sees_whole_every_seat_sees_whole() {
+        for (profile, seats) in [
+            (ProfileId::Classic, 4),
+            (ProfileId::PenaltyPoints, 3),
+            (ProfileId::Brazilian, 8),
+            (ProfileId::Romanian32, 2),
+        ] {
+            let mut game = Game::new(MatchConfig::new(profile, seats), 9).expect("a valid config");
+            let mut log = Vec::new();
+            let mut hidden = 0;
+            while game.phase() != maumau_engine::Phase::Over && log.len() < 20_000 {
+                let seat = game.to_act().expect("a seat to move");
+                let legal = game.legal_actions(seat);
+                let pick = legal[log.len() % legal.len()];
+                let from = log.len();
+                game.apply_with(seat, pick, &mut log)
+                    .expect("a legal action");
+                for e in &log[from..] {
+                    if event_for(e, None) != *e {
+                        hidden += 1;
+                        continue;
+                    }
+                    for s in 0..seats {
+                        assert_eq!(event_for(e, Some(s)), *e, "{profile:?}: {e:?}");
+                    }
+                }
+            }
+            assert!(hidden > 0, "{profile:?}: some events hide something");
+        }
     }
 }
