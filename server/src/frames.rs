@@ -153,11 +153,21 @@ fn enum_value(v: i32) -> u64 {
 }
 
 /// A `Card` message field.
+#[inline]
 fn put_card(buf: &mut Vec<u8>, tag: u32, card: Card) {
     let c = pb::Card::from(card);
-    put_header(buf, tag, c.encoded_len());
-    put_scalar(buf, 1, enum_value(c.rank));
-    put_scalar(buf, 2, enum_value(c.suit));
+    put_key(buf, tag, LEN);
+    match (u8::try_from(c.rank), u8::try_from(c.suit)) {
+        // Every card: both fields set, each a one-byte varint.
+        (Ok(rank @ 1..0x80), Ok(suit @ 1..0x80)) => {
+            buf.extend_from_slice(&[4, 1 << 3 | VARINT as u8, rank, 2 << 3 | VARINT as u8, suit]);
+        }
+        _ => {
+            put_varint(buf, c.encoded_len() as u64);
+            put_scalar(buf, 1, enum_value(c.rank));
+            put_scalar(buf, 2, enum_value(c.suit));
+        }
+    }
 }
 
 /// One message for a stream, encoded.

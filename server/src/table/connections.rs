@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use bytes::Bytes;
-use maumau::{pb, wire};
+use maumau::{encoded, pb, wire};
 use maumau_engine::Seat;
 use tokio::time::Instant;
 use tokio_stream::{Stream, StreamExt};
@@ -22,7 +22,7 @@ use crate::limit::RateLimit;
 use crate::outbox::{Out, Outbox};
 
 /// What a seat's Play stream yields.
-pub(super) type InboundItem = Result<pb::PlayRequest, Status>;
+pub(super) type InboundItem = Result<encoded::Request, Status>;
 
 /// Which seats' Play streams have signalled something to read, and the table task to wake when
 /// one does.
@@ -77,7 +77,7 @@ impl Wake for SeatWaker {
 /// A seat's Play stream and its connection's action budget.
 pub(super) struct Inbound {
     pub(super) conn: u64,
-    pub(super) stream: Box<Streaming<pb::PlayRequest>>,
+    pub(super) stream: Box<Streaming<encoded::Request>>,
     pub(super) limit: RateLimit,
     /// The stream's budget of Pings and Resumes.
     pub(super) control: RateLimit,
@@ -112,7 +112,7 @@ pub(crate) struct Attach {
     pub(crate) conn: u64,
     /// A seat's Play stream, read by the table from now on (none for Watch, and for a Resume
     /// on a stream the table already reads).
-    pub(crate) inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+    pub(crate) inbound: Option<Box<Streaming<encoded::Request>>>,
 }
 
 impl Table {
@@ -182,7 +182,7 @@ impl Table {
             return;
         };
         let msg = match item {
-            Some(Ok(msg)) => msg,
+            Some(Ok(encoded::Request(msg))) => msg,
             Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
                 self.record_rejection(s, pb::ErrorReason::MalformedMessage, status.message(), None);
@@ -410,7 +410,7 @@ impl Table {
 }
 
 /// Reads a stream to its end, dropping what it carries.
-pub(crate) async fn drain(mut stream: Box<Streaming<pb::PlayRequest>>) {
+pub(crate) async fn drain(mut stream: Box<Streaming<encoded::Request>>) {
     while let Some(Ok(_)) = stream.next().await {}
 }
 

@@ -531,12 +531,13 @@ impl Table {
     pub(super) fn prompt_for(&mut self, s: Seat, required: bool) -> Prompt {
         let obs = self.game.observation(s);
         let seat = &self.seats[s as usize];
-        let started = self.decision_started.unwrap_or_else(Instant::now);
         let (deadline, left) = if required && !self.clock.untimed {
-            let deadline = started + self.clock.decision + seat.bank;
+            // The monotonic clock read once for the deadline's wall time and the time left.
+            let now = Instant::now();
+            let deadline = self.decision_started.unwrap_or(now) + self.clock.decision + seat.bank;
             (
-                unix_ms(deadline),
-                deadline.saturating_duration_since(Instant::now()),
+                unix_ms(deadline, now),
+                deadline.saturating_duration_since(now),
             )
         } else {
             (0, Duration::ZERO)
