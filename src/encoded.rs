@@ -154,6 +154,11 @@ fn action_by_index(bytes: &[u8]) -> Option<(crate::pb::ActionSubmission, usize)>
 
 /// A varint at the start of `bytes` (at most 10 bytes, no more than 64 bits) and its length.
 fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    if let Some(&b) = bytes.first()
+        && b < 0x80
+    {
+        return Some((u64::from(b), 1));
+    }
     let mut value = 0u64;
     for (i, &b) in bytes.iter().take(10).enumerate() {
         let bits = u64::from(b & 0x7f);
