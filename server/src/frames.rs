@@ -260,7 +260,16 @@ pub(crate) struct HeldEvents(Vec<u8>);
 impl HeldEvents {
     /// Appends an encoded `NumberedEvent`.
     pub(crate) fn push(&mut self, numbered: &[u8]) {
-        put_field(&mut self.0, BATCH_EVENTS, numbered);
+        match u8::try_from(numbered.len()) {
+            // An event's usual few bytes: key and one-byte length in one go.
+            Ok(len @ 0..0x80) => {
+                let key = (BATCH_EVENTS << 3 | LEN) as u8;
+                self.0.reserve(2 + numbered.len());
+                self.0.extend_from_slice(&[key, len]);
+                self.0.extend_from_slice(numbered);
+            }
+            _ => put_field(&mut self.0, BATCH_EVENTS, numbered),
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -187,7 +187,10 @@ fn recycle<T>(mut v: Vec<T>, to: &mut Vec<T>) {
 /// message of its own.
 #[derive(Default)]
 pub(super) struct EventViews {
-    seen: Vec<(Event, Range<usize>, Option<Bytes>)>,
+    /// Each view's encoding in `buf`, and its shared bytes once made.
+    encoded: Vec<(Range<usize>, Option<Bytes>)>,
+    /// The views themselves, to find a viewer's among them (not kept for a public event).
+    seen: Vec<Event>,
     buf: Vec<u8>,
     /// Whether a spectator sees the event whole, and so every viewer does (a seat sees at
     /// least what a spectator sees): then its one view is the first.
@@ -199,12 +202,12 @@ impl EventViews {
     /// one's only view if it hides nothing from anyone (most events), so that no viewer's
     /// view has to be made and compared.
     fn start(&mut self, i: usize, e: &Event, seats: u8) {
+        self.encoded.clear();
         self.seen.clear();
         self.buf.clear();
-        let spectator = event_for(e, None);
-        self.public = spectator == *e;
+        self.public = event_for(e, None) == *e;
         if self.public {
-            self.push(i, spectator, seats);
+            self.encode(i, e, seats);
         }
     }
 
@@ -214,23 +217,26 @@ impl EventViews {
             return 0;
         }
         let view = event_for(e, viewer);
-        match self.seen.iter().position(|(v, _, _)| *v == view) {
+        match self.seen.iter().position(|v| *v == view) {
             Some(k) => k,
-            None => self.push(i, view, seats),
+            None => {
+                self.seen.push(view);
+                self.encode(i, &view, seats)
+            }
         }
     }
 
     /// Encodes `view` of event `i` as a new view; returns its number.
-    fn push(&mut self, i: usize, view: Event, seats: u8) -> usize {
+    fn encode(&mut self, i: usize, view: &Event, seats: u8) -> usize {
         let start = self.buf.len();
-        put_numbered_event(&mut self.buf, i as u64 + 1, &view, seats);
-        self.seen.push((view, start..self.buf.len(), None));
-        self.seen.len() - 1
+        put_numbered_event(&mut self.buf, i as u64 + 1, view, seats);
+        self.encoded.push((start..self.buf.len(), None));
+        self.encoded.len() - 1
     }
 
     /// View `k`'s encoding, and its shared bytes if made already.
     fn get(&mut self, k: usize) -> (&[u8], &mut Option<Bytes>) {
-        let (_, range, shared) = &mut self.seen[k];
+        let (range, shared) = &mut self.encoded[k];
         (&self.buf[range.clone()], shared)
     }
 }
