@@ -7,7 +7,8 @@
 //!
 //! A second pass generates `OUT_DIR/encoded/maumau.v1.rs`: the PlayService server again, with
 //! its two streamed responses (`PlayResponse`, `WatchResponse`) as `crate::encoded::Response`,
-//! bytes the server encoded itself, and every other type taken from `crate::pb`.
+//! bytes the server encoded itself, its `PlayRequest` as `crate::encoded::Request`, which it
+//! reads itself, and every other type taken from `crate::pb`.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         // The most specific path wins: the two responses, then the rest of the package.
         .extern_path(".maumau.v1.PlayResponse", "crate::encoded::Response")
         .extern_path(".maumau.v1.WatchResponse", "crate::encoded::Response")
+        .extern_path(".maumau.v1.PlayRequest", "crate::encoded::Request")
         .extern_path(".maumau.v1", "crate::pb")
         .compile_fds(play_only)?;
     Ok(())

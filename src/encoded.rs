@@ -1,11 +1,14 @@
-//! The PlayService server with responses the server encodes itself.
+//! The PlayService server with responses the server encodes itself, and requests it reads
+//! itself.
 //!
 //! A match's server sends most of what it sends to several streams: the same event to every seat
 //! that may see it the same way, the same message to every spectator. [`Response`] is a
 //! `PlayResponse` or `WatchResponse` (both are field 1, a `ServerMessage`) as the bytes that go
 //! on the wire, so that such a part is encoded once and shared. [`play_service_server`] is the
 //! generated PlayService server with [`Response`] for both streamed responses; clients decode the
-//! same bytes as `pb::PlayResponse` and `pb::WatchResponse`.
+//! same bytes as `pb::PlayResponse` and `pb::WatchResponse`. Its Play requests are [`Request`]s:
+//! a `pb::PlayRequest` read by prost, but for the message nearly every one is (an action by its
+//! index), read straight from the bytes.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::DecodeError;
@@ -17,6 +20,8 @@ pub struct Response(pub Bytes);
 
 /// The field number of `message` in `PlayResponse` and `WatchResponse`.
 const MESSAGE: u32 = 1;
+/// The field number of `action` in `PlayRequest`.
+const ACTION: u32 = 3;
 
 impl Response {
     /// The response carrying `message`, encoded in one pass into one buffer.
@@ -80,6 +85,94 @@ impl prost::Message for Response {
     }
 }
 
+/// A `PlayRequest` as the server reads it: the message, decoded as prost decodes it, with one
+/// shortcut for the message a bot sends at every decision, an `ActionSubmission` naming its
+/// action by index (state id, index, request id: three varints), read from the bytes without
+/// prost's generic decoding. Anything else (an action given whole, an unknown field, a
+/// message split across buffers, a second `kind`) is left to prost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Request(pub crate::pb::PlayRequest);
+
+impl prost::Message for Request {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        self.0.encode_raw(buf);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag == ACTION
+            && wire_type == WireType::LengthDelimited
+            && self.0.kind.is_none()
+            && let Some((action, used)) = action_by_index(buf.chunk())
+        {
+            buf.advance(used);
+            self.0.kind = Some(crate::pb::play_request::Kind::Action(action));
+            return Ok(());
+        }
+        self.0.merge_field(tag, wire_type, buf, ctx)
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.0.encoded_len()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// A length-delimited `ActionSubmission` at the start of `bytes` (its length, then its
+/// content) whose fields are all varints of `state_id`, `action_index` and `request_id`: the
+/// submission and the bytes it took. `None` for anything else, including malformed bytes (left
+/// to prost, which says what is wrong).
+fn action_by_index(bytes: &[u8]) -> Option<(crate::pb::ActionSubmission, usize)> {
+    use crate::pb::action_submission::Choice;
+    let (len, n) = varint(bytes)?;
+    let end = n.checked_add(usize::try_from(len).ok()?)?;
+    let mut rest = bytes.get(n..end)?;
+    let mut action = crate::pb::ActionSubmission::default();
+    while !rest.is_empty() {
+        let (key, k) = varint(rest)?;
+        let (value, v) = varint(rest.get(k..)?)?;
+        rest = rest.get(k + v..)?;
+        match key {
+            // Field 1 (state_id), 3 (action_index: a uint32, truncated as prost does) and 4
+            // (request_id), each a varint.
+            0x08 => action.state_id = value,
+            0x18 => action.choice = Some(Choice::ActionIndex(value as u32)),
+            0x20 => action.request_id = value,
+            _ => return None,
+        }
+    }
+    Some((action, end))
+}
+
+/// A varint at the start of `bytes` (at most 10 bytes, no more than 64 bits) and its length.
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    if let Some(&b) = bytes.first()
+        && b < 0x80
+    {
+        return Some((u64::from(b), 1));
+    }
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().take(10).enumerate() {
+        let bits = u64::from(b & 0x7f);
+        if i == 9 && b > 1 {
+            return None;
+        }
+        value |= bits << (7 * i);
+        if b < 0x80 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
 pub use crate::generated::encoded::play_service_server;
 
 #[cfg(test)]
@@ -126,5 +219,67 @@ mod tests {
         encode_varint(3, &mut bytes);
         let r = Response::decode(bytes.as_slice()).unwrap();
         assert_eq!(pb::PlayResponse::decode(r.0).unwrap().message, Some(m));
+    }
+
+    #[test]
+    fn a_request_reads_as_prost_reads_it() {
+        use pb::action_submission::Choice;
+        let by_index = |state_id, index, request_id| pb::PlayRequest {
+            kind: Some(pb::play_request::Kind::Action(pb::ActionSubmission {
+                state_id,
+                choice: Some(Choice::ActionIndex(index)),
+                request_id,
+            })),
+        };
+        let whole = pb::PlayRequest {
+            kind: Some(pb::play_request::Kind::Action(pb::ActionSubmission {
+                state_id: 3,
+                choice: Some(Choice::Action(pb::Action {
+                    kind: Some(pb::action::Kind::Draw(pb::DrawAction {})),
+                })),
+                request_id: 9,
+            })),
+        };
+        let join = pb::PlayRequest {
+            kind: Some(pb::play_request::Kind::Join(pb::Join {
+                token: "t".into(),
+                ..Default::default()
+            })),
+        };
+        for m in [
+            by_index(1, 0, 0),
+            by_index(u64::MAX, 201, 1 << 40),
+            by_index(0, 0, 0),
+            whole,
+            join,
+            pb::PlayRequest::default(),
+        ] {
+            let bytes = m.encode_to_vec();
+            assert_eq!(
+                Request::decode(bytes.as_slice()).unwrap(),
+                Request(m.clone())
+            );
+            // The same message twice merges as prost merges it.
+            let twice = [bytes.clone(), bytes].concat();
+            assert_eq!(
+                Request::decode(twice.as_slice()).unwrap().0,
+                pb::PlayRequest::decode(twice.as_slice()).unwrap()
+            );
+        }
+        // Malformed or unusual bytes: prost's answer.
+        let mut odd = vec![0x1a, 0x02, 0x08];
+        assert!(Request::decode(odd.as_slice()).is_err());
+        odd = vec![0x1a, 0x03, 0x28, 0x01, 0x08];
+        assert_eq!(
+            Request::decode(odd.as_slice()).ok().map(|r| r.0),
+            pb::PlayRequest::decode(odd.as_slice()).ok()
+        );
+        odd = vec![
+            0x1a, 0x0b, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+        ];
+        assert_eq!(
+            Request::decode(odd.as_slice()).ok().map(|r| r.0),
+            pb::PlayRequest::decode(odd.as_slice()).ok()
+        );
     }
 }

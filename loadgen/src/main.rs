@@ -693,15 +693,17 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     if !ratios.is_empty() {
         println!();
         println!(
-            "-- Decisions/s ÷ echo round trips/s (target ≥ 0.5); `CPU-bound` = echo CPU/op ÷ game \
-             CPU/op, server + client, the ratio expected when both runs saturate the CPUs; \
+            "-- Decisions/s ÷ echo round trips/s (target ≥ {THROUGHPUT_GOAL}) and server CPU per \
+             decision ÷ the echo server's per round trip (`srv CPU ×echo`, target ≤ {CPU_GOAL}: \
+             it holds under load, where the throughput ratio does not); `CPU-bound` = echo CPU/op \
+             ÷ game CPU/op, server + client, the ratio expected when both runs saturate the CPUs; \
              `÷ same in flight` = decisions/s ÷ the echo with streams/4 streams (--same-in-flight); \
              `CPU share` = the lower of the two runs' shares of the machine's busy CPU (server + \
-             client ÷ every process's): the target is judged only from {}",
+             client ÷ every process's): both targets are judged only from {}",
             maumau_benchkit::MIN_SHARE
         );
         println!(
-            "{:<13} {:>7} {:<8} {:>11} {:>11} {:>7} {:>8} {:>9} {:>14} {:>10} {:>17}",
+            "{:<13} {:>7} {:<8} {:>11} {:>11} {:>7} {:>8} {:>14} {:>8} {:>9} {:>10} {:>17}",
             "load",
             "streams",
             "conns",
@@ -709,8 +711,9 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             "echo rt/s",
             "ratio",
             "target",
-            "CPU share",
             "srv CPU ×echo",
+            "target",
+            "CPU share",
             "CPU-bound",
             "÷ same in flight"
         );
@@ -719,17 +722,19 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
             let share = g.cpu_share().min(e.cpu_share());
             let cpu_bound = (e.server_us_per_op() + e.client_us_per_op())
                 / (g.server_us_per_op() + g.client_us_per_op());
+            let cpu = server_cpu_ratio(g, e);
             println!(
-                "{:<13} {:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>8} {:>9.2} {:>14.2} {:>10.3} {:>17}",
+                "{:<13} {:>7} {:<8} {:>11.0} {:>11.0} {:>7.3} {:>8} {:>14.2} {:>8} {:>9.2} {:>10.3} {:>17}",
                 name(g),
                 g.streams,
                 conns(g.shared),
                 g.rate(),
                 e.rate(),
                 ratio,
-                maumau_benchkit::machine_mark(ratio >= 0.5, share),
+                maumau_benchkit::machine_mark(ratio >= THROUGHPUT_GOAL, share),
+                cpu,
+                maumau_benchkit::machine_mark(cpu <= CPU_GOAL, share),
                 share,
-                g.server_us_per_op() / e.server_us_per_op(),
                 cpu_bound,
                 same.map_or("-".to_string(), |s| format!("{:.3}", g.rate() / s.rate()))
             );
@@ -737,6 +742,7 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
         if args.rounds > 1 {
             print_medians(&ratios);
         }
+        print_verdicts(&ratios);
     }
     for r in rows.iter().filter(|r| r.errors > 0) {
         println!(
@@ -750,62 +756,143 @@ fn print_rows(args: &BenchArgs, rows: &[Row], threads: usize) {
     }
 }
 
-/// The median ratio over the rounds of each game run (same label, streams and layout).
+/// The least decisions/s ÷ echo round trips/s aimed at.
+const THROUGHPUT_GOAL: f64 = 0.5;
+/// The most server CPU per decision ÷ the echo server's CPU per round trip aimed at (under the
+/// default delivery at 16 streams on one connection).
+const CPU_GOAL: f64 = 2.0;
+
+/// Server CPU per decision of game run `g` ÷ the echo server's CPU per round trip of echo run
+/// `e`: what a decision costs the server against what a round trip costs a bare tonic server.
+fn server_cpu_ratio(g: &Row, e: &Row) -> f64 {
+    g.server_us_per_op() / e.server_us_per_op()
+}
+
+/// The rounds of one game run (same label, streams and layout), each paired with its round's
+/// echo runs.
+struct Rounds {
+    label: String,
+    streams: usize,
+    shared: bool,
+    /// Decisions/s ÷ echo round trips/s, per round.
+    throughput: Vec<f64>,
+    /// [`server_cpu_ratio`], per round.
+    cpu: Vec<f64>,
+    /// The lower of the game's and the echo's CPU share, per round.
+    shares: Vec<f64>,
+    /// Decisions/s ÷ the echo with as many round trips in flight, per round that ran it.
+    same: Vec<f64>,
+}
+
+/// The pairs of `ratios` grouped by game run, in the order they first appear.
+fn rounds(ratios: &[(&Row, &Row, Option<&Row>)]) -> Vec<Rounds> {
+    let mut out: Vec<Rounds> = Vec::new();
+    for &(g, e, same) in ratios {
+        let (label, streams, shared) = (g.label(), g.streams, g.shared);
+        let i = match out
+            .iter()
+            .position(|r| r.label == label && r.streams == streams && r.shared == shared)
+        {
+            Some(i) => i,
+            None => {
+                out.push(Rounds {
+                    label,
+                    streams,
+                    shared,
+                    throughput: Vec::new(),
+                    cpu: Vec::new(),
+                    shares: Vec::new(),
+                    same: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let r = &mut out[i];
+        r.throughput.push(g.rate() / e.rate());
+        r.cpu.push(server_cpu_ratio(g, e));
+        r.shares.push(g.cpu_share().min(e.cpu_share()));
+        r.same.extend(same.map(|s| g.rate() / s.rate()));
+    }
+    out
+}
+
+/// Each value to three decimals, comma-separated.
+fn listed(values: &[f64]) -> String {
+    values
+        .iter()
+        .map(|r| format!("{r:.3}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The median ratios over the rounds of each game run (same label, streams and layout).
 fn print_medians(ratios: &[(&Row, &Row, Option<&Row>)]) {
     println!();
     println!(
-        "-- Median over the rounds of decisions/s ÷ echo round trips/s (target ≥ 0.5), and of \
-         decisions/s ÷ the echo with as many round trips in flight (--same-in-flight)"
+        "-- Median over the rounds of decisions/s ÷ echo round trips/s (target ≥ {THROUGHPUT_GOAL}), \
+         of server CPU per decision ÷ the echo server's per round trip (target ≤ {CPU_GOAL}), and \
+         of decisions/s ÷ the echo with as many round trips in flight (--same-in-flight)"
     );
     println!(
-        "{:<13} {:>7} {:<8} {:>7} {:>8} {:>9} {:>17}  rounds",
-        "load", "streams", "conns", "median", "target", "CPU share", "÷ same in flight"
+        "{:<13} {:>7} {:<8} {:>7} {:>8} {:>14} {:>8} {:>9} {:>17}  rounds (ratio; srv CPU ×echo)",
+        "load",
+        "streams",
+        "conns",
+        "median",
+        "target",
+        "srv CPU ×echo",
+        "target",
+        "CPU share",
+        "÷ same in flight"
     );
-    let mut seen: Vec<(String, usize, bool)> = Vec::new();
-    for (g, _, _) in ratios {
-        let key = (g.label(), g.streams, g.shared);
-        if seen.contains(&key) {
-            continue;
-        }
-        let mut each: Vec<f64> = ratios
-            .iter()
-            .filter(|(o, _, _)| (o.label(), o.streams, o.shared) == key)
-            .map(|(o, e, _)| o.rate() / e.rate())
-            .collect();
-        let listed = each
-            .iter()
-            .map(|r| format!("{r:.3}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mid = median(&mut each);
-        // The median over the rounds of each round's lower share, as the ratio's.
-        let mut shares: Vec<f64> = ratios
-            .iter()
-            .filter(|(o, _, _)| (o.label(), o.streams, o.shared) == key)
-            .map(|(o, e, _)| o.cpu_share().min(e.cpu_share()))
-            .collect();
-        let share = median(&mut shares);
-        let mut same: Vec<f64> = ratios
-            .iter()
-            .filter(|(o, _, _)| (o.label(), o.streams, o.shared) == key)
-            .filter_map(|(o, _, s)| s.map(|s| o.rate() / s.rate()))
-            .collect();
-        let same = if same.is_empty() {
+    for mut r in rounds(ratios) {
+        let each = listed(&r.throughput);
+        let cpus = listed(&r.cpu);
+        let mid = median(&mut r.throughput);
+        let cpu = median(&mut r.cpu);
+        // The median over the rounds of each round's lower share, as the ratios'.
+        let share = median(&mut r.shares);
+        let same = if r.same.is_empty() {
             "-".to_string()
         } else {
-            format!("{:.3}", median(&mut same))
+            format!("{:.3}", median(&mut r.same))
         };
         println!(
-            "{:<13} {:>7} {:<8} {:>7.3} {:>8} {:>9.2} {:>17}  {listed}",
-            key.0,
-            key.1,
-            conns(key.2),
+            "{:<13} {:>7} {:<8} {:>7.3} {:>8} {:>14.2} {:>8} {:>9.2} {:>17}  {each}; {cpus}",
+            r.label,
+            r.streams,
+            conns(r.shared),
             mid,
-            maumau_benchkit::machine_mark(mid >= 0.5, share),
+            maumau_benchkit::machine_mark(mid >= THROUGHPUT_GOAL, share),
+            cpu,
+            maumau_benchkit::machine_mark(cpu <= CPU_GOAL, share),
             share,
             same
         );
-        seen.push(key);
+    }
+}
+
+/// One verdict line per game run: its server CPU per decision against the echo's per round trip
+/// (the goal that holds under load), then its throughput ratio, each judged only when the runs
+/// had enough of the machine (median over the rounds).
+fn print_verdicts(ratios: &[(&Row, &Row, Option<&Row>)]) {
+    println!();
+    for mut r in rounds(ratios) {
+        let n = r.cpu.len();
+        let cpu = median(&mut r.cpu);
+        let throughput = median(&mut r.throughput);
+        let share = median(&mut r.shares);
+        println!(
+            "verdict {} {} {}: server CPU per decision {cpu:.2}× the echo server's per round trip \
+             (goal ≤ {CPU_GOAL}): {}; decisions/s {throughput:.3}× echo round trips/s (goal ≥ \
+             {THROUGHPUT_GOAL}): {} (median of {n} round{})",
+            r.label,
+            r.streams,
+            conns(r.shared),
+            maumau_benchkit::machine_verdict(cpu <= CPU_GOAL, share),
+            maumau_benchkit::machine_verdict(throughput >= THROUGHPUT_GOAL, share),
+            if n == 1 { "" } else { "s" }
+        );
     }
 }
 

@@ -17,9 +17,8 @@ pub fn now_ms() -> u64 {
 }
 
 /// The monotonic instant `at` as wall time: milliseconds since the Unix epoch (for a deadline
-/// a client is told).
-pub(crate) fn unix_ms(at: Instant) -> u64 {
-    let now = Instant::now();
+/// a client is told), `now` being the monotonic clock read just before.
+pub(crate) fn unix_ms(at: Instant, now: Instant) -> u64 {
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();

@@ -33,13 +33,15 @@
 //!    `registry.rs` resolves to the match's `table::Handle` (`table/handle.rs`); the
 //!    stream goes to the table in an `Attach` command. That is the only time the stream's
 //!    messages pass through `play.rs`.
-//! 3. `table/connections.rs` reads the seat's stream on the table's task from then on: an
-//!    `Action` message is checked against the seat's limits (`limit.rs`) and handed to the step.
+//! 3. `table/connections.rs` reads the seat's stream on the table's task from then on (each
+//!    message decoded by `maumau::encoded::Request`, an action by index straight from the bytes):
+//!    an `Action` message is checked against the seat's limits (`limit.rs`) and handed to the step.
 //! 4. `table/mod.rs` applies it to the game (the engine's `Game::apply_with`), `table/seat.rs`
 //!    settles the seat's clock, `table/recording.rs` counts the decision and keeps it for the
 //!    replay.
 //! 5. `table/delivery.rs` stages what the step means for every connection, redacted per seat
-//!    and encoded once (`frames.rs`); `outbox.rs` queues it as one item per connection.
+//!    and encoded once, straight from the engine's values into wire bytes (`frames.rs`);
+//!    `outbox.rs` queues it as one item per connection.
 //! 6. `table/stream.rs` (`Outgoing`) yields the queued frames to the connection's HTTP/2
 //!    stream, back on the task of step 1.
 //!

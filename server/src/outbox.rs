@@ -20,6 +20,9 @@ use crate::transport::Home;
 
 /// One item of a connection's outgoing queue.
 pub(crate) enum Out {
+    /// The one message a step of the table made for the connection, encoded (the usual case,
+    /// kept apart so that it allocates no list).
+    Frame(Frame),
     /// The messages one step of the table made for the connection, in order, encoded.
     Frames(Vec<Frame>),
     /// The error that ends the connection's stream.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use maumau::encoded::play_service_server::PlayService;
+use maumau::encoded::{self, play_service_server::PlayService};
 use maumau::{pb, wire};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::StreamExt;
@@ -91,7 +91,7 @@ async fn resolve(
 /// Attaches a connection to its table, or, when the match is over, sends the welcome and the
 /// final report. Returns once Welcome is queued. With `inbound`, the table reads the seat's Play
 /// stream from then on; it comes back when the table is gone.
-async fn attach(entry: &Handle, a: Attach) -> Option<Box<Streaming<pb::PlayRequest>>> {
+async fn attach(entry: &Handle, a: Attach) -> Option<Box<Streaming<encoded::Request>>> {
     let (role, outbox) = (a.role, a.outbox.clone());
     let inbound = match entry.sender() {
         Some(tx) => {
@@ -128,7 +128,7 @@ async fn attach(entry: &Handle, a: Attach) -> Option<Box<Streaming<pb::PlayReque
             },
         )));
     }
-    let frames = batch.into_iter().map(|m| Staged::Message(m).encode());
+    let frames = batch.into_iter().map(|m| Staged::message(m).encode());
     outbox.send(Out::Frames(frames.collect()));
     inbound
 }
@@ -137,14 +137,14 @@ async fn attach(entry: &Handle, a: Attach) -> Option<Box<Streaming<pb::PlayReque
 async fn session(
     registry: Arc<Registry>,
     meta_token: Option<String>,
-    mut inbound: Streaming<pb::PlayRequest>,
+    mut inbound: Streaming<encoded::Request>,
     outbox: Outbox,
 ) {
     let first = tokio::time::timeout(Duration::from_secs(30), inbound.next()).await;
     let join = match first {
-        Ok(Some(Ok(pb::PlayRequest {
+        Ok(Some(Ok(encoded::Request(pb::PlayRequest {
             kind: Some(pb::play_request::Kind::Join(j)),
-        }))) => j,
+        })))) => j,
         Ok(Some(Ok(_))) => {
             let why = "the first message on a Play stream must be Join";
             outbox.send(Out::End(wire::status(pb::ErrorReason::NotJoined, why)));
@@ -209,7 +209,7 @@ impl PlayService for Play {
 
     async fn play(
         &self,
-        req: Request<Streaming<pb::PlayRequest>>,
+        req: Request<Streaming<encoded::Request>>,
     ) -> Result<Response<Self::PlayStream>, Status> {
         let token = bearer(&req);
         let (tx, rx) = outbox(OUTBOX, Home::current());

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
-use maumau::{pb, wire};
+use bytes::Bytes;
+use maumau::{encoded, pb, wire};
 use maumau_engine::Seat;
 use tokio::time::Instant;
 use tokio_stream::{Stream, StreamExt};
@@ -16,12 +17,12 @@ use tonic::{Status, Streaming};
 
 use super::delivery::{Delivery, FeedOptions, message};
 use super::{Command, Reply, Role, Table};
-use crate::frames::{Staged, numbered_event};
+use crate::frames::{HeldEvents, Staged};
 use crate::limit::RateLimit;
 use crate::outbox::{Out, Outbox};
 
 /// What a seat's Play stream yields.
-pub(super) type InboundItem = Result<pb::PlayRequest, Status>;
+pub(super) type InboundItem = Result<encoded::Request, Status>;
 
 /// Which seats' Play streams have signalled something to read, and the table task to wake when
 /// one does.
@@ -76,7 +77,7 @@ impl Wake for SeatWaker {
 /// A seat's Play stream and its connection's action budget.
 pub(super) struct Inbound {
     pub(super) conn: u64,
-    pub(super) stream: Box<Streaming<pb::PlayRequest>>,
+    pub(super) stream: Box<Streaming<encoded::Request>>,
     pub(super) limit: RateLimit,
     /// The stream's budget of Pings and Resumes.
     pub(super) control: RateLimit,
@@ -111,7 +112,7 @@ pub(crate) struct Attach {
     pub(crate) conn: u64,
     /// A seat's Play stream, read by the table from now on (none for Watch, and for a Resume
     /// on a stream the table already reads).
-    pub(crate) inbound: Option<Box<Streaming<pb::PlayRequest>>>,
+    pub(crate) inbound: Option<Box<Streaming<encoded::Request>>>,
 }
 
 impl Table {
@@ -181,7 +182,7 @@ impl Table {
             return;
         };
         let msg = match item {
-            Some(Ok(msg)) => msg,
+            Some(Ok(encoded::Request(msg))) => msg,
             Some(Err(status)) if crate::reasons::unreadable_message(&status) => {
                 // Counted like every refusal of the seat's messages; the stream ends with it.
                 self.record_rejection(s, pb::ErrorReason::MalformedMessage, status.message(), None);
@@ -303,24 +304,29 @@ impl Table {
             .as_ref()
             .filter(|r| !r.snapshot)
             .map(|r| r.last_event_number);
-        // Events to send after Welcome; held for the next prompt under `WithPrompt`.
-        let mut events = Vec::new();
-        match from {
-            Some(n) if (n as usize) <= self.log.len() => {
-                for (i, e) in self.log.iter().enumerate().skip(n as usize) {
-                    events.push(numbered_event(&self.numbered_event(i, e, viewer)));
-                }
-            }
-            _ => batch.push(Staged::Message(message(
-                pb::server_message::Kind::Snapshot(self.snapshot(viewer)),
-            ))),
-        }
         let delivery = match role {
             Role::Seat(_) => options.delivery,
             Role::Spectator => Delivery::AsTheyHappen,
         };
-        if delivery == Delivery::AsTheyHappen {
-            batch.extend(events.drain(..).map(Staged::Event));
+        // Events to send after Welcome, each a message of its own; held for the next batch
+        // under a batching delivery.
+        let mut held = HeldEvents::default();
+        match from {
+            Some(n) if (n as usize) <= self.log.len() => {
+                let mut buf = Vec::new();
+                for i in n as usize..self.log.len() {
+                    buf.clear();
+                    self.put_event(&mut buf, i, viewer);
+                    if delivery.batches() {
+                        held.push(&buf);
+                    } else {
+                        batch.push(Staged::Event(Bytes::copy_from_slice(&buf)));
+                    }
+                }
+            }
+            _ => batch.push(Staged::message(message(
+                pb::server_message::Kind::Snapshot(self.snapshot(viewer)),
+            ))),
         }
         match role {
             Role::Seat(s) => {
@@ -354,7 +360,7 @@ impl Table {
                 seat.feed.delivery = delivery;
                 seat.feed.snapshots = options.snapshots;
                 seat.feed.stepped = false;
-                seat.feed.held = events;
+                seat.feed.held = held;
                 seat.away_since = None;
                 seat.joined = true;
                 seat.optional_prompted = 0;
@@ -390,7 +396,7 @@ impl Table {
     fn welcome(&self, viewer: Option<Seat>) -> Staged {
         let mut welcome = self.entry.welcome(viewer);
         welcome.players = self.players();
-        Staged::Message(message(pb::server_message::Kind::Welcome(welcome)))
+        Staged::message(message(pb::server_message::Kind::Welcome(welcome)))
     }
 
     /// A seat's connection went away (or was ended): the seat is away from now on.
@@ -404,7 +410,7 @@ impl Table {
 }
 
 /// Reads a stream to its end, dropping what it carries.
-pub(crate) async fn drain(mut stream: Box<Streaming<pb::PlayRequest>>) {
+pub(crate) async fn drain(mut stream: Box<Streaming<encoded::Request>>) {
     while let Some(Ok(_)) = stream.next().await {}
 }
 

@@ -5,6 +5,7 @@
 //! Pong, a rejection or MatchFinished); under [`Delivery::PerStep`] they go out at the end of
 //! every step, with the step's prompt, in one `EventBatch`.
 
+use std::ops::Range;
 use std::task::Waker;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use tokio::time::Instant;
 
 use super::Table;
 use crate::clock::unix_ms;
-use crate::frames::{Frame, Prompt, Staged, numbered_event};
+use crate::frames::{Frame, HeldEvents, Prompt, Staged, put_numbered_event};
 use crate::outbox::{Out, Outbox};
 
 /// How a seat's connection receives events (`Join.event_delivery`).
@@ -73,7 +74,7 @@ pub(super) struct Feed {
     pub(super) delivery: Delivery,
     /// Events held for the connection until its next prompt, Pong, rejection or MatchFinished
     /// ([`Delivery::WithPrompt`]), or until the end of the step ([`Delivery::PerStep`]).
-    pub(super) held: Vec<Bytes>,
+    pub(super) held: HeldEvents,
     /// Answers to the connection's accepted actions, held with the events.
     pub(super) held_accepted: Vec<pb::ActionAccepted>,
     /// The step's prompt, held until the end of the step ([`Delivery::PerStep`]).
@@ -97,29 +98,22 @@ pub(super) enum Queued {
 /// The messages of one step that several seats receive alike, encoded once: an event
 /// (as they happen) or an `EventBatch` of events alone (per step, for a seat the step neither
 /// prompted nor answered). Seats that see an event alike share its encoded bytes
-/// ([`Table::broadcast`]), so messages made of the same bytes, by address, are the same message.
+/// ([`Table::broadcast`]), so events made of the same bytes, by address, are the same message;
+/// batches of events alone are the same message when their encoded events are equal.
 #[derive(Default)]
 pub(super) struct StepFrames {
     events: Vec<(Bytes, Frame)>,
-    batches: Vec<(Vec<Bytes>, Frame)>,
-}
-
-/// Whether two lists of encoded events are the same bytes (not merely equal ones).
-fn same(a: &[Bytes], b: &[Bytes]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.as_ptr() == y.as_ptr() && x.len() == y.len())
+    batches: Vec<(HeldEvents, Frame)>,
 }
 
 impl StepFrames {
-    /// `m` encoded, or the frame a seat that saw the same was sent. A batch's emptied vectors
+    /// `m` encoded, or the frame a seat that saw the same was sent. A batch's emptied buffers
     /// go back to `held` and `held_accepted` when those have none, so the next step's events
     /// and answers are held without allocating.
     fn encode(
         &mut self,
         m: Staged,
-        held: &mut Vec<Bytes>,
+        held: &mut HeldEvents,
         held_accepted: &mut Vec<pb::ActionAccepted>,
     ) -> Frame {
         match m {
@@ -140,9 +134,13 @@ impl StepFrames {
                 prompt: None,
                 accepted,
             } if accepted.is_empty() => {
-                if let Some((_, f)) = self.batches.iter().find(|(b, _)| same(b, &events)) {
+                if let Some((_, f)) = self
+                    .batches
+                    .iter()
+                    .find(|(b, _)| b.bytes() == events.bytes())
+                {
                     let f = f.clone();
-                    recycle(events, held);
+                    events.recycle(held);
                     recycle(accepted, held_accepted);
                     return f;
                 }
@@ -167,7 +165,7 @@ impl StepFrames {
                     events, accepted, ..
                 } = m
                 {
-                    recycle(events, held);
+                    events.recycle(held);
                     recycle(accepted, held_accepted);
                 }
                 f
@@ -184,21 +182,87 @@ fn recycle<T>(mut v: Vec<T>, to: &mut Vec<T>) {
     }
 }
 
+/// The ways the viewers of one event see it, each encoded once (a `NumberedEvent`) into one
+/// buffer kept for the table's life, and as shared bytes once a connection needs the event as a
+/// message of its own.
+#[derive(Default)]
+pub(super) struct EventViews {
+    /// Each view's encoding in `buf`, and its shared bytes once made.
+    encoded: Vec<(Range<usize>, Option<Bytes>)>,
+    /// The views themselves, to find a viewer's among them (not kept for a public event).
+    seen: Vec<Event>,
+    buf: Vec<u8>,
+    /// Whether a spectator sees the event whole, and so every viewer does (a seat sees at
+    /// least what a spectator sees): then its one view is the first.
+    public: bool,
+}
+
+impl EventViews {
+    /// Starts on event `i` of the log, `e`: forgets the last event's views, and encodes this
+    /// one's only view if it hides nothing from anyone (most events), so that no viewer's
+    /// view has to be made and compared.
+    fn start(&mut self, i: usize, e: &Event, seats: u8) {
+        self.encoded.clear();
+        self.seen.clear();
+        self.buf.clear();
+        self.public = event_for(e, None) == *e;
+        if self.public {
+            self.encode(i, e, seats);
+        }
+    }
+
+    /// Which view of `e`, event `i` of the log, `viewer` has: encoded if no viewer had it yet.
+    fn view(&mut self, i: usize, e: &Event, viewer: Option<Seat>, seats: u8) -> usize {
+        if self.public {
+            return 0;
+        }
+        let view = event_for(e, viewer);
+        match self.seen.iter().position(|v| *v == view) {
+            Some(k) => k,
+            None => {
+                self.seen.push(view);
+                self.encode(i, &view, seats)
+            }
+        }
+    }
+
+    /// Encodes `view` of event `i` as a new view; returns its number.
+    fn encode(&mut self, i: usize, view: &Event, seats: u8) -> usize {
+        let start = self.buf.len();
+        put_numbered_event(&mut self.buf, i as u64 + 1, view, seats);
+        self.encoded.push((start..self.buf.len(), None));
+        self.encoded.len() - 1
+    }
+
+    /// View `k`'s encoding, and its shared bytes if made already.
+    fn get(&mut self, k: usize) -> (&[u8], &mut Option<Bytes>) {
+        let (range, shared) = &mut self.encoded[k];
+        (&self.buf[range.clone()], shared)
+    }
+}
+
+/// `encoded`'s shared bytes, made the first time they are asked for.
+fn shared_bytes(encoded: &[u8], shared: &mut Option<Bytes>) -> Bytes {
+    shared
+        .get_or_insert_with(|| Bytes::copy_from_slice(encoded))
+        .clone()
+}
+
 impl Feed {
     /// Whether connection `conn` is the seat's current one.
     pub(super) fn is_on(&self, conn: u64) -> bool {
         self.conn.as_ref().is_some_and(|(c, _)| *c == conn)
     }
 
-    /// Stages `m` (not a prompt: see [`Feed::prompt`]). Under a batching delivery a Pong, a
+    /// Stages `m` (not an event, a prompt or a batch: see [`Feed::event`] and [`Feed::prompt`]). Under a batching delivery a Pong, a
     /// rejection or MatchFinished has the held answers and events (and under
     /// [`Delivery::PerStep`] the step's prompt) sent just before it.
-    pub(super) fn send(&mut self, m: pb::ServerMessage) {
+    pub(super) fn send(&mut self, m: Staged) {
         if self.conn.is_none() {
             return;
         }
         self.release();
-        self.staged.push(Staged::Message(m));
+        self.staged.push(m);
     }
 
     /// Stages what is held, if anything, as one `EventBatch`.
@@ -207,7 +271,7 @@ impl Feed {
             return;
         }
         self.staged.push(Staged::Batch {
-            events: std::mem::take(&mut self.held),
+            events: self.held.take(),
             prompt: self.held_prompt.take(),
             accepted: std::mem::take(&mut self.held_accepted),
         });
@@ -218,7 +282,7 @@ impl Feed {
     pub(super) fn prompt(&mut self, prompt: Prompt) {
         let staged = match self.delivery {
             Delivery::WithPrompt => Staged::Batch {
-                events: std::mem::take(&mut self.held),
+                events: self.held.take(),
                 prompt: Some(prompt),
                 accepted: std::mem::take(&mut self.held_accepted),
             },
@@ -231,21 +295,26 @@ impl Feed {
         self.staged.push(staged);
     }
 
-    /// An event, already redacted for this seat and encoded: staged, or held for the next batch.
-    /// Under [`Delivery::PerStep`] an event after the step's prompt makes that prompt stale (an
-    /// event comes with a new state): it is dropped, and the table prompts again for the new
-    /// state if the seat may act in it.
-    pub(super) fn event(&mut self, event: Bytes) {
+    /// An event, already redacted for this seat and encoded (a `NumberedEvent`): staged as a
+    /// message of its own (as `shared`, the bytes every connection that sees it so shares, made
+    /// here if no connection needed them yet), or held for the next batch. Under
+    /// [`Delivery::PerStep`] an event after the step's prompt makes that prompt stale (an event
+    /// comes with a new state): it is dropped, and the table prompts again for the new state if
+    /// the seat may act in it.
+    pub(super) fn event(&mut self, encoded: &[u8], shared: &mut Option<Bytes>) {
         if self.conn.is_none() {
             return;
         }
         self.stepped = self.snapshots;
         match self.delivery {
-            Delivery::AsTheyHappen => self.staged.push(Staged::Event(event)),
-            Delivery::WithPrompt => self.held.push(event),
+            Delivery::AsTheyHappen => {
+                let e = shared_bytes(encoded, shared);
+                self.staged.push(Staged::Event(e));
+            }
+            Delivery::WithPrompt => self.held.push(encoded),
             Delivery::PerStep => {
                 self.held_prompt = None;
-                self.held.push(event);
+                self.held.push(encoded);
             }
         }
     }
@@ -288,11 +357,20 @@ impl Feed {
             return Queued::Done(None);
         };
         // Drained, not taken: the staging vector keeps its room for the next step.
-        let mut out = Vec::with_capacity(self.staged.len());
-        for m in self.staged.drain(..) {
-            out.push(frames.encode(m, &mut self.held, &mut self.held_accepted));
-        }
-        match outbox.put(Out::Frames(out)) {
+        let out = {
+            let one = self.staged.len() == 1;
+            let (held, held_accepted) = (&mut self.held, &mut self.held_accepted);
+            let mut encoded = self
+                .staged
+                .drain(..)
+                .map(|m| frames.encode(m, held, held_accepted));
+            match encoded.next() {
+                Some(f) if one => Out::Frame(f),
+                Some(f) => Out::Frames(std::iter::once(f).chain(encoded).collect()),
+                None => return Queued::Done(None),
+            }
+        };
+        match outbox.put(out) {
             Ok(waker) => Queued::Done(waker),
             Err(_) => {
                 self.disconnect();
@@ -313,26 +391,16 @@ impl Feed {
     }
 }
 
-/// Event `i` of the log (numbered from 1) as a viewer sees it (`view`).
-pub(super) fn numbered(i: usize, view: &Event, seats: u8) -> pb::NumberedEvent {
-    pb::NumberedEvent {
-        number: i as u64 + 1,
-        event: Some(wire::event_to_wire(view, seats)),
-    }
-}
-
 pub(crate) fn message(kind: pb::server_message::Kind) -> pb::ServerMessage {
     pb::ServerMessage { kind: Some(kind) }
 }
 
 impl Table {
-    pub(super) fn numbered_event(
-        &self,
-        i: usize,
-        e: &Event,
-        viewer: Option<Seat>,
-    ) -> pb::NumberedEvent {
-        numbered(i, &event_for(e, viewer), self.game.seats())
+    /// Appends event `i` of the log (numbered from 1) as `viewer` sees it, encoded (a
+    /// `NumberedEvent`).
+    pub(super) fn put_event(&self, buf: &mut Vec<u8>, i: usize, viewer: Option<Seat>) {
+        let view = event_for(&self.log[i], viewer);
+        put_numbered_event(buf, i as u64 + 1, &view, self.game.seats());
     }
 
     pub(super) fn snapshot(&self, viewer: Option<Seat>) -> pb::Snapshot {
@@ -349,7 +417,7 @@ impl Table {
 
     /// Stages `m` for seat `s`'s connection (see [`Feed::send`] and [`Table::flush`]).
     pub(super) fn send_seat(&mut self, s: Seat, m: pb::ServerMessage) {
-        self.seats[s as usize].feed.send(m);
+        self.seats[s as usize].feed.send(Staged::message(m));
     }
 
     /// Queues what was staged for a seat as one item and wakes its connection; a full or closed
@@ -367,7 +435,9 @@ impl Table {
             let snapshot = self.snapshot(Some(s));
             let feed = &mut self.seats[s as usize].feed;
             feed.stepped = false;
-            feed.send(message(pb::server_message::Kind::Snapshot(snapshot)));
+            feed.send(Staged::message(message(
+                pb::server_message::Kind::Snapshot(snapshot),
+            )));
         }
     }
 
@@ -388,7 +458,8 @@ impl Table {
     /// Queues everything staged for every connection, then wakes them: a connection that
     /// carries several seats finds all of their messages when it runs, and writes them at once.
     pub(super) fn flush(&mut self) {
-        let mut wake = Vec::new();
+        // Taken, and put back emptied: its room is kept for the next step.
+        let mut wake = std::mem::take(&mut self.wakers);
         let mut frames = StepFrames::default();
         for s in 0..self.game.seats() {
             wake.extend(self.queue_seat(s, &mut frames));
@@ -400,7 +471,7 @@ impl Table {
                 && staged.iter().any(|m| matches!(m, Staged::Event(_))))
             .then(|| {
                 let m = message(pb::server_message::Kind::Snapshot(self.snapshot(None)));
-                Staged::Message(m).encode()
+                Staged::message(m).encode()
             });
             // Encoded once for every spectator.
             let frames: Vec<_> = staged.iter().map(Staged::encode).collect();
@@ -420,38 +491,33 @@ impl Table {
                 }
             });
         }
-        for w in wake {
+        for w in wake.drain(..) {
             w.wake();
         }
+        self.wakers = wake;
     }
 
     /// Stages the events from `from` on for every connection, each redacted for its viewer.
-    /// Each event is encoded once per way of seeing it: viewers that see it alike share the
-    /// bytes.
+    /// Each event is encoded once per way of seeing it: viewers that see it alike are given the
+    /// same bytes.
     pub(super) fn broadcast(&mut self, from: usize) {
-        // The event as some viewer sees it, and its encoding.
-        let mut seen: Vec<(Event, Bytes)> = Vec::with_capacity(2);
         let seats = self.game.seats();
+        let views = &mut self.views;
         for i in from..self.log.len() {
-            let e = self.log[i];
-            seen.clear();
-            let mut encoded = |viewer: Option<Seat>| -> Bytes {
-                let view = event_for(&e, viewer);
-                if let Some((_, b)) = seen.iter().find(|(v, _)| *v == view) {
-                    return b.clone();
-                }
-                let b = numbered_event(&numbered(i, &view, seats));
-                seen.push((view, b.clone()));
-                b
-            };
+            let e = &self.log[i];
+            views.start(i, e, seats);
             for s in 0..seats {
                 let feed = &mut self.seats[s as usize].feed;
                 if feed.conn.is_some() {
-                    feed.event(encoded(Some(s)));
+                    let k = views.view(i, e, Some(s), seats);
+                    let (encoded, shared) = views.get(k);
+                    feed.event(encoded, shared);
                 }
             }
             if !self.spectators.is_empty() {
-                let b = encoded(None);
+                let k = views.view(i, e, None, seats);
+                let (encoded, shared) = views.get(k);
+                let b = shared_bytes(encoded, shared);
                 self.spectators_staged.push(Staged::Event(b));
             }
         }
@@ -471,19 +537,21 @@ impl Table {
     pub(super) fn prompt_for(&mut self, s: Seat, required: bool) -> Prompt {
         let obs = self.game.observation(s);
         let seat = &self.seats[s as usize];
-        let started = self.decision_started.unwrap_or_else(Instant::now);
         let (deadline, left) = if required && !self.clock.untimed {
-            let deadline = started + self.clock.decision + seat.bank;
+            // The monotonic clock read once for the deadline's wall time and the time left.
+            let now = Instant::now();
+            let deadline = self.decision_started.unwrap_or(now) + self.clock.decision + seat.bank;
             (
-                unix_ms(deadline),
-                deadline.saturating_duration_since(Instant::now()),
+                unix_ms(deadline, now),
+                deadline.saturating_duration_since(now),
             )
         } else {
             (0, Duration::ZERO)
         };
-        let prompt = pb::DecisionPrompt {
+        // Its legal actions and observation are written from `obs`.
+        let head = pb::DecisionPrompt {
             state_id: self.state_id,
-            legal_actions: wire::legal_actions_to_wire(&obs),
+            legal_actions: Vec::new(),
             required,
             deadline_unix_ms: deadline,
             time_left_ms: left.as_millis() as u32,
@@ -491,7 +559,7 @@ impl Table {
             observation: None,
             last_event_number: self.log.len() as u64,
         };
-        self.shared.prompt(prompt, &obs)
+        self.shared.prompt(&head, &obs, Some(self.game.rules()))
     }
 }
 
@@ -521,7 +589,7 @@ mod tests {
         let game = Game::new(config, 1).expect("a valid config");
         let seat = game.to_act().expect("a seat to move");
         let obs = game.observation(seat);
-        SharedParts::new(&config).prompt(pb::DecisionPrompt::default(), &obs)
+        SharedParts::new(&config).prompt(&pb::DecisionPrompt::default(), &obs, Some(game.rules()))
     }
 
     fn connected(delivery: Delivery, capacity: usize) -> (Feed, Inbox) {
@@ -539,7 +607,7 @@ mod tests {
         feed.staged
             .iter()
             .map(|m| match m {
-                Staged::Message(_) => "M".to_string(),
+                Staged::Message(_) | Staged::Encoded(_) => "M".to_string(),
                 Staged::Event(_) => "E".to_string(),
                 Staged::Prompt(_) => "P".to_string(),
                 Staged::Batch {
@@ -559,10 +627,10 @@ mod tests {
     #[test]
     fn as_they_happen_stages_each_event_and_prompt_in_order() {
         let (mut feed, _rx) = connected(Delivery::AsTheyHappen, 4);
-        feed.event(Bytes::from_static(b"e1"));
-        feed.event(Bytes::from_static(b"e2"));
+        feed.event(b"e1", &mut None);
+        feed.event(b"e2", &mut None);
         feed.prompt(a_prompt());
-        feed.send(pong());
+        feed.send(Staged::message(pong()));
         assert_eq!(shape(&feed), ["E", "E", "P", "M"]);
         assert!(feed.held.is_empty());
     }
@@ -571,8 +639,8 @@ mod tests {
     fn with_prompt_holds_events_and_answers_for_one_batch_with_the_prompt() {
         let (mut feed, _rx) = connected(Delivery::WithPrompt, 4);
         feed.hold_accepted(accepted(1));
-        feed.event(Bytes::from_static(b"e1"));
-        feed.event(Bytes::from_static(b"e2"));
+        feed.event(b"e1", &mut None);
+        feed.event(b"e2", &mut None);
         assert!(feed.staged.is_empty(), "nothing goes out before the prompt");
         feed.prompt(a_prompt());
         assert_eq!(shape(&feed), ["B(2,true,1)"]);
@@ -585,27 +653,27 @@ mod tests {
     #[test]
     fn with_prompt_releases_what_it_holds_before_any_other_message() {
         let (mut feed, _rx) = connected(Delivery::WithPrompt, 4);
-        feed.send(pong());
+        feed.send(Staged::message(pong()));
         assert_eq!(shape(&feed), ["M"], "nothing held: no empty batch");
-        feed.event(Bytes::from_static(b"e1"));
+        feed.event(b"e1", &mut None);
         feed.hold_accepted(accepted(3));
-        feed.send(pong());
+        feed.send(Staged::message(pong()));
         assert_eq!(shape(&feed), ["M", "B(1,false,1)", "M"]);
     }
 
     #[test]
     fn per_step_sends_what_a_step_held_as_one_batch_when_the_step_ends() {
         let (mut feed, _rx) = connected(Delivery::PerStep, 4);
-        feed.event(Bytes::from_static(b"e1"));
+        feed.event(b"e1", &mut None);
         feed.hold_accepted(accepted(1));
-        feed.event(Bytes::from_static(b"e2"));
+        feed.event(b"e2", &mut None);
         feed.prompt(a_prompt());
         assert!(feed.staged.is_empty(), "held until the step ends");
         feed.release();
         assert_eq!(shape(&feed), ["B(2,true,1)"]);
         // A step with events and no prompt for the seat still sends them, at its end.
         feed.staged.clear();
-        feed.event(Bytes::from_static(b"e3"));
+        feed.event(b"e3", &mut None);
         feed.release();
         assert_eq!(shape(&feed), ["B(1,false,0)"]);
         assert!(matches!(
@@ -619,22 +687,22 @@ mod tests {
     fn per_step_drops_a_prompt_that_a_later_event_of_the_step_made_stale() {
         let (mut feed, _rx) = connected(Delivery::PerStep, 4);
         feed.prompt(a_prompt());
-        feed.event(Bytes::from_static(b"e1"));
+        feed.event(b"e1", &mut None);
         feed.release();
         assert_eq!(shape(&feed), ["B(1,false,0)"]);
         feed.staged.clear();
         // What a step held goes out before a Pong, prompt included, in order.
-        feed.event(Bytes::from_static(b"e2"));
+        feed.event(b"e2", &mut None);
         feed.prompt(a_prompt());
-        feed.send(pong());
+        feed.send(Staged::message(pong()));
         assert_eq!(shape(&feed), ["B(1,true,0)", "M"]);
     }
 
     #[test]
     fn a_seat_away_gets_nothing_staged() {
         let mut feed = Feed::default();
-        feed.event(Bytes::from_static(b"e1"));
-        feed.send(pong());
+        feed.event(b"e1", &mut None);
+        feed.send(Staged::message(pong()));
         assert!(feed.staged.is_empty() && feed.held.is_empty());
         assert!(matches!(
             feed.queue(&mut StepFrames::default()),
@@ -647,7 +715,7 @@ mod tests {
     fn a_full_queue_loses_the_connection_and_everything_held_for_it() {
         let (mut feed, _rx) = connected(Delivery::WithPrompt, 1);
         assert!(feed.is_on(7) && !feed.is_on(8));
-        feed.send(pong());
+        feed.send(Staged::message(pong()));
         assert!(matches!(
             feed.queue(&mut StepFrames::default()),
             Queued::Done(_)
@@ -656,14 +724,48 @@ mod tests {
             feed.staged.is_empty(),
             "the step's messages went as one item"
         );
-        feed.event(Bytes::from_static(b"e1"));
+        feed.event(b"e1", &mut None);
         feed.hold_accepted(accepted(4));
-        feed.send(pong());
+        feed.send(Staged::message(pong()));
         assert!(
             matches!(feed.queue(&mut StepFrames::default()), Queued::Lost),
             "the queue holds one item"
         );
         assert!(feed.conn.is_none());
         assert!(feed.staged.is_empty() && feed.held.is_empty() && feed.held_accepted.is_empty());
+    }
+
+    /// What [`EventViews`] relies on to encode an event once for everyone: an event a
+    /// spectator sees whole, every seat sees whole (through whole matches of every profile).
+    #[test]
+    fn an_event_a_spectator_sees_whole_every_seat_sees_whole() {
+        for (profile, seats) in [
+            (ProfileId::Classic, 4),
+            (ProfileId::PenaltyPoints, 3),
+            (ProfileId::Brazilian, 8),
+            (ProfileId::Romanian32, 2),
+        ] {
+            let mut game = Game::new(MatchConfig::new(profile, seats), 9).expect("a valid config");
+            let mut log = Vec::new();
+            let mut hidden = 0;
+            while game.phase() != maumau_engine::Phase::Over && log.len() < 20_000 {
+                let seat = game.to_act().expect("a seat to move");
+                let legal = game.legal_actions(seat);
+                let pick = legal[log.len() % legal.len()];
+                let from = log.len();
+                game.apply_with(seat, pick, &mut log)
+                    .expect("a legal action");
+                for e in &log[from..] {
+                    if event_for(e, None) != *e {
+                        hidden += 1;
+                        continue;
+                    }
+                    for s in 0..seats {
+                        assert_eq!(event_for(e, Some(s)), *e, "{profile:?}: {e:?}");
+                    }
+                }
+            }
+            assert!(hidden > 0, "{profile:?}: some events hide something");
+        }
     }
 }

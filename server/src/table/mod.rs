@@ -62,9 +62,9 @@ use crate::transport::Mover;
 
 pub(crate) use connections::{Attach, drain, unreadable};
 use connections::{Readiness, SeatWaker, too_many_resumes};
-use delivery::Feed;
 pub(crate) use delivery::message;
 pub(crate) use delivery::{Delivery, FeedOptions};
+use delivery::{EventViews, Feed};
 pub(crate) use handle::{Handle, NewMatch, Start};
 use recording::Tally;
 pub(crate) use seat::SeatLimits;
@@ -176,6 +176,10 @@ pub(crate) struct Table {
     mover: Mover,
     /// The encoded parts of the observations every seat shares.
     shared: SharedParts,
+    /// The ways the viewers see the event being sent, encoded (kept for their room).
+    views: EventViews,
+    /// The connections to wake once a step's messages are queued (kept for its room).
+    wakers: Vec<Waker>,
     /// The state id at which the bots were last asked for out-of-turn actions (see
     /// [`Table::play_bots`]).
     reactions_asked: u64,
@@ -260,6 +264,8 @@ impl Table {
             aborted: None,
             mover: Mover::default(),
             shared,
+            views: EventViews::default(),
+            wakers: Vec::new(),
             reactions_asked: 0,
         };
         // The players are known from the start: GetMatch and the first Welcome list them.

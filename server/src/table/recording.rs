@@ -61,15 +61,21 @@ impl Table {
             true => super::handle::seal(report),
             false => report,
         };
-        let done = message(pb::server_message::Kind::Finished(pb::MatchFinished {
-            report: Some(report),
-        }));
+        // Encoded once for every seat and spectator.
+        let done = Staged::message(message(pb::server_message::Kind::Finished(
+            pb::MatchFinished {
+                report: Some(report),
+            },
+        )))
+        .encode();
         for s in 0..self.game.seats() {
             self.stage_snapshot(s);
-            self.send_seat(s, done.clone());
+            self.seats[s as usize]
+                .feed
+                .send(Staged::Encoded(done.clone()));
         }
         if !self.spectators.is_empty() {
-            self.spectators_staged.push(Staged::Message(done));
+            self.spectators_staged.push(Staged::Encoded(done));
         }
         self.flush();
         for seat in &mut self.seats {

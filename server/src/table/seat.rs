@@ -15,6 +15,10 @@ use super::delivery::Feed;
 use super::recording::Tally;
 use crate::bots::BuiltinBot;
 use crate::config::{GiveUp, TimeControl};
+
+/// The events the log has room for when a match starts: a classic match of four seats logs
+/// about 500, and a few twice that.
+const EXPECTED_EVENTS: usize = 1024;
 use crate::limit::RateLimit;
 
 /// Who plays a seat.
@@ -210,6 +214,10 @@ impl Table {
             .all(|s| s.joined || s.controller != Controller::Remote);
         if all_joined || self.created.elapsed() >= self.join_timeout {
             self.running = true;
+            // Room for a match's events (and actions) from its start, rather than copying the
+            // log each time it doubles; a match waiting for its seats holds none.
+            self.log.reserve(EXPECTED_EVENTS);
+            self.actions.reserve(EXPECTED_EVENTS / 2);
             let now = Instant::now();
             for seat in self
                 .seats

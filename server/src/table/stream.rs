@@ -154,6 +154,13 @@ impl Stream for Outgoing {
                 }
             };
             match next {
+                Some(Out::Frame(f)) => {
+                    this.done = f.last;
+                    if let Some(h) = &mut this.heartbeat {
+                        h.active = true;
+                    }
+                    return Poll::Ready(Some(Ok(f.response)));
+                }
                 Some(Out::Frames(batch)) => this.batch = batch.into_iter(),
                 Some(Out::End(status)) => {
                     this.done = true;
