@@ -221,6 +221,57 @@ mod tests {
         assert_eq!(pb::PlayResponse::decode(r.0).unwrap().message, Some(m));
     }
 
+    /// Bytes that look like a `PlayRequest` whose `action` is given by index, with a key, a
+    /// length or a varint now and then wrong, unknown or cut short.
+    fn near_actions() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let key = prop::sample::select(vec![0x08u8, 0x10, 0x18, 0x20, 0x28, 0x12, 0x0a, 0x80]);
+        let value = prop_oneof![
+            any::<u8>().prop_map(u64::from),
+            any::<u64>(),
+            Just(u64::MAX),
+        ];
+        let field = (key, value).prop_map(|(k, v)| {
+            let mut out = vec![k];
+            encode_varint(v, &mut out);
+            out
+        });
+        (
+            prop::collection::vec(field, 0..5),
+            -2i64..3,
+            prop::sample::select(vec![0x1au8, 0x1a, 0x1a, 0x0a, 0x1b]),
+            prop::collection::vec(any::<u8>(), 0..4),
+        )
+            .prop_map(|(fields, skew, tag, tail)| {
+                let body: Vec<u8> = fields.concat();
+                let mut out = vec![tag];
+                encode_varint((body.len() as i64 + skew).max(0) as u64, &mut out);
+                out.extend(body);
+                out.extend(tail);
+                out
+            })
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes, the server reads a request exactly as prost would: the same
+        /// message, or an error where prost errs.
+        #[test]
+        fn any_request_bytes_read_as_prost_reads_them(
+            bytes in proptest::prop_oneof![
+                near_actions(),
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48),
+            ]
+        ) {
+            let ours = Request::decode(bytes.as_slice()).map(|r| r.0);
+            let prost = pb::PlayRequest::decode(bytes.as_slice());
+            match (ours, prost) {
+                (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
+                (Err(_), Err(_)) => {}
+                (a, b) => proptest::prop_assert!(false, "{bytes:02x?}: ours {a:?}, prost {b:?}"),
+            }
+        }
+    }
+
     #[test]
     fn a_request_reads_as_prost_reads_it() {
         use pb::action_submission::Choice;
