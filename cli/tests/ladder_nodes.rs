@@ -1163,29 +1163,32 @@ async fn an_invitation_past_its_join_deadline_is_not_delivered() {
     drop(store);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn house_bots_fill_tables_on_a_shared_ladder() {
-    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
+/// Two nodes with the heuristic house bot (2-seat classic; started together, they register it
+/// once between them) and one real bot's lobby on node 1, alone on the ladder but for the house
+/// bot, recording what it hears until told to stop.
+struct HouseLadder {
+    nodes: Vec<Node>,
+    lobby: tokio::task::JoinHandle<()>,
+    stop: watch::Sender<bool>,
+    heard: Arc<std::sync::Mutex<Vec<Heard>>>,
+}
+
+async fn house_ladder(url: &str, dir: &Path) -> HouseLadder {
     let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
     let config = "ladder_house_bots = [\"heuristic\"]\n\
                   [[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
-    // Two nodes started together register the house bot once between them.
     let nodes: Vec<Node> = std::thread::scope(|s| {
         let started: Vec<_> = (0..2)
             .map(|i| {
-                let (url, dir, log) = (&url, tmp.path(), &log);
+                let log = &log;
                 s.spawn(move || start_node_configured(url, dir, i, log, config))
             })
             .collect();
         started.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    // One real bot, alone on the ladder but for the house bot, on node 1.
     let key = register(&nodes[1].addr, 0).await;
     let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (stop_tx, stop_rx) = watch::channel(false);
+    let (stop, stop_rx) = watch::channel(false);
     let lobby = tokio::spawn(recorded_lobby(
         nodes[1].addr.clone(),
         key,
@@ -1193,25 +1196,48 @@ async fn house_bots_fill_tables_on_a_shared_ladder() {
         heard.clone(),
         stop_rx,
     ));
+    HouseLadder {
+        nodes,
+        lobby,
+        stop,
+        heard,
+    }
+}
+
+impl HouseLadder {
+    /// Stops the lobby and waits (at most a minute) for it to drain.
+    async fn drain(&mut self) {
+        self.stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), &mut self.lobby)
+            .await
+            .expect("the lobby drains")
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn house_bots_fill_tables_on_a_shared_ladder() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ladder = house_ladder(&url, tmp.path()).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     let finished = |h: &[Heard]| {
         h.iter()
             .filter(|x| matches!(x, Heard::Ended(_, _, true)))
             .count()
     };
-    while finished(&heard.lock().unwrap()) < 2 {
+    while finished(&ladder.heard.lock().unwrap()) < 2 {
         assert!(
             Instant::now() < deadline,
             "no rated match against the house bot: {:?}",
-            heard.lock().unwrap()
+            ladder.heard.lock().unwrap()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    stop_tx.send(true).unwrap();
-    tokio::time::timeout(Duration::from_secs(60), lobby)
-        .await
-        .expect("the lobby drains")
-        .unwrap();
+    ladder.drain().await;
+    let nodes = &ladder.nodes;
     let mut c = LadderServiceClient::connect(nodes[0].addr.clone())
         .await
         .unwrap();
@@ -1347,18 +1373,8 @@ async fn another_nodes_match_links_to_the_node_that_hosted_it() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let log = std::env::var("MAUMAU_TEST_NODE_LOG").unwrap_or_else(|_| "warn".into());
-    let config = "ladder_house_bots = [\"heuristic\"]\n\
-                  [[ladder_formats]]\nprofile = \"classic\"\nseats = 2\nweight = 1.0\n";
-    let mut nodes: Vec<Node> = std::thread::scope(|s| {
-        let started: Vec<_> = (0..2)
-            .map(|i| {
-                let (url, dir, log) = (&url, tmp.path(), &log);
-                s.spawn(move || start_node_configured(url, dir, i, log, config))
-            })
-            .collect();
-        started.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    // One real bot against the house bot, until a finished match was hosted by each node.
+    let mut ladder = house_ladder(&url, tmp.path()).await;
     let store = Db(Some(
         tokio::task::spawn_blocking({
             let url = url.clone();
@@ -1368,17 +1384,6 @@ async fn another_nodes_match_links_to_the_node_that_hosted_it() {
         .unwrap(),
     ));
     let pg = store.0.clone().unwrap();
-    // One real bot against the house bot, until a finished match was hosted by each node.
-    let key = register(&nodes[1].addr, 0).await;
-    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let lobby = tokio::spawn(recorded_lobby(
-        nodes[1].addr.clone(),
-        key,
-        1,
-        heard.clone(),
-        stop_rx,
-    ));
     let deadline = Instant::now() + Duration::from_secs(90);
     let hosted = loop {
         let hosted = db(&pg, |pg| {
@@ -1404,19 +1409,17 @@ async fn another_nodes_match_links_to_the_node_that_hosted_it() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    stop_tx.send(true).unwrap();
-    tokio::time::timeout(Duration::from_secs(60), lobby)
-        .await
-        .expect("the lobby drains")
-        .unwrap();
-    let index = |host: &maumau_ladder::store::Host| {
+    ladder.drain().await;
+    let nodes = &mut ladder.nodes;
+    let index = |nodes: &[Node], host: &maumau_ladder::store::Host| {
         nodes
             .iter()
             .position(|n| n.addr == host.address)
             .unwrap_or_else(|| panic!("no node at {}", host.address))
     };
     for (id, host) in &hosted {
-        let (at, other) = (index(host), 1 - index(host));
+        let at = index(nodes, host);
+        let other = 1 - at;
         let record = db(&pg, {
             let id = *id;
             move |pg| pg.match_record(id).unwrap()
@@ -1465,7 +1468,8 @@ async fn another_nodes_match_links_to_the_node_that_hosted_it() {
     }
     // The host of the first match stops for good: named, no longer linked.
     let (id, host) = &hosted[0];
-    let (at, other) = (index(host), 1 - index(host));
+    let at = index(nodes, host);
+    let other = 1 - at;
     nodes[at].child.kill().unwrap();
     nodes[at].child.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
