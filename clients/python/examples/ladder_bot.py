@@ -10,8 +10,9 @@ The same program is a tournament entrant that stays up between matches:
 
 The tournament launches it once with its lobby in $MAUMAU_LOBBY_ADDR and $MAUMAU_LOBBY_KEY
 (used when no --ladder, --key or --register is given), invites it to each of its matches and
-closes the lobby at the end, which ends it. With $MAUMAU_PID_FILE set it appends its process id
-there once per start (the tests count launches with it).
+closes the lobby at the end, which ends it. With $BOT_PID_FILE set it appends its process id
+there once per start (the tests count launches with it; not a MAUMAU_ name, since a tournament
+passes its programs none of its own MAUMAU_ settings).
 
 The key comes from --key, $MAUMAU_LADDER_KEY or --key-file; --register prints a new one (shown
 once: keep it). Each event is printed as a line ("invitation: ...", "match ... finished: placing 1,
@@ -42,8 +43,8 @@ def main() -> int:
     p.add_argument("--seats", default="2,3,4")
     args = p.parse_args()
 
-    if os.environ.get("MAUMAU_PID_FILE"):
-        with open(os.environ["MAUMAU_PID_FILE"], "a") as f:
+    if os.environ.get("BOT_PID_FILE"):
+        with open(os.environ["BOT_PID_FILE"], "a") as f:
             f.write(f"{os.getpid()}\n")
     key = args.key
     tournament = lobby_from_env()

@@ -19,7 +19,7 @@ def test_the_ladder_example_passes_check_bot_from_one_launch(maumau_bin, tmp_pat
         [str(maumau_bin), "check-bot", "--lobby", "--profile", "classic:2,4", "--seed", "5",
          "--log-dir", str(logs), "--", sys.executable, str(LADDER_BOT)],
         capture_output=True, text=True, timeout=300,
-        env={**os.environ, "MAUMAU_PID_FILE": str(pids)},
+        env={**os.environ, "BOT_PID_FILE": str(pids)},
     )
     out = done.stdout
     assert done.returncode == 0, out + done.stderr

@@ -29,7 +29,7 @@ def test_a_lobby_entrant_plays_every_game_from_one_launch(maumau_bin, tmp_path):
     shown = tournament(
         maumau_bin, out, "--bots", "random,heuristic",
         "--entrant", f"py=lobby:{sys.executable} {LADDER_BOT} --max-matches 2",
-        env={"MAUMAU_PID_FILE": str(pids)},
+        env={"BOT_PID_FILE": str(pids)},
     )
     games = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     # 3 tables x 3 deals x 2 seatings; py sits in two tables of three.
