@@ -134,7 +134,7 @@ struct Pool {
 
 #[derive(Default)]
 struct PoolState {
-    idle: Vec<Session>,
+    idle: Vec<Client>,
     /// Idle and in use.
     open: usize,
 }
@@ -153,7 +153,7 @@ impl Pool {
     }
 
     /// Takes the idle connections out (the caller drops them outside the lock).
-    fn drain_idle(&self) -> Vec<Session> {
+    fn drain_idle(&self) -> Vec<Client> {
         let mut st = self.lock();
         let idle = std::mem::take(&mut st.idle);
         st.open = st.open.saturating_sub(idle.len());
@@ -163,29 +163,11 @@ impl Pool {
     }
 }
 
-/// A pooled connection and the statements prepared on it: the store's own queries
-/// ([`PgStore::read`] and [`PgStore::write`]) are prepared once per connection, not once per
-/// transaction, so each later use is one round trip instead of two (and PostgreSQL plans it
-/// once). The statements go with their connection.
-struct Session {
-    client: Client,
-    statements: HashMap<String, Statement>,
-}
-
-impl Session {
-    fn new(client: Client) -> Session {
-        Session {
-            client,
-            statements: HashMap::new(),
-        }
-    }
-}
-
 /// A connection taken from the pool: it goes back when dropped (or, if it was closed or
 /// replaced by nothing, leaves room for a new one).
 struct Conn<'s> {
     store: &'s PgStore,
-    client: Option<Session>,
+    client: Option<Client>,
     /// Whether it was idle in the pool (it may have been closed by the server meanwhile).
     pooled: bool,
 }
@@ -328,8 +310,8 @@ impl PgStore {
             event_statements: Arc::new([AtomicU64::new(0), AtomicU64::new(0)]),
         };
         let mut conn = store.take()?;
-        if let Some(session) = conn.client.as_mut() {
-            migrate(&mut session.client)?;
+        if let Some(client) = conn.client.as_mut() {
+            migrate(client)?;
         }
         drop(conn);
         Ok(store)
@@ -456,17 +438,6 @@ impl PgStore {
         self.pool.lock().open
     }
 
-    /// Statements the idle connections keep prepared (each once per connection): for tests and
-    /// operators.
-    pub fn prepared_statements(&self) -> usize {
-        self.pool
-            .lock()
-            .idle
-            .iter()
-            .map(|s| s.statements.len())
-            .sum()
-    }
-
     /// A connection: an idle one, or a new one while fewer than the limit are open; otherwise
     /// waits for one, at most [`PoolLimits::wait`].
     fn take(&self) -> Result<Conn<'_>> {
@@ -475,7 +446,7 @@ impl PgStore {
         let mut st = self.pool.lock();
         loop {
             if let Some(c) = st.idle.pop() {
-                if c.client.is_closed() {
+                if c.is_closed() {
                     st.open = st.open.saturating_sub(1);
                     drop(st);
                     drop(c);
@@ -497,7 +468,7 @@ impl PgStore {
                     pooled: false,
                 };
                 // On failure the dropped `conn` leaves room again.
-                conn.client = Some(Session::new(self.connect()?));
+                conn.client = Some(self.connect()?);
                 return Ok(conn);
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -517,8 +488,8 @@ impl PgStore {
     }
 
     /// Puts a connection back (or closes it: it broke, or the store is closed).
-    fn put(&self, c: Session) {
-        if c.client.is_closed() || self.closed.load(Ordering::SeqCst) {
+    fn put(&self, c: Client) {
+        if c.is_closed() || self.closed.load(Ordering::SeqCst) {
             // Dropped here, on the caller's (blocking) thread.
             drop(c);
             self.pool.forget();
@@ -530,36 +501,25 @@ impl PgStore {
 
     /// Runs `f` in one transaction on a pooled connection; commits if it returns `Ok`.
     pub(crate) fn tx<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        let out = self.tx_once(|t, _| f(t));
+        let out = self.tx_once(f);
         self.observe(&out);
         out
     }
 
-    /// [`PgStore::tx`] for the shared code: `f` gets a [`PgTx`] whose statements are prepared
-    /// once per connection.
-    fn tx_prepared<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
-        let out = self.tx_once(|t, statements| f(&mut PgTx::cached(t, statements)));
-        self.observe(&out);
-        out
-    }
-
-    fn tx_once<T>(
-        &self,
-        f: impl FnOnce(&mut Transaction<'_>, &mut HashMap<String, Statement>) -> Result<T>,
-    ) -> Result<T> {
+    fn tx_once<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
         let mut conn = self.take()?;
-        let Some(session) = conn.client.as_mut() else {
+        let Some(client) = conn.client.as_mut() else {
             return Err(LadderError::Busy("no connection".into()));
         };
-        match begin_and_run(session, f) {
+        match begin_and_run(client, f) {
             Ok(out) => out,
             // An idle connection the server closed meanwhile (it restarted): nothing was done on
             // it, so the call starts again on a new one, in its place.
             Err((f, e)) if conn.pooled && crate::error::unreachable(&e) => {
                 conn.client = None;
-                let mut session = Session::new(self.connect()?);
-                let out = begin_and_run(&mut session, f).unwrap_or_else(|(_, e)| Err(e.into()));
-                conn.client = Some(session);
+                let mut client = self.connect()?;
+                let out = begin_and_run(&mut client, f).unwrap_or_else(|(_, e)| Err(e.into()));
+                conn.client = Some(client);
                 out
             }
             Err((_, e)) => Err(e.into()),
@@ -567,21 +527,18 @@ impl PgStore {
     }
 }
 
-/// Runs `f` in a transaction on `session`, or hands it back when the transaction could not
+/// Runs `f` in a transaction on `client`, or hands it back when the transaction could not
 /// begin.
-fn begin_and_run<T, F>(
-    session: &mut Session,
+fn begin_and_run<T, F: FnOnce(&mut Transaction<'_>) -> Result<T>>(
+    client: &mut Client,
     f: F,
-) -> std::result::Result<Result<T>, (F, postgres::Error)>
-where
-    F: FnOnce(&mut Transaction<'_>, &mut HashMap<String, Statement>) -> Result<T>,
-{
-    let mut t = match session.client.transaction() {
+) -> std::result::Result<Result<T>, (F, postgres::Error)> {
+    let mut t = match client.transaction() {
         Ok(t) => t,
         Err(e) => return Err((f, e)),
     };
     Ok((|| {
-        let out = f(&mut t, &mut session.statements)?;
+        let out = f(&mut t)?;
         t.commit()?;
         Ok(out)
     })())
@@ -589,11 +546,11 @@ where
 
 impl Backend for PgStore {
     fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
-        self.tx_prepared(f)
+        self.tx(|t| f(&mut PgTx::new(t)))
     }
 
     fn write<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
-        self.tx_prepared(f)
+        self.tx(|t| f(&mut PgTx::new(t)))
     }
 
     fn check_lease(&self, t: &mut dyn Tx, id: MatchId) -> Result<()> {
@@ -638,14 +595,10 @@ fn migrate(c: &mut Client) -> Result<()> {
 }
 
 /// A PostgreSQL transaction as the shared code sees it (see `backend.rs`): placeholders are
-/// rewritten to `$1` and each statement is prepared once per transaction, or once per
-/// connection ([`PgTx::cached`]).
+/// rewritten to `$1` and each statement is prepared once per transaction.
 pub(super) struct PgTx<'c, 't> {
     t: &'c mut Transaction<'t>,
-    /// The statements prepared in this transaction, when it has no connection's to use.
-    own: HashMap<String, Statement>,
-    /// The statements prepared on the transaction's connection.
-    shared: Option<&'c mut HashMap<String, Statement>>,
+    statements: HashMap<String, Statement>,
 }
 
 impl<'c, 't> PgTx<'c, 't> {
@@ -653,34 +606,17 @@ impl<'c, 't> PgTx<'c, 't> {
     pub(super) fn new(t: &'c mut Transaction<'t>) -> PgTx<'c, 't> {
         PgTx {
             t,
-            own: HashMap::new(),
-            shared: None,
-        }
-    }
-
-    /// The handle over an open transaction whose connection keeps `statements` prepared on it.
-    fn cached(
-        t: &'c mut Transaction<'t>,
-        statements: &'c mut HashMap<String, Statement>,
-    ) -> PgTx<'c, 't> {
-        PgTx {
-            t,
-            own: HashMap::new(),
-            shared: Some(statements),
+            statements: HashMap::new(),
         }
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement> {
         let sql = numbered_to_dollar(sql);
-        let statements = match self.shared.as_deref_mut() {
-            Some(shared) => shared,
-            None => &mut self.own,
-        };
-        if let Some(st) = statements.get(&sql) {
+        if let Some(st) = self.statements.get(&sql) {
             return Ok(st.clone());
         }
         let st = self.t.prepare(&sql)?;
-        statements.insert(sql, st.clone());
+        self.statements.insert(sql, st.clone());
         Ok(st)
     }
 }
