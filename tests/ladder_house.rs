@@ -24,7 +24,7 @@ use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::HeuristicBot;
-use maumau_bot_sdk::engine::{ACTION_COUNT, Action, Event, Observation};
+use maumau_bot_sdk::engine::{Action, Event, Observation};
 use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_ladder_service::LadderValidation;
 use web::{chromium_or_explain, dump_dom, get};
@@ -413,8 +413,8 @@ async fn a_match_aborted_before_its_invitations_reads_not_joined_everywhere() {
     server.stop().await;
 }
 
-/// The heuristic bot, except that its first decision is an action the rules refuse (the SDK's
-/// runner then sends a legal one).
+/// The heuristic bot, except that its first decision plays a card it does not hold, which the
+/// rules refuse (the SDK's runner then sends a legal action).
 struct RefusesOnce {
     bot: HeuristicBot,
     refused: bool,
@@ -428,10 +428,7 @@ impl Bot for RefusesOnce {
     fn decide(&mut self, obs: &Observation) -> Action {
         if !self.refused {
             self.refused = true;
-            if let Some(a) = (0..ACTION_COUNT)
-                .filter_map(Action::from_index)
-                .find(|a| !obs.legal.contains(a))
-            {
+            if let Some(a) = ladder::unheld_play(obs) {
                 return a;
             }
         }

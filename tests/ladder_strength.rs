@@ -24,7 +24,7 @@ use maumau::pb;
 use maumau::pb::ladder_service_client::LadderServiceClient;
 use maumau_bot_sdk::Bot;
 use maumau_bot_sdk::bots::{HeuristicBot, SplitMix};
-use maumau_bot_sdk::engine::{ACTION_COUNT, Action, Event, Observation};
+use maumau_bot_sdk::engine::{Action, Event, Observation};
 use maumau_bot_sdk::runner::{RunOptions, run};
 use maumau_ladder_service::{LadderFormat, LadderSettings};
 use tokio::sync::mpsc;
@@ -96,10 +96,7 @@ impl Bot for Broken {
     fn decide(&mut self, obs: &Observation) -> Action {
         if !self.done {
             self.done = true;
-            let illegal = (0..ACTION_COUNT)
-                .filter_map(Action::from_index)
-                .find(|a| matches!(a, Action::Play { .. }) && !obs.legal.contains(a));
-            if let Some(a) = illegal {
+            if let Some(a) = ladder::unheld_play(obs) {
                 return a;
             }
         }

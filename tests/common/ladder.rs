@@ -227,3 +227,15 @@ pub fn classic_pairs(join_deadline: Duration) -> LadderSettings {
         ..LadderSettings::default()
     }
 }
+
+/// A play of a card the seat does not hold: an action the rules refuse in every state. (An action
+/// merely missing from the prompt's list is not enough: the list names one call per play, but
+/// the rules accept a needless "Mau", so such an action may be no refusal at all.)
+pub fn unheld_play(
+    obs: &maumau_bot_sdk::engine::Observation,
+) -> Option<maumau_bot_sdk::engine::Action> {
+    use maumau_bot_sdk::engine::{ACTION_COUNT, Action};
+    (0..ACTION_COUNT)
+        .filter_map(Action::from_index)
+        .find(|a| matches!(a, Action::Play { card, .. } if !obs.hand.contains(*card)))
+}
