@@ -1,11 +1,13 @@
 """Fixtures for the tests that run where the wheels are installed (scripts/test-wheels.sh): the
-`maumau` binary on PATH, a `maumau serve` of it on a free loopback port, and the repository root
-(for the examples)."""
+`maumau` binary on PATH, a `maumau serve` of it on a free loopback port, the repository root
+(for the examples) and a proxy that drops a client's stream (the client tests' own, from
+clients/python/tests/proxy.py)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ import pytest
 from maumau_client.serve import LocalServer
 
 ROOT = Path(os.environ.get("MAUMAU_ROOT", Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT / "clients" / "python" / "tests"))
+from proxy import Proxy  # noqa: E402  (found through the line above)
 
 
 @pytest.fixture(scope="session")
@@ -37,3 +41,17 @@ def server(maumau_bin: str, tmp_path_factory):
         yield s
     finally:
         s.stop()
+
+
+@pytest.fixture
+def proxy_to():
+    proxies: list[Proxy] = []
+
+    def make(target: str) -> Proxy:
+        p = Proxy(target)
+        proxies.append(p)
+        return p
+
+    yield make
+    for p in proxies:
+        p.close()

@@ -4,7 +4,7 @@ by the Rust SDK's runner inside ``maumau_engine``) against a real `maumau serve`
 Here both packages are installed, so ``run`` and ``hold_lobby`` play natively by default: the same
 seeded match gives the same result on both transports, the lobby plays several matches, a bot's
 exception is reported as on grpcio (raised by ``run`` with its traceback, a failed seat in a lobby,
-exit code 1 for a program), Ctrl-C stops a match and drains a lobby, and the grpcio transport
+exit code 1 for a program), a dropped stream is warned of as on grpcio, Ctrl-C stops a match and drains a lobby, and the grpcio transport
 stays one argument or one environment variable away.
 """
 
@@ -112,6 +112,36 @@ def test_the_same_seeded_match_gives_the_same_result_on_both_transports(server):
     steady = [[k for k in b.messages if k not in ("heartbeat", "pong")] for b in (nb, gb)]
     assert steady[0] == steady[1] and "prompt" in steady[0] and "event" in steady[0]
     assert nb.optional == gb.optional
+
+
+class DropsOnce(Bot):
+    """Seat 0, through a proxy: at its fifth decision it has the proxy cut the connection."""
+
+    def __init__(self, proxy):
+        self.proxy = proxy
+        self.decisions = 0
+        self.drops: list[int] = []
+
+    def decide(self, prompt):
+        self.decisions += 1
+        if self.decisions == 5:
+            self.proxy.cut(after=0.2)
+        return prompt.legal_actions[0].index
+
+    def on_disconnect(self, error, attempt):
+        self.drops.append(attempt)
+
+
+@pytest.mark.parametrize("transport", ["native", "grpcio"])
+def test_a_dropped_stream_is_warned_of_on_both_transports(server, proxy_to, caplog, transport):
+    proxy = proxy_to(server.address)
+    bot = DropsOnce(proxy)
+    with caplog.at_level("WARNING", logger="maumau_client"):
+        report = run(bot, proxy.address, create(server).seat_tokens[0].token, transport=transport)
+    assert report.status == record_pb2.MATCH_STATUS_FINISHED
+    assert bot.drops and proxy.cuts == 1  # the bot's own hook still sees it
+    warnings = [r.getMessage() for r in caplog.records if r.name == "maumau_client"]
+    assert [w for w in warnings if w.startswith("stream dropped (")] and len(warnings) == len(bot.drops), warnings
 
 
 def test_a_decide_that_raises_is_raised_by_run_with_its_traceback(server):

@@ -3,11 +3,13 @@
     python examples/random_bot.py --address 127.0.0.1:50051 --token SEAT_TOKEN [--seed 1]
 
 --address and --token default to $MAUMAU_ADDR and $MAUMAU_TOKEN (what `maumau check-bot` sets).
-The seat token comes from MatchService.CreateMatch (one per remote seat).
+The seat token comes from MatchService.CreateMatch (one per remote seat). A tournament or
+`maumau check-bot` launches a bot like this once per match, so it imports only what it uses: the
+client's warnings (a dropped stream it resumed, say) reach stderr through Python's
+logging without any setup.
 """
 
 import argparse
-import logging
 import os
 import random
 from collections import Counter
@@ -39,7 +41,6 @@ def main():
     p.add_argument("--token", default=os.environ.get("MAUMAU_TOKEN"), required="MAUMAU_TOKEN" not in os.environ)
     p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
-    logging.basicConfig(level=logging.INFO)
 
     # Events come with each prompt (one message per decision); batched=False gets them as
     # they happen, one message per step of the match.

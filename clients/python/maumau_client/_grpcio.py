@@ -423,7 +423,7 @@ async def _play(
                     if report is not None:
                         return report
                 raise MatchError(f"no answer from {address} after {failures} attempts: {error}")
-            log.info("stream dropped (%s); resuming after event %d", error, session.last_event)
+            log.warning("stream dropped (%s); resuming after event %d", error, session.last_event)
             bot.on_disconnect(error, failures)
             await asyncio.sleep(min(reconnect_delay * (2 ** max(failures - 1, 0)), 5.0))
     finally:

@@ -21,10 +21,10 @@ deck order or a position).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from .bot import seed_commitment
 from .pb.maumau.v1 import cards_pb2, events_pb2, play_pb2, record_pb2, rules_pb2
 
 __all__ = [
@@ -51,11 +51,6 @@ GOLDEN = 0x9E37_79B9_7F4A_7C15
 
 #: A card as (Rank, Suit) enum numbers of cards.proto, e.g. (RANK_SEVEN, SUIT_HEARTS) = (7, 3).
 Card = tuple[int, int]
-
-
-def seed_commitment(seed: int, salt: bytes = b"") -> bytes:
-    """SHA-256(salt ‖ seed as 8 big-endian bytes): the commitment Welcome carries."""
-    return hashlib.sha256(bytes(salt) + seed.to_bytes(8, "big")).digest()
 
 
 def _rotr32(x: int, r: int) -> int:

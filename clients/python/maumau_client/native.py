@@ -135,10 +135,16 @@ def _player(bot: Bot) -> tuple:
         if method is not None:
             hooks[kind] = (method, message.FromString)
     disconnect = _overrides(bot, "on_disconnect")
-    on_disconnect = None
-    if disconnect is not None:
-        def on_disconnect(why: str, attempt: int, disconnect=disconnect) -> None:
+
+    def on_disconnect(why: str, attempt: int, disconnect=disconnect) -> None:
+        # The warning grpcio logs too; logging is imported only when a stream drops, since a bot
+        # launched once per match pays for every import.
+        import logging
+
+        logging.getLogger("maumau_client").warning("stream dropped (%s); resuming (attempt %d)", why, attempt)
+        if disconnect is not None:
             disconnect(ConnectionError(why), attempt)
+
     return (bot.decide, _overrides(bot, "decide_optional"), play_pb2.DecisionPrompt.FromString, hooks,
             on_disconnect)
 
