@@ -267,7 +267,7 @@ async fn play_once(
     let mut inbound = match client.play(ReceiverStream::new(rx)).await {
         Ok(r) => r.into_inner(),
         Err(s) if is_refusal(&s) => return Err(RunError::Refused(s)),
-        Err(s) => return Ok(Outcome::Dropped(s.to_string())),
+        Err(s) => return Ok(Outcome::Dropped(why_dropped(&s))),
     };
     let mut request_id = 0u64;
     // The prompt we answered last and the fallback to send if the answer is refused.
@@ -276,7 +276,7 @@ async fn play_once(
         let message = match message {
             Ok(m) => m.message,
             Err(s) if is_refusal(&s) => return Err(RunError::Refused(s)),
-            Err(s) => return Ok(Outcome::Dropped(s.to_string())),
+            Err(s) => return Ok(Outcome::Dropped(why_dropped(&s))),
         };
         let Some(kind) = message.and_then(|m| m.kind) else {
             continue;
@@ -370,6 +370,12 @@ fn submission(state_id: u64, index: u32, request_id: u64) -> pb::ActionSubmissio
     }
 }
 
+/// Why a stream dropped, in a line: the status code and its message (`Unavailable: ...`), not
+/// the status's whole `Display` with its source chain.
+fn why_dropped(s: &tonic::Status) -> String {
+    format!("{:?}: {}", s.code(), s.message())
+}
+
 /// Refusals that reconnecting cannot fix.
 fn is_refusal(s: &tonic::Status) -> bool {
     matches!(
@@ -380,4 +386,21 @@ fn is_refusal(s: &tonic::Status) -> bool {
             | pb::ErrorReason::Superseded
             | pb::ErrorReason::PermissionDenied
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_stream_is_named_by_its_code_and_message_alone() {
+        let io = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "broken pipe");
+        let mut status = tonic::Status::unknown("h2 protocol error: error reading a body");
+        status.set_source(std::sync::Arc::new(io));
+        assert!(status.to_string().contains("source"), "{status}");
+        assert_eq!(
+            why_dropped(&status),
+            "Unknown: h2 protocol error: error reading a body"
+        );
+    }
 }

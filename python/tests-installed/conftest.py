@@ -16,7 +16,7 @@ from maumau_client.serve import LocalServer
 
 ROOT = Path(os.environ.get("MAUMAU_ROOT", Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(ROOT / "clients" / "python" / "tests"))
-from proxy import Proxy  # noqa: E402  (found through the line above)
+from proxy import proxy_to  # noqa: E402, F401  (a fixture, found through the line above)
 
 
 @pytest.fixture(scope="session")
@@ -41,17 +41,3 @@ def server(maumau_bin: str, tmp_path_factory):
         yield s
     finally:
         s.stop()
-
-
-@pytest.fixture
-def proxy_to():
-    proxies: list[Proxy] = []
-
-    def make(target: str) -> Proxy:
-        p = Proxy(target)
-        proxies.append(p)
-        return p
-
-    yield make
-    for p in proxies:
-        p.close()

@@ -142,6 +142,7 @@ def test_a_dropped_stream_is_warned_of_on_both_transports(server, proxy_to, capl
     assert bot.drops and proxy.cuts == 1  # the bot's own hook still sees it
     warnings = [r.getMessage() for r in caplog.records if r.name == "maumau_client"]
     assert [w for w in warnings if w.startswith("stream dropped (")] and len(warnings) == len(bot.drops), warnings
+    assert all("\n" not in w and "source:" not in w for w in warnings), warnings  # a line each
 
 
 def test_a_decide_that_raises_is_raised_by_run_with_its_traceback(server):

@@ -422,13 +422,22 @@ async def _play(
                     report = await _result_after_end(ch, session.match_id)
                     if report is not None:
                         return report
-                raise MatchError(f"no answer from {address} after {failures} attempts: {error}")
-            log.warning("stream dropped (%s); resuming after event %d", error, session.last_event)
+                raise MatchError(f"no answer from {address} after {failures} attempts: {_why(error)}")
+            log.warning("stream dropped (%s); resuming after event %d", _why(error), session.last_event)
             bot.on_disconnect(error, failures)
             await asyncio.sleep(min(reconnect_delay * (2 ** max(failures - 1, 0)), 5.0))
     finally:
         if own:
             await ch.channel.close()
+
+
+def _why(error: Optional[BaseException]) -> str:
+    """Why a stream dropped, in a line: a gRPC error's code and details (its ``str`` spans lines)."""
+    if error is None:
+        return "the server closed the stream"
+    if isinstance(error, grpc.RpcError):
+        return f"{error.code().name}: {error.details()}"
+    return str(error)
 
 
 async def _result_after_end(ch: "Union[_AioChannel, _SyncChannel]", match_id: str) -> Optional[record_pb2.MatchReport]:

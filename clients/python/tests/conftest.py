@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from maumau_client.serve import LocalServer
-from proxy import Proxy
+from proxy import proxy_to  # noqa: F401  (a fixture)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -64,17 +64,3 @@ def ladder_server(maumau_bin: Path, tmp_path: Path):
         yield s
     finally:
         s.stop()
-
-
-@pytest.fixture
-def proxy_to():
-    proxies: list[Proxy] = []
-
-    def make(target: str) -> Proxy:
-        p = Proxy(target)
-        proxies.append(p)
-        return p
-
-    yield make
-    for p in proxies:
-        p.close()

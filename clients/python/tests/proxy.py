@@ -1,12 +1,15 @@
-"""A TCP proxy on loopback that can cut the connections through it: the tests' way to drop a
-client's stream. Shared by this directory's tests (through conftest.py's ``proxy_to``) and by the
-installed-wheel tests in python/tests-installed, which put this directory on ``sys.path``."""
+"""A TCP proxy on loopback that can cut the connections through it, the tests' way to drop a
+client's stream, and its fixture ``proxy_to``: shared by this directory's tests and the
+installed-wheel tests in python/tests-installed (each conftest.py imports the fixture; the latter
+puts this directory on ``sys.path``)."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+
+import pytest
 
 
 class Proxy:
@@ -96,3 +99,17 @@ class Proxy:
             for pair in self.conns:
                 for s in pair:
                     s.close()
+
+
+@pytest.fixture
+def proxy_to():
+    proxies: list[Proxy] = []
+
+    def make(target: str) -> Proxy:
+        p = Proxy(target)
+        proxies.append(p)
+        return p
+
+    yield make
+    for p in proxies:
+        p.close()
