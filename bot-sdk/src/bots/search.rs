@@ -182,7 +182,18 @@ impl Inference {
                 seat, card, suit, ..
             } => {
                 if Some(seat) != self.me {
-                    self.seats[seat as usize].remove(card);
+                    // A J is kept for when nothing else follows: none of the seat's other
+                    // cards matched the top.
+                    let others = if card.rank() == Rank::Jack {
+                        self.matching(&rules) & !Rank::Jack.mask()
+                    } else {
+                        0
+                    };
+                    let cards = &mut self.seats[seat as usize];
+                    cards.remove(card);
+                    if others != 0 {
+                        cards.avoid_all(others);
+                    }
                 }
                 self.top = Some(card);
                 self.named = suit;
@@ -194,9 +205,7 @@ impl Inference {
                 match cause {
                     DrawCause::Deal => cards.add(false),
                     DrawCause::Turn => {
-                        if !rules.voluntary_draw {
-                            cards.avoid_all(matching);
-                        }
+                        cards.avoid_all(matching);
                         cards.add(false);
                     }
                     DrawCause::Debt => {
@@ -387,12 +396,14 @@ impl Sampler {
 /// holds as many of them as its card count says, and the stock the rest. From the events it
 /// also learns, per seat, groups of cards and the cards each group cannot contain:
 ///
-/// - a seat that makes its 1-card draw where drawing with a legal play is not allowed held no
-///   card that matched the top then (it failed to follow);
+/// - a seat that makes its 1-card draw held no card that matched the top then (it failed to
+///   follow; where drawing with a legal play is allowed, a sensible player still does not);
 /// - a drawn card followed by an automatic pass does not match (where any card may be played
 ///   after the draw: no card in the hand matches);
 /// - a seat that pays a debt of 7s is taken to hold no 7 (drawing instead of passing the debt
 ///   on is allowed, but a sensible player never does it);
+/// - a seat that plays a J keeps its jacks for when they are needed: it held no other card
+///   that matched the top;
 /// - cards a seat receives afterwards are unconstrained until it fails to follow again.
 ///
 /// A played card leaves the most constrained group that may hold it. When a play contradicts
