@@ -30,6 +30,9 @@ struct Group {
 struct SeatCards {
     groups: [Group; MAX_GROUPS],
     len: usize,
+    /// The suit the seat named with its last card, while it has received and played nothing
+    /// since: a seat names the suit it holds most.
+    declared: Option<Suit>,
 }
 
 impl SeatCards {
@@ -44,6 +47,7 @@ impl SeatCards {
     /// A card arrived unseen (dealt or drawn): a new group of its own, so that what the seat
     /// does right after the draw can be said of that card alone.
     fn add(&mut self, shielded: bool) {
+        self.declared = None;
         if self.len == MAX_GROUPS {
             self.compact();
         }
@@ -97,6 +101,7 @@ impl SeatCards {
     /// The seat played `card`: it came from the most constrained group that may hold it. If
     /// none may, an assumption was wrong: forget what was inferred about this seat.
     fn remove(&mut self, card: Card) {
+        self.declared = None;
         let pick = (0..self.len)
             .filter(|&i| self.groups[i].cards > 0 && self.groups[i].avoid & card.bit() == 0)
             .max_by_key(|&i| self.groups[i].avoid.count_ones());
@@ -109,6 +114,7 @@ impl SeatCards {
     /// Forgets everything: `cards` unknown cards.
     fn reset(&mut self, cards: usize) {
         self.len = 0;
+        self.declared = None;
         if cards > 0 {
             self.groups[0] = Group {
                 cards: cards as u8,
@@ -168,7 +174,12 @@ impl Inference {
                 self.top = Some(card);
                 self.named = None;
             }
-            Event::SuitDeclared { suit, .. } => self.named = Some(suit),
+            Event::SuitDeclared { seat, suit } => {
+                self.named = Some(suit);
+                if Some(seat) != self.me {
+                    self.seats[seat as usize].declared = Some(suit);
+                }
+            }
             Event::TurnStarted { seat } => {
                 self.turn = Some(seat);
                 self.paying = None;
@@ -194,6 +205,7 @@ impl Inference {
                     if others != 0 {
                         cards.avoid_all(others);
                     }
+                    cards.declared = suit;
                 }
                 self.top = Some(card);
                 self.named = suit;
@@ -271,7 +283,14 @@ struct Sampler {
     unseen: Vec<Card>,
     /// The cards not dealt yet: what is left once the hands are dealt is the stock.
     pool: Vec<Card>,
+    /// Per seat, the suit it named last (see [`SeatCards::declared`]).
+    declared: [Option<Suit>; MAX_SEATS],
+    /// The cards the last [`Sampler::take`] dealt.
+    taken: Vec<Card>,
 }
+
+/// How many times a seat's free cards are dealt again to make the suit it named its longest.
+const DECLARED_TRIES: usize = 8;
 
 /// Random picks that [`Sampler::take`] tries before it lists the cards a group may take.
 const PICK_TRIES: usize = 4;
@@ -308,10 +327,16 @@ impl Sampler {
             })
             .collect();
         constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
+        let mut declared = [None; MAX_SEATS];
+        for (d, s) in declared.iter_mut().zip(&inference.seats) {
+            *d = s.declared;
+        }
         Sampler {
             seats,
             constrained,
             pool: Vec::with_capacity(unseen.len()),
+            declared,
+            taken: Vec::with_capacity(unseen.len()),
             unseen,
         }
     }
@@ -320,6 +345,7 @@ impl Sampler {
     /// from the pool's cards outside `avoid`: a few random picks first, then (if they all
     /// missed) one among those listed.
     fn take(&mut self, hand: &mut Hand, n: u8, avoid: u64, rng: &mut SplitMix) {
+        self.taken.clear();
         for _ in 0..n {
             let len = self.pool.len();
             if len == 0 {
@@ -344,7 +370,9 @@ impl Sampler {
                     .map(|(i, _)| i);
             }
             if let Some(i) = pick {
-                hand.insert(self.pool.swap_remove(i));
+                let card = self.pool.swap_remove(i);
+                hand.insert(card);
+                self.taken.push(card);
             }
         }
     }
@@ -368,6 +396,21 @@ impl Sampler {
             let mut hand = hands[seat as usize];
             let missing = (size as usize).saturating_sub(hand.len()) as u8;
             self.take(&mut hand, missing, 0, rng);
+            if let Some(suit) = self.declared[seat as usize].filter(|_| missing > 0) {
+                // A seat names the suit it holds most: deal its free cards again until it
+                // does, a few times at most.
+                for _ in 0..DECLARED_TRIES {
+                    let counts = super::suit_counts(&hand);
+                    if counts.iter().all(|&c| c <= counts[suit.index() as usize]) {
+                        break;
+                    }
+                    for &c in &self.taken {
+                        hand.remove(c);
+                    }
+                    self.pool.extend_from_slice(&self.taken);
+                    self.take(&mut hand, missing, 0, rng);
+                }
+            }
             hands[seat as usize] = hand;
         }
         for i in (1..self.pool.len()).rev() {
@@ -409,7 +452,10 @@ impl Sampler {
 /// A played card leaves the most constrained group that may hold it. When a play contradicts
 /// the groups (the assumption about 7s was wrong, say), the bot forgets what it inferred about
 /// that seat. Samples deal the constrained groups first, most restrictive first, then fill
-/// every hand up to its size. [`SearchBot::determinize`] shows one such sample.
+/// every hand up to its size. A seat that has named a suit with a J, and has received and
+/// played nothing since, is taken to hold most of that suit: its unconstrained cards are dealt
+/// again (a few times at most) until no other suit outnumbers the one it named.
+/// [`SearchBot::determinize`] shows one such sample.
 ///
 /// # Choosing
 ///
