@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use maumau_engine::outcome::{MAX_SEATS, hand_value};
-use maumau_engine::profile::{PlayAfterDraw, Rules, Scoring};
+use maumau_engine::profile::{Effect, PlayAfterDraw, Rules, Scoring};
 use maumau_engine::{
     Action, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat, Suit,
 };
@@ -137,6 +137,8 @@ struct Inference {
     turn: Option<Seat>,
     /// The seat paying a debt now (its first debt card has been seen).
     paying: Option<Seat>,
+    /// The seat that made its 1-card draw in this turn.
+    drew: Option<Seat>,
     /// The rules, once a decision has shown them (events alone do not).
     rules: Option<Rules>,
     /// The bot's own seat.
@@ -150,6 +152,33 @@ impl Inference {
     /// [`Rules::matching`]).
     fn matching(&self, rules: &Rules) -> u64 {
         self.top.map_or(0, |top| rules.matching(top, self.named, 0))
+    }
+
+    /// The cards a seat that played `card` in its turn would rather have shed, had it held
+    /// them: the cards of the same suit worth more (the heuristic's choice), when the suit was
+    /// the one to follow and nothing else bent the choice.
+    fn higher(&self, rules: &Rules, seat: Seat, card: Card) -> u64 {
+        let Some(top) = self.top else { return 0 };
+        let follow = self.named.unwrap_or(top.suit());
+        let pressing = |r: Rank| matches!(rules.effect(r), Effect::DrawTwo | Effect::Skip);
+        let only_drawn =
+            self.drew == Some(seat) && rules.play_after_draw == PlayAfterDraw::DrawnOnly;
+        if self.turn != Some(seat)
+            || card.suit() != follow
+            || pressing(card.rank())
+            || only_drawn
+            || self.seats[seat as usize].total() <= 2
+        {
+            return 0;
+        }
+        let v = rules.value(card.rank());
+        let mut out = 0;
+        for rank in Rank::ALL {
+            if rank != Rank::Jack && rules.value(rank) > v {
+                out |= Card::new(rank, card.suit()).bit();
+            }
+        }
+        out & rules.deck_mask()
     }
 
     fn observe(&mut self, event: &Event) {
@@ -182,6 +211,7 @@ impl Inference {
             }
             Event::TurnStarted { seat } => {
                 self.turn = Some(seat);
+                self.drew = None;
                 self.paying = None;
                 for s in self.seats.iter_mut() {
                     for g in s.groups.iter_mut() {
@@ -198,7 +228,7 @@ impl Inference {
                     let others = if card.rank() == Rank::Jack {
                         self.matching(&rules) & !Rank::Jack.mask()
                     } else {
-                        0
+                        self.higher(&rules, seat, card)
                     };
                     let cards = &mut self.seats[seat as usize];
                     cards.remove(card);
@@ -213,6 +243,9 @@ impl Inference {
             Event::Drew { seat, cause, .. } if Some(seat) != self.me => {
                 let shield = self.turn == Some(seat) && !rules.penalty_cards_playable;
                 let matching = self.matching(&rules);
+                if matches!(cause, DrawCause::Turn) {
+                    self.drew = Some(seat);
+                }
                 let cards = &mut self.seats[seat as usize];
                 match cause {
                     DrawCause::Deal => cards.add(false),
@@ -447,6 +480,9 @@ impl Sampler {
 ///   on is allowed, but a sensible player never does it);
 /// - a seat that plays a J keeps its jacks for when they are needed: it held no other card
 ///   that matched the top;
+/// - a seat that follows suit with a card other than a J, a 7 or a skip sheds its high cards
+///   first: it held no card of that suit worth more, jacks aside (unless it held only two
+///   cards, or had to play the card it had just drawn);
 /// - cards a seat receives afterwards are unconstrained until it fails to follow again.
 ///
 /// A played card leaves the most constrained group that may hold it. When a play contradicts
