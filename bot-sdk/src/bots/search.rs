@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use maumau_engine::outcome::{MAX_SEATS, hand_value};
-use maumau_engine::profile::{PlayAfterDraw, Rules, Scoring};
+use maumau_engine::profile::{Effect, PlayAfterDraw, Rules, Scoring};
 use maumau_engine::{
     Action, Call, Card, DrawCause, Event, Game, Hand, Observation, Phase, Rank, Seat, Suit,
 };
@@ -30,6 +30,9 @@ struct Group {
 struct SeatCards {
     groups: [Group; MAX_GROUPS],
     len: usize,
+    /// The suit the seat named with its last card, while it has received and played nothing
+    /// since: a seat names the suit it holds most.
+    declared: Option<Suit>,
 }
 
 impl SeatCards {
@@ -44,6 +47,7 @@ impl SeatCards {
     /// A card arrived unseen (dealt or drawn): a new group of its own, so that what the seat
     /// does right after the draw can be said of that card alone.
     fn add(&mut self, shielded: bool) {
+        self.declared = None;
         if self.len == MAX_GROUPS {
             self.compact();
         }
@@ -97,6 +101,7 @@ impl SeatCards {
     /// The seat played `card`: it came from the most constrained group that may hold it. If
     /// none may, an assumption was wrong: forget what was inferred about this seat.
     fn remove(&mut self, card: Card) {
+        self.declared = None;
         let pick = (0..self.len)
             .filter(|&i| self.groups[i].cards > 0 && self.groups[i].avoid & card.bit() == 0)
             .max_by_key(|&i| self.groups[i].avoid.count_ones());
@@ -109,6 +114,7 @@ impl SeatCards {
     /// Forgets everything: `cards` unknown cards.
     fn reset(&mut self, cards: usize) {
         self.len = 0;
+        self.declared = None;
         if cards > 0 {
             self.groups[0] = Group {
                 cards: cards as u8,
@@ -131,6 +137,8 @@ struct Inference {
     turn: Option<Seat>,
     /// The seat paying a debt now (its first debt card has been seen).
     paying: Option<Seat>,
+    /// The seat that made its 1-card draw in this turn.
+    drew: Option<Seat>,
     /// The rules, once a decision has shown them (events alone do not).
     rules: Option<Rules>,
     /// The bot's own seat.
@@ -144,6 +152,33 @@ impl Inference {
     /// [`Rules::matching`]).
     fn matching(&self, rules: &Rules) -> u64 {
         self.top.map_or(0, |top| rules.matching(top, self.named, 0))
+    }
+
+    /// The cards a seat that played `card` in its turn would rather have shed, had it held
+    /// them: the cards of the same suit worth more (the heuristic's choice), when the suit was
+    /// the one to follow and nothing else bent the choice.
+    fn higher(&self, rules: &Rules, seat: Seat, card: Card) -> u64 {
+        let Some(top) = self.top else { return 0 };
+        let follow = self.named.unwrap_or(top.suit());
+        let pressing = |r: Rank| matches!(rules.effect(r), Effect::DrawTwo | Effect::Skip);
+        let only_drawn =
+            self.drew == Some(seat) && rules.play_after_draw == PlayAfterDraw::DrawnOnly;
+        if self.turn != Some(seat)
+            || card.suit() != follow
+            || pressing(card.rank())
+            || only_drawn
+            || self.seats[seat as usize].total() <= 2
+        {
+            return 0;
+        }
+        let v = rules.value(card.rank());
+        let mut out = 0;
+        for rank in Rank::ALL {
+            if rank != Rank::Jack && rules.value(rank) > v {
+                out |= Card::new(rank, card.suit()).bit();
+            }
+        }
+        out & rules.deck_mask()
     }
 
     fn observe(&mut self, event: &Event) {
@@ -168,9 +203,15 @@ impl Inference {
                 self.top = Some(card);
                 self.named = None;
             }
-            Event::SuitDeclared { suit, .. } => self.named = Some(suit),
+            Event::SuitDeclared { seat, suit } => {
+                self.named = Some(suit);
+                if Some(seat) != self.me {
+                    self.seats[seat as usize].declared = Some(suit);
+                }
+            }
             Event::TurnStarted { seat } => {
                 self.turn = Some(seat);
+                self.drew = None;
                 self.paying = None;
                 for s in self.seats.iter_mut() {
                     for g in s.groups.iter_mut() {
@@ -182,7 +223,19 @@ impl Inference {
                 seat, card, suit, ..
             } => {
                 if Some(seat) != self.me {
-                    self.seats[seat as usize].remove(card);
+                    // A J is kept for when nothing else follows: none of the seat's other
+                    // cards matched the top.
+                    let others = if card.rank() == Rank::Jack {
+                        self.matching(&rules) & !Rank::Jack.mask()
+                    } else {
+                        self.higher(&rules, seat, card)
+                    };
+                    let cards = &mut self.seats[seat as usize];
+                    cards.remove(card);
+                    if others != 0 {
+                        cards.avoid_all(others);
+                    }
+                    cards.declared = suit;
                 }
                 self.top = Some(card);
                 self.named = suit;
@@ -190,13 +243,14 @@ impl Inference {
             Event::Drew { seat, cause, .. } if Some(seat) != self.me => {
                 let shield = self.turn == Some(seat) && !rules.penalty_cards_playable;
                 let matching = self.matching(&rules);
+                if matches!(cause, DrawCause::Turn) {
+                    self.drew = Some(seat);
+                }
                 let cards = &mut self.seats[seat as usize];
                 match cause {
                     DrawCause::Deal => cards.add(false),
                     DrawCause::Turn => {
-                        if !rules.voluntary_draw {
-                            cards.avoid_all(matching);
-                        }
+                        cards.avoid_all(matching);
                         cards.add(false);
                     }
                     DrawCause::Debt => {
@@ -262,7 +316,14 @@ struct Sampler {
     unseen: Vec<Card>,
     /// The cards not dealt yet: what is left once the hands are dealt is the stock.
     pool: Vec<Card>,
+    /// Per seat, the suit it named last (see [`SeatCards::declared`]).
+    declared: [Option<Suit>; MAX_SEATS],
+    /// The cards the last [`Sampler::take`] dealt.
+    taken: Vec<Card>,
 }
+
+/// How many times a seat's free cards are dealt again to make the suit it named its longest.
+const DECLARED_TRIES: usize = 8;
 
 /// Random picks that [`Sampler::take`] tries before it lists the cards a group may take.
 const PICK_TRIES: usize = 4;
@@ -299,10 +360,16 @@ impl Sampler {
             })
             .collect();
         constrained.sort_by_key(|(_, g)| std::cmp::Reverse(g.avoid.count_ones()));
+        let mut declared = [None; MAX_SEATS];
+        for (d, s) in declared.iter_mut().zip(&inference.seats) {
+            *d = s.declared;
+        }
         Sampler {
             seats,
             constrained,
             pool: Vec::with_capacity(unseen.len()),
+            declared,
+            taken: Vec::with_capacity(unseen.len()),
             unseen,
         }
     }
@@ -311,6 +378,7 @@ impl Sampler {
     /// from the pool's cards outside `avoid`: a few random picks first, then (if they all
     /// missed) one among those listed.
     fn take(&mut self, hand: &mut Hand, n: u8, avoid: u64, rng: &mut SplitMix) {
+        self.taken.clear();
         for _ in 0..n {
             let len = self.pool.len();
             if len == 0 {
@@ -335,7 +403,9 @@ impl Sampler {
                     .map(|(i, _)| i);
             }
             if let Some(i) = pick {
-                hand.insert(self.pool.swap_remove(i));
+                let card = self.pool.swap_remove(i);
+                hand.insert(card);
+                self.taken.push(card);
             }
         }
     }
@@ -359,6 +429,21 @@ impl Sampler {
             let mut hand = hands[seat as usize];
             let missing = (size as usize).saturating_sub(hand.len()) as u8;
             self.take(&mut hand, missing, 0, rng);
+            if let Some(suit) = self.declared[seat as usize].filter(|_| missing > 0) {
+                // A seat names the suit it holds most: deal its free cards again until it
+                // does, a few times at most.
+                for _ in 0..DECLARED_TRIES {
+                    let counts = super::suit_counts(&hand);
+                    if counts.iter().all(|&c| c <= counts[suit.index() as usize]) {
+                        break;
+                    }
+                    for &c in &self.taken {
+                        hand.remove(c);
+                    }
+                    self.pool.extend_from_slice(&self.taken);
+                    self.take(&mut hand, missing, 0, rng);
+                }
+            }
             hands[seat as usize] = hand;
         }
         for i in (1..self.pool.len()).rev() {
@@ -387,18 +472,26 @@ impl Sampler {
 /// holds as many of them as its card count says, and the stock the rest. From the events it
 /// also learns, per seat, groups of cards and the cards each group cannot contain:
 ///
-/// - a seat that makes its 1-card draw where drawing with a legal play is not allowed held no
-///   card that matched the top then (it failed to follow);
+/// - a seat that makes its 1-card draw held no card that matched the top then (it failed to
+///   follow; where drawing with a legal play is allowed, a sensible player still does not);
 /// - a drawn card followed by an automatic pass does not match (where any card may be played
 ///   after the draw: no card in the hand matches);
 /// - a seat that pays a debt of 7s is taken to hold no 7 (drawing instead of passing the debt
 ///   on is allowed, but a sensible player never does it);
+/// - a seat that plays a J keeps its jacks for when they are needed: it held no other card
+///   that matched the top;
+/// - a seat that follows suit with a card other than a J, a 7 or a skip sheds its high cards
+///   first: it held no card of that suit worth more, jacks aside (unless it held only two
+///   cards, or had to play the card it had just drawn);
 /// - cards a seat receives afterwards are unconstrained until it fails to follow again.
 ///
 /// A played card leaves the most constrained group that may hold it. When a play contradicts
 /// the groups (the assumption about 7s was wrong, say), the bot forgets what it inferred about
 /// that seat. Samples deal the constrained groups first, most restrictive first, then fill
-/// every hand up to its size. [`SearchBot::determinize`] shows one such sample.
+/// every hand up to its size. A seat that has named a suit with a J, and has received and
+/// played nothing since, is taken to hold most of that suit: its unconstrained cards are dealt
+/// again (a few times at most) until no other suit outnumbers the one it named.
+/// [`SearchBot::determinize`] shows one such sample.
 ///
 /// # Choosing
 ///
