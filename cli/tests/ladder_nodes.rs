@@ -369,6 +369,17 @@ async fn lobby(
 /// the PostgreSQL client may not be dropped inside the runtime.
 struct Db(Option<PgStore>);
 
+impl Db {
+    /// Opens the test's store at `url` (on a blocking thread).
+    async fn open(url: &str) -> Db {
+        let url = url.to_string();
+        let pg = tokio::task::spawn_blocking(move || PgStore::open(&url).unwrap())
+            .await
+            .unwrap();
+        Db(Some(pg))
+    }
+}
+
 impl Drop for Db {
     fn drop(&mut self) {
         if let Some(pg) = self.0.take() {
@@ -474,14 +485,7 @@ async fn a_killed_node_loses_no_match_and_rates_none_twice() {
             .map(|n| n.as_ref().unwrap().addr.clone())
             .collect(),
     );
-    let store = Db(Some(
-        tokio::task::spawn_blocking({
-            let url = url.clone();
-            move || PgStore::open(&url).unwrap()
-        })
-        .await
-        .unwrap(),
-    ));
+    let store = Db::open(&url).await;
     let pg = store.0.clone().unwrap();
     let mut keys = Vec::new();
     for i in 0..BOTS {
@@ -903,14 +907,7 @@ async fn when_the_matchmakers_node_dies_the_survivors_play_on_within_seconds() {
         doomed_node.as_ref().unwrap().addr.clone(),
         survivor_node.addr.clone(),
     ];
-    let store = Db(Some(
-        tokio::task::spawn_blocking({
-            let url = url.clone();
-            move || PgStore::open(&url).unwrap()
-        })
-        .await
-        .unwrap(),
-    ));
+    let store = Db::open(&url).await;
     let pg = store.0.clone().unwrap();
     // Four bots whose only server is node 0 (they go with it), four on node 1.
     const EACH: usize = 4;
@@ -1097,14 +1094,7 @@ async fn an_invitation_past_its_join_deadline_is_not_delivered() {
     let tmp = tempfile::tempdir().unwrap();
     let node = start_node(&url, tmp.path(), 0);
     let key = register(&node.addr, 0).await;
-    let store = Db(Some(
-        tokio::task::spawn_blocking({
-            let url = url.clone();
-            move || PgStore::open(&url).unwrap()
-        })
-        .await
-        .unwrap(),
-    ));
+    let store = Db::open(&url).await;
     let pg = store.0.clone().unwrap();
     // Queued while the lobby was away: one invitation whose deadline passed (a lobby reopened
     // after a restart), one still open.
@@ -1323,14 +1313,7 @@ async fn a_fifteen_second_database_outage_under_play_loses_nothing() {
     }
     stop_tx.send(true).unwrap();
     drain(&mut lobbies, "the lobbies did not drain").await;
-    let store = Db(Some(
-        tokio::task::spawn_blocking({
-            let url = url.clone();
-            move || PgStore::open(&url).unwrap()
-        })
-        .await
-        .unwrap(),
-    ));
+    let store = Db::open(&url).await;
     let pg = store.0.clone().unwrap();
     await_no_open_matches(&pg).await;
     // Nothing lost: every match ended; nobody was charged a no-show; every finished match
@@ -1375,14 +1358,7 @@ async fn another_nodes_match_links_to_the_node_that_hosted_it() {
     let tmp = tempfile::tempdir().unwrap();
     // One real bot against the house bot, until a finished match was hosted by each node.
     let mut ladder = house_ladder(&url, tmp.path()).await;
-    let store = Db(Some(
-        tokio::task::spawn_blocking({
-            let url = url.clone();
-            move || PgStore::open(&url).unwrap()
-        })
-        .await
-        .unwrap(),
-    ));
+    let store = Db::open(&url).await;
     let pg = store.0.clone().unwrap();
     let deadline = Instant::now() + Duration::from_secs(90);
     let hosted = loop {
