@@ -289,6 +289,7 @@ async fn request_bodies_that_do_not_decode_get_a_reason() {
     ];
     let calls = [
         ("/maumau.v1.PlayService/SubmitAction", false),
+        ("/maumau.v1.PlayService/Resign", false),
         ("/maumau.v1.PlayService/Watch", true),
         ("/maumau.v1.MatchService/CreateMatch", false),
         ("/maumau.v1.MatchService/GetMatch", false),
@@ -375,6 +376,7 @@ async fn a_truncated_grpc_frame_gets_a_reason() {
         "/maumau.v1.MatchService/GetMatch",
         "/maumau.v1.MatchService/CreateMatch",
         "/maumau.v1.PlayService/SubmitAction",
+        "/maumau.v1.PlayService/Resign",
         "/maumau.v1.PlayService/Watch",
     ] {
         let (code, reason) = raw_http2_call(&server, path, truncated.clone()).await;

@@ -430,12 +430,11 @@ where
                     if outcome.is_err() {
                         // The seat may never have been joined: give it up so that the match is
                         // aborted now rather than at its join deadline (a match that started is
-                        // left alone by the server).
+                        // left alone by the ladder), or, at a tournament, resigned now.
                         tokio::spawn(withdraw(
                             server_of(&invitation, options),
                             options.key.clone(),
-                            invitation.ladder_match_id,
-                            invitation.seat,
+                            invitation.clone(),
                         ));
                     }
                     on_event(&LobbyEvent::Played {
@@ -507,18 +506,35 @@ fn server_of(invitation: &pb::Invitation, options: &LobbyOptions) -> String {
     }
 }
 
-/// Gives up a seat whose player failed (`LadderService.WithdrawSeat`). Best effort: if the call
-/// fails, the match is aborted at its join deadline instead (the lobby hears either way, in the
-/// match's end).
-async fn withdraw(server: String, key: String, ladder_match_id: i64, seat: u32) {
+/// Gives up the seat of an invitation whose player failed (`LadderService.WithdrawSeat`). A
+/// tournament's game server is no ladder (the call is unimplemented there): the seat is resigned
+/// with its token instead (`PlayService.Resign`), so its match need not wait for its clock. Best
+/// effort: if the call fails, the match is aborted at its join deadline instead (the lobby hears
+/// either way, in the match's end), or the seat forfeits by its clock.
+async fn withdraw(server: String, key: String, invitation: pb::Invitation) {
     let call = async {
-        let mut client = pb::ladder_service_client::LadderServiceClient::connect(server).await?;
+        let channel = tonic::transport::Endpoint::from_shared(server)?
+            .connect()
+            .await?;
+        let mut client = pb::ladder_service_client::LadderServiceClient::new(channel.clone());
         let request = pb::WithdrawSeatRequest {
             version_key: String::new(),
-            ladder_match_id,
-            seat,
+            ladder_match_id: invitation.ladder_match_id,
+            seat: invitation.seat,
         };
-        client.withdraw_seat(with_key(request, &key)).await?;
+        match client.withdraw_seat(with_key(request, &key)).await {
+            Err(s) if s.code() == tonic::Code::Unimplemented => {
+                let request = pb::ResignRequest {
+                    token: invitation.seat_token,
+                };
+                pb::play_service_client::PlayServiceClient::new(channel)
+                    .resign(request)
+                    .await?;
+            }
+            done => {
+                done?;
+            }
+        }
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
     };
     let _ = tokio::time::timeout(Duration::from_secs(10), call).await;

@@ -1,7 +1,7 @@
 //! The gRPC proxy between the bot and the kit's server.
 //!
 //! The bot talks to the proxy as it would to a server: `PlayService` (Play, Watch,
-//! SubmitAction) and `MatchService` are served on the proxy's own loopback port. Every call is
+//! SubmitAction, Resign) and `MatchService` are served on the proxy's own loopback port. Every call is
 //! forwarded to the real server over one channel; on the way the proxy
 //!
 //! - maps the token the bot presents to the trial it belongs to (in launch mode the bot gets
@@ -151,6 +151,27 @@ impl Proxy {
             Some(t) => (t.token.clone(), Some(t)),
             None => (presented.to_string(), None),
         }
+    }
+
+    /// Maps the token a call presented, in its message (`body`) or else in its metadata
+    /// (`meta`), to the server's ([`Proxy::resolve`]): `body` is rewritten when it held the
+    /// token; returns the trial and the token for the forwarded call's metadata, when the
+    /// metadata held it.
+    async fn map_token(
+        &self,
+        meta: Option<String>,
+        body: &mut String,
+    ) -> (Option<Arc<Trial>>, Option<String>) {
+        let presented = if body.is_empty() {
+            meta.clone().unwrap_or_default()
+        } else {
+            body.clone()
+        };
+        let (token, trial) = self.resolve(&presented).await;
+        if !body.is_empty() {
+            *body = token.clone();
+        }
+        (trial, meta.map(|_| token))
     }
 
     fn play_client(&self) -> PlayServiceClient<Channel> {
@@ -317,20 +338,12 @@ impl PlayService for Proxy {
     ) -> Result<Response<Self::WatchStream>, Status> {
         let meta = bearer(&req);
         let mut w = req.into_inner();
-        let presented = if w.token.is_empty() {
-            meta.clone().unwrap_or_default()
-        } else {
-            w.token.clone()
-        };
-        let (token, trial) = self.resolve(&presented).await;
-        if !w.token.is_empty() {
-            w.token = token.clone();
-        }
+        let (trial, meta) = self.map_token(meta, &mut w.token).await;
         if let Some(t) = &trial {
             t.on_join(w.resume.as_ref());
         }
         let mut request = Request::new(w);
-        if meta.is_some() {
+        if let Some(token) = meta {
             set_bearer(&mut request, &token);
         }
         let feed = self.play_client().watch(request).await?.into_inner();
@@ -351,15 +364,7 @@ impl PlayService for Proxy {
     ) -> Result<Response<pb::SubmitActionResponse>, Status> {
         let meta = bearer(&req);
         let mut s = req.into_inner();
-        let presented = if s.token.is_empty() {
-            meta.clone().unwrap_or_default()
-        } else {
-            s.token.clone()
-        };
-        let (token, trial) = self.resolve(&presented).await;
-        if !s.token.is_empty() {
-            s.token = token.clone();
-        }
+        let (trial, meta) = self.map_token(meta, &mut s.token).await;
         if let (Some(t), Some(a)) = (&trial, s.action.take()) {
             match t.on_action(a) {
                 Route::Forward(a) => s.action = Some(a),
@@ -376,7 +381,7 @@ impl PlayService for Proxy {
             }
         }
         let mut request = Request::new(s);
-        if meta.is_some() {
+        if let Some(token) = meta {
             set_bearer(&mut request, &token);
         }
         let response = self.play_client().submit_action(request).await?;
@@ -384,6 +389,21 @@ impl PlayService for Proxy {
             t.on_unary_verdict(response.get_ref());
         }
         Ok(response)
+    }
+
+    /// Forwarded with the presented token mapped, as SubmitAction's.
+    async fn resign(
+        &self,
+        req: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let meta = bearer(&req);
+        let mut r = req.into_inner();
+        let (_, meta) = self.map_token(meta, &mut r.token).await;
+        let mut request = Request::new(r);
+        if let Some(token) = meta {
+            set_bearer(&mut request, &token);
+        }
+        self.play_client().resign(request).await
     }
 }
 

@@ -12,19 +12,31 @@
 #[path = "../../tests/common/chromium.rs"]
 mod chromium;
 
+#[path = "common/within.rs"]
+mod within;
+
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
 
-fn tournament(out: &Path, args: &[&str]) -> String {
-    let output = Command::new(BIN)
+fn command(out: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
         .arg("tournament")
         .args(["--seats", "2", "--deals", "2", "--threads", "2", "--out"])
         .arg(out)
-        .args(args)
-        .output()
-        .unwrap();
+        .args(args);
+    command
+}
+
+fn tournament(out: &Path, args: &[&str]) -> String {
+    succeeded(command(out, args).output().unwrap())
+}
+
+/// The tournament's standard output, once it has exited with success.
+fn succeeded(output: Output) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -181,20 +193,23 @@ fn without_a_seed_each_tournament_deals_secretly_and_differently() {
     );
 }
 
+/// A program that crashes forfeits with its last words, and its seat is resigned at once: with
+/// ten minutes of grace (the time a seat may be missing, and the time the server waits for every
+/// seat to join) its four games are over in seconds, not forty minutes.
 #[test]
 fn a_crashing_program_forfeits_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
-    let shown = tournament(
-        dir.path(),
-        &[
-            "--bots",
-            "random",
-            "--entrant",
-            "crash=cmd:echo 'no module named grpc' >&2; exit 1",
-            "--grace-ms",
-            "200",
-        ],
-    );
+    let args = [
+        "--bots",
+        "random",
+        "--entrant",
+        "crash=cmd:echo 'no module named grpc' >&2; exit 1",
+        "--grace-ms",
+        "600000",
+    ];
+    let output = within::output_within(command(dir.path(), &args), Duration::from_secs(120))
+        .expect("the tournament did not wait for the clocks of a program that had exited");
+    let shown = succeeded(output);
     assert!(
         shown.contains("crash forfeited 4 of its 4 games"),
         "{shown}"

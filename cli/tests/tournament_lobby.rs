@@ -10,13 +10,18 @@
 )]
 #![allow(missing_docs, clippy::unwrap_used)]
 
+#[path = "common/within.rs"]
+mod within;
+
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_maumau");
 
-fn tournament(out: &Path, args: &[&str]) -> String {
-    let output = Command::new(BIN)
+fn command_line(out: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
         .arg("tournament")
         .args([
             "--seats",
@@ -30,9 +35,16 @@ fn tournament(out: &Path, args: &[&str]) -> String {
         ])
         .arg("--out")
         .arg(out)
-        .args(args)
-        .output()
-        .unwrap();
+        .args(args);
+    command
+}
+
+fn tournament(out: &Path, args: &[&str]) -> String {
+    succeeded(command_line(out, args).output().unwrap())
+}
+
+/// The tournament's standard output, once it has exited with success.
+fn succeeded(output: Output) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -67,20 +79,22 @@ fn the_rust_sdk_lobby_helper_plays_every_game_from_one_launch() {
     assert!(log.contains("stopped after 8 matches"), "{log}");
 }
 
+/// A lobby program that exits early forfeits its games with its last words, its seats resigned
+/// at once: with ten minutes of grace its four games are over in seconds, not forty minutes.
 #[test]
 fn a_lobby_program_that_exits_early_forfeits_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let shown = tournament(
-        dir.path(),
-        &[
-            "--bots",
-            "random",
-            "--grace-ms",
-            "200",
-            "--entrant",
-            "quitter=lobby:echo 'cannot import grpc' >&2; exit 3",
-        ],
-    );
+    let args = [
+        "--bots",
+        "random",
+        "--grace-ms",
+        "600000",
+        "--entrant",
+        "quitter=lobby:echo 'cannot import grpc' >&2; exit 3",
+    ];
+    let output = within::output_within(command_line(dir.path(), &args), Duration::from_secs(120))
+        .expect("the tournament did not wait for the clocks of a program that had exited");
+    let shown = succeeded(output);
     assert!(
         shown.contains("quitter forfeited 4 of its 4 games"),
         "{shown}"
@@ -109,4 +123,38 @@ fn a_lobby_entrant_with_a_wrong_key_is_refused_and_forfeits() {
     );
     assert!(shown.contains("liar forfeited 4 of its 4 games"), "{shown}");
     assert!(shown.contains("unknown lobby key"), "{shown}");
+}
+
+/// A lobby program whose player fails for every invitation (here `maumau bot` launching a program
+/// per match that exits at once) stays up, and its helper gives each seat up: at a tournament,
+/// whose game server is no ladder, by resigning it with the seat token. With ten minutes of grace
+/// its four games are over in seconds, and each is a forfeit.
+#[test]
+fn a_lobby_whose_players_fail_resigns_their_seats() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("flaky=lobby:exec '{BIN}' bot -- sh -c 'exit 4'");
+    let args = [
+        "--bots",
+        "random",
+        "--grace-ms",
+        "600000",
+        "--entrant",
+        &command,
+    ];
+    let output = within::output_within(command_line(dir.path(), &args), Duration::from_secs(120))
+        .expect("the tournament did not wait for the clocks of seats whose players failed");
+    let shown = succeeded(output);
+    assert!(
+        shown.contains("flaky forfeited 4 of its 4 games"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown
+            .matches("forfeited, placed last: its program gave the seat up (it resigned)")
+            .count(),
+        4,
+        "{shown}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("logs").join("flaky-lobby.log")).unwrap();
+    assert_eq!(log.matches("invitation: match").count(), 4, "{log}");
 }

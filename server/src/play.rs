@@ -323,6 +323,35 @@ impl PlayService for Play {
             result: Some(result),
         }))
     }
+
+    async fn resign(
+        &self,
+        req: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let token = bearer(&req);
+        let r = req.into_inner();
+        if Home::current().is_some_and(|home| !home.allow_call()) {
+            return Err(wire::status(
+                pb::ErrorReason::RateLimited,
+                "too many calls on this connection; slow down",
+            ));
+        }
+        let (entry, role) = resolve(&self.registry, token.as_deref(), &r.token).await?;
+        let Role::Seat(seat) = role else {
+            return Err(wire::status(
+                pb::ErrorReason::NotSeated,
+                "the spectator token cannot resign",
+            ));
+        };
+        let over = || wire::status(pb::ErrorReason::MatchOver, "the match is over");
+        let tx = entry.sender().ok_or_else(over)?;
+        let (reply, resigned) = oneshot::channel();
+        tx.send(Command::Resign { seat, reply })
+            .await
+            .map_err(|_| over())?;
+        let resigned = resigned.await.map_err(|_| over())?;
+        Ok(Response::new(pb::ResignResponse { resigned }))
+    }
 }
 
 /// Sends a unary call's command to the table and waits for its verdict; `None` when the match is

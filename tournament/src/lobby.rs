@@ -349,6 +349,21 @@ impl Reserved {
             .map_err(|_| "its lobby closed before the invitation".to_string())
     }
 
+    /// Completes, with why, once its program cannot play any more.
+    pub async fn failed(&self) -> String {
+        let mut state = self.slot.state.subscribe();
+        let failed = state.wait_for(|s| matches!(s, State::Failed(_))).await;
+        let why = failed.ok().and_then(|s| match &*s {
+            State::Failed(why) => Some(why.clone()),
+            _ => None,
+        });
+        match why {
+            Some(why) => why,
+            // The lobbies are gone (the tournament is ending): nothing fails from now on.
+            None => std::future::pending().await,
+        }
+    }
+
     /// Why its program cannot play any more, if it cannot.
     pub fn failure(&self) -> Option<String> {
         match &*self.slot.state.borrow() {

@@ -510,7 +510,9 @@ impl Session {
 
     /// Takes every seat of the match: a built-in bot runs in this process, an external program is
     /// launched, a lobby entrant is invited with the room `reserved` for it. Each seat's task
-    /// ends, once the match is `over`, with what went wrong for it.
+    /// ends, once the match is `over`, with what went wrong for it; a seat whose player is gone
+    /// before that (a program that exited, a lobby program that failed, a built-in bot that
+    /// stopped) is resigned at once, so the match does not wait for its clock.
     fn take_seats(
         &self,
         g: &OnServer<'_>,
@@ -522,22 +524,26 @@ impl Session {
         for st in &g.created.seat_tokens {
             let s = st.seat as usize;
             let entrant = &g.t.entrants[g.f.seats[s]];
-            let handle = match &entrant.player {
+            // What plays the seat, ending with what went wrong; and whether its ending before
+            // the match's means the seat is gone even when nothing went wrong (a program launched
+            // for this match cannot come back; a built-in bot returns only at the match's end).
+            let (player, gone_when_ended): (SeatPlayer, bool) = match &entrant.player {
                 Player::BuiltIn(b) => {
                     let mut bot = b.bot(bot_seed(g.f.seed, s));
                     let mut options = RunOptions::new(self.remote.url(), st.token.clone());
                     options.name = entrant.name.clone();
-                    tokio::spawn(async move {
+                    let play = async move {
                         run(bot.as_mut(), &options)
                             .await
                             .err()
                             .map(|e| format!("its built-in bot stopped: {e}"))
-                    })
+                    };
+                    (Box::pin(play), false)
                 }
                 Player::Command(command) => {
                     let log = logs.map(|d| d.join(format!("{}-s{s}.log", g.f.id)));
                     let env = self.program_env(g, st, &entrant.name);
-                    tokio::spawn(launch(
+                    let play = launch(
                         command.clone(),
                         env,
                         log,
@@ -545,19 +551,27 @@ impl Session {
                         EXIT_GRACE,
                         "the match",
                         self.confinement(),
-                    ))
+                    );
+                    (Box::pin(play), true)
                 }
                 Player::Lobby(_) => match reserved.remove(&g.f.seats[s]) {
                     Some(Ok(r)) => {
                         let reserved = Arc::new(r);
                         seated.invited.push((s, reserved.clone()));
-                        self.invite(g, st, reserved, over.clone())
+                        (self.invite(g, st, reserved, over.clone()), false)
                     }
-                    Some(Err(why)) => tokio::spawn(async move { Some(why) }),
+                    Some(Err(why)) => (Box::pin(async move { Some(why) }), true),
                     None => unreachable!("every lobby entrant of the fixture was reserved"),
                 },
             };
-            seated.tasks.push((s, handle));
+            let seat = resign_when_gone(
+                self.channel.clone(),
+                st.token.clone(),
+                over.clone(),
+                player,
+                gone_when_ended,
+            );
+            seated.tasks.push((s, tokio::spawn(seat)));
         }
         seated
     }
@@ -595,15 +609,15 @@ impl Session {
         ]
     }
 
-    /// Invites a lobby entrant to seat `st` in its `reserved` room; the task ends, once the match
-    /// is `over`, with what went wrong for it.
+    /// Invites a lobby entrant to seat `st` in its `reserved` room; ends, once the match is
+    /// `over`, with what went wrong for it, or before, when its program failed.
     fn invite(
         &self,
         g: &OnServer<'_>,
         st: &pb::SeatToken,
         reserved: Arc<Reserved>,
         mut over: tokio::sync::watch::Receiver<bool>,
-    ) -> JoinHandle<Option<String>> {
+    ) -> SeatPlayer {
         let invitation = pb::Invitation {
             ladder_match_id: lobby_match_id(&g.game),
             match_id: g.created.match_id.clone(),
@@ -620,12 +634,14 @@ impl Session {
             rated: true,
             validation: false,
         };
-        tokio::spawn(async move {
+        Box::pin(async move {
             if let Err(why) = reserved.invite(invitation).await {
                 return Some(why);
             }
-            let _ = over.wait_for(|&done| done).await;
-            reserved.failure()
+            tokio::select! {
+                _ = over.wait_for(|&done| done) => reserved.failure(),
+                why = reserved.failed() => Some(why),
+            }
         })
     }
 
@@ -717,6 +733,9 @@ impl Session {
                     (None, Some(st)) if st.timeouts >= self.remote.clock.max_timeouts => {
                         format!("it ran out of time {} times", st.timeouts)
                     }
+                    (None, Some(st)) if st.resigned => {
+                        "its program gave the seat up (it resigned)".into()
+                    }
                     _ => "it was not connected when it had to act".into(),
                 };
                 notices.push(format!(
@@ -805,6 +824,29 @@ struct Seated {
     tasks: Vec<(usize, JoinHandle<Option<String>>)>,
     /// The lobby entrants' seats and their rooms, told the result when the match has ended.
     invited: Vec<(usize, Arc<Reserved>)>,
+}
+
+/// What plays one seat of a game, ending with what went wrong for it, if anything.
+type SeatPlayer = std::pin::Pin<Box<dyn Future<Output = Option<String>> + Send>>;
+
+/// Runs a seat's `player`; if it ends before the match is `over` with something wrong (or at
+/// all, when `gone_when_ended`), resigns the seat with its `token` (`PlayService.Resign`), so the
+/// others need not wait for the seat's clock. Best effort: a refused call leaves the seat to its
+/// clock, as before.
+async fn resign_when_gone(
+    channel: Channel,
+    token: String,
+    over: tokio::sync::watch::Receiver<bool>,
+    player: SeatPlayer,
+    gone_when_ended: bool,
+) -> Option<String> {
+    let why = player.await;
+    if !*over.borrow() && (why.is_some() || gone_when_ended) {
+        let mut play = pb::play_service_client::PlayServiceClient::new(channel);
+        let request = pb::ResignRequest { token };
+        let _ = play.resign(request).await;
+    }
+    why
 }
 
 /// What went wrong for each of `seats` seats, once their tasks have ended.

@@ -206,18 +206,29 @@ def _target(node_address: str, address: str) -> str:
 async def _withdraw(channel: grpc.aio.Channel, key: str, invitation: ladder_pb2.Invitation) -> None:
     """Gives up the seat of a match whose player failed (``LadderService.WithdrawSeat``), so that a
     match it never joined is aborted now rather than at its join deadline; the server leaves a
-    match that started alone. Best effort: a failed call leaves the deadline to do it."""
+    match that started alone. A tournament's game server is no ladder (the call is unimplemented
+    there): the seat is resigned with its token instead (``PlayService.Resign``), so its match
+    need not wait for its clock. Best effort: a failed call leaves the deadline (or the seat's
+    clock) to do it."""
+    import grpc
     import grpc.aio
 
-    from .pb.maumau.v1 import ladder_pb2_grpc
+    from .pb.maumau.v1 import ladder_pb2_grpc, play_pb2, play_pb2_grpc
 
     request = ladder_pb2.WithdrawSeatRequest(ladder_match_id=invitation.ladder_match_id, seat=invitation.seat)
     try:
         await ladder_pb2_grpc.LadderServiceStub(channel).WithdrawSeat(
             request, metadata=(("authorization", f"Bearer {key}"),), timeout=10
         )
-    except grpc.aio.AioRpcError:
-        pass
+    except grpc.aio.AioRpcError as error:
+        if error.code() != grpc.StatusCode.UNIMPLEMENTED:
+            return
+        try:
+            await play_pb2_grpc.PlayServiceStub(channel).Resign(
+                play_pb2.ResignRequest(token=invitation.seat_token), timeout=10
+            )
+        except grpc.aio.AioRpcError:
+            pass
 
 
 def hold_lobby(

@@ -40,7 +40,10 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean;
 /** True when the report's seed and salt match `commitment` (by default the report's own). */
 export function verifySeed(report: MatchReport, commitment?: Uint8Array): boolean;
 
-/** The stream was refused for good (bad token, superseded, ...), or the server stayed away. */
+/**
+ * The stream was refused for good (bad token, superseded, ...), the server stayed away, or the
+ * bot's own code threw (then `cause` is what it threw).
+ */
 export class MatchError extends Error {
   /** The maumau-reason trailer, e.g. 'ERROR_REASON_BAD_TOKEN' ('' when there was none). */
   reason: string;

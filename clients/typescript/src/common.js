@@ -125,6 +125,36 @@ export function newStats() {
 /** A gap on a Watch stream: it cannot take a Resume, so it is reopened from the last event. */
 class Resync extends Error {}
 
+/** What the bot's own code threw: it fails the match (reconnecting would only call it again). */
+class BotFailed extends Error {}
+
+/**
+ * The bot with every method wrapped so that what it throws (or rejects with) becomes a BotFailed:
+ * told apart from the connection's errors, which are retried.
+ */
+function guarded(bot) {
+  const failed = (e) => new BotFailed(`the bot failed: ${e?.message ?? e}`, { cause: e });
+  return new Proxy(bot, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args) => {
+        let result;
+        try {
+          result = value.apply(target, args);
+        } catch (e) {
+          throw failed(e);
+        }
+        return typeof result?.then === 'function'
+          ? result.then(undefined, (e) => {
+            throw failed(e);
+          })
+          : result;
+      };
+    },
+  });
+}
+
 /** The request side of a Play stream: an async iterable that `push` feeds until `close`. */
 function requestQueue() {
   const queue = [];
@@ -358,7 +388,7 @@ export async function runOn(transport, bot, token, options = {}) {
     where = 'the server',
   } = options;
   const client = createClient(PlayService, transport);
-  const session = new Session(b, token, clientName, stats, { batched, watch, client, callOptions, join });
+  const session = new Session(guarded(b), token, clientName, stats, { batched, watch, client, callOptions, join });
   let failures = 0;
   for (;;) {
     let error = null;
@@ -376,6 +406,7 @@ export async function runOn(transport, bot, token, options = {}) {
       error = new Error('the server closed the stream before MatchFinished');
     } catch (e) {
       if (e instanceof RangeError) throw e;
+      if (e instanceof BotFailed) throw new MatchError(e.message, { cause: e.cause });
       if (!(e instanceof Resync)) {
         const err = ConnectError.from(e);
         const reason = err.metadata.get('maumau-reason') ?? '';

@@ -16,6 +16,7 @@ import { Code, ConnectError, createClient } from '@connectrpc/connect';
 
 import { bearer } from './common.js';
 import { LadderService, VersionStatus, WaitingReason } from './gen/maumau/v1/ladder_pb.js';
+import { PlayService } from './gen/maumau/v1/play_pb.js';
 import { openTransport, run } from './node.js';
 
 /**
@@ -192,18 +193,26 @@ export async function holdLobby(bot, address, key, options = {}) {
   const hello = { versionKey: key, maxMatches, profiles: [...profiles], seats: [...seats] };
   const running = new Set();
   // Gives up the seat of a match whose player failed, so that a match it never joined is aborted
-  // now rather than at its join deadline (the server leaves a match that started alone). Best
-  // effort: a failed call leaves the deadline to do it.
+  // now rather than at its join deadline (the server leaves a match that started alone). A
+  // tournament's game server is no ladder (WithdrawSeat is unimplemented there): the seat is
+  // resigned with its token instead (PlayService.Resign), so its match need not wait for its
+  // clock. Best effort: a failed call leaves the deadline (or the seat's clock) to do it.
   const withdraw = async (invitation) => {
     const where = target(invitation.nodeAddress, address);
     const node = where === address ? null : openTransport(where);
+    const via = node ? node.transport : transport;
     try {
-      await createClient(LadderService, node ? node.transport : transport).withdrawSeat(
+      await createClient(LadderService, via).withdrawSeat(
         { versionKey: key, ladderMatchId: invitation.ladderMatchId, seat: invitation.seat },
         { timeoutMs: 10_000 },
       );
-    } catch {
-      // the join deadline aborts the match instead
+    } catch (e) {
+      if (ConnectError.from(e).code === Code.Unimplemented) {
+        await createClient(PlayService, via)
+          .resign({ token: invitation.seatToken }, { timeoutMs: 10_000 })
+          .catch(() => {});
+      }
+      // otherwise the join deadline aborts the match instead
     } finally {
       node?.close();
     }

@@ -73,7 +73,9 @@ export function connect(address, options = {}) {
  *
  * A dropped stream is reopened with a resume from the last event seen, up to `maxReconnects`
  * times in a row without hearing from the server; refusals a new stream cannot fix reject the
- * promise with a MatchError. `transport` plays on a transport of yours (it is not closed).
+ * promise with a MatchError, and so does an exception from the bot's own code (its message starts
+ * "the bot failed:", the exception is its `cause`): calling it again would not help.
+ * `transport` plays on a transport of yours (it is not closed).
  */
 export async function run(bot, address, token, options = {}) {
   if (options.transport) return runOn(options.transport, bot, token, { where: address, ...options });

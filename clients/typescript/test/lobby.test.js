@@ -1,14 +1,17 @@
 // End to end against the real `maumau serve --ladder`: the lobby helper (holdLobby) registers,
 // plays rated matches, reports what happens, and drains; a bad key is refused for good; the
-// ladder example registers, plays and drains on SIGINT.
+// ladder example registers, plays and drains on SIGINT. And in a real `maumau tournament`, a
+// lobby program whose player fails has its seats resigned at once.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { LobbyError, WaitingReason, describe, holdLobby, newLobbyStats, register } from '../src/node.js';
-import { startServer } from './harness.js';
+import { serverBinary, startServer } from './harness.js';
 
 let server;
 before(async () => {
@@ -130,4 +133,35 @@ test('the ladder example registers, plays rated matches and drains on SIGINT', a
   assert.ok(out.split('\n').includes('drained'), out);
   drain.abort();
   await done;
+});
+
+test('a tournament lobby program whose player fails has its seats resigned at once', async () => {
+  // A lobby entrant whose player throws at its first prompt. The tournament's game server is no
+  // ladder: the helper resigns the seat with its token. With ten minutes of grace (how long a
+  // seat may be missing, and how long the server waits for every seat to join) the games are
+  // over in seconds, each a forfeit by resignation.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'maumau-js-tournament-'));
+  const node = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'node.js');
+  const bot = path.join(dir, 'broken-lobby-bot.mjs');
+  fs.writeFileSync(bot, [
+    `import { holdLobby, lobbyFromEnv } from ${JSON.stringify(node)};`,
+    'const { address, key } = lobbyFromEnv();',
+    "await holdLobby(() => { throw new Error('this bot is broken'); }, address, key, { onEvent: () => {} });",
+    '',
+  ].join('\n'));
+  const args = ['tournament', '--seats', '2', '--deals', '2', '--threads', '2', '--seed', '5',
+    '--out', path.join(dir, 'out'), '--bots', 'random', '--grace-ms', '600000',
+    '--entrant', `broken=lobby:${process.execPath} ${bot}`];
+  const shown = await new Promise((resolve, reject) => {
+    execFile(serverBinary(), args, { timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new Error(`the tournament failed or waited for the seats' clocks: ${error.message}\n${stdout}\n${stderr}`));
+      } else {
+        resolve(stdout);
+      }
+    });
+  });
+  assert.ok(shown.includes('broken forfeited 4 of its 4 games'), shown);
+  assert.equal(shown.split('its program gave the seat up (it resigned)').length - 1, 4, shown);
+  fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import {
-  BotKind, CardEffect, ErrorReason, MatchStatus, Profile, equalBytes, newStats, run, seedCommitment, verifySeed,
+  BotKind, CardEffect, ErrorReason, MatchError, MatchStatus, Profile, equalBytes, newStats, run, seedCommitment, verifySeed,
 } from '../src/node.js';
 import { seededRandom, startProxy, startServer } from './harness.js';
 
@@ -140,6 +140,25 @@ test('a full classic match: two Node seats and two built-in random bots', { time
   assert.equal(replay.actions.length, report.actions);
   const verdict = await server.matches.verifyReplay({ replay });
   assert.ok(verdict.valid && verdict.finished, JSON.stringify(verdict.error));
+});
+
+test('a bot that throws fails its match at once, on either stream, instead of reconnecting', { timeout: 120_000 }, async () => {
+  for (const watch of [false, true]) {
+    const created = await createClassic(1, 2);
+    const stats = newStats();
+    let calls = 0;
+    const broken = () => {
+      calls += 1;
+      throw new Error('this bot is broken');
+    };
+    await assert.rejects(
+      run(broken, server.address, created.seatTokens[0].token, { stats, watch }),
+      (e) => e instanceof MatchError && e.message === 'the bot failed: this bot is broken'
+        && e.cause?.message === 'this bot is broken',
+    );
+    assert.equal(calls, 1, 'asked once');
+    assert.equal(stats.streams, 1, 'no reconnection');
+  }
 });
 
 test('batched: events and answers come in EventBatch messages, handed over one by one', { timeout: 120_000 }, async () => {

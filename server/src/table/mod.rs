@@ -121,6 +121,12 @@ pub(crate) enum Command {
         message: String,
         reply: Reply,
     },
+    /// A seat gives up for good (`PlayService.Resign`): it forfeits now. The reply says whether
+    /// it forfeited now (false: it had already).
+    Resign {
+        seat: Seat,
+        reply: oneshot::Sender<bool>,
+    },
     /// Stop the match now; it is recorded as aborted.
     Abort {
         reason: String,
@@ -212,6 +218,7 @@ impl Table {
                 gave_up: false,
                 timeouts_forgiven: 0,
                 forfeited: false,
+                resigned: false,
                 bot: BuiltinBot::new(
                     bots[s as usize],
                     maumau_bot_sdk::bots::bot_seed(seed, s as usize),
@@ -394,6 +401,13 @@ impl Table {
             } => {
                 let rejected = self.rejection(seat, request_id, reason, message, None);
                 self.answer(seat, reply, Err(rejected));
+            }
+            Command::Resign { seat, reply } => {
+                let now = self.resign(seat);
+                // A table waiting only for this seat starts; a seat to move is played for.
+                self.maybe_start();
+                self.prompt();
+                let _ = reply.send(now);
             }
             Command::Abort { reason, reply } => {
                 self.aborted = Some(reason);

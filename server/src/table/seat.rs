@@ -48,6 +48,8 @@ pub(super) struct SeatState {
     /// from the bot ([`GiveUp::BotUntilBack`]).
     pub(super) timeouts_forgiven: u32,
     pub(super) forfeited: bool,
+    /// It resigned (`PlayService.Resign`) rather than being given up by its clock.
+    pub(super) resigned: bool,
     pub(super) bot: BuiltinBot,
     /// The state id of the last optional prompt sent (challenge or late cure), to send it once.
     pub(super) optional_prompted: u64,
@@ -74,6 +76,7 @@ impl SeatState {
             bank_left_ms: self.bank.as_millis() as u32,
             gave_up: self.gave_up,
             forfeited: self.forfeited,
+            resigned: self.resigned,
             ..self.tally.stats(s)
         }
     }
@@ -298,6 +301,22 @@ impl Table {
         }
         tracing::info!(match_id = %self.entry.id, seat = s, policy = ?self.clock.give_up, "seat gave up");
         self.publish_players();
+    }
+
+    /// Seat `s` resigns: it forfeits, whatever the time control's give-up policy, and the
+    /// server plays its default action from now on. False when it had forfeited already.
+    pub(super) fn resign(&mut self, s: Seat) -> bool {
+        let seat = &mut self.seats[s as usize];
+        if seat.forfeited {
+            return false;
+        }
+        seat.gave_up = true;
+        seat.controller = Controller::Default;
+        seat.forfeited = true;
+        seat.resigned = true;
+        tracing::info!(match_id = %self.entry.id, seat = s, "seat resigned");
+        self.publish_players();
+        true
     }
 
     /// Seat `s`'s client is back: under [`GiveUp::BotUntilBack`] a seat the bot was playing is

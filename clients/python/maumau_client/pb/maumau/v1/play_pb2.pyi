@@ -243,6 +243,18 @@ class SubmitActionRequest(_message.Message):
     action: ActionSubmission
     def __init__(self, token: _Optional[str] = ..., action: _Optional[_Union[ActionSubmission, _Mapping]] = ...) -> None: ...
 
+class ResignRequest(_message.Message):
+    __slots__ = ("token",)
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    def __init__(self, token: _Optional[str] = ...) -> None: ...
+
+class ResignResponse(_message.Message):
+    __slots__ = ("resigned",)
+    RESIGNED_FIELD_NUMBER: _ClassVar[int]
+    resigned: bool
+    def __init__(self, resigned: _Optional[bool] = ...) -> None: ...
+
 class SubmitActionResponse(_message.Message):
     __slots__ = ("accepted", "rejected")
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]

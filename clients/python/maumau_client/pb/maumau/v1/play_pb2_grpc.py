@@ -51,6 +51,11 @@ class PlayServiceStub:
                 request_serializer=maumau_dot_v1_dot_play__pb2.SubmitActionRequest.SerializeToString,
                 response_deserializer=maumau_dot_v1_dot_play__pb2.SubmitActionResponse.FromString,
                 _registered_method=True)
+        self.Resign = channel.unary_unary(
+                '/maumau.v1.PlayService/Resign',
+                request_serializer=maumau_dot_v1_dot_play__pb2.ResignRequest.SerializeToString,
+                response_deserializer=maumau_dot_v1_dot_play__pb2.ResignResponse.FromString,
+                _registered_method=True)
 
 
 class PlayServiceServicer:
@@ -85,6 +90,19 @@ class PlayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Resign(self, request, context):
+        """Gives the seat up for good: it forfeits now, is placed last (behind every seat that did not
+        forfeit), and the server plays its default action for it to the end of the match. For a
+        program that cannot go on, or the host that launched one that failed (a tournament resigns
+        the seat of a program that exited), so the others need not wait for its clock. A seat may
+        resign before the match starts: it no longer counts as a seat to wait for. Only a seat token
+        may resign (ERROR_REASON_NOT_SEATED for the spectator token); a match that has ended answers
+        ERROR_REASON_MATCH_OVER.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -102,6 +120,11 @@ def add_PlayServiceServicer_to_server(servicer, server):
                     servicer.SubmitAction,
                     request_deserializer=maumau_dot_v1_dot_play__pb2.SubmitActionRequest.FromString,
                     response_serializer=maumau_dot_v1_dot_play__pb2.SubmitActionResponse.SerializeToString,
+            ),
+            'Resign': grpc.unary_unary_rpc_method_handler(
+                    servicer.Resign,
+                    request_deserializer=maumau_dot_v1_dot_play__pb2.ResignRequest.FromString,
+                    response_serializer=maumau_dot_v1_dot_play__pb2.ResignResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -187,6 +210,33 @@ class PlayService:
             '/maumau.v1.PlayService/SubmitAction',
             maumau_dot_v1_dot_play__pb2.SubmitActionRequest.SerializeToString,
             maumau_dot_v1_dot_play__pb2.SubmitActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resign(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/maumau.v1.PlayService/Resign',
+            maumau_dot_v1_dot_play__pb2.ResignRequest.SerializeToString,
+            maumau_dot_v1_dot_play__pb2.ResignResponse.FromString,
             options,
             channel_credentials,
             insecure,

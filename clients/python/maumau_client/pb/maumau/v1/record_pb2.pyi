@@ -57,7 +57,7 @@ class DeckOrder(_message.Message):
     def __init__(self, dealer: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[_cards_pb2.Card, _Mapping]]] = ...) -> None: ...
 
 class SeatStats(_message.Message):
-    __slots__ = ("seat", "decisions", "timeouts", "rejections", "decision_ms_p50", "decision_ms_p90", "decision_ms_p99", "decision_ms_max", "bank_left_ms", "gave_up", "forfeited", "protocol_errors")
+    __slots__ = ("seat", "decisions", "timeouts", "rejections", "decision_ms_p50", "decision_ms_p90", "decision_ms_p99", "decision_ms_max", "bank_left_ms", "gave_up", "forfeited", "protocol_errors", "resigned")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,7 @@ class SeatStats(_message.Message):
     GAVE_UP_FIELD_NUMBER: _ClassVar[int]
     FORFEITED_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    RESIGNED_FIELD_NUMBER: _ClassVar[int]
     seat: int
     decisions: int
     timeouts: int
@@ -82,7 +83,8 @@ class SeatStats(_message.Message):
     gave_up: bool
     forfeited: bool
     protocol_errors: int
-    def __init__(self, seat: _Optional[int] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., rejections: _Optional[int] = ..., decision_ms_p50: _Optional[int] = ..., decision_ms_p90: _Optional[int] = ..., decision_ms_p99: _Optional[int] = ..., decision_ms_max: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., gave_up: _Optional[bool] = ..., forfeited: _Optional[bool] = ..., protocol_errors: _Optional[int] = ...) -> None: ...
+    resigned: bool
+    def __init__(self, seat: _Optional[int] = ..., decisions: _Optional[int] = ..., timeouts: _Optional[int] = ..., rejections: _Optional[int] = ..., decision_ms_p50: _Optional[int] = ..., decision_ms_p90: _Optional[int] = ..., decision_ms_p99: _Optional[int] = ..., decision_ms_max: _Optional[int] = ..., bank_left_ms: _Optional[int] = ..., gave_up: _Optional[bool] = ..., forfeited: _Optional[bool] = ..., protocol_errors: _Optional[int] = ..., resigned: _Optional[bool] = ...) -> None: ...
 
 class MatchReport(_message.Message):
     __slots__ = ("match_id", "status", "result", "rounds", "seats", "seed", "seed_commitment", "actions", "players", "seed_salt", "sealed")

@@ -880,6 +880,47 @@ export declare type SubmitActionRequest = Message<"maumau.v1.SubmitActionRequest
 export declare const SubmitActionRequestSchema: GenMessage<SubmitActionRequest>;
 
 /**
+ * Gives up a seat.
+ *
+ * @generated from message maumau.v1.ResignRequest
+ */
+export declare type ResignRequest = Message<"maumau.v1.ResignRequest"> & {
+  /**
+   * The seat token. May be empty when the call carries the `authorization` metadata.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message maumau.v1.ResignRequest.
+ * Use `create(ResignRequestSchema)` to create a new message.
+ */
+export declare const ResignRequestSchema: GenMessage<ResignRequest>;
+
+/**
+ * What the resignation changed.
+ *
+ * @generated from message maumau.v1.ResignResponse
+ */
+export declare type ResignResponse = Message<"maumau.v1.ResignResponse"> & {
+  /**
+   * True when the seat forfeited now; false when it had forfeited already (resigning twice is no
+   * error).
+   *
+   * @generated from field: bool resigned = 1;
+   */
+  resigned: boolean;
+};
+
+/**
+ * Describes the message maumau.v1.ResignResponse.
+ * Use `create(ResignResponseSchema)` to create a new message.
+ */
+export declare const ResignResponseSchema: GenMessage<ResignResponse>;
+
+/**
  * Whether the action was accepted.
  *
  * @generated from message maumau.v1.SubmitActionResponse
@@ -1016,6 +1057,22 @@ export declare const PlayService: GenService<{
     methodKind: "unary";
     input: typeof SubmitActionRequestSchema;
     output: typeof SubmitActionResponseSchema;
+  },
+  /**
+   * Gives the seat up for good: it forfeits now, is placed last (behind every seat that did not
+   * forfeit), and the server plays its default action for it to the end of the match. For a
+   * program that cannot go on, or the host that launched one that failed (a tournament resigns
+   * the seat of a program that exited), so the others need not wait for its clock. A seat may
+   * resign before the match starts: it no longer counts as a seat to wait for. Only a seat token
+   * may resign (ERROR_REASON_NOT_SEATED for the spectator token); a match that has ended answers
+   * ERROR_REASON_MATCH_OVER.
+   *
+   * @generated from rpc maumau.v1.PlayService.Resign
+   */
+  resign: {
+    methodKind: "unary";
+    input: typeof ResignRequestSchema;
+    output: typeof ResignResponseSchema;
   },
 }>;
 

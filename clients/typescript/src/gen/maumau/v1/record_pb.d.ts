@@ -164,7 +164,8 @@ export declare type SeatStats = Message<"maumau.v1.SeatStats"> & {
   gaveUp: boolean;
 
   /**
-   * True when the seat forfeited (it gave up under GIVE_UP_POLICY_FORFEIT): it is placed last.
+   * True when the seat forfeited (it gave up under GIVE_UP_POLICY_FORFEIT, or resigned): it is
+   * placed last.
    *
    * @generated from field: bool forfeited = 11;
    */
@@ -179,6 +180,14 @@ export declare type SeatStats = Message<"maumau.v1.SeatStats"> & {
    * @generated from field: uint32 protocol_errors = 12;
    */
   protocolErrors: number;
+
+  /**
+   * True when the seat resigned (PlayService.Resign, by its program or the host that launched
+   * it) rather than being given up by its clock.
+   *
+   * @generated from field: bool resigned = 13;
+   */
+  resigned: boolean;
 };
 
 /**
