@@ -6,6 +6,8 @@
 //   URL fragment (/play#ID), the seat token in localStorage (never in a URL).
 // - Play: Watch with the token (a Snapshot after every step), SubmitAction with the prompt's
 //   state id. A reload (or the same link later) watches again: the seat is the person's again.
+//   Resign (PlayService.Resign, after a confirmation) gives the seat up: placed last, the bots
+//   play on to the end.
 // - Events: the seat's frames from /matches/ID/frames (token in the authorization header), in
 //   the viewer's notation, written once in Rust: this script never spells an event itself.
 // - Its server: the page's own origin, or `?server=http://HOST:PORT` for a copy of the page
@@ -99,6 +101,7 @@ async function create(event) {
 const game = {
   id: '', token: '', seat: 0, players: [], names: [], obs: null, prompt: null, report: null,
   stateId: 0n, busy: false, clickAt: 0, deadline: 0, bank: 0, timed: false, feed: null,
+  resigned: false,
 };
 
 function nameOf(seat) {
@@ -212,6 +215,7 @@ function rulesLine(w) {
 
 function render() {
   const obs = game.obs;
+  renderResign();
   if (!obs) {
     // A match that ended before this page opened: its result, without a table.
     if (game.report) $('status').textContent = 'The match is over.';
@@ -245,6 +249,11 @@ function render() {
   renderResult();
 }
 
+/** Shows Resign while the person's seat is in a match that is not over. */
+function renderResign() {
+  $('resign').hidden = !game.token || !game.obs || !!game.report;
+}
+
 /** The legal actions of the standing prompt, or none. */
 function legal() {
   return !game.report && game.prompt && !game.busy ? game.prompt.legalActions : [];
@@ -274,6 +283,7 @@ function renderMe() {
   $('choices').replaceChildren();
   let status;
   if (game.report) status = `The match is over (you are S${game.seat}).`;
+  else if (game.resigned) status = 'You resigned: the bots play the match to its end.';
   else if (game.busy) status = 'Sending…';
   else if (game.prompt?.required) {
     const draw = actions.some((a) => a.action.kind.case === 'draw');
@@ -383,7 +393,33 @@ function renderResult() {
     el('p', { class: 'winner' }, `Winner: ${winners.join(', ')}`),
     el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'place'), el('th', {}, 'player'), el('th', {}, 'total'))),
       el('tbody', {}, ...standings.map((s) => el('tr', { class: s.seat === game.seat ? 'you' : '' },
-        el('td', {}, String(s.placing)), el('td', {}, nameOf(s.seat)), el('td', {}, String(s.total)))))));
+        el('td', {}, String(s.placing)), el('td', {}, nameOf(s.seat), gaveUp(s.seat)), el('td', {}, String(s.total)))))));
+}
+
+/** Why a seat is placed last whatever its total: it resigned or forfeited. */
+function gaveUp(seat) {
+  const stats = game.report.seats.find((x) => x.seat === seat);
+  if (!stats?.forfeited) return '';
+  return el('small', { class: 'gave-up' }, stats.resigned ? ' (resigned)' : ' (forfeited)');
+}
+
+/**
+ * Gives the seat up (PlayService.Resign) once the person confirms: placed last, the bots play
+ * the match to its end and the result comes as usual.
+ */
+async function resign() {
+  if (!window.confirm('Resign this match? You will be placed last; the bots play it to the end.')) return;
+  $('resign').disabled = true;
+  try {
+    await play.resign({}, bearer(game.token));
+    game.resigned = true;
+    game.prompt = null;
+    renderMe();
+  } catch (e) {
+    $('status').textContent = `Could not resign: ${e instanceof ConnectError ? e.rawMessage : e}`;
+  } finally {
+    $('resign').disabled = false;
+  }
 }
 
 // ----- the events, in the viewer's notation ------------------------------------------------
@@ -422,13 +458,15 @@ function loadEvents() {
 $('profile').addEventListener('change', setupBots);
 $('seats').addEventListener('change', setupBots);
 $('setup').addEventListener('submit', create);
+$('resign').addEventListener('click', resign);
 /** Another match in the address (the back button, an edited link): follow that one. */
 function reopen() {
   if (decodeURIComponent(location.hash.slice(1)) === game.id) return;
   game.feed?.abort();
-  Object.assign(game, { prompt: null, report: null, obs: null, busy: false });
+  Object.assign(game, { prompt: null, report: null, obs: null, busy: false, resigned: false });
   $('events').replaceChildren();
   $('result').replaceChildren();
+  $('resign').hidden = true;
   start();
 }
 window.addEventListener('hashchange', reopen);

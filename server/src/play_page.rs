@@ -158,6 +158,9 @@ fn render(public: bool) -> String {
                         }
                         div #result role="alert" {}
                         p.links {
+                            button #resign.act.quiet type="button" hidden {
+                                "Resign"
+                            }
                             a #again href="/play" { "New match" }
                             " · "
                             a #viewer href="/matches" { "viewer" }

@@ -5,7 +5,8 @@
 // pass), reloads in the middle and finds the same seat and hand, and shows the result naming the
 // winner, again after a reload once it is over; no console error. Screenshots (1366×900 and
 // 390×844) go to $MAUMAU_TEST_OUTPUT/play (default target/test-output/play). Also: the long clock
-// counts down; a server without --public-play says so on the page; every profile deals.
+// counts down; a server without --public-play says so on the page; every profile deals; a person
+// who resigns is asked first, then placed last.
 //
 // It also prints measurements for docs/PERFORMANCE.md (never asserted): the page's first load
 // (bytes, ms to the `maumau-ready` mark), the click-to-next-prompt latency in the page
@@ -175,6 +176,38 @@ test('the long clock counts down on the page; a server without public play says 
   } finally {
     await off.stop();
   }
+});
+
+test('a person resigns: asked first, then placed last while the bots play on to the end', { timeout: 120_000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`http://${address}/play`);
+  assert.ok(await page.isHidden('#resign'), 'no Resign before a match');
+  await deal(page);
+  await page.waitForFunction(() => document.querySelectorAll('#hand [data-card]').length > 0, null, { timeout: 30_000 });
+  assert.ok(await page.isVisible('#resign'));
+  await page.screenshot({ path: path.join(OUTPUT, 'resign-1366x900.png') });
+  // Said no to: nothing changes.
+  const asked = [];
+  page.once('dialog', (d) => { asked.push(d.message()); d.dismiss(); });
+  await page.click('#resign');
+  await sleep(500);
+  assert.match(asked[0] ?? '', /^Resign this match\? You will be placed last/);
+  assert.equal(await page.textContent('#result'), '');
+  assert.ok(await page.isVisible('#resign'));
+  // Said yes to: the seat forfeits, the bots finish the match, the person is last.
+  page.once('dialog', (d) => d.accept());
+  await page.click('#resign');
+  await page.waitForFunction(() => /Winner: \S/.test(document.getElementById('result').textContent), null, { timeout: 30_000 });
+  const mine = await page.$$eval('#result tr.you td', (cells) => cells.map((c) => c.textContent));
+  assert.equal(mine[0], '3', `placed last: ${mine}`);
+  assert.equal(mine[1], 'you (resigned)');
+  assert.ok(await page.isHidden('#resign'), 'no Resign once the match is over');
+  await page.screenshot({ path: path.join(OUTPUT, 'resigned-1366x900.png') });
+  assert.deepEqual(errors, []);
+  await page.close();
 });
 
 test('every profile deals from the page, one round or a whole match', { timeout: 120_000 }, async () => {
