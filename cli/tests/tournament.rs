@@ -35,6 +35,15 @@ fn tournament(out: &Path, args: &[&str]) -> String {
     succeeded(command(out, args).output().unwrap())
 }
 
+/// The tournament's standard output, once it has exited with success within two minutes. The
+/// runs that use it give programs ten minutes of grace: one still going is waiting for the clock
+/// of a seat whose player is gone.
+fn tournament_within(out: &Path, args: &[&str]) -> String {
+    let output = within::output_within(command(out, args), Duration::from_secs(120))
+        .expect("the tournament waited for the clock of a seat whose player was gone");
+    succeeded(output)
+}
+
 /// The tournament's standard output, once it has exited with success.
 fn succeeded(output: Output) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -207,9 +216,7 @@ fn a_crashing_program_forfeits_with_a_clear_message() {
         "--grace-ms",
         "600000",
     ];
-    let output = within::output_within(command(dir.path(), &args), Duration::from_secs(120))
-        .expect("the tournament did not wait for the clocks of a program that had exited");
-    let shown = succeeded(output);
+    let shown = tournament_within(dir.path(), &args);
     assert!(
         shown.contains("crash forfeited 4 of its 4 games"),
         "{shown}"

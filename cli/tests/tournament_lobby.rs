@@ -43,6 +43,15 @@ fn tournament(out: &Path, args: &[&str]) -> String {
     succeeded(command_line(out, args).output().unwrap())
 }
 
+/// The tournament's standard output, once it has exited with success within two minutes. The
+/// runs that use it give programs ten minutes of grace: one still going is waiting for the clock
+/// of a seat whose player is gone.
+fn tournament_within(out: &Path, args: &[&str]) -> String {
+    let output = within::output_within(command_line(out, args), Duration::from_secs(120))
+        .expect("the tournament waited for the clock of a seat whose player was gone");
+    succeeded(output)
+}
+
 /// The tournament's standard output, once it has exited with success.
 fn succeeded(output: Output) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -92,9 +101,7 @@ fn a_lobby_program_that_exits_early_forfeits_with_the_reason() {
         "--entrant",
         "quitter=lobby:echo 'cannot import grpc' >&2; exit 3",
     ];
-    let output = within::output_within(command_line(dir.path(), &args), Duration::from_secs(120))
-        .expect("the tournament did not wait for the clocks of a program that had exited");
-    let shown = succeeded(output);
+    let shown = tournament_within(dir.path(), &args);
     assert!(
         shown.contains("quitter forfeited 4 of its 4 games"),
         "{shown}"
@@ -141,9 +148,7 @@ fn a_lobby_whose_players_fail_resigns_their_seats() {
         "--entrant",
         &command,
     ];
-    let output = within::output_within(command_line(dir.path(), &args), Duration::from_secs(120))
-        .expect("the tournament did not wait for the clocks of seats whose players failed");
-    let shown = succeeded(output);
+    let shown = tournament_within(dir.path(), &args);
     assert!(
         shown.contains("flaky forfeited 4 of its 4 games"),
         "{shown}"
