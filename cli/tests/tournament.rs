@@ -608,3 +608,33 @@ fn progress_is_plain_lines_when_stderr_is_not_a_terminal() {
     );
     assert!(!stderr.contains('\r'), "no bar redrawn in a log: {stderr}");
 }
+
+/// docs/PERFORMANCE.md's crashing-entrant run, as written (with this build as `maumau`): the
+/// entrant forfeits all six games, its seats resigned, so the run ends without waiting out the
+/// grace of any of them.
+#[test]
+fn the_crashing_entrant_run_of_the_performance_notes_runs_as_written() {
+    let docs = include_str!("../../docs/PERFORMANCE.md");
+    let line = docs
+        .lines()
+        .find(|l| l.starts_with("maumau tournament ") && l.contains("dead=cmd:false"))
+        .expect("docs/PERFORMANCE.md shows the crashing-entrant run");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(BIN, bin.join("maumau")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", line])
+        .current_dir(dir.path())
+        .env("PATH", path);
+    let output = within::output_within(command, Duration::from_secs(120))
+        .expect("the run waited for the clock of a program that had exited");
+    let shown = succeeded(output);
+    assert!(shown.contains("dead forfeited 6 of its 6 games"), "{shown}");
+}
