@@ -774,6 +774,79 @@ async fn the_ladder_survives_a_restart() {
     assert_eq!(again.welcome().await.version_id, a.version_id);
 }
 
+/// The profile of the lobby's first invitation.
+async fn invited(lobby: &mut Lobby) -> String {
+    loop {
+        match lobby.next().await.expect("the lobby stays open") {
+            pb::lobby_response::Kind::Welcome(_) => {}
+            pb::lobby_response::Kind::Invitation(i) => return i.profile,
+            other => panic!("an invitation, not {other:?}"),
+        }
+    }
+}
+
+/// Formats an operator sets are kept in the ladder's database: after a restart with the same
+/// configuration (classic pairs only) the matchmaker still makes the operator's format, and the
+/// configuration's comes back only when it is set again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formats_an_operator_sets_survive_a_restart() {
+    const TOKEN: &str = "op-secret";
+    // A short join deadline: the invitations are never joined, and a server stops once its
+    // matches are over.
+    let tune = |c: &mut Setup| {
+        c.operator_token = Some(TOKEN.into());
+        c.ladder = Some(classic_pairs(Duration::from_secs(1)));
+    };
+    let set_formats = |profile: &str| {
+        with_bearer(
+            pb::SetFormatsRequest {
+                formats: vec![pb::LadderFormat {
+                    profile: profile.into(),
+                    seats: 2,
+                    weight: 1.0,
+                }],
+            },
+            TOKEN,
+        )
+    };
+    // Both versions offer both profiles: the invitation's profile is the matchmaker's choice.
+    let both = |key: &str| pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: key.into(),
+            max_matches: 1,
+            profiles: vec!["classic".into(), "penalty-points".into()],
+            seats: vec![2],
+        })),
+    };
+
+    let server = TestServer::start_with(tune).await;
+    let mut c = client(&server).await;
+    let (a, b) = (enter(&mut c, "ana").await, enter(&mut c, "ben").await);
+    c.set_formats(set_formats("penalty-points"))
+        .await
+        .expect("set formats");
+    let data = server.stop().await;
+
+    let server = TestServer::start_in(data, tune).await;
+    let mut c = client(&server).await;
+    let mut la = Lobby::open(&mut c, both(&a.version_key)).await.expect("a");
+    let mut lb = Lobby::open(&mut c, both(&b.version_key)).await.expect("b");
+    assert_eq!(invited(&mut la).await, "penalty-points");
+    assert_eq!(invited(&mut lb).await, "penalty-points");
+    drop((la, lb));
+    c.set_formats(set_formats("classic"))
+        .await
+        .expect("set formats");
+    let data = server.stop().await;
+
+    let server = TestServer::start_in(data, tune).await;
+    let mut c = client(&server).await;
+    let mut la = Lobby::open(&mut c, both(&a.version_key)).await.expect("a");
+    let mut lb = Lobby::open(&mut c, both(&b.version_key)).await.expect("b");
+    assert_eq!(invited(&mut la).await, "classic");
+    assert_eq!(invited(&mut lb).await, "classic");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_ladder_setup_or_a_second_process_is_refused_at_start() {
     let start = |config: Setup| async move {

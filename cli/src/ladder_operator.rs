@@ -96,7 +96,8 @@ pub(crate) struct OpenSeasonArgs {
     remote: Remote,
 }
 
-/// Replaces the formats the matchmaker makes.
+/// Replaces the formats the matchmaker makes (stored: they outlive a restart and apply on every
+/// node, in place of the configuration's).
 #[derive(clap::Args)]
 pub(crate) struct SetFormatsArgs {
     /// Formats as PROFILE:SEATS or PROFILE:SEATS=WEIGHT (weight 1 when left out; 0 turns a

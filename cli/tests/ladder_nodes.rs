@@ -1469,3 +1469,73 @@ async fn another_nodes_match_links_to_the_node_that_hosted_it() {
     );
     drop(store);
 }
+
+/// The profile of the first invitation of a lobby opened on `addr` by version `key`, which offers
+/// classic and penalty-points at 2 seats. The lobby stays open in the returned task.
+async fn first_invitation(addr: &str, key: &str) -> String {
+    let mut c = LadderServiceClient::connect(addr.to_string())
+        .await
+        .unwrap();
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: key.into(),
+            max_matches: 1,
+            profiles: vec!["classic".into(), "penalty-points".into()],
+            seats: vec![2],
+        })),
+    })
+    .await
+    .unwrap();
+    let mut stream = c.lobby(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(60), stream.message())
+            .await
+            .expect("an invitation within a minute")
+            .unwrap()
+            .expect("the lobby stays open");
+        if let Some(pb::lobby_response::Kind::Invitation(i)) = message.kind {
+            drop(tx);
+            return i.profile;
+        }
+    }
+}
+
+/// Formats an operator sets through one node are the matchmaker's on another: node 0 starts
+/// first and runs the matchmaker; SetFormats goes to node 1 and the lobbies open there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formats_set_on_one_node_are_made_by_the_matchmaker_on_another() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let first = start_node(&url, tmp.path(), 0);
+    // Node 0 takes the matchmaker's lock at its first round, before node 1 exists.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let second = start_node(&url, tmp.path(), 1);
+    let mut c = LadderServiceClient::connect(second.addr.clone())
+        .await
+        .unwrap();
+    c.set_formats(pb::SetFormatsRequest {
+        formats: vec![pb::LadderFormat {
+            profile: "penalty-points".into(),
+            seats: 2,
+            weight: 1.0,
+        }],
+    })
+    .await
+    .unwrap();
+    let (a, b) = (
+        register(&second.addr, 0).await,
+        register(&second.addr, 1).await,
+    );
+    let (pa, pb_) = tokio::join!(
+        first_invitation(&second.addr, &a),
+        first_invitation(&second.addr, &b)
+    );
+    assert_eq!(
+        (pa.as_str(), pb_.as_str()),
+        ("penalty-points", "penalty-points")
+    );
+    drop(first);
+}

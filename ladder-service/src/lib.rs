@@ -233,6 +233,36 @@ pub fn default_formats() -> Vec<Format> {
     out
 }
 
+/// The formats a node starts with: those an operator set (SetFormats, kept in the store), else
+/// the configuration's. Says so when the operator's differ from the configuration's, which then
+/// do not apply (a SetFormats with them restores them).
+fn starting_formats(configured: &[Format], stored: Option<(Vec<Format>, i64)>) -> Vec<Format> {
+    match stored {
+        None => configured.to_vec(),
+        Some((set, set_ms)) => {
+            if set != configured {
+                tracing::warn!(
+                    set_ms,
+                    set = %describe_formats(&set),
+                    configured = %describe_formats(configured),
+                    "the ladder makes the formats an operator set with SetFormats, not the \
+                     configuration's (SetFormats with the configuration's formats restores them)"
+                );
+            }
+            set
+        }
+    }
+}
+
+/// Formats as `classic/4:1, brazilian/2:0.5`.
+fn describe_formats(formats: &[Format]) -> String {
+    formats
+        .iter()
+        .map(|f| format!("{}/{}:{}", f.profile, f.seats, f.weight))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The match configuration of a format, or why it is not one.
 pub(crate) fn check_format(profile: &str, seats: u8) -> Result<MatchConfig, String> {
     let id: ProfileId = profile
@@ -545,7 +575,7 @@ impl Hub {
         } else {
             settings.node_address.clone()
         };
-        let (ladder, cluster, house) =
+        let (ladder, cluster, house, stored) =
             tokio::task::spawn_blocking(move || -> Result<_, LadderError> {
                 let config = LadderConfig {
                     registration: if codes.is_empty() {
@@ -605,7 +635,8 @@ impl Hub {
                     let version = version?;
                     house.push(HouseBot { version, kind });
                 }
-                Ok((ladder, cluster, house))
+                let stored = ladder.store().formats()?;
+                Ok((ladder, cluster, house, stored))
             })
             .await
             .map_err(|e| LadderError::Io(std::io::Error::other(e.to_string())))??;
@@ -622,7 +653,7 @@ impl Hub {
             ladder: Mutex::new(Some(ladder)),
             watchers: watch::Sender::new(0),
             host,
-            formats: Mutex::new(settings.formats.clone()),
+            formats: Mutex::new(starting_formats(&settings.formats, stored)),
             settings,
             lobbies: Mutex::new(Lobbies::default()),
             wake: Notify::new(),

@@ -208,9 +208,15 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
     let lobbies = match &shared {
         None => hub.open_lobbies(),
         Some(pg) => {
+            // The formats too: an operator may have set them through another node.
             let pg = pg.clone();
-            hub.store(move |_| pg.shared_lobbies(super::nodes::STALE_MS))
-                .await?
+            let (lobbies, set) = hub
+                .store(move |_| Ok((pg.shared_lobbies(super::nodes::STALE_MS)?, pg.formats()?)))
+                .await?;
+            if let Some((set, _)) = set {
+                *super::lock(&hub.formats) = set;
+            }
+            lobbies
         }
     };
     if lobbies.is_empty() {

@@ -840,6 +840,11 @@ impl LadderService for LadderApi {
                 weight: f.weight,
             })
             .collect();
+        // Stored first: they outlive a restart, and the other nodes' matchmakers read them.
+        let stored = formats.clone();
+        self.hub
+            .store(move |l| l.store().set_formats(&stored, now_ms()))
+            .await?;
         *super::lock(&self.hub.formats) = formats;
         self.hub.wake.notify_one();
         Ok(Response::new(pb::SetFormatsResponse { formats: wire }))

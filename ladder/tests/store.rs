@@ -11,6 +11,7 @@
 
 use maumau_ladder::health::SeatOutcome;
 use maumau_ladder::keys::{KeyHash, KeyKind, SecretKey};
+use maumau_ladder::matchmaking::Format;
 use maumau_ladder::store::{
     DATABASE_FILE, KeySubject, LOCK_FILE, MatchState, NewMatch, RatingCause, RatingChange,
     SanctionKind, SanctionTarget,
@@ -296,6 +297,7 @@ suite!(
     names_from_before_name_keys_are_still_compared_as_they_look,
     a_match_keeps_one_server_match_id_across_a_restart,
     a_database_from_before_server_match_ids_migrates_and_keeps_its_rows,
+    formats_set_are_kept_in_order_replaced_whole_and_survive_a_restart,
 );
 
 #[test]
@@ -923,9 +925,12 @@ fn seat_history_and_last_scheduled(h: &mut Harness) {
     assert_eq!(s.matches_in_state(MatchState::Finished).unwrap().len(), 5);
 }
 
-/// Undoes schema steps 10 and 9 (tournament events: PostgreSQL's tables and their index, none on
-/// SQLite), 8 (ends told) and 7 (the server's match ids), as a database from before them is.
-const BEFORE_SERVER_MATCH_IDS: &str = "DROP TABLE IF EXISTS tournament_games;
+/// Undoes schema steps 11 (formats), 10 and 9 (tournament events: PostgreSQL's tables and their
+/// index, none on SQLite), 8 (ends told) and 7 (the server's match ids), as a database from
+/// before them is.
+const BEFORE_SERVER_MATCH_IDS: &str = "DROP TABLE formats;
+     DELETE FROM schema_migrations WHERE step = 11;
+     DROP TABLE IF EXISTS tournament_games;
      DROP TABLE IF EXISTS tournament_events;
      DELETE FROM schema_migrations WHERE step = 10;
      DELETE FROM schema_migrations WHERE step = 9;
@@ -990,6 +995,30 @@ fn everything_survives_a_restart(h: &mut Harness) {
     // The rating order continues after a restart.
     let next = play(s, season, &vs, &[3, 2, 1], 20);
     assert_eq!(s.match_record(next).unwrap().rated_seq, Some(2));
+}
+
+fn formats_set_are_kept_in_order_replaced_whole_and_survive_a_restart(h: &mut Harness) {
+    let format = |profile: &str, seats: u8, weight: f64| Format {
+        profile: profile.into(),
+        seats,
+        weight,
+    };
+    assert_eq!(h.store().formats().unwrap(), None, "none set yet");
+    let first = vec![
+        format("romanian-32", 3, 2.5),
+        format("classic", 4, 1.0),
+        format("brazilian", 6, 0.0),
+    ];
+    h.store().set_formats(&first, 100).unwrap();
+    assert_eq!(h.store().formats().unwrap(), Some((first, 100)));
+    let second = vec![format("penalty-points", 2, 0.25)];
+    h.store().set_formats(&second, 200).unwrap();
+    h.reopen();
+    assert_eq!(
+        h.store().formats().unwrap(),
+        Some((second, 200)),
+        "replaced whole, and kept across a restart"
+    );
 }
 
 fn concurrent_finishes_rate_a_match_once(h: &mut Harness) {
@@ -1907,5 +1936,5 @@ fn a_database_from_before_server_match_ids_migrates_and_keeps_its_rows(h: &mut H
         }
     };
     assert_eq!(schema_step.0, schema_step.1);
-    assert_eq!(schema_step.0, 10);
+    assert_eq!(schema_step.0, 11);
 }

@@ -51,6 +51,7 @@ use crate::error::Result;
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::{KeyHash, KeyKind};
+use crate::matchmaking::Format;
 
 /// An owner of bots.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -534,6 +535,15 @@ pub trait Store: Send + Sync {
     fn current_season(&self) -> Result<Option<Season>>;
     /// Every season, oldest first.
     fn seasons(&self) -> Result<Vec<Season>>;
+
+    // ----- formats -----
+
+    /// Replaces the formats the matchmaker makes (an operator's SetFormats), in the order given;
+    /// they outlive a restart and apply on every node of a shared store. Checking them is the
+    /// caller's (the profile exists, the seats are in its range, a positive weight somewhere).
+    fn set_formats(&self, formats: &[Format], now: Millis) -> Result<()>;
+    /// The formats an operator set and when; `None` until one has (the configuration's apply).
+    fn formats(&self) -> Result<Option<(Vec<Format>, Millis)>>;
 
     // ----- matches -----
 

@@ -95,6 +95,11 @@ const MIGRATIONS: &[Migration] = &[
         "0010_tournament_deals.sql",
         include_str!("../../migrations/postgres/0010_tournament_deals.sql"),
     ),
+    (
+        11,
+        "0011_formats.sql",
+        include_str!("../../migrations/postgres/0011_formats.sql"),
+    ),
 ];
 
 /// Advisory lock keys (one 64-bit space per database; these spell "maumau" and a purpose).

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use maumau_rating::{Rating, RatingConfig, RatingState};
 
-use super::backend::{Backend, Row, Taken, Tx, Value, bad};
+use super::backend::{Backend, Dialect, Row, Taken, Tx, Value, bad};
 use super::rules::{self, Ending, not_found, require};
 use super::{
     Bot, KeyRecord, KeySubject, MatchRecord, MatchState, NewMatch, Owner, PlacingStats, RatedMatch,
@@ -23,6 +23,7 @@ use crate::error::{LadderError, Result};
 use crate::health::SeatOutcome;
 use crate::ids::{BotId, KeyId, MatchId, Millis, OwnerId, SanctionId, SeasonId, VersionId};
 use crate::keys::KeyHash;
+use crate::matchmaking::Format;
 
 /// A taken unique value as [`crate::error::LadderError::Duplicate`].
 fn unique<T>(inserted: std::result::Result<T, Taken>, what: &'static str, name: &str) -> Result<T> {
@@ -764,6 +765,53 @@ impl<B: Backend> Store for B {
         self.read(|t| {
             let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons ORDER BY id");
             t.rows(&sql, &[], season_from_row)
+        })
+    }
+
+    fn set_formats(&self, formats: &[Format], now: Millis) -> Result<()> {
+        self.write(|t| {
+            // Two nodes setting formats at once (PostgreSQL): the second waits for the first,
+            // then replaces its rows whole. SQLite has one writer.
+            if t.dialect() == Dialect::Postgres {
+                t.execute("LOCK TABLE formats IN SHARE ROW EXCLUSIVE MODE", &[])?;
+            }
+            t.execute("DELETE FROM formats", &[])?;
+            for (position, f) in formats.iter().enumerate() {
+                t.execute(
+                    "INSERT INTO formats (position, profile, seats, weight, set_ms) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    &[
+                        position.into(),
+                        (&f.profile).into(),
+                        f.seats.into(),
+                        f.weight.into(),
+                        now.into(),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn formats(&self) -> Result<Option<(Vec<Format>, Millis)>> {
+        self.read(|t| {
+            let rows = t.rows(
+                "SELECT profile, seats, weight, set_ms FROM formats ORDER BY position",
+                &[],
+                |r| {
+                    let seats = r.u32(1)?;
+                    let seats =
+                        u8::try_from(seats).map_err(|_| bad("table size", &seats.to_string()))?;
+                    let format = Format {
+                        profile: r.string(0)?,
+                        seats,
+                        weight: r.f64(2)?,
+                    };
+                    Ok((format, r.i64(3)?))
+                },
+            )?;
+            let set = rows.first().map(|(_, ms)| *ms);
+            Ok(set.map(|ms| (rows.into_iter().map(|(f, _)| f).collect(), ms)))
         })
     }
 

@@ -80,6 +80,11 @@ const MIGRATIONS: &[Migration] = &[
         "0010_tournament_deals.sql",
         include_str!("../../migrations/sqlite/0010_tournament_deals.sql"),
     ),
+    (
+        11,
+        "0011_formats.sql",
+        include_str!("../../migrations/sqlite/0011_formats.sql"),
+    ),
 ];
 
 /// The database file inside the data directory.

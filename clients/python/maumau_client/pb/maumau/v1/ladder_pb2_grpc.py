@@ -267,7 +267,9 @@ class LadderServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetFormats(self, request, context):
-        """Replaces the formats (profile, table size, weight) the matchmaker makes. Operator call.
+        """Replaces the formats (profile, table size, weight) the matchmaker makes. They are stored:
+        they outlive a restart and apply on every node of a shared store, in place of the
+        configuration's. Operator call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -2463,7 +2463,9 @@ export declare const LadderService: GenService<{
     output: typeof OpenSeasonResponseSchema;
   },
   /**
-   * Replaces the formats (profile, table size, weight) the matchmaker makes. Operator call.
+   * Replaces the formats (profile, table size, weight) the matchmaker makes. They are stored:
+   * they outlive a restart and apply on every node of a shared store, in place of the
+   * configuration's. Operator call.
    *
    * @generated from rpc maumau.v1.LadderService.SetFormats
    */
