@@ -774,6 +774,108 @@ async fn the_ladder_survives_a_restart() {
     assert_eq!(again.welcome().await.version_id, a.version_id);
 }
 
+/// The status and reason of the lobby's next notice.
+async fn notice(lobby: &mut Lobby) -> (pb::VersionStatus, String) {
+    match lobby.next().await.expect("the lobby stays open") {
+        pb::lobby_response::Kind::Notice(n) => (n.status(), n.reason),
+        other => panic!("a notice, not {other:?}"),
+    }
+}
+
+/// An operator's ban, pause and their lifting reach the version's open lobby as a `LobbyNotice`
+/// with its new status and the reason, whichever target (owner, bot, version) they named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sanctions_are_announced_on_the_lobby() {
+    const TOKEN: &str = "op-secret";
+    let server = TestServer::start_with(|c| {
+        c.operator_token = Some(TOKEN.into());
+        c.ladder = Some(classic_pairs(LadderSettings::default().join_deadline));
+    })
+    .await;
+    let mut c = client(&server).await;
+    let a = enter(&mut c, "ada").await;
+    let mut lobby = Lobby::open(&mut c, hello(&a.version_key, 1, 2))
+        .await
+        .expect("a");
+    assert_eq!(lobby.welcome().await.status(), pb::VersionStatus::Active);
+    let target = |kind: pb::SanctionTargetKind, id: i64| {
+        Some(pb::SanctionTarget {
+            kind: kind as i32,
+            id,
+        })
+    };
+    let owner = {
+        let page = get_bot(&mut c, a.bot_id).await;
+        page.owner_id
+    };
+
+    c.ban(with_bearer(
+        pb::BanRequest {
+            target: target(pb::SanctionTargetKind::Bot, a.bot_id),
+            reason: "cheating".into(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("ban");
+    assert_eq!(
+        notice(&mut lobby).await,
+        (pb::VersionStatus::Banned, "cheating".to_string())
+    );
+    c.unban(with_bearer(
+        pb::UnbanRequest {
+            target: target(pb::SanctionTargetKind::Bot, a.bot_id),
+            reason: String::new(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("unban");
+    assert_eq!(
+        notice(&mut lobby).await,
+        (
+            pb::VersionStatus::Active,
+            "unbanned by the operator".to_string()
+        )
+    );
+    c.pause(with_bearer(
+        pb::PauseRequest {
+            target: target(pb::SanctionTargetKind::Owner, owner),
+            reason: "maintenance".into(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("pause");
+    assert_eq!(
+        notice(&mut lobby).await,
+        (pb::VersionStatus::Paused, "maintenance".to_string())
+    );
+    c.resume(with_bearer(
+        pb::ResumeRequest {
+            target: target(pb::SanctionTargetKind::Version, a.version_id),
+            reason: "back".into(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("resume");
+    // The owner's pause still holds: a resume of the version alone lifts nothing.
+    c.resume(with_bearer(
+        pb::ResumeRequest {
+            target: target(pb::SanctionTargetKind::Owner, owner),
+            reason: "back".into(),
+        },
+        TOKEN,
+    ))
+    .await
+    .expect("resume");
+    assert_eq!(
+        notice(&mut lobby).await,
+        (pb::VersionStatus::Active, "back".to_string())
+    );
+}
+
 /// The profile of the lobby's first invitation.
 async fn invited(lobby: &mut Lobby) -> String {
     loop {

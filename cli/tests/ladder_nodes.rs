@@ -1539,3 +1539,66 @@ async fn formats_set_on_one_node_are_made_by_the_matchmaker_on_another() {
     );
     drop(first);
 }
+
+/// A ban through one node reaches the banned version's lobby open on another, as a notice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ban_through_one_node_is_announced_on_a_lobby_on_another() {
+    let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nodes = [
+        start_node(&url, tmp.path(), 0),
+        start_node(&url, tmp.path(), 1),
+    ];
+    let key = register(&nodes[1].addr, 0).await;
+    let mut c = LadderServiceClient::connect(nodes[1].addr.clone())
+        .await
+        .unwrap();
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(pb::LobbyRequest {
+        kind: Some(pb::lobby_request::Kind::Hello(pb::LobbyHello {
+            version_key: key,
+            max_matches: 1,
+            profiles: vec!["classic".into()],
+            seats: vec![2],
+        })),
+    })
+    .await
+    .unwrap();
+    let mut lobby = c.lobby(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(60), lobby.message())
+            .await
+            .expect("a lobby message within a minute")
+            .unwrap()
+            .expect("the lobby stays open")
+            .kind
+    };
+    let version = loop {
+        if let Some(pb::lobby_response::Kind::Welcome(w)) = next().await {
+            break w.version_id;
+        }
+    };
+    let mut operator = LadderServiceClient::connect(nodes[0].addr.clone())
+        .await
+        .unwrap();
+    operator
+        .ban(pb::BanRequest {
+            target: Some(pb::SanctionTarget {
+                kind: pb::SanctionTargetKind::Version as i32,
+                id: version,
+            }),
+            reason: "cheating".into(),
+        })
+        .await
+        .unwrap();
+    let notice = loop {
+        if let Some(pb::lobby_response::Kind::Notice(n)) = next().await {
+            break n;
+        }
+    };
+    assert_eq!(notice.status(), pb::VersionStatus::Banned);
+    assert_eq!(notice.reason, "cheating");
+    drop(tx);
+}

@@ -86,6 +86,48 @@ fn reason_or(reason: String, default: &str) -> String {
     }
 }
 
+/// Where every live version under `target` stands now, after an operator's sanction changed:
+/// the notices its lobby is told (`LobbyNotice`), with `why` as the reason when its status gives
+/// none (an active version: "unbanned by the operator"). Retired versions hold no lobby.
+fn standings_after_sanction(
+    l: &Ladder<dyn Store>,
+    target: SanctionTarget,
+    why: &str,
+) -> maumau_ladder::Result<Vec<(VersionId, pb::LobbyNotice)>> {
+    let store = l.store();
+    let versions: Vec<VersionId> = match target {
+        SanctionTarget::Version(v) => vec![v],
+        SanctionTarget::Bot(b) => store.versions_of(b)?.iter().map(|v| v.id).collect(),
+        SanctionTarget::Owner(o) => {
+            let mut all = Vec::new();
+            for b in store.bots_of(o)? {
+                all.extend(store.versions_of(b.id)?.iter().map(|v| v.id));
+            }
+            all
+        }
+    };
+    let mut notices = Vec::new();
+    for v in versions {
+        let (status, reason) = status_to_wire(&l.eligibility(v)?);
+        if status == pb::VersionStatus::Retired {
+            continue;
+        }
+        let reason = if reason.is_empty() {
+            why.to_string()
+        } else {
+            reason
+        };
+        notices.push((
+            v,
+            pb::LobbyNotice {
+                status: status as i32,
+                reason,
+            },
+        ));
+    }
+    Ok(notices)
+}
+
 /// The season named `name`, or the open one (else the newest) when `name` is empty.
 fn season_named(l: &Ladder<dyn Store>, name: &str) -> maumau_ladder::Result<Season> {
     let seasons = l.store().seasons()?;
@@ -140,6 +182,14 @@ impl LadderApi {
 
     /// Operator calls need the operator token when the server has one. An empty bearer never
     /// passes, whatever the server was given.
+    /// Tells each version's lobby (on whichever node it is open) where it stands now.
+    fn announce(&self, notices: Vec<(VersionId, pb::LobbyNotice)>) {
+        for (version, notice) in notices {
+            self.hub
+                .tell(version, pb::lobby_response::Kind::Notice(notice));
+        }
+    }
+
     fn operator<T>(&self, req: &Request<T>) -> Result<(), Status> {
         match &self.hub.host.config().operator_token {
             None => Ok(()),
@@ -654,13 +704,15 @@ impl LadderService for LadderApi {
         let r = req.into_inner();
         let target = target_from_wire(r.target.as_ref())?;
         let reason = reason_or(r.reason, "banned by the operator");
-        let id = self
+        let (id, notices) = self
             .hub
             .store(move |l| {
                 check_target(l, target)?;
-                l.ban(target, &reason, now_ms())
+                let id = l.ban(target, &reason, now_ms())?;
+                Ok((id, standings_after_sanction(l, target, &reason)?))
             })
             .await?;
+        self.announce(notices);
         self.hub.wake.notify_one();
         Ok(Response::new(pb::BanResponse { sanction_id: id.0 }))
     }
@@ -673,13 +725,17 @@ impl LadderService for LadderApi {
         let r = req.into_inner();
         let target = target_from_wire(r.target.as_ref())?;
         let reason = reason_or(r.reason, "unbanned by the operator");
-        let lifted = self
+        let (lifted, notices) = self
             .hub
             .store(move |l| {
                 check_target(l, target)?;
-                l.unban(target, &reason, now_ms())
+                let lifted = l.unban(target, &reason, now_ms())?;
+                Ok((lifted, standings_after_sanction(l, target, &reason)?))
             })
             .await?;
+        if !lifted.is_empty() {
+            self.announce(notices);
+        }
         self.hub.wake.notify_one();
         Ok(Response::new(pb::UnbanResponse {
             lifted: lifted.len() as u32,
@@ -694,13 +750,15 @@ impl LadderService for LadderApi {
         let r = req.into_inner();
         let target = target_from_wire(r.target.as_ref())?;
         let reason = reason_or(r.reason, "paused by the operator");
-        let id = self
+        let (id, notices) = self
             .hub
             .store(move |l| {
                 check_target(l, target)?;
-                l.pause(target, &reason, now_ms())
+                let id = l.pause(target, &reason, now_ms())?;
+                Ok((id, standings_after_sanction(l, target, &reason)?))
             })
             .await?;
+        self.announce(notices);
         Ok(Response::new(pb::PauseResponse { sanction_id: id.0 }))
     }
 
@@ -712,13 +770,17 @@ impl LadderService for LadderApi {
         let r = req.into_inner();
         let target = target_from_wire(r.target.as_ref())?;
         let reason = reason_or(r.reason, "resumed by the operator");
-        let lifted = self
+        let (lifted, notices) = self
             .hub
             .store(move |l| {
                 check_target(l, target)?;
-                l.resume(target, &reason, now_ms())
+                let lifted = l.resume(target, &reason, now_ms())?;
+                Ok((lifted, standings_after_sanction(l, target, &reason)?))
             })
             .await?;
+        if !lifted.is_empty() {
+            self.announce(notices);
+        }
         self.hub.wake.notify_one();
         Ok(Response::new(pb::ResumeResponse {
             lifted: lifted.len() as u32,
