@@ -722,6 +722,60 @@ async fn repeated_no_shows_pause_a_version_for_health() {
     a_task.abort();
 }
 
+/// A version paused for health that misses every probe gets its probes further and further
+/// apart: each waits as long as the pause had lasted at the one before (at least the probe
+/// interval). With a 150 ms interval and probes that each take the 200 ms join deadline, the
+/// fifth probe comes over a second after the fourth (every 0.2 to 0.3 s before the back-off).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_probes_come_further_and_further_apart() {
+    let server = TestServer::start_with(|c| {
+        c.ladder = Some(LadderSettings {
+            probe_interval: Duration::from_millis(150),
+            ..classic_pairs(Duration::from_millis(200))
+        });
+    })
+    .await;
+    let mut c = client(&server).await;
+    let (_, mut la, b, mut lb) = two_in_lobbies(&mut c, "cat", "dan").await;
+    let url = server.url();
+    let a_task = tokio::spawn(async move {
+        let mut n = 0;
+        while let Some(Ok(m)) = la.rx.message().await.transpose() {
+            if let Some(pb::lobby_response::Kind::Invitation(inv)) = m.kind {
+                n += 1;
+                play(&url, &inv, n);
+            }
+        }
+    });
+    // B never joins: three no-shows pause it, then every probe is a no-show too.
+    let b_task = tokio::spawn(async move { while lb.next().await.is_some() {} });
+    let ended = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let page = get_bot(&mut c, b.bot_id).await;
+            let mut ended: Vec<u64> = page.versions[0]
+                .history
+                .iter()
+                .map(|h| h.ended_unix_ms)
+                .collect();
+            if ended.len() >= 8 {
+                ended.sort_unstable();
+                return ended;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("three no-shows and five probes within a minute");
+    // The last five are probes (one at a time: each ended before the next was scheduled).
+    let gaps: Vec<u64> = ended[3..].windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        gaps[3] >= 900,
+        "the gaps between probes (ms) should grow to over a second by the fifth: {gaps:?}"
+    );
+    a_task.abort();
+    b_task.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ladder_survives_a_restart() {
     let settings = || classic_pairs(LadderSettings::default().join_deadline);

@@ -149,9 +149,11 @@ pub struct LadderSettings {
     /// than [`ServerConfig::join_timeout`](maumau_server::ServerConfig::join_timeout), which starts a
     /// table without its missing seats.
     pub join_deadline: Duration,
-    /// How long a version paused for health waits after its last match before it is offered its
-    /// next probe match: a program that fails at once (and withdraws its seat) then costs its
-    /// opponents one aborted match per interval, not one per matchmaking round.
+    /// How long a version paused for health waits at least after its last match before it is
+    /// offered its next probe match (each failed probe about doubles the wait, up to 32 of
+    /// these: [`maumau_ladder::health::probe_wait`]): a program that fails at once (and withdraws
+    /// its seat) costs its opponents fewer and fewer aborted matches, not one per matchmaking
+    /// round.
     pub probe_interval: Duration,
     /// The address sent in invitations; empty means "this server".
     pub node_address: String,
@@ -373,7 +375,7 @@ pub(crate) fn status_to_wire(e: &Eligibility) -> (pb::VersionStatus, String) {
             "new: it plays unrated validation matches before it is rated".into(),
         ),
         Eligibility::Rejected { reason } => (pb::VersionStatus::Rejected, reason.clone()),
-        Eligibility::Probe { reason } => (pb::VersionStatus::HealthPaused, reason.clone()),
+        Eligibility::Probe { reason, .. } => (pb::VersionStatus::HealthPaused, reason.clone()),
         Eligibility::Paused { reason } => (pb::VersionStatus::Paused, reason.clone()),
         Eligibility::Banned { reason } => (pb::VersionStatus::Banned, reason.clone()),
         Eligibility::Retired => (

@@ -264,8 +264,11 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
             all.extend(house_lobbies);
             // Every read first, then the writes: a failed read schedules nothing.
             let (plan, mut candidates) = ladder.round(season.id, &all, &formats)?;
-            candidates.retain(|c| {
-                !c.probe || c.last_scheduled.is_none_or(|t| now - t >= probe_interval)
+            candidates.retain(|c| match (c.probe, c.last_scheduled) {
+                (Some(paused), Some(last)) => {
+                    now - last >= maumau_ladder::health::probe_wait(probe_interval, paused, last)
+                }
+                _ => true,
             });
             let (house_cands, real): (Vec<Candidate>, Vec<Candidate>) =
                 candidates.into_iter().partition(|c| is_house(c.version));
@@ -407,7 +410,7 @@ fn why_waiting(
         // Not a candidate: a sanction, a failed validation, or nobody else to plan with.
         return Ok(match ladder.eligibility(lobby.version)? {
             Eligibility::Paused { reason } => (W::Paused, format!("paused by hand: {reason}")),
-            Eligibility::Probe { reason } => (
+            Eligibility::Probe { reason, .. } => (
                 W::Paused,
                 format!(
                     "paused for health ({reason}); it is offered one probe match at a time, after \

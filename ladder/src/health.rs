@@ -6,6 +6,20 @@
 //! faulty (judged only once it has that many matches since it was last resumed). A health pause
 //! is lifted by one clean probe match or by its owner; a manual pause is never lifted by a match.
 
+use crate::ids::Millis;
+
+/// The longest a version on a health pause waits between probes, in probe intervals.
+pub const MAX_PROBE_WAIT: Millis = 32;
+
+/// How long a version on a health pause since `paused` waits, after its match scheduled at
+/// `last`, before its next probe: as long as the pause had lasted then, at least `interval`
+/// (`ladder_probe_interval_ms`) and at most [`MAX_PROBE_WAIT`] intervals. Each failed probe thus
+/// about doubles the wait (with 30 s: 30 s, 30 s, 1 min, 2 min, ... up to 16 min), so a bot that
+/// keeps failing costs its opponents fewer and fewer aborted matches.
+pub fn probe_wait(interval: Millis, paused: Millis, last: Millis) -> Millis {
+    (last - paused).clamp(interval, interval.saturating_mul(MAX_PROBE_WAIT))
+}
+
 /// What one seat did in one match, as far as health is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeatOutcome {
@@ -82,6 +96,24 @@ impl HealthPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The probes of a version that fails every one of them, each scheduled the moment it may
+    /// be: the waits are the interval twice, then about double, and stop growing at the cap.
+    #[test]
+    fn failed_probes_wait_about_twice_as_long_each_time_up_to_the_cap() {
+        let (interval, paused) = (30_000, 1_000_000);
+        // The match that paused it was scheduled before the pause.
+        let mut last = paused - 5_000;
+        let mut waits = Vec::new();
+        for _ in 0..9 {
+            let wait = probe_wait(interval, paused, last);
+            waits.push(wait / 1_000);
+            last += wait;
+        }
+        // In seconds: the wait is the pause's age at the last probe, from 30 s up to 16 min.
+        assert_eq!(waits, [30, 30, 55, 110, 220, 440, 880, 960, 960]);
+        assert_eq!(probe_wait(interval, paused, paused), interval);
+    }
 
     const CLEAN: SeatOutcome = SeatOutcome {
         joined: true,

@@ -84,6 +84,9 @@ pub enum Eligibility {
     Probe {
         /// Why it was paused.
         reason: String,
+        /// When the pause began (the probes' back-off counts from it: see
+        /// [`crate::health::probe_wait`]).
+        since: Millis,
     },
     /// Paused by hand (the version, its bot or its owner).
     Paused {
@@ -500,6 +503,7 @@ impl<S: Store + ?Sized> Ladder<S> {
             .filter(|s| targets.contains(&s.target))
             .collect();
         let first = |k: SanctionKind| on.iter().find(|s| s.kind == k).map(|s| s.reason.clone());
+        let health = on.iter().find(|s| s.kind == SanctionKind::Health);
         if let Some(reason) = first(SanctionKind::Ban) {
             Eligibility::Banned { reason }
         } else if let Some(reason) = first(SanctionKind::Pause) {
@@ -508,8 +512,11 @@ impl<S: Store + ?Sized> Ladder<S> {
             Eligibility::Rejected {
                 reason: rejection_reason(failed),
             }
-        } else if let Some(reason) = first(SanctionKind::Health) {
-            Eligibility::Probe { reason }
+        } else if let Some(h) = health {
+            Eligibility::Probe {
+                reason: h.reason.clone(),
+                since: h.created_ms,
+            }
         } else if self.config.validation.required && validations.is_empty() && !house {
             Eligibility::Validating
         } else {
@@ -958,8 +965,8 @@ impl<S: Store + ?Sized> Ladder<S> {
             }
             let busy = reads.in_flight.get(&l.version).copied().unwrap_or(0);
             let probe = match reads.eligibility(self, l.version) {
-                Eligibility::Active => false,
-                Eligibility::Probe { .. } if busy == 0 => true,
+                Eligibility::Active => None,
+                Eligibility::Probe { since, .. } if busy == 0 => Some(since),
                 _ => continue,
             };
             // Rated only in profiles it passed validation in.

@@ -58,8 +58,8 @@ pub struct Candidate {
     pub rated_matches: u32,
     /// When it was last scheduled; `None` if never.
     pub last_scheduled: Option<Millis>,
-    /// On a health pause: may play one probe match.
-    pub probe: bool,
+    /// On a health pause (since this time): may play one probe match.
+    pub probe: Option<Millis>,
 }
 
 impl Candidate {
@@ -157,7 +157,7 @@ struct Planner<'a> {
 impl Planner<'_> {
     /// Indices of versions that could take a seat of format `f` next to `seated`.
     fn eligible(&self, f: &Format, seated: &[usize]) -> Vec<usize> {
-        let probe_seated = seated.iter().any(|&i| self.cands[i].probe);
+        let probe_seated = seated.iter().any(|&i| self.cands[i].probe.is_some());
         (0..self.cands.len())
             .filter(|&i| {
                 let c = &self.cands[i];
@@ -165,7 +165,7 @@ impl Planner<'_> {
                     && c.accepts(f)
                     && !seated.contains(&i)
                     && !seated.iter().any(|&s| self.cands[s].owner == c.owner)
-                    && !(probe_seated && c.probe)
+                    && !(probe_seated && c.probe.is_some())
             })
             .collect()
     }
@@ -276,7 +276,13 @@ pub fn plan_tables(
         cands: candidates,
         free: candidates
             .iter()
-            .map(|c| if c.probe { c.free.min(1) } else { c.free })
+            .map(|c| {
+                if c.probe.is_some() {
+                    c.free.min(1)
+                } else {
+                    c.free
+                }
+            })
             .collect(),
         recent: recent.iter().map(Table::key).collect(),
         rng: Pcg64::seed_from_u64(seed),
@@ -384,7 +390,7 @@ mod tests {
             mu: BTreeMap::from([("classic".to_string(), mu)]),
             rated_matches: 50,
             last_scheduled: Some(0),
-            probe: false,
+            probe: None,
         }
     }
 
@@ -587,7 +593,7 @@ mod tests {
     fn probes_sit_alone_and_play_once() {
         let mut cands: Vec<Candidate> = (0..12).map(|i| cand(i, i, 3, 25.0)).collect();
         for c in cands.iter_mut().take(4) {
-            c.probe = true;
+            c.probe = Some(0);
         }
         for seed in 0..30 {
             let tables = plan_tables(&four_seats(), &cands, &[], 0, seed);

@@ -146,7 +146,7 @@ pub fn run_newcomer(config: &PoolConfig, seed: u64) -> NewcomerRun {
                 mu: BTreeMap::from([("classic".to_string(), ratings[i].mu)]),
                 rated_matches: played[i],
                 last_scheduled: last[i],
-                probe: false,
+                probe: None,
             })
             .collect();
         let tables = plan_tables(&mm, &candidates, &[], round, rng.random());

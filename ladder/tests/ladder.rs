@@ -312,7 +312,7 @@ fn three_faulty_matches_pause_and_a_clean_probe_resumes() {
     assert_round_agrees(&w, &lobbies, &[]);
     let c = l.candidates(w.season, &lobbies).unwrap();
     let probe = c.iter().find(|c| c.version == v).unwrap();
-    assert!(probe.probe);
+    assert!(probe.probe.is_some());
     let probe_match = schedule(&w, &w.versions[..3], 40);
     assert_round_agrees(&w, &lobbies, &[]);
     let c = l.candidates(w.season, &lobbies).unwrap();
@@ -503,7 +503,7 @@ fn candidates_reflect_lobbies_ratings_and_capacity() {
     assert!(!c[0].mu.contains_key("brazilian"));
     assert_eq!(c[0].last_scheduled, Some(200));
     assert_eq!(c[3].last_scheduled, Some(100));
-    assert!(c.iter().all(|c| !c.probe));
+    assert!(c.iter().all(|c| c.probe.is_none()));
     assert_eq!(c[1].owner, l.store().bot(w.bots[1]).unwrap().owner);
     let recent = l.recent_tables(5).unwrap();
     assert_eq!(recent.len(), 2);
