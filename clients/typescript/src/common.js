@@ -135,8 +135,9 @@ class BotFailed extends Error {}
 function guarded(bot) {
   const failed = (e) => new BotFailed(`the bot failed: ${e?.message ?? e}`, { cause: e });
   return new Proxy(bot, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
+    get(target, prop) {
+      // `this` is the bot itself, for getters and methods alike (its private fields work).
+      const value = Reflect.get(target, prop);
       if (typeof value !== 'function') return value;
       return (...args) => {
         let result;

@@ -161,6 +161,31 @@ test('a bot that throws fails its match at once, on either stream, instead of re
   }
 });
 
+test('a bot class with private fields and getters plays as itself', { timeout: 120_000 }, async () => {
+  class Counting {
+    #decisions = 0;
+
+    get name() {
+      return `js-private-${this.#decisions}`;
+    }
+
+    get decisions() {
+      return this.#decisions;
+    }
+
+    decide(prompt) {
+      this.#decisions += 1;
+      return prompt.legalActions[0].index;
+    }
+  }
+  const created = await createClassic(1, 2);
+  const bot = new Counting();
+  const report = await run(bot, server.address, created.seatTokens[0].token);
+  assert.equal(MatchStatus[report.status], 'FINISHED');
+  assert.ok(bot.decisions > 0);
+  assert.equal(report.seats[0].decisions, bot.decisions);
+});
+
 test('batched: events and answers come in EventBatch messages, handed over one by one', { timeout: 120_000 }, async () => {
   const created = await createClassic(2);
   const bots = [recordingBot(3), recordingBot(4)];
