@@ -11,6 +11,8 @@
 mod common;
 #[path = "common/ladder.rs"]
 mod ladder;
+#[path = "common/web.rs"]
+mod web;
 
 use std::time::Duration;
 
@@ -984,6 +986,16 @@ async fn formats_an_operator_sets_survive_a_restart() {
     let data = server.stop().await;
 
     let server = TestServer::start_in(data, tune).await;
+    // The leaderboard says so too, and shows that profile first.
+    let board = web::get(&server, "/ladder", false).await.text();
+    assert!(
+        board.contains("Tables made: <strong>penalty-points</strong> at 2 seats."),
+        "{board}"
+    );
+    assert!(
+        board.contains("profile <strong>penalty-points</strong>"),
+        "{board}"
+    );
     let mut c = client(&server).await;
     let mut la = Lobby::open(&mut c, both(&a.version_key)).await.expect("a");
     let mut lb = Lobby::open(&mut c, both(&b.version_key)).await.expect("b");

@@ -190,6 +190,11 @@ async fn the_pages_show_the_ladder_and_serve_replays() {
     }
     // The score column is explained beside the interval.
     assert!(html.contains("class=\"note score-note\""), "{html}");
+    // What the matchmaker makes, for authors choosing what their lobby offers.
+    assert!(
+        html.contains("Tables made: <strong>classic</strong> at 2 seats."),
+        "{html}"
+    );
     assert!(html.contains("<h2>Provisional</h2>"));
     let h2 = get(&server, "/ladder?profile=classic", true).await;
     assert_eq!(h2.status, StatusCode::OK);

@@ -1501,8 +1501,9 @@ async fn first_invitation(addr: &str, key: &str) -> String {
     }
 }
 
-/// Formats an operator sets through one node are the matchmaker's on another: node 0 starts
-/// first and runs the matchmaker; SetFormats goes to node 1 and the lobbies open there.
+/// Formats an operator sets through one node are the matchmaker's on another, and every node's
+/// pages show them: node 0 starts first and runs the matchmaker; SetFormats goes to node 1 and
+/// the lobbies open there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn formats_set_on_one_node_are_made_by_the_matchmaker_on_another() {
     let Some(url) = tokio::task::spawn_blocking(fresh_store_url).await.unwrap() else {
@@ -1537,6 +1538,21 @@ async fn formats_set_on_one_node_are_made_by_the_matchmaker_on_another() {
         (pa.as_str(), pb_.as_str()),
         ("penalty-points", "penalty-points")
     );
+    // Both nodes' leaderboards say so, and show that profile first.
+    for node in [&first, &second] {
+        let addr = node.addr.clone();
+        let board = tokio::task::spawn_blocking(move || get_page(&addr, "/ladder"))
+            .await
+            .unwrap();
+        assert!(
+            board.contains("Tables made: <strong>penalty-points</strong> at 2 seats."),
+            "{board}"
+        );
+        assert!(
+            board.contains("profile <strong>penalty-points</strong>"),
+            "{board}"
+        );
+    }
     drop(first);
 }
 

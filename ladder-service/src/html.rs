@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 use maumau_engine::ProfileId;
+use maumau_ladder::matchmaking::Format;
 use maumau_ladder::store::{
     Host, MatchRecord, MatchState, PlacingStats, RatingEvent, Season, SeatHistory, Validation,
 };
@@ -426,12 +427,26 @@ fn render(hub: &Hub, names: &Names, ladder: &Ladder<dyn Store>, route: Route) ->
             page,
             per_page,
         } => {
+            // The store's formats, not this node's copy: an operator may have set them
+            // through another node.
+            let formats = match super::formats_in(ladder.store(), &hub.settings.formats) {
+                Ok(f) => f,
+                Err(e) => return Page::from(e),
+            };
             let profile = profile.unwrap_or_else(|| {
-                lock(&hub.formats)
+                formats
                     .first()
                     .map_or_else(|| "classic".into(), |f| f.profile.clone())
             });
-            leaderboard_page(ladder, names, season.as_deref(), &profile, page, per_page)
+            leaderboard_page(
+                ladder,
+                names,
+                &formats,
+                season.as_deref(),
+                &profile,
+                page,
+                per_page,
+            )
         }
         Route::Bot { id, season } => bot_page(hub, names, ladder, id, season.as_deref()),
         Route::Match(id) => match_page(hub, names, ladder, id),
@@ -564,6 +579,7 @@ fn nav_link(href: &str, text: &str, current: bool) -> Markup {
 fn leaderboard_page(
     ladder: &Ladder<dyn Store>,
     names: &Names,
+    formats: &[Format],
     season: Option<&str>,
     profile: &str,
     page: usize,
@@ -628,6 +644,7 @@ fn leaderboard_page(
                 " " (nav_link(&leaderboard_url(&season.name, p.name(), 1, per_page), p.name(), p.name() == profile))
             }
         }
+        (formats_note(formats))
         (score_note())
         section #ranked {
             h2 { "Ranked" }
@@ -667,6 +684,50 @@ fn leaderboard_page(
         &format!("Leaderboard: {} · {profile}", season.name),
         body,
     )))
+}
+
+/// What the matchmaker makes, for bot authors choosing what to offer in their lobby: each
+/// profile with its table sizes, and each format's share of the weights when they differ.
+fn formats_note(formats: &[Format]) -> Markup {
+    let on: Vec<&Format> = formats.iter().filter(|f| f.weight > 0.0).collect();
+    let total: f64 = on.iter().map(|f| f.weight).sum();
+    let equal = on.windows(2).all(|w| w[0].weight == w[1].weight);
+    // By profile, in the order the formats name them.
+    let mut profiles: Vec<(&str, Vec<&Format>)> = Vec::new();
+    for f in &on {
+        match profiles.iter_mut().find(|(p, _)| *p == f.profile) {
+            Some((_, fs)) => fs.push(f),
+            None => profiles.push((&f.profile, vec![f])),
+        }
+    }
+    let sizes = |fs: &[&Format]| -> String {
+        let parts: Vec<String> = fs
+            .iter()
+            .map(|f| {
+                if equal {
+                    f.seats.to_string()
+                } else {
+                    format!("{} seats ({:.0}%)", f.seats, 100.0 * f.weight / total)
+                }
+            })
+            .collect();
+        match parts.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => parts.concat(),
+        }
+    };
+    html! {
+        p.note.formats-note {
+            "Tables made: "
+            @for (i, (profile, fs)) in profiles.iter().enumerate() {
+                @if i > 0 { "; " }
+                strong { (Text(profile)) } " at " (sizes(fs)) @if equal { " seats" }
+            }
+            "."
+            @if !equal { " The percentages are the shares of the tables aimed for." }
+            " A lobby that offers none of them waits."
+        }
+    }
 }
 
 fn standings_table(

@@ -256,6 +256,17 @@ fn starting_formats(configured: &[Format], stored: Option<(Vec<Format>, i64)>) -
     }
 }
 
+/// The formats the matchmaker makes now: those an operator set (kept in `store`), else the
+/// configuration's.
+pub(crate) fn formats_in(
+    store: &dyn Store,
+    configured: &[Format],
+) -> maumau_ladder::Result<Vec<Format>> {
+    Ok(store
+        .formats()?
+        .map_or_else(|| configured.to_vec(), |(set, _)| set))
+}
+
 /// Formats as `classic/4:1, brazilian/2:0.5`.
 fn describe_formats(formats: &[Format]) -> String {
     formats
