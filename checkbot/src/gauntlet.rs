@@ -34,6 +34,10 @@ const WINDOW_HOLD: Duration = Duration::from_millis(600);
 /// lobby was closed).
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
+/// Deals more a check is played on when the one before ended the match before the kit could
+/// exercise it.
+const UNEXERCISED_DEALS: u64 = 2;
+
 /// The name of the last check of a lobby bot: it exits when its lobby is closed.
 const LOBBY_CLOSED: &str = "lobby closed";
 
@@ -77,19 +81,49 @@ pub async fn run(
     let mut times = Vec::new();
     let mut stopped = None;
     let (mut played, mut launches) = (0, usize::from(lobby_exit.is_some()));
-    for (i, plan) in plans.iter().enumerate() {
-        let log = log_dir.as_ref().map(|d| d.join(log_name(i, &plan.name)));
-        let outcome = kit.play(plan, &options, i as u64, log.as_deref()).await;
-        played += usize::from(outcome.report.is_some());
-        launches += usize::from(outcome.launched);
-        times.extend(
-            outcome
-                .record
-                .prompts
-                .iter()
-                .filter_map(|p| p.answered_after),
-        );
-        let verdict = plan.judge(&outcome, &options);
+    for (i, first) in plans.iter().enumerate() {
+        // A check whose deal ended the match before the kit could exercise it is played again
+        // on other deals (a launched or lobby bot only: one connected by hand plays the matches
+        // it was told of): that was the deal's doing, not the bot's.
+        let mut plan = first.clone();
+        let mut attempt = 0;
+        let outcome = loop {
+            let name = match attempt {
+                0 => plan.name.clone(),
+                n => format!("{} again {n}", plan.name),
+            };
+            let log = log_dir.as_ref().map(|d| d.join(log_name(i, &name)));
+            let outcome = kit.play(&plan, &options, i as u64, log.as_deref()).await;
+            played += usize::from(outcome.report.is_some());
+            launches += usize::from(outcome.launched);
+            times.extend(
+                outcome
+                    .record
+                    .prompts
+                    .iter()
+                    .filter_map(|p| p.answered_after),
+            );
+            let again = attempt < UNEXERCISED_DEALS
+                && outcome.stop.is_none()
+                && !matches!(options.bot, BotUnderTest::Connect)
+                && !plan.exercised(&outcome);
+            if !again {
+                break outcome;
+            }
+            attempt += 1;
+            plan = first.on_another_deal(attempt);
+        };
+        let mut verdict = plan.judge(&outcome, &options);
+        if attempt > 0 {
+            let note = format!(
+                " (on deal {} of the check: the match ended too soon on the {})",
+                attempt + 1,
+                if attempt == 1 { "first" } else { "others" }
+            );
+            match &mut verdict {
+                Ok(detail) | Err(detail) => detail.push_str(&note),
+            }
+        }
         let result = CheckResult {
             name: plan.name.clone(),
             passed: verdict.is_ok(),
@@ -188,6 +222,7 @@ fn log_name(i: usize, check: &str) -> String {
 // ----- the plan -----------------------------------------------------------------------------
 
 /// What a match checks.
+#[derive(Clone)]
 enum Check {
     Table(Case),
     Rejected,
@@ -201,6 +236,7 @@ enum Check {
 }
 
 /// One match of the gauntlet.
+#[derive(Clone)]
 struct Plan {
     name: String,
     check: Check,
@@ -1078,6 +1114,40 @@ fn faults(record: &Record) -> Vec<(pb::ErrorReason, String)> {
 }
 
 impl Plan {
+    /// Whether the match let the kit do what the check needs: false when it ended before the
+    /// tampered decision (or before the server answered the held-back one), and nothing else
+    /// went wrong.
+    fn exercised(&self, o: &Outcome) -> bool {
+        if o.problem.is_some() {
+            return true;
+        }
+        let r = &o.record;
+        // The match ended before the bot was asked the tampered decision (a bot that was asked
+        // and did not answer has been exercised: it failed).
+        let ended_first = r.tampered.is_none() && r.prompts.len() < self.at;
+        match self.check {
+            Check::Rejected | Check::Dropped => !ended_first,
+            Check::Stale => {
+                let unanswered = r
+                    .submissions
+                    .iter()
+                    .any(|s| s.tampered == Some(Tamper::Stale) && s.verdict.is_none());
+                !ended_first && !unanswered
+            }
+            _ => true,
+        }
+    }
+
+    /// The same check on another deal (the `attempt`th other).
+    fn on_another_deal(&self, attempt: u64) -> Plan {
+        let mut plan = self.clone();
+        plan.create.seed = plan
+            .create
+            .seed
+            .map(|s| s.wrapping_add(attempt.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+        plan
+    }
+
     /// The bot's statistics, from the match report.
     fn stats<'a>(&self, report: &'a pb::MatchReport) -> Option<&'a pb::SeatStats> {
         report.seats.iter().find(|s| s.seat == self.seat)
@@ -1417,6 +1487,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trial::{PromptRecord, Submission};
 
     /// Check-bot deals no seed twice, so no match of a gauntlet tells the bot (at its end, with
     /// the seed) a deal it plays later and none needs to be sealed: the tables take the seed
@@ -1437,5 +1508,84 @@ mod tests {
             assert!(seen.insert(seed), "{}: seed {seed} is dealt twice", p.name);
         }
         assert!(seen.len() >= o.cases.len() + 4);
+        // Nor do the other deals a check is played on when a deal ended the match too soon.
+        for p in plans.iter().filter(|p| p.create.start.is_none()) {
+            for attempt in 1..=UNEXERCISED_DEALS {
+                let seed = p.on_another_deal(attempt).create.seed.expect("seeded");
+                assert!(seen.insert(seed), "{}: seed {seed} is dealt twice", p.name);
+            }
+        }
+    }
+
+    fn outcome(record: Record) -> Outcome {
+        Outcome {
+            record,
+            ..Outcome::problem(String::new())
+        }
+    }
+
+    fn asked(n: usize) -> Vec<PromptRecord> {
+        (0..n)
+            .map(|i| PromptRecord {
+                prompt: pb::DecisionPrompt {
+                    state_id: i as u64 + 1,
+                    ..Default::default()
+                },
+                sent: Instant::now(),
+                answered_after: None,
+            })
+            .collect()
+    }
+
+    /// A check is played on another deal only when the match ended before the kit could do what
+    /// it needs (the deal's doing); a bot that was asked the decision and did not answer, or
+    /// whose held-back answer the server refused, was exercised (and is judged).
+    #[test]
+    fn only_a_deal_that_ended_the_match_first_is_replaced() {
+        let mut o = Options::new(BotUnderTest::Connect);
+        o.cases.extend(Case::usual());
+        let plans = plans(&o);
+        let plan = |check: fn(&Check) -> bool| {
+            plans
+                .iter()
+                .find(|p| check(&p.check))
+                .expect("the gauntlet has the check")
+        };
+        let stale = plan(|c| matches!(c, Check::Stale));
+        let rejected = plan(|c| matches!(c, Check::Rejected));
+        let ok = |plan: &Plan, record: Record| {
+            let mut o = outcome(record);
+            o.problem = None;
+            plan.exercised(&o)
+        };
+        // Ended before the tampered decision was asked.
+        assert!(!ok(stale, Record::default()));
+        assert!(!ok(rejected, Record::default()));
+        // Asked it and never answered: the bot's doing.
+        let silent = Record {
+            prompts: asked(stale.at.max(rejected.at)),
+            ..Record::default()
+        };
+        assert!(ok(stale, silent.clone()));
+        assert!(ok(rejected, silent));
+        // The held-back answer got no verdict: the match ended first.
+        let held = |verdict: Option<Verdict>| Record {
+            prompts: asked(stale.at),
+            tampered: Some((Instant::now(), stale.at as u64)),
+            submissions: vec![Submission {
+                at: Instant::now(),
+                state_id: stale.at as u64,
+                action: None,
+                request_id: 1,
+                tampered: Some(Tamper::Stale),
+                verdict,
+            }],
+            ..Record::default()
+        };
+        assert!(!ok(stale, held(None)));
+        let refused = Verdict::Rejected(pb::ErrorReason::StaleState, String::new());
+        assert!(ok(stale, held(Some(refused))));
+        // A problem of the kit or the bot is reported, not played again.
+        assert!(stale.exercised(&outcome(Record::default())));
     }
 }
