@@ -235,24 +235,19 @@ pub fn default_formats() -> Vec<Format> {
     out
 }
 
-/// The formats a node starts with: those an operator set (SetFormats, kept in the store), else
-/// the configuration's. Says so when the operator's differ from the configuration's, which then
-/// do not apply (a SetFormats with them restores them).
-fn starting_formats(configured: &[Format], stored: Option<(Vec<Format>, i64)>) -> Vec<Format> {
-    match stored {
-        None => configured.to_vec(),
-        Some((set, set_ms)) => {
-            if set != configured {
-                tracing::warn!(
-                    set_ms,
-                    set = %describe_formats(&set),
-                    configured = %describe_formats(configured),
-                    "the ladder makes the formats an operator set with SetFormats, not the \
-                     configuration's (SetFormats with the configuration's formats restores them)"
-                );
-            }
-            set
-        }
+/// Says so at start when an operator set formats (SetFormats, kept in the store) that differ
+/// from the configuration's, which then do not apply (a SetFormats with them restores them).
+fn warn_if_formats_differ(configured: &[Format], stored: Option<(Vec<Format>, i64)>) {
+    if let Some((set, set_ms)) = stored
+        && set != configured
+    {
+        tracing::warn!(
+            set_ms,
+            set = %describe_formats(&set),
+            configured = %describe_formats(configured),
+            "the ladder makes the formats an operator set with SetFormats, not the \
+             configuration's (SetFormats with the configuration's formats restores them)"
+        );
     }
 }
 
@@ -442,7 +437,6 @@ pub(crate) struct Hub {
     watchers: watch::Sender<usize>,
     host: Host,
     settings: LadderSettings,
-    formats: Mutex<Vec<Format>>,
     lobbies: Mutex<Lobbies>,
     wake: Notify,
     closed: AtomicBool,
@@ -661,12 +655,12 @@ impl Hub {
         };
         let registrations = PerAddress::per_minute(settings.registrations_per_minute);
         let owner_registrations = PerOwner::per_minute(settings.registrations_per_minute);
+        warn_if_formats_differ(&settings.formats, stored);
         let hub = Arc::new(Hub {
             rng: Mutex::new(rng),
             ladder: Mutex::new(Some(ladder)),
             watchers: watch::Sender::new(0),
             host,
-            formats: Mutex::new(starting_formats(&settings.formats, stored)),
             settings,
             lobbies: Mutex::new(Lobbies::default()),
             wake: Notify::new(),

@@ -208,26 +208,17 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
     let lobbies = match &shared {
         None => hub.open_lobbies(),
         Some(pg) => {
-            // The formats too: an operator may have set them through another node.
             let pg = pg.clone();
-            let (lobbies, set) = hub
-                .store(move |_| Ok((pg.shared_lobbies(super::nodes::STALE_MS)?, pg.formats()?)))
-                .await?;
-            if let Some((set, _)) = set {
-                *super::lock(&hub.formats) = set;
-            }
-            lobbies
+            hub.store(move |_| pg.shared_lobbies(super::nodes::STALE_MS))
+                .await?
         }
     };
     if lobbies.is_empty() {
         return Ok(());
     }
-    let formats = super::lock(&hub.formats).clone();
+    let configured = hub.settings.formats.clone();
+    let house_matches = hub.settings.house_matches;
     let house = hub.house.clone();
-    let house_lobbies: Vec<Lobby> = house
-        .iter()
-        .map(|h| house_lobby(h.version, &formats, hub.settings.house_matches))
-        .collect();
     let online = (lobbies.len() + house.len()) as u32;
     let plan_seed = hub.next_seed();
     // Deal seeds come from their own stream, keyed by the hub's cryptographic generator: a seed
@@ -259,9 +250,15 @@ async fn plan_round(hub: &Arc<Hub>) -> Result<(), tonic::Status> {
                 return Ok((Vec::new(), waits));
             };
             let now = now_ms();
+            // The store's formats: an operator may have set them through another node.
+            let formats = super::formats_in(ladder.store(), &configured)?;
             let is_house = |v: VersionId| house.iter().any(|h| h.version == v);
             let mut all = lobbies.clone();
-            all.extend(house_lobbies);
+            all.extend(
+                house
+                    .iter()
+                    .map(|h| house_lobby(h.version, &formats, house_matches)),
+            );
             // Every read first, then the writes: a failed read schedules nothing.
             let (plan, mut candidates) = ladder.round(season.id, &all, &formats)?;
             candidates.retain(|c| match (c.probe, c.last_scheduled) {

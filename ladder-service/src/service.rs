@@ -902,12 +902,10 @@ impl LadderService for LadderApi {
                 weight: f.weight,
             })
             .collect();
-        // Stored first: they outlive a restart, and the other nodes' matchmakers read them.
-        let stored = formats.clone();
+        // Stored: they outlive a restart, and every node's matchmaker and pages read them.
         self.hub
-            .store(move |l| l.store().set_formats(&stored, now_ms()))
+            .store(move |l| l.store().set_formats(&formats, now_ms()))
             .await?;
-        *super::lock(&self.hub.formats) = formats;
         self.hub.wake.notify_one();
         Ok(Response::new(pb::SetFormatsResponse { formats: wire }))
     }
